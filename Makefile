@@ -1,0 +1,25 @@
+# Two commands do all set-up on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Reinstall only when the dependency declarations change.
+$(STAMP): $(BIN)/python pyproject.toml constraints.txt
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/bayes-slr simulate --variant spiked --D 64 --L 5 --nu 2 --Delta 0.1 --N 1000 --seed 0 --json
+
+test: $(STAMP)
+	$(BIN)/python -m pytest --nbmake tests notebooks
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,1 @@
+"""The ``bayes-slr`` command line."""

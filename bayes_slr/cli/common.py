@@ -1,0 +1,74 @@
+"""Argument parsing and output helpers shared by the ``bayes-slr`` subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any
+
+from bayes_slr.models.spec import VARIANTS, LengthLaw, SLRConfig
+from bayes_slr.records import json_ready
+
+
+def number(text: str) -> float:
+    """Parse a real number; ``inf`` is accepted, ``nan`` is not."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if math.isnan(value):
+        raise argparse.ArgumentTypeError("expected a number, got nan")
+    return value
+
+
+def integer(text: str) -> int:
+    """Parse an integer."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def add_task_arguments(parser: argparse.ArgumentParser, *, several: bool = False, with_D: bool = True) -> None:
+    """Add ``--variant --L --variable-length --nu --Delta`` (and ``--D``).
+
+    With ``several``, ``--L`` and ``--nu`` take one or more values.
+    """
+    nargs = "+" if several else None
+    parser.add_argument("--variant", choices=VARIANTS, default="spiked", help="token law (default spiked)")
+    if with_D:
+        parser.add_argument("--D", type=integer, default=64, help="token dimension, >= 1 (default 64)")
+    parser.add_argument("--L", type=integer, nargs=nargs, default=[3] if several else 3,
+                        help="sequence length(s), >= 1; Lbar of the uniform law with --variable-length")
+    parser.add_argument("--variable-length", action="store_true", help="length uniform on {1..L}")
+    parser.add_argument("--nu", type=number, nargs=nargs, default=[1.0] if several else 1.0,
+                        help="signal strength(s), >= 0 ('inf' for max only)")
+    parser.add_argument("--Delta", type=number, default=0.0, help="noise variance of y, >= 0 (default 0)")
+
+
+def make_config(args: argparse.Namespace, *, L: int, nu: float, D: int | None = None) -> SLRConfig:
+    """Build a validated :class:`SLRConfig` from parsed arguments and one ``(L, nu)``."""
+    length = LengthLaw.uniform(L) if args.variable_length else LengthLaw.fixed(L)
+    return SLRConfig(args.variant, D if D is not None else getattr(args, "D", 1), length, nu, args.Delta)
+
+
+def print_json(obj: Any) -> None:
+    """Print one JSON object on stdout (``inf`` as the string ``"inf"``)."""
+    json.dump(json_ready(obj), sys.stdout, indent=2, sort_keys=False)
+    sys.stdout.write("\n")
+
+
+def format_table(header: list[str], rows: list[list[Any]]) -> str:
+    """Aligned plain-text table; floats with 6 significant digits."""
+    def cell(value: Any) -> str:
+        if isinstance(value, float):
+            return "inf" if math.isinf(value) else f"{value:.6g}"
+        return str(value)
+
+    cells = [header] + [[cell(v) for v in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)

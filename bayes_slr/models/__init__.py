@@ -1,0 +1,1 @@
+"""SLR generative models: task specification, simulator, NumPyro models."""

@@ -1,0 +1,155 @@
+"""The SLR likelihood as NumPyro models with latent ``k*, v* ~ N(0, I_D)`` (MODEL.md section 5).
+
+Two forms of the same joint law:
+
+* :func:`slr_model_marginal` sums the location out exactly (masked log-sum-exp in a
+  ``numpyro.factor``); used by NUTS.
+* :func:`slr_model_enumerated` keeps the location as a discrete site ``eps`` marked
+  for parallel enumeration; it is generative (prior predictive draws ``X``, ``eps``,
+  ``y``) and serves ``infer_discrete`` for per-sequence location posteriors.
+
+With the location summed out both give the same log-density. The token factor
+``prod_l N(x_l; 0, I_D)`` over real tokens is included in both, so the densities are
+the full joint; padded tokens contribute nothing.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpyro
+import numpyro.distributions as dist
+from numpyro.contrib.funsor import config_enumerate, enum
+from numpyro.contrib.funsor import log_density as funsor_log_density
+from numpyro.infer.util import log_density
+
+from bayes_slr.errors import ConfigError
+from bayes_slr.models.simulate import token_mask
+from bayes_slr.models.spec import SLRConfig
+
+ENUM_DIM = -2  # first dimension free for enumerating the location (the data plate is -1)
+
+
+def _check_likelihood_config(config: SLRConfig) -> None:
+    if config.Delta <= 0:
+        raise ConfigError("Delta must be > 0 for a likelihood (the posterior is degenerate at Delta = 0)")
+
+
+def _sample_directions(D: int) -> tuple[jax.Array, jax.Array]:
+    k = numpyro.sample("k", dist.Normal(jnp.zeros(D), 1.0).to_event(1))
+    v = numpyro.sample("v", dist.Normal(jnp.zeros(D), 1.0).to_event(1))
+    return k, v
+
+
+def location_log_weights(
+    X: jax.Array, lengths: jax.Array, k: jax.Array, config: SLRConfig
+) -> jax.Array:
+    """``log P(eps = l | L) + log g_nu(l, chi)``: the location-dependent token factor, ``(N, Lbar)``.
+
+    Spiked: ``-log L + sqrt(nu) chi_l - nu |k|^2 / (2D)``; max: ``log softmax(nu chi)_l``
+    (the argmax indicator at ``nu = inf``). ``-inf`` on padded tokens.
+    """
+    D, Lbar = config.D, config.Lbar
+    mask = token_mask(lengths, Lbar)
+    chi = X @ k / math.sqrt(D)
+    if config.variant == "spiked":
+        sq_norm = jnp.sum(k**2)
+        logits = math.sqrt(config.nu) * chi - config.nu * sq_norm / (2 * D)
+        logits = logits - jnp.log(jnp.asarray(lengths, chi.dtype))[:, None]
+        return jnp.where(mask, logits, -jnp.inf)
+    if math.isinf(config.nu):
+        top = jnp.max(jnp.where(mask, chi, -jnp.inf), axis=-1, keepdims=True)
+        is_top = (chi == top) & mask
+        return jnp.where(is_top, -jnp.log(jnp.sum(is_top, axis=-1, keepdims=True)), -jnp.inf)
+    return jax.nn.log_softmax(jnp.where(mask, config.nu * chi, -jnp.inf), axis=-1)
+
+
+def _base_token_log_density(X: jax.Array, lengths: jax.Array, Lbar: int) -> jax.Array:
+    """``sum over real tokens of log N(x_l; 0, I)`` (constant in the latents)."""
+    per_token = jnp.sum(dist.Normal(0.0, 1.0).log_prob(X), axis=-1)
+    return jnp.sum(jnp.where(token_mask(lengths, Lbar), per_token, 0.0))
+
+
+def slr_model_marginal(config: SLRConfig, X: jax.Array, lengths: jax.Array, y: jax.Array) -> None:
+    """SLR posterior model with the location summed out.
+
+    Parameters
+    ----------
+    config : SLRConfig
+        Task (``Delta > 0``).
+    X : (N, Lbar, D) observed tokens, zero-padded.
+    lengths : (N,) sequence lengths.
+    y : (N,) observed outputs.
+    """
+    _check_likelihood_config(config)
+    D = config.D
+    k, v = _sample_directions(D)
+    z = X @ v / math.sqrt(D)
+    log_w = location_log_weights(X, lengths, k, config)
+    log_lik_y = dist.Normal(z, math.sqrt(config.Delta)).log_prob(y[:, None])
+    per_sequence = jax.nn.logsumexp(log_w + jnp.where(jnp.isfinite(log_w), log_lik_y, 0.0), axis=-1)
+    numpyro.factor("tokens", _base_token_log_density(X, lengths, config.Lbar))
+    numpyro.factor("location_and_y", jnp.sum(per_sequence))
+
+
+def slr_model_enumerated(
+    config: SLRConfig,
+    lengths: jax.Array,
+    X: jax.Array | None = None,
+    y: jax.Array | None = None,
+) -> None:
+    """Generative SLR model with the location as an enumerated discrete site ``eps``.
+
+    Parameters
+    ----------
+    config : SLRConfig
+        Task (``Delta > 0``).
+    lengths : (N,) sequence lengths (fix ``N`` and the padding).
+    X : (N, Lbar, D) tokens, or None to sample them (prior predictive).
+    y : (N,) outputs, or None to sample them.
+    """
+    _check_likelihood_config(config)
+    D, Lbar = config.D, config.Lbar
+    N = lengths.shape[0]
+    mask = token_mask(lengths, Lbar)
+    k, v = _sample_directions(D)
+    with numpyro.plate("data", N, dim=-1):
+        if config.variant == "spiked":
+            location_probs = mask / lengths[:, None]
+            eps = numpyro.sample(
+                "eps", dist.Categorical(probs=location_probs), infer={"enumerate": "parallel"}
+            )
+            spike = jax.nn.one_hot(eps, Lbar)[..., None] * (math.sqrt(config.nu) / math.sqrt(D)) * k
+            token_law = dist.Normal(spike, 1.0).mask(mask[..., None]).to_event(2)
+            X = numpyro.sample("X", token_law, obs=X)
+        else:
+            token_law = dist.Normal(jnp.zeros((Lbar, D)), 1.0).mask(mask[..., None]).to_event(2)
+            X = numpyro.sample("X", token_law, obs=X)
+            X = X * mask[..., None]
+            eps = numpyro.sample(
+                "eps",
+                dist.Categorical(probs=jnp.exp(location_log_weights(X, lengths, k, config))),
+                infer={"enumerate": "parallel"},
+            )
+        z = X @ v / math.sqrt(D)
+        z_at_eps = jnp.sum(jax.nn.one_hot(eps, Lbar) * z, axis=-1)
+        numpyro.sample("y", dist.Normal(z_at_eps, math.sqrt(config.Delta)), obs=y)
+
+
+def marginal_log_density(
+    params: dict[str, jax.Array], config: SLRConfig, X: jax.Array, lengths: jax.Array, y: jax.Array
+) -> jax.Array:
+    """Joint log-density ``log p(k, v, X, y)`` from the summed-out model."""
+    value, _ = log_density(slr_model_marginal, (config, X, lengths, y), {}, params)
+    return value
+
+
+def enumerated_log_density(
+    params: dict[str, jax.Array], config: SLRConfig, X: jax.Array, lengths: jax.Array, y: jax.Array
+) -> jax.Array:
+    """Joint log-density ``log p(k, v, X, y)`` from the enumerated model, location summed by funsor."""
+    model = enum(config_enumerate(slr_model_enumerated), first_available_dim=ENUM_DIM)
+    value, _ = funsor_log_density(model, (config, lengths), {"X": X, "y": y}, params)
+    return value

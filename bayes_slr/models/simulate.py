@@ -1,0 +1,170 @@
+"""Vectorised, jitted SLR simulator (MODEL.md section 1).
+
+Locations ``eps`` are 0-based token indices. Batches are padded to ``Lbar``: padded
+tokens are zero and carry ``mask = False``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Callable, Iterator, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.models.spec import SLRConfig
+
+
+class Teacher(NamedTuple):
+    """Hidden key and value directions ``k*``, ``v*`` in ``R^D``."""
+
+    k_star: jax.Array
+    v_star: jax.Array
+
+
+class SLRBatch(NamedTuple):
+    """``N`` SLR samples, padded to ``Lbar`` tokens.
+
+    Attributes
+    ----------
+    X : (N, Lbar, D) tokens, zero beyond each length.
+    lengths : (N,) int lengths in ``1..Lbar``.
+    y : (N,) outputs.
+    eps : (N,) int true locations, 0-based, ``< lengths``.
+    chi_star, z_star : (N, Lbar) teacher projections ``X k*/sqrt(D)``, ``X v*/sqrt(D)``.
+    """
+
+    X: jax.Array
+    lengths: jax.Array
+    y: jax.Array
+    eps: jax.Array
+    chi_star: jax.Array
+    z_star: jax.Array
+
+    @property
+    def mask(self) -> jax.Array:
+        """(N, Lbar) boolean: True on real tokens."""
+        return token_mask(self.lengths, self.X.shape[1])
+
+
+def token_mask(lengths: jax.Array, Lbar: int) -> jax.Array:
+    """Boolean mask ``(..., Lbar)``: True for token indices below the length."""
+    return jnp.arange(Lbar) < jnp.asarray(lengths)[..., None]
+
+
+def draw_teacher(key: jax.Array, D: int, *, exact: bool = False) -> Teacher:
+    """Draw ``(k*, v*)``.
+
+    Parameters
+    ----------
+    key : PRNG key.
+    D : int
+        Dimension, ``>= 1``.
+    exact : bool
+        ``False``: i.i.d. ``N(0, I_D)`` (the prior). ``True``: the population limit,
+        ``|k*|^2 = |v*|^2 = D`` and ``k* . v* = 0`` (needs ``D >= 2``).
+    """
+    D = check_int("D", D, 2 if exact else 1)
+    k, v = jax.random.normal(key, (2, D))
+    if exact:
+        k = k / jnp.linalg.norm(k) * math.sqrt(D)
+        v = v - (v @ k) / D * k
+        v = v / jnp.linalg.norm(v) * math.sqrt(D)
+    return Teacher(k, v)
+
+
+def _masked_location_logits(chi_star: jax.Array, mask: jax.Array, config: SLRConfig) -> jax.Array:
+    """Logits of the location prior-given-tokens, ``-inf`` on padding (max variant)."""
+    if math.isinf(config.nu):
+        is_max = chi_star == jnp.max(jnp.where(mask, chi_star, -jnp.inf), axis=-1, keepdims=True)
+        return jnp.where(is_max & mask, 0.0, -jnp.inf)
+    return jnp.where(mask, config.nu * chi_star, -jnp.inf)
+
+
+@functools.partial(jax.jit, static_argnames=("config", "N"))
+def simulate(key: jax.Array, config: SLRConfig, teacher: Teacher, N: int) -> SLRBatch:
+    """Draw ``N`` i.i.d. samples from the SLR law of ``config`` given a teacher.
+
+    Parameters
+    ----------
+    key : PRNG key.
+    config : SLRConfig
+        The task (static under ``jit``).
+    teacher : Teacher
+        ``(k*, v*)``, each of shape ``(D,)``.
+    N : int
+        Number of sequences (static).
+
+    Returns
+    -------
+    SLRBatch
+    """
+    D, Lbar = config.D, config.Lbar
+    k_len, k_tok, k_loc, k_noise = jax.random.split(key, 4)
+    lengths = jax.random.choice(k_len, Lbar, (N,), p=jnp.asarray(config.length.probs)) + 1
+    mask = token_mask(lengths, Lbar)
+    X = jax.random.normal(k_tok, (N, Lbar, D))
+    if config.variant == "spiked":
+        eps = jnp.floor(jax.random.uniform(k_loc, (N,)) * lengths).astype(jnp.int32)
+        spike = math.sqrt(config.nu) / math.sqrt(D) * teacher.k_star
+        X = X + jax.nn.one_hot(eps, Lbar)[..., None] * spike
+    else:
+        chi_star = X @ teacher.k_star / math.sqrt(D)
+        logits = _masked_location_logits(chi_star, mask, config)
+        eps = jax.random.categorical(k_loc, logits, axis=-1).astype(jnp.int32)
+    X = X * mask[..., None]
+    chi_star = X @ teacher.k_star / math.sqrt(D)
+    z_star = X @ teacher.v_star / math.sqrt(D)
+    z_at_eps = jnp.take_along_axis(z_star, eps[:, None], axis=1)[:, 0]
+    y = z_at_eps + math.sqrt(config.Delta) * jax.random.normal(k_noise, (N,))
+    return SLRBatch(X, lengths.astype(jnp.int32), y, eps, chi_star, z_star)
+
+
+def iterate_batches(
+    key: jax.Array, config: SLRConfig, teacher: Teacher, N: int, chunk_size: int = 10_000
+) -> Iterator[SLRBatch]:
+    """Yield ``N`` samples in chunks of at most ``chunk_size`` (memory stays flat).
+
+    Chunk ``i`` uses ``fold_in(key, i)``; all full chunks share one compiled shape.
+    """
+    N = check_int("N", N, 1)
+    chunk_size = check_int("chunk_size", chunk_size, 1)
+    for i, start in enumerate(range(0, N, chunk_size)):
+        yield simulate(jax.random.fold_in(key, i), config, teacher, min(chunk_size, N - start))
+
+
+class StreamedMean(NamedTuple):
+    """Mean of a per-sample statistic with its standard error."""
+
+    mean: np.ndarray
+    stderr: np.ndarray
+    count: int
+
+
+def streamed_mean(
+    statistic: Callable[[SLRBatch], jax.Array],
+    key: jax.Array,
+    config: SLRConfig,
+    teacher: Teacher,
+    N: int,
+    chunk_size: int = 10_000,
+) -> StreamedMean:
+    """Mean and standard error of ``statistic(batch)`` (shape ``(n, ...)``) over ``N`` samples.
+
+    The samples are generated chunk by chunk and never held together; per-sample
+    values are accumulated as sums and sums of squares in float64.
+    """
+    total, total_sq, count = 0.0, 0.0, 0
+    for batch in iterate_batches(key, config, teacher, N, chunk_size):
+        values = np.asarray(statistic(batch), dtype=np.float64)
+        if values.shape[:1] != batch.y.shape:
+            raise ConfigError("statistic must return one value (or array) per sample, leading axis N")
+        total = total + values.sum(axis=0)
+        total_sq = total_sq + (values**2).sum(axis=0)
+        count += values.shape[0]
+    mean = total / count
+    var = np.maximum(total_sq / count - mean**2, 0.0) * count / max(count - 1, 1)
+    return StreamedMean(np.asarray(mean), np.sqrt(var / count), count)

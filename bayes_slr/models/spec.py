@@ -1,0 +1,154 @@
+"""The immutable description of an SLR task (MODEL.md section 1)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Literal
+
+import numpy as np
+
+from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
+
+VARIANTS = ("spiked", "max")
+Variant = Literal["spiked", "max"]
+
+
+@dataclasses.dataclass(frozen=True)
+class LengthLaw:
+    """Law of the sequence length on ``{1, ..., Lbar}``.
+
+    Parameters
+    ----------
+    probs : tuple of float
+        ``probs[i]`` is ``P(L = i + 1)``; sums to one. A fixed length ``L`` is the
+        one-hot law on ``L``.
+    """
+
+    probs: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        p = np.asarray(self.probs, dtype=float)
+        if p.ndim != 1 or p.size < 1:
+            raise ConfigError("length probabilities must be a non-empty list, one per length 1..Lbar")
+        if not np.all(np.isfinite(p)) or np.any(p < 0):
+            raise ConfigError("length probabilities must be finite and >= 0")
+        if abs(p.sum() - 1.0) > 1e-9:
+            raise ConfigError(f"length probabilities must sum to 1, got sum {p.sum():.12g}")
+        if p[-1] == 0:
+            raise ConfigError("length probabilities: the last entry (P(L = Lbar)) must be > 0")
+        object.__setattr__(self, "probs", tuple(float(x) for x in p))
+
+    @classmethod
+    def fixed(cls, L: int) -> "LengthLaw":
+        """Every sequence has length ``L`` (``L >= 1``)."""
+        L = check_int("L", L, 1)
+        return cls(tuple(1.0 if i == L - 1 else 0.0 for i in range(L)))
+
+    @classmethod
+    def uniform(cls, Lbar: int) -> "LengthLaw":
+        """Length uniform on ``{1, ..., Lbar}`` (``Lbar >= 1``)."""
+        Lbar = check_int("Lbar", Lbar, 1)
+        return cls(tuple(1.0 / Lbar for _ in range(Lbar)))
+
+    @property
+    def Lbar(self) -> int:
+        """Largest length: the padded length of a batch."""
+        return len(self.probs)
+
+    @property
+    def is_fixed(self) -> bool:
+        """Whether all mass sits on ``Lbar``."""
+        return self.probs[-1] == 1.0
+
+    def support(self) -> tuple[tuple[int, float], ...]:
+        """The pairs ``(L, P(L))`` with positive probability."""
+        return tuple((i + 1, p) for i, p in enumerate(self.probs) if p > 0)
+
+    def mean(self) -> float:
+        """``E[L]``."""
+        return float(sum(L * p for L, p in self.support()))
+
+    def describe(self) -> str:
+        """Short human-readable form: ``L=5`` or ``L~U{1..5}`` or ``L~custom(Lbar=5)``."""
+        if self.is_fixed:
+            return f"L={self.Lbar}"
+        if all(abs(p - 1.0 / self.Lbar) < 1e-12 for p in self.probs):
+            return f"L~U{{1..{self.Lbar}}}"
+        return f"L~custom(Lbar={self.Lbar})"
+
+
+@dataclasses.dataclass(frozen=True)
+class SLRConfig:
+    """One SLR task.
+
+    Parameters
+    ----------
+    variant : {"spiked", "max"}
+        Token law: a spike ``sqrt(nu) k*/sqrt(D)`` at the location, or the location
+        drawn from ``softmax(nu chi*)`` over i.i.d. tokens.
+    D : int
+        Token dimension, ``>= 1``.
+    length : LengthLaw
+        Law of the sequence length.
+    nu : float
+        Signal strength, ``>= 0``; ``inf`` only for ``max`` (location = argmax).
+    Delta : float
+        Noise variance of ``y``, ``>= 0``.
+    """
+
+    variant: Variant
+    D: int
+    length: LengthLaw
+    nu: float
+    Delta: float = 0.0
+
+    def __post_init__(self) -> None:
+        check_choice("variant", self.variant, VARIANTS)
+        object.__setattr__(self, "D", check_int("D", self.D, 1))
+        if not isinstance(self.length, LengthLaw):
+            raise ConfigError(f"length must be a LengthLaw, got {type(self.length).__name__}")
+        nu = check_real("nu", self.nu, minimum=0.0, allow_inf=True)
+        if math.isinf(nu) and self.variant == "spiked":
+            raise ConfigError("nu must be a finite number >= 0 for the spiked variant (inf is allowed for max only)")
+        object.__setattr__(self, "nu", nu)
+        object.__setattr__(self, "Delta", check_real("Delta", self.Delta, minimum=0.0))
+
+    @property
+    def Lbar(self) -> int:
+        """Padded length."""
+        return self.length.Lbar
+
+    @property
+    def c_nu(self) -> float:
+        """Inverse temperature of the location posterior: ``sqrt(nu)`` (spiked) or ``nu`` (max)."""
+        return math.sqrt(self.nu) if self.variant == "spiked" else self.nu
+
+    def replace(self, **changes: Any) -> "SLRConfig":
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form; ``nu = inf`` is written as the string ``"inf"``."""
+        return {
+            "variant": self.variant,
+            "D": self.D,
+            "length_probs": list(self.length.probs),
+            "length": self.length.describe(),
+            "nu": "inf" if math.isinf(self.nu) else self.nu,
+            "Delta": self.Delta,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "SLRConfig":
+        """Inverse of :meth:`to_dict`."""
+        try:
+            return cls(
+                variant=data["variant"],
+                D=data["D"],
+                length=LengthLaw(tuple(data["length_probs"])),
+                nu=float(data["nu"]),
+                Delta=data["Delta"],
+            )
+        except (KeyError, TypeError) as exc:
+            raise ConfigError(f"config record is incomplete or malformed: {exc}") from exc

@@ -1,0 +1,154 @@
+"""Result files: provenance, atomic writes, and resumable JSON-lines sweeps."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import tempfile
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from bayes_slr.errors import ConfigError
+
+TRACKED_PACKAGES = ("bayes-slr", "jax", "jaxlib", "numpyro", "arviz", "numpy", "scipy", "optax", "matplotlib")
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of Python and of the packages a result depends on."""
+    versions = {"python": platform.python_version()}
+    for name in TRACKED_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def provenance(config: dict[str, Any], seed: int | None) -> dict[str, Any]:
+    """What every result file records: full configuration, seed, package versions, device, time."""
+    import jax
+
+    return {
+        "config": config,
+        "seed": seed,
+        "versions": package_versions(),
+        "device": str(jax.devices()[0].platform),
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def json_ready(value: Any) -> Any:
+    """Make floats JSON-safe: ``inf`` and ``nan`` become strings ``"inf"``/``"nan"``; NumPy scalars become Python."""
+    if isinstance(value, dict):
+        return {str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    if hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
+        value = value.item()
+    if hasattr(value, "tolist"):
+        return json_ready(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+def check_writable_output(path: str | os.PathLike, *, force: bool, name: str = "--out") -> Path:
+    """Refuse an output path that exists (unless ``force``) or whose folder cannot be written."""
+    path = Path(path)
+    if path.exists() and not force:
+        raise ConfigError(f"{name}: {path} exists; pass --force to overwrite it")
+    if path.is_dir():
+        raise ConfigError(f"{name}: {path} is a folder, expected a file path")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise ConfigError(f"{name}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise ConfigError(f"{name}: folder {folder} is not writable")
+    return path
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
+    """Call ``write(tmp_path)`` on a temporary file beside ``path``, then rename it onto ``path``.
+
+    A failure (or interruption) leaves no partial file at ``path``.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent or ".")
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+class SweepLog:
+    """A JSON-lines file of finished sweep points, so a re-run skips them.
+
+    Each line is ``{"key": ..., "provenance": {...}, "result": {...}}``. A line is
+    written whole and flushed to disk before the next point starts; a run killed
+    mid-write leaves at most one unterminated last line, which is dropped on load.
+
+    Parameters
+    ----------
+    path : path of the ``.jsonl`` file (created on first append).
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        self._done: dict[str, dict[str, Any]] = {}
+        if self.path.exists():
+            self._load()
+        elif not self.path.parent.is_dir():
+            raise ConfigError(f"--out: folder {self.path.parent} does not exist")
+
+    def _load(self) -> None:
+        text = self.path.read_text(encoding="utf-8", errors="replace")
+        lines = text.split("\n")
+        if lines and lines[-1] != "":
+            lines = lines[:-1]  # unterminated last line: a point interrupted while being written
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                key = record["key"]
+                record["result"]
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise ConfigError(
+                    f"--out: {self.path} line {number} is not a bayes-slr sweep record ({exc}); "
+                    "move the file away or pass another --out"
+                ) from exc
+            self._done[key] = record
+
+    @staticmethod
+    def point_key(point: dict[str, Any]) -> str:
+        """Canonical key of a sweep point (its full configuration)."""
+        return json.dumps(json_ready(point), sort_keys=True)
+
+    def result(self, point: dict[str, Any]) -> dict[str, Any] | None:
+        """The stored result of ``point``, or None if it has not finished."""
+        record = self._done.get(self.point_key(point))
+        return None if record is None else record["result"]
+
+    def append(self, point: dict[str, Any], result: dict[str, Any], seed: int | None) -> None:
+        """Record a finished point (full configuration, seed, versions) durably."""
+        key = self.point_key(point)
+        record = {"key": key, "provenance": provenance(json_ready(point), seed), "result": json_ready(result)}
+        line = json.dumps(record, sort_keys=True) + "\n"
+        with open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+        self._done[key] = record
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self._done.values())

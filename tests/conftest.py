@@ -1,0 +1,27 @@
+"""Shared test set-up: float64 (via the package import), JAX compilation cache, size switch."""
+
+from __future__ import annotations
+
+import os
+
+import jax
+import pytest
+
+import bayes_slr  # noqa: F401  (turns on float64)
+from bayes_slr.jax_setup import enable_compilation_cache
+
+enable_compilation_cache()
+
+FULL_SIZE = os.environ.get("BAYES_SLR_FULL", "") == "1"
+
+
+@pytest.fixture
+def full_size() -> bool:
+    """True when ``BAYES_SLR_FULL=1``: slow tests run at their full size instead of the CI size."""
+    return FULL_SIZE
+
+
+@pytest.fixture
+def key() -> jax.Array:
+    """A fixed PRNG key."""
+    return jax.random.PRNGKey(20251130)
