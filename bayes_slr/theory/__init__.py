@@ -1,0 +1,1 @@
+"""Population-level and high-dimensional formulas for the test error."""
