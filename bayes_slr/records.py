@@ -112,10 +112,12 @@ class SweepLog:
 
     def _load(self) -> None:
         text = self.path.read_text(encoding="utf-8", errors="replace")
-        lines = text.split("\n")
-        if lines and lines[-1] != "":
-            lines = lines[:-1]  # unterminated last line: a point interrupted while being written
-        for number, line in enumerate(lines, start=1):
+        complete, _, unterminated = text.rpartition("\n")
+        if unterminated:
+            # a point interrupted while being written: drop it so the next append starts clean
+            with open(self.path, "r+b") as handle:
+                handle.truncate(len((complete + "\n").encode("utf-8")) if complete else 0)
+        for number, line in enumerate(complete.split("\n"), start=1):
             if not line.strip():
                 continue
             try:

@@ -1,0 +1,64 @@
+"""Result-file plumbing: provenance, atomic writes, resumable sweep logs."""
+
+import json
+import math
+
+import pytest
+
+from bayes_slr import ConfigError
+from bayes_slr.records import SweepLog, atomic_write, json_ready, provenance
+
+
+def test_provenance_records_config_seed_and_versions():
+    record = provenance({"a": 1}, 5)
+    assert record["config"] == {"a": 1} and record["seed"] == 5
+    assert {"python", "jax", "numpyro", "arviz", "numpy", "scipy", "optax"} <= set(record["versions"])
+
+
+def test_json_ready_writes_infinities_as_strings():
+    assert json_ready({"nu": math.inf, "x": [1.0, math.nan]}) == {"nu": "inf", "x": [1.0, "nan"]}
+
+
+def test_atomic_write_leaves_nothing_on_failure(tmp_path):
+    target = tmp_path / "out.txt"
+
+    def failing(path):
+        path.write_text("partial")
+        raise RuntimeError("interrupted")
+
+    with pytest.raises(RuntimeError):
+        atomic_write(target, failing)
+    assert list(tmp_path.iterdir()) == []
+    atomic_write(target, lambda path: path.write_text("done"))
+    assert target.read_text() == "done" and list(tmp_path.iterdir()) == [target]
+
+
+def test_sweep_log_resumes_finished_points(tmp_path):
+    path = tmp_path / "sweep.jsonl"
+    log = SweepLog(path)
+    point = {"L": 3, "nu": math.inf}
+    assert log.result(point) is None
+    log.append(point, {"error": 0.25}, seed=1)
+    reopened = SweepLog(path)
+    assert reopened.result({"nu": math.inf, "L": 3}) == {"error": 0.25}
+    assert reopened.result({"L": 4, "nu": math.inf}) is None
+    record = json.loads(path.read_text().splitlines()[0])
+    assert record["provenance"]["seed"] == 1 and "versions" in record["provenance"]
+
+
+def test_sweep_log_drops_an_interrupted_last_line(tmp_path):
+    path = tmp_path / "sweep.jsonl"
+    SweepLog(path).append({"L": 2}, {"error": 0.5}, seed=0)
+    with open(path, "a") as handle:
+        handle.write('{"key": "{\\"L\\": 3}", "resu')
+    log = SweepLog(path)
+    assert log.result({"L": 2}) == {"error": 0.5} and log.result({"L": 3}) is None
+    log.append({"L": 3}, {"error": 0.4}, seed=0)
+    assert SweepLog(path).result({"L": 3}) == {"error": 0.4}
+
+
+def test_sweep_log_rejects_a_foreign_file(tmp_path):
+    path = tmp_path / "sweep.jsonl"
+    path.write_text("this is not json\n")
+    with pytest.raises(ConfigError, match="line 1 is not a bayes-slr sweep record"):
+        SweepLog(path)
