@@ -165,6 +165,12 @@ def streamed_mean(
         total = total + values.sum(axis=0)
         total_sq = total_sq + (values**2).sum(axis=0)
         count += values.shape[0]
+    return mean_from_sums(total, total_sq, count)
+
+
+def mean_from_sums(total: np.ndarray | float, total_sq: np.ndarray | float, count: int) -> StreamedMean:
+    """Mean and standard error from the sum and the sum of squares of ``count`` i.i.d. values."""
+    total, total_sq = np.asarray(total, dtype=np.float64), np.asarray(total_sq, dtype=np.float64)
     mean = total / count
     var = np.maximum(total_sq / count - mean**2, 0.0) * count / max(count - 1, 1)
-    return StreamedMean(np.asarray(mean), np.sqrt(var / count), count)
+    return StreamedMean(mean, np.sqrt(var / count), count)

@@ -1,0 +1,193 @@
+"""Gap to Bayes across sequence lengths: the project's main measurement.
+
+For one task (variant, nu, length law) a *gap point* holds the population Bayes error,
+each activation's population-optimal error (MODEL.md sections 2 and 4) and, when a
+sample ratio ``alpha`` is given, the ERM test error of each activation at finite data
+(section 5). :func:`gap_sweep` runs a grid of lengths, resumable through a
+:class:`~bayes_slr.records.SweepLog`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Iterable
+
+from tqdm import tqdm
+
+from bayes_slr.attention.activations import check_activation
+from bayes_slr.errors import check_int, check_real
+from bayes_slr.models.spec import LengthLaw, SLRConfig
+from bayes_slr.records import SweepLog
+
+DEFAULT_SETTINGS = (("max", math.inf), ("spiked", 2.0))
+DEFAULT_LENGTHS = (2, 3, 5, 10, 30, 100)
+
+
+@dataclasses.dataclass(frozen=True)
+class ERMOptions:
+    """Finite-data training settings for the ERM columns (MODEL.md section 5)."""
+
+    alpha: float
+    lam: float = 1e-3
+    D: int = 100
+    seeds: int = 4
+    init: str = "random"
+    optimizer: str = "lbfgs"
+    N_test: int = 20_000
+
+    def __post_init__(self) -> None:
+        check_real("alpha", self.alpha, minimum=0.0, strict=True)
+        check_real("lam", self.lam, minimum=0.0)
+        check_int("D", self.D, 1)
+        check_int("seeds", self.seeds, 1)
+        check_int("N_test", self.N_test, 2)
+
+
+def task_config(variant: str, nu: float, L: int, variable_length: bool, D: int = 1, Delta: float = 0.0) -> SLRConfig:
+    """The task of one gap row: fixed length ``L``, or uniform on ``{1..L}``."""
+    length = LengthLaw.uniform(L) if variable_length else LengthLaw.fixed(L)
+    return SLRConfig(variant, D, length, nu, Delta)
+
+
+def population_point(config: SLRConfig, activation: str) -> dict[str, Any]:
+    """Population-optimal error of one activation, with its optimal overlaps and note."""
+    from bayes_slr.theory.optimum import optimal_population_error
+
+    optimum = optimal_population_error(activation, config)
+    return optimum._asdict()
+
+
+def bayes_point(config: SLRConfig) -> dict[str, Any]:
+    """Population Bayes error with its quadrature bound."""
+    from bayes_slr.theory.bayes import bayes_error_exact
+
+    exact = bayes_error_exact(config)
+    return {"error": exact.value, "error_bound": exact.error_bound}
+
+
+def erm_point(config: SLRConfig, activation: str, options: ERMOptions, seed: int) -> dict[str, Any]:
+    """ERM test error of one activation at ``options.alpha``, mean and standard error over seeds."""
+    from bayes_slr.attention.erm import erm_experiment
+
+    summary = erm_experiment(
+        config.replace(D=options.D),
+        activation,
+        alpha=options.alpha,
+        lam=options.lam,
+        seeds=options.seeds,
+        seed=seed,
+        init=options.init,
+        optimizer=options.optimizer,
+        N_test=options.N_test,
+    )
+    return {"test_error": summary.test_error, "stderr": summary.stderr}
+
+
+def _points(
+    settings: Iterable[tuple[str, float]],
+    lengths: Iterable[int],
+    variable_length: bool,
+    activations: tuple[str, ...],
+    erm: ERMOptions | None,
+) -> list[dict[str, Any]]:
+    points = []
+    for variant, nu in settings:
+        for L in lengths:
+            base = {"variant": variant, "nu": nu, "L": L, "variable_length": variable_length}
+            points.append({**base, "kind": "bayes"})
+            points += [{**base, "kind": "population", "activation": a} for a in activations]
+            if erm is not None:
+                points += [{**base, "kind": "erm", "activation": a, **dataclasses.asdict(erm)} for a in activations]
+    return points
+
+
+def validate_sweep(
+    settings: Iterable[tuple[str, float]], lengths: Iterable[int], variable_length: bool, activations: Iterable[str]
+) -> tuple[list[tuple[str, float]], list[int], tuple[str, ...]]:
+    """Check every task and activation of a sweep before anything is computed; return them as lists."""
+    settings = [(variant, nu) for variant, nu in settings]
+    lengths = [check_int("L", L, 1) for L in lengths]
+    activations = tuple(check_activation(a) for a in activations)
+    for variant, nu in settings:
+        for L in lengths:
+            task_config(variant, nu, L, variable_length)
+    return settings, lengths, activations
+
+
+def gap_sweep(
+    settings: Iterable[tuple[str, float]] = DEFAULT_SETTINGS,
+    lengths: Iterable[int] = DEFAULT_LENGTHS,
+    *,
+    variable_length: bool = False,
+    activations: Iterable[str] = ("softmax", "linear", "erf", "softplus"),
+    erm: ERMOptions | None = None,
+    seed: int = 0,
+    log: SweepLog | None = None,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """Gap rows, one per (variant, nu, L): Bayes, population optima, and optional ERM.
+
+    Parameters
+    ----------
+    settings : pairs ``(variant, nu)``.
+    lengths : ``L`` values (``Lbar`` of the uniform law when ``variable_length``).
+    variable_length : lengths uniform on ``{1..L}`` instead of fixed.
+    activations : subset of ``softmax, linear, erf, softplus``.
+    erm : finite-data settings; None for population values only.
+    seed : base seed of the ERM runs.
+    log : finished points are read from and appended to it (resumable sweeps).
+    progress : show a progress bar on stderr.
+
+    Returns
+    -------
+    list of dict
+        ``{"variant", "nu", "L", "variable_length", "bayes", "bayes_error_bound",
+        "population": {activation: error}, "gap": {activation: error - bayes},
+        "optimal_overlaps": {activation: {...}}, "erm": {activation: {"test_error", "stderr"}}}``
+        (``erm`` only with ``erm``).
+    """
+    settings, lengths, activations = validate_sweep(settings, lengths, variable_length, activations)
+    points = _points(settings, lengths, variable_length, activations, erm)
+    results = []
+    for point in tqdm(points, desc="gap points", unit="point", disable=not progress):
+        result = log.result(point) if log is not None else None
+        if result is None:
+            config = task_config(point["variant"], point["nu"], point["L"], variable_length)
+            if point["kind"] == "bayes":
+                result = bayes_point(config)
+            elif point["kind"] == "population":
+                result = population_point(config, point["activation"])
+            else:
+                result = erm_point(config, point["activation"], erm, seed)
+            if log is not None:
+                log.append(point, result, seed if point["kind"] == "erm" else None)
+        results.append((point, result))
+    return _rows(results, activations)
+
+
+def _rows(results: list[tuple[dict[str, Any], dict[str, Any]]], activations: tuple[str, ...]) -> list[dict[str, Any]]:
+    rows: dict[tuple, dict[str, Any]] = {}
+    for point, result in results:
+        key = (point["variant"], point["nu"], point["L"])
+        row = rows.setdefault(
+            key,
+            {
+                "variant": point["variant"],
+                "nu": point["nu"],
+                "L": point["L"],
+                "variable_length": point["variable_length"],
+                "population": {},
+                "optimal_overlaps": {},
+            },
+        )
+        if point["kind"] == "bayes":
+            row["bayes"], row["bayes_error_bound"] = result["error"], result["error_bound"]
+        elif point["kind"] == "population":
+            row["population"][point["activation"]] = result["error"]
+            row["optimal_overlaps"][point["activation"]] = {k: v for k, v in result.items() if k != "error"}
+        else:
+            row.setdefault("erm", {})[point["activation"]] = result
+    for row in rows.values():
+        row["gap"] = {a: row["population"][a] - row["bayes"] for a in activations}
+    return list(rows.values())
