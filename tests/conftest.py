@@ -15,7 +15,7 @@ enable_compilation_cache()
 FULL_SIZE = os.environ.get("BAYES_SLR_FULL", "") == "1"
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def full_size() -> bool:
     """True when ``BAYES_SLR_FULL=1``: slow tests run at their full size instead of the CI size."""
     return FULL_SIZE

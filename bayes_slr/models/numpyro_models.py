@@ -66,6 +66,21 @@ def location_log_weights(
     return jax.nn.log_softmax(jnp.where(mask, config.nu * chi, -jnp.inf), axis=-1)
 
 
+def location_joint_log_weights(
+    X: jax.Array, lengths: jax.Array, y: jax.Array, k: jax.Array, v: jax.Array, config: SLRConfig
+) -> jax.Array:
+    """``log P(eps = l, y | X, k, v)`` up to the token base density, ``(N, Lbar)``.
+
+    :func:`location_log_weights` plus ``log N(y; z_l, Delta)`` with ``z = X v / sqrt(D)``;
+    ``-inf`` on padded tokens. Its log-sum-exp over tokens is the per-sequence likelihood
+    with the location summed out; its softmax is the location posterior given ``(k, v)``.
+    """
+    log_w = location_log_weights(X, lengths, k, config)
+    z = X @ v / math.sqrt(config.D)
+    log_lik_y = dist.Normal(z, math.sqrt(config.Delta)).log_prob(y[:, None])
+    return jnp.where(jnp.isfinite(log_w), log_w + log_lik_y, -jnp.inf)
+
+
 def _base_token_log_density(X: jax.Array, lengths: jax.Array, Lbar: int) -> jax.Array:
     """``sum over real tokens of log N(x_l; 0, I)`` (constant in the latents)."""
     per_token = jnp.sum(dist.Normal(0.0, 1.0).log_prob(X), axis=-1)
@@ -84,12 +99,8 @@ def slr_model_marginal(config: SLRConfig, X: jax.Array, lengths: jax.Array, y: j
     y : (N,) observed outputs.
     """
     _check_likelihood_config(config)
-    D = config.D
-    k, v = _sample_directions(D)
-    z = X @ v / math.sqrt(D)
-    log_w = location_log_weights(X, lengths, k, config)
-    log_lik_y = dist.Normal(z, math.sqrt(config.Delta)).log_prob(y[:, None])
-    per_sequence = jax.nn.logsumexp(log_w + jnp.where(jnp.isfinite(log_w), log_lik_y, 0.0), axis=-1)
+    k, v = _sample_directions(config.D)
+    per_sequence = jax.nn.logsumexp(location_joint_log_weights(X, lengths, y, k, v, config), axis=-1)
     numpyro.factor("tokens", _base_token_log_density(X, lengths, config.Lbar))
     numpyro.factor("location_and_y", jnp.sum(per_sequence))
 

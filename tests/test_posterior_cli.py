@@ -1,0 +1,114 @@
+"""``bayes-slr posterior`` and ``posterior-sweep``: output, re-summarising, resuming, bad input."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import pytest
+
+from bayes_slr.cli import posterior as posterior_cli
+from bayes_slr.cli.main import main
+from bayes_slr.inference import diagnostics
+
+# Same task and shapes as tests/test_samplers.py (compiled samplers are reused).
+TASK = ["--variant", "spiked", "--D", "10", "--L", "3", "--nu", "4", "--Delta", "0.1", "--seed", "0"]
+FAST = ["--sampler", "gibbs", "--chains", "4", "--warmup", "200", "--samples", "500", "--N-test", "10000",
+        "--max-draws", "200"]
+
+
+def _json(capsys: pytest.CaptureFixture) -> dict:
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture(scope="module")
+def posterior_file(tmp_path_factory):
+    """A posterior written by the CLI (Gibbs, alpha = 8) and its JSON summary."""
+    path = tmp_path_factory.mktemp("posterior") / "post.nc"
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        assert main(["posterior", *TASK, *FAST, "--alpha", "8", "--out", str(path), "--json"]) == 0
+    return path, json.loads(stdout.getvalue())
+
+
+def test_posterior_json_and_file(posterior_file, capsys):
+    """JSON has the documented keys; the file loads; the Bayes error sits below the ERM errors."""
+    path, summary = posterior_file
+    for key in ("bayes_test_error", "stderr", "rhat_max", "ess_bulk_min", "overlaps", "erm", "config"):
+        assert key in summary
+    assert set(summary["overlaps"]) >= {"m_k", "m_v"} and set(summary["erm"]) == {"softmax", "linear"}
+    assert summary["config"]["alpha"] == 8 and summary["config"]["N"] == 80
+    assert summary["rhat_max"] < 1.05
+    idata = diagnostics.load_inference_data(path)
+    assert idata.posterior.sizes["chain"] == 4 and idata.posterior.sizes["draw"] == 500
+
+
+def test_from_file_reproduces_summary(posterior_file, capsys):
+    """``--from`` re-summarises the saved draws: same test error (same recorded seed and test set)."""
+    path, summary = posterior_file
+    assert main(["posterior", "--from", str(path), "--N-test", "10000", "--max-draws", "200", "--no-erm", "--json"]) == 0
+    again = _json(capsys)
+    assert again["bayes_test_error"] == pytest.approx(summary["bayes_test_error"], rel=1e-12)
+    assert again["erm"] is None
+
+
+def test_posterior_text_report(tmp_path, capsys):
+    """Text report with trace/rank plots (NUTS runs through the same code: tests/test_samplers.py)."""
+    plot = tmp_path / "trace.png"
+    assert main(["posterior", *TASK, *FAST, "--alpha", "8", "--no-erm", "--plot", str(plot)]) == 0
+    out = capsys.readouterr().out
+    assert "r_hat max" in out and "Bayes-optimal test error" in out and plot.stat().st_size > 0
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["--chains", "0"], "chains must be an integer >= 1"),
+        (["--samples", "0"], "samples must be an integer >= 1"),
+        (["--Delta", "0"], "Delta must be > 0"),
+        (["--variant", "max", "--nu", "inf"], "nu must be finite"),
+        (["--variant", "max", "--sampler", "gibbs"], "gibbs supports variant spiked only"),
+        (["--alpha", "0.01"], "alpha must give N"),
+    ],
+)
+def test_bad_input_writes_nothing(arguments, message, tmp_path, capsys):
+    """Exit 2 with one message naming the parameter; an existing --out is untouched."""
+    out = tmp_path / "post.nc"
+    out.write_bytes(b"keep me")
+    assert main(["posterior", *TASK, *arguments, "--out", str(out), "--force"]) == 2
+    assert message in capsys.readouterr().err
+    assert out.read_bytes() == b"keep me"
+
+
+def test_bad_paths(posterior_file, tmp_path, capsys):
+    """Existing --out without --force, a missing folder, corrupt and foreign --from files."""
+    path, _ = posterior_file
+    before = path.read_bytes()
+    assert main(["posterior", *TASK, *FAST, "--out", str(path)]) == 2
+    assert "exists" in capsys.readouterr().err and path.read_bytes() == before
+    assert main(["posterior", *TASK, *FAST, "--out", str(tmp_path / "no" / "post.nc")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    corrupt = tmp_path / "corrupt.nc"
+    corrupt.write_bytes(before[:1000])
+    for bad in (corrupt, tmp_path / "missing.nc"):
+        assert main(["posterior", "--from", str(bad)]) == 2
+        assert "posterior" in capsys.readouterr().err
+
+
+def test_sweep_resumes(tmp_path, capsys, monkeypatch):
+    """Second run of the same sweep samples nothing and reports the same rows; netCDF and plot written."""
+    arguments = ["posterior-sweep", *TASK, *FAST, "--no-erm", "--alpha", "8", "32", "--out", str(tmp_path)]
+    assert main([*arguments, "--plot", str(tmp_path / "sweep.png"), "--json"]) == 0
+    first = _json(capsys)
+    assert [row["alpha"] for row in first["rows"]] == [8, 32]
+    assert (tmp_path / "posterior_alpha32.nc").is_file() and (tmp_path / "sweep.png").is_file()
+    assert len((tmp_path / "posterior_sweep.jsonl").read_text().splitlines()) == 2
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a finished point was sampled again")
+
+    monkeypatch.setattr(posterior_cli, "sample_point", refuse)
+    assert main([*arguments, "--json"]) == 0
+    second = _json(capsys)
+    assert [row["bayes_test_error"] for row in second["rows"]] == [row["bayes_test_error"] for row in first["rows"]]
