@@ -16,9 +16,12 @@ from typing import Any, Iterable
 from tqdm import tqdm
 
 from bayes_slr.attention.activations import check_activation
+from bayes_slr.attention.erm import erm_experiment
 from bayes_slr.errors import check_int, check_real
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.records import SweepLog
+from bayes_slr.theory.bayes import bayes_error_exact
+from bayes_slr.theory.optimum import optimal_population_error
 
 DEFAULT_SETTINGS = (("max", math.inf), ("spiked", 2.0))
 DEFAULT_LENGTHS = (2, 3, 5, 10, 30, 100)
@@ -52,24 +55,18 @@ def task_config(variant: str, nu: float, L: int, variable_length: bool, D: int =
 
 def population_point(config: SLRConfig, activation: str) -> dict[str, Any]:
     """Population-optimal error of one activation, with its optimal overlaps and note."""
-    from bayes_slr.theory.optimum import optimal_population_error
-
     optimum = optimal_population_error(activation, config)
     return optimum._asdict()
 
 
 def bayes_point(config: SLRConfig) -> dict[str, Any]:
     """Population Bayes error with its quadrature bound."""
-    from bayes_slr.theory.bayes import bayes_error_exact
-
     exact = bayes_error_exact(config)
     return {"error": exact.value, "error_bound": exact.error_bound}
 
 
 def erm_point(config: SLRConfig, activation: str, options: ERMOptions, seed: int) -> dict[str, Any]:
     """ERM test error of one activation at ``options.alpha``, mean and standard error over seeds."""
-    from bayes_slr.attention.erm import erm_experiment
-
     summary = erm_experiment(
         config.replace(D=options.D),
         activation,
@@ -80,6 +77,7 @@ def erm_point(config: SLRConfig, activation: str, options: ERMOptions, seed: int
         init=options.init,
         optimizer=options.optimizer,
         N_test=options.N_test,
+        predict_population=False,
     )
     return {"test_error": summary.test_error, "stderr": summary.stderr}
 

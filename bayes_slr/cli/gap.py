@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from bayes_slr.attention.activations import ACTIVATIONS
-from bayes_slr.cli.common import format_table, integer, number, print_json
+from bayes_slr.cli.common import format_table, integer, number, open_sweep_log, print_json
 from bayes_slr.errors import ConfigError
 from bayes_slr.gap import DEFAULT_LENGTHS, DEFAULT_SETTINGS, ERMOptions, gap_sweep, validate_sweep
 from bayes_slr.models.spec import VARIANTS
-from bayes_slr.records import SweepLog, atomic_write, check_writable_output, json_ready, provenance
+from bayes_slr.records import atomic_write, check_writable_output, json_ready, provenance
 
 DEFAULT_NU = {"spiked": 2.0, "max": math.inf}
 
@@ -57,12 +57,7 @@ def run(args: argparse.Namespace) -> None:
         erm = ERMOptions(alpha=args.alpha, lam=args.lam, D=args.D, seeds=args.seeds, init=args.init, optimizer=args.optimizer)
     validate_sweep(settings, args.L, args.variable_length, args.activations)
     plot = check_writable_output(args.plot, force=args.force, name="--plot") if args.plot is not None else None
-    log = None
-    if args.out is not None:
-        if args.out.exists() and not args.out.is_dir():
-            raise ConfigError(f"--out: {args.out} is a file, expected a folder")
-        args.out.mkdir(parents=True, exist_ok=True)
-        log = SweepLog(args.out / "gap.jsonl")
+    log = open_sweep_log(args.out, "gap.jsonl") if args.out is not None else None
     rows = gap_sweep(
         settings, args.L, variable_length=args.variable_length, activations=args.activations, erm=erm, seed=args.seed, log=log
     )

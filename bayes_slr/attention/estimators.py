@@ -1,0 +1,98 @@
+"""Attention estimators ``f(X) = sum_l s(chi)_l z_l`` (MODEL.md section 3) and their overlaps.
+
+One jitted function, :func:`predict`, evaluates any activation of
+:data:`~bayes_slr.attention.activations.ACTIVATIONS` on a padded batch;
+:func:`overlaps` reports the order parameters of MODEL.md section 4 against a teacher.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from bayes_slr.attention.activations import attention_weights, check_activation
+from bayes_slr.models.simulate import Teacher, token_mask
+from bayes_slr.models.spec import SLRConfig
+
+
+class AttentionParams(NamedTuple):
+    """Trainable parameters of an attention estimator.
+
+    Attributes
+    ----------
+    k : (D,) key vector; ``chi = X k / sqrt(D)``. Its norm is the inverse temperature.
+    v : (D,) value vector; ``z = X v / sqrt(D)``.
+    c : () offset of the erf activation (``0`` and unused by the others).
+    """
+
+    k: jax.Array
+    v: jax.Array
+    c: jax.Array
+
+
+def informed_params(config: SLRConfig, teacher: Teacher) -> AttentionParams:
+    """The informed start: the teacher, ``k = c_nu k*``, ``v = v*``, ``c = 0``.
+
+    For finite ``nu`` this is the Bayes estimator with known directions (softmax
+    attention, MODEL.md section 2). For ``nu = inf`` (max-SLR) the Bayes key is
+    infinite; the start keeps its direction with unit scale, ``k = k*``.
+    """
+    scale = config.c_nu if math.isfinite(config.c_nu) else 1.0
+    return AttentionParams(scale * jnp.asarray(teacher.k_star), jnp.asarray(teacher.v_star), jnp.zeros(()))
+
+
+def random_params(key: jax.Array, D: int) -> AttentionParams:
+    """A random start: ``k, v`` i.i.d. ``N(0, I_D)`` (overlaps ``q ~ 1``, ``m ~ 0``), ``c = 0``."""
+    k, v = jax.random.normal(key, (2, D))
+    return AttentionParams(k, v, jnp.zeros(()))
+
+
+@functools.partial(jax.jit, static_argnames=("activation",))
+def predict(params: AttentionParams, X: jax.Array, lengths: jax.Array, activation: str) -> jax.Array:
+    """Evaluate ``f(X) = sum_l s(chi)_l z_l`` on a padded batch.
+
+    Parameters
+    ----------
+    params : AttentionParams
+        ``k``, ``v`` of shape ``(D,)`` and the erf offset ``c``.
+    X : (N, Lbar, D) tokens; entries beyond each length are ignored.
+    lengths : (N,) int lengths in ``1..Lbar``.
+    activation : str
+        One of ``softmax``, ``linear``, ``erf``, ``softplus`` (static).
+
+    Returns
+    -------
+    (N,) predictions.
+    """
+    check_activation(activation)
+    projections = X @ jnp.stack([params.k, params.v], axis=-1) / math.sqrt(X.shape[-1])  # one pass over X
+    chi, z = projections[..., 0], projections[..., 1]
+    weights = attention_weights(activation, chi, token_mask(lengths, X.shape[-2]), params.c)
+    return jnp.sum(weights * z, axis=-1)
+
+
+def overlaps(params: AttentionParams, teacher: Teacher) -> dict[str, float]:
+    """Order parameters of ``(k, v)`` against the teacher, all divided by ``D``.
+
+    Returns
+    -------
+    dict with ``m_k = k.k*/D``, ``q_k = k.k/D``, ``m_v = v.v*/D``, ``q_v = v.v/D``, the
+    cross overlaps ``k_vstar = k.v*/D``, ``v_kstar = v.k*/D``, ``k_v = k.v/D`` (zero on
+    the manifold of MODEL.md section 4), the teacher norms ``rho_k = |k*|^2/D``,
+    ``rho_v = |v*|^2/D``, ``kstar_vstar = k*.v*/D`` and the erf offset ``c``.
+    """
+    k, v = jnp.asarray(params.k), jnp.asarray(params.v)
+    k_star, v_star = jnp.asarray(teacher.k_star), jnp.asarray(teacher.v_star)
+    D = k.shape[-1]
+    pairs = {
+        "m_k": (k, k_star), "q_k": (k, k), "m_v": (v, v_star), "q_v": (v, v),
+        "k_vstar": (k, v_star), "v_kstar": (v, k_star), "k_v": (k, v),
+        "rho_k": (k_star, k_star), "rho_v": (v_star, v_star), "kstar_vstar": (k_star, v_star),
+    }
+    result = {name: float(a @ b / D) for name, (a, b) in pairs.items()}
+    result["c"] = float(params.c)
+    return result

@@ -1,0 +1,141 @@
+"""Population-level test error of attention estimators through the overlaps (MODEL.md section 4).
+
+On the overlap manifold ``chi_l = m_k chi*_l + r u_l`` (``r = sqrt(q_k - m_k^2)``),
+``z_l = m_v z*_l + sqrt(q_v - m_v^2) w_l``, the excess test error is
+``1 - 2 m_v A_s + q_v B_s`` with ``A_s = E[s(chi)_eps]`` and ``B_s = E[sum_l s(chi)_l^2]``,
+both averaged over the length law before anything else.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from bayes_slr.attention.activations import NORMALISED, check_activation
+from bayes_slr.errors import ConfigError, check_real
+from bayes_slr.models.spec import SLRConfig
+from bayes_slr.theory import elementwise, normalised
+from bayes_slr.theory.integrals import BOUND_FLOOR, STEP
+
+
+class Terms(NamedTuple):
+    """``A_s``, ``B_s`` and bounds on their quadrature errors."""
+
+    A: float
+    B: float
+    A_bound: float
+    B_bound: float
+
+
+def check_config(config: object) -> SLRConfig:
+    """Return ``config`` if it is an :class:`SLRConfig`, else raise ``ConfigError``."""
+    if not isinstance(config, SLRConfig):
+        raise ConfigError(f"config must be an SLRConfig, got {type(config).__name__}")
+    return config
+
+
+def length_support(config: SLRConfig) -> tuple[np.ndarray, np.ndarray]:
+    """``(probabilities, lengths)`` of the length law's support, as float arrays.
+
+    Padded with zero-probability entries to a power-of-two size, so that laws with
+    similar support sizes share compiled shapes.
+    """
+    lengths, probs = zip(*config.length.support())
+    padded = 1 << math.ceil(math.log2(len(lengths)))
+    pad = padded - len(lengths)
+    return np.asarray(probs + (0.0,) * pad, dtype=float), np.asarray(lengths + (1,) * pad, dtype=float)
+
+
+def location_mean(config: SLRConfig, m_k: float) -> float:
+    """Mean of the location's student score: ``m_k sqrt(nu)`` (spiked), 0 (max: tokens are i.i.d.)."""
+    return m_k * math.sqrt(config.nu) if config.variant == "spiked" else 0.0
+
+
+def terms_with_bounds(
+    activation: str, config: SLRConfig, m_k: float, r: float, c: float, grid_norm: float = 0.0, step: float = STEP
+) -> Terms:
+    """``A_s``, ``B_s`` and their error bounds at ``chi = m_k chi* + r u`` (inputs already checked).
+
+    ``grid_norm``: size the grids for ``|m_k|`` (and ``r``) up to this value, so that a search
+    over the overlaps reuses one compiled shape. ``step``: fine spacing of the
+    independent-token and second-moment rules (a search may use a coarser one).
+    """
+    laws = length_support(config)
+    mu_loc, sigma = location_mean(config, m_k), math.hypot(m_k, r)
+    grid_sigma = math.sqrt(2.0) * grid_norm  # covers |m_k|, r <= grid_norm
+    argmax = config.variant == "max" and math.isinf(config.nu)
+    if activation in NORMALISED:
+        grid_mu = abs(location_mean(config, grid_norm))
+        a_levels, b_levels = normalised.independent_terms(
+            activation, mu_loc, sigma, *laws, step=step, grid_mu=grid_mu, grid_sigma=grid_sigma
+        ).T
+        if argmax:
+            a_levels = normalised.argmax_first(activation, m_k, r, *laws, grid_norm)
+        elif config.variant == "max":
+            a_levels = normalised.tilted_first(activation, config.nu, m_k, r, *laws, grid_norm)
+    else:
+        other = elementwise.second_moment(activation, 0.0, sigma, c, grid_sigma, step)
+        if config.variant == "spiked":
+            a_levels = np.full(2, float(elementwise.mean_score(activation, mu_loc, sigma**2, c)))
+            located = elementwise.second_moment(activation, mu_loc, sigma, c, grid_sigma, step)
+            b_levels = (config.length.mean() - 1.0) * other + located
+        else:
+            b_levels = config.length.mean() * other
+            if argmax:
+                a_levels = elementwise.argmax_first(activation, m_k, r, c, *laws, grid_norm)
+            else:
+                a_levels = elementwise.tilted_first(activation, config.nu, m_k, r, c, *laws, grid_norm)
+    a_bound, b_bound = (abs(float(v[0] - v[1])) + BOUND_FLOOR for v in (a_levels, b_levels))
+    return Terms(float(a_levels[0]), float(b_levels[0]), a_bound, b_bound)
+
+
+def check_key_overlaps(m_k: object, q_k: object) -> tuple[float, float]:
+    """Return ``(m_k, r)`` with ``r = sqrt(q_k - m_k^2)``; ``ConfigError`` unless ``q_k >= m_k^2``."""
+    m_k = check_real("m_k", m_k)
+    q_k = check_real("q_k", q_k, minimum=0.0)
+    if q_k < m_k**2 * (1.0 - 1e-12):
+        raise ConfigError(f"q_k must be >= m_k^2 = {m_k**2:.6g} (Cauchy-Schwarz), got {q_k!r}")
+    return m_k, math.sqrt(max(q_k - m_k**2, 0.0))
+
+
+def population_terms(
+    activation: str, config: SLRConfig, m_k: float, q_k: float, c: float = 0.0
+) -> tuple[float, float]:
+    """``(A_s, B_s)`` at the key overlaps ``(m_k, q_k)``, averaged over the length law.
+
+    Parameters
+    ----------
+    activation : one of ``softmax``, ``linear``, ``erf``, ``softplus``.
+    config : the task; ``D`` and ``Delta`` are ignored.
+    m_k, q_k : key overlaps ``k.k*/D`` and ``k.k/D``, ``q_k >= m_k^2``.
+    c : offset of the erf activation (ignored by the others).
+
+    Returns
+    -------
+    (A_s, B_s) : ``E[s(chi)_eps]`` and ``E[sum_l s(chi)_l^2]``, quadrature error below 1e-7.
+    """
+    activation = check_activation(activation)
+    config = check_config(config)
+    m_k, r = check_key_overlaps(m_k, q_k)
+    terms = terms_with_bounds(activation, config, m_k, r, check_real("c", c))
+    return terms.A, terms.B
+
+
+def population_error(
+    activation: str, config: SLRConfig, m_k: float, q_k: float, m_v: float, q_v: float, c: float = 0.0
+) -> float:
+    """Excess population test error ``1 - 2 m_v A_s + q_v B_s`` at the given overlaps.
+
+    Parameters
+    ----------
+    activation, config, m_k, q_k, c : as in :func:`population_terms`.
+    m_v, q_v : value overlaps ``v.v*/D`` and ``v.v/D``, ``q_v >= m_v^2``.
+    """
+    m_v = check_real("m_v", m_v)
+    q_v = check_real("q_v", q_v, minimum=0.0)
+    if q_v < m_v**2 * (1.0 - 1e-12):
+        raise ConfigError(f"q_v must be >= m_v^2 = {m_v**2:.6g} (Cauchy-Schwarz), got {q_v!r}")
+    a_value, b_value = population_terms(activation, config, m_k, q_k, c)
+    return 1.0 - 2.0 * m_v * a_value + q_v * b_value
