@@ -1,0 +1,83 @@
+"""``bayes-slr theory``: replica-symmetric test-error curves against alpha (docs/theory.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from bayes_slr.attention.activations import ACTIVATIONS
+from bayes_slr.cli.common import add_task_arguments, format_table, integer, make_config, number, open_sweep_log, print_json
+from bayes_slr.records import atomic_write, check_writable_output, json_ready, provenance
+from bayes_slr.theory.replica_curve import theory_curve, validate_curve
+
+DEFAULT_ALPHAS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``theory`` subcommand."""
+    parser = subparsers.add_parser("theory", help="high-dimensional (replica) test error against alpha")
+    add_task_arguments(parser, with_D=False)
+    parser.add_argument("--activation", nargs="*", default=["softmax", "linear"],
+                        help=f"ERM activations among {' '.join(ACTIVATIONS)} (default softmax linear)")
+    parser.add_argument("--alpha", type=number, nargs="+", default=list(DEFAULT_ALPHAS), help="sample ratios N/D, > 0")
+    parser.add_argument("--lam", type=number, default=0.01, help="ridge strength of ERM, >= 0 (default 0.01)")
+    parser.add_argument("--bayes", action="store_true", help="add the Bayes-optimal curve (informed and uninformed starts)")
+    parser.add_argument("--erm-init", choices=("uninformed", "informed"), default="uninformed")
+    parser.add_argument("--mc-samples", type=integer, default=4096, help="channel draws, >= 2 (default 4096)")
+    parser.add_argument("--seed", type=integer, default=0, help="seed of the channel draws")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--plot", type=Path, help="PNG: test error against alpha")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
+    parser.add_argument("--out", type=Path, help="folder: theory.jsonl (finished points, resumable) and theory.json")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> None:
+    """Validate everything, solve the curve (resuming from --out), then print and write."""
+    config = make_config(args, L=args.L, nu=args.nu)
+    validate_curve(config, args.activation, args.alpha, args.lam, args.bayes, args.mc_samples)
+    plot = check_writable_output(args.plot, force=args.force, name="--plot") if args.plot is not None else None
+    log = open_sweep_log(args.out, "theory.jsonl") if args.out is not None else None
+    rows = theory_curve(config, args.activation, args.alpha, lam=args.lam, bayes=args.bayes, erm_init=args.erm_init,
+                        mc_samples=args.mc_samples, seed=args.seed, log=log)
+    settings = {**config.to_dict(), "lam": args.lam, "mc_samples": args.mc_samples}
+    settings.pop("D")
+    if args.out is not None:
+        record = {**provenance(settings, args.seed), "rows": json_ready(rows)}
+        atomic_write(args.out / "theory.json", lambda tmp: tmp.write_text(json.dumps(record, indent=1)))
+    if plot is not None:
+        title = f"{config.variant} nu={config.nu:g}, {config.length.describe()}"
+        atomic_write(plot, lambda tmp: plot_curves(rows, tmp, title=title))
+    if args.json:
+        print_json({"config": settings, "rows": rows})
+    else:
+        print(format_table(
+            ["alpha", "estimator", "init", "test_error", "converged", "iterations"],
+            [[r["alpha"], r["estimator"], r["init"], r["test_error"], r["converged"], r["diagnostics"]["iterations"]]
+             for r in rows],
+        ))
+
+
+def plot_curves(rows: list[dict[str, Any]], path: Path, *, title: str = "") -> None:
+    """Test error against alpha, one line per (estimator, init); unconverged points hollow."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name in dict.fromkeys((r["estimator"], r["init"]) for r in rows):
+        curve = sorted((r for r in rows if (r["estimator"], r["init"]) == name), key=lambda r: r["alpha"])
+        line, = ax.plot([r["alpha"] for r in curve], [r["test_error"] for r in curve], "-o", label=" ".join(name))
+        bad = [r for r in curve if not r["converged"]]
+        ax.plot([r["alpha"] for r in bad], [r["test_error"] for r in bad], "o", mfc="white", color=line.get_color())
+    ax.set_xscale("log")
+    ax.set_xlabel("alpha = N / D")
+    ax.set_ylabel("excess test error")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, format="png", dpi=120)
+    plt.close(fig)

@@ -1,0 +1,186 @@
+"""State evolution of the Bayes-optimal estimator at finite ``alpha`` (docs/theory.md, part B).
+
+Under the Nishimori identities one overlap per direction remains, ``q_a = m_a`` for
+``a in {k, v}``. The prior side is ``q_a = qhat_a / (1 + qhat_a)`` (prior ``N(0, I)``);
+the channel side is ``qhat_a = alpha E[sum_l (d log Z_out / d omega_{l,a})^2]`` with
+``Z_out(y, omega, 1 - q) = E_{h ~ N(omega, 1 - q)}[(1/L) sum_eps g_nu(eps, h_k) N(y; h_{eps,v}, Delta)]``.
+Implemented for spiked SLR (any ``nu``, ``Z_out`` in closed form) and max-SLR with
+``nu = inf`` (location posterior by one-dimensional Gauss-Hermite quadrature).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from bayes_slr.errors import ConfigError, check_real
+from bayes_slr.models.spec import SLRConfig
+from bayes_slr.theory.channel import ChannelDraws, draw_channel, student_fields
+from bayes_slr.theory.fixed_point import damped_fixed_point
+from bayes_slr.theory.population import population_error
+from bayes_slr.theory.result import TheoryPoint, check_solver_options
+
+HERMITE_NODES, HERMITE_WEIGHTS = np.polynomial.hermite_e.hermegauss(64)
+INNER_SAMPLES = 64
+Q_CEILING = 1.0 - 1e-12
+
+
+def check_bayes_config(config: SLRConfig) -> SLRConfig:
+    """Refuse the settings the state evolution does not cover (max-SLR with finite ``nu``)."""
+    if config.variant == "max" and not math.isinf(config.nu):
+        raise ConfigError(
+            "Bayes-optimal theory: max-SLR is implemented for nu = inf only (got nu = "
+            f"{config.nu:g}); use --variant spiked or --nu inf"
+        )
+    return config
+
+
+def location_log_posterior(config: SLRConfig, omega_k: jax.Array, V_k: jax.Array, mask: jax.Array) -> jax.Array:
+    """``log P(eps = l | X, data)`` from key fields ``omega_k ~ (Lbar,)`` of posterior variance ``V_k``.
+
+    Spiked: ``log softmax(sqrt(nu) omega_k)`` (the test tokens' own tilt included);
+    max-SLR, ``nu = inf``: log probability that token ``l`` is the argmax of independent
+    ``N(omega_{k,l}, V_k)``. ``-inf`` on padded tokens.
+    """
+    if config.variant == "spiked":
+        return jax.nn.log_softmax(jnp.where(mask, config.c_nu * omega_k, -jnp.inf), where=mask)
+    gaps = (omega_k[:, None] - omega_k[None, :]) / jnp.sqrt(V_k)
+    others = mask[None, :] & ~jnp.eye(omega_k.size, dtype=bool)
+    log_cdf = jnp.where(others[None], jax.scipy.special.log_ndtr(gaps[None] + HERMITE_NODES[:, None, None]), 0.0)
+    log_weights = jnp.log(HERMITE_WEIGHTS / math.sqrt(2 * math.pi))
+    log_post = jax.scipy.special.logsumexp(log_weights[:, None] + jnp.sum(log_cdf, axis=-1), axis=0)
+    return jnp.where(mask, log_post, -jnp.inf)
+
+
+def _log_partition(omega: jax.Array, y, mask, q: jax.Array, config: SLRConfig) -> jax.Array:
+    """``log Z_out(y, omega, 1 - q)`` of one sample, ``omega`` of shape ``(Lbar, 2)``."""
+    V = 1.0 - q
+    variance = config.Delta + V[1]
+    log_gauss = -0.5 * (y - omega[:, 1]) ** 2 / variance - 0.5 * jnp.log(2 * math.pi * variance)
+    if config.variant == "spiked":
+        length = jnp.sum(mask)
+        log_tilt = config.c_nu * omega[:, 0] - 0.5 * config.nu * q[0] - jnp.log(length)
+    else:
+        log_tilt = location_log_posterior(config, omega[:, 0], V[0], mask)
+    return jax.scipy.special.logsumexp(jnp.where(mask, log_tilt + log_gauss, -jnp.inf))
+
+
+def _update(q: jax.Array, draws: ChannelDraws, config: SLRConfig, alpha) -> jax.Array:
+    """One application of the state-evolution map ``q -> qhat / (1 + qhat)``."""
+    omega = student_fields(draws, q, q)
+    score = jax.vmap(jax.grad(_log_partition), in_axes=(0, 0, 0, None, None))(omega, draws.y, draws.mask, q, config)
+    qhat = alpha * jnp.mean(jnp.sum(score**2 * draws.mask[..., None], axis=1), axis=0)
+    return jnp.minimum(qhat / (1.0 + qhat), Q_CEILING)
+
+
+def _errors(q: jax.Array, draws: ChannelDraws, config: SLRConfig, key: jax.Array) -> dict[str, jax.Array]:
+    """Test errors at overlaps ``q``, by Monte Carlo over the channel draws.
+
+    ``bayes``: of ``E[y | X, data] = sum_l P(eps = l | X, data) omega_{l,v}`` (uses the test
+    tokens' likelihood), as the mean of ``(y - yhat)^2 - Delta`` (small variance when
+    ``yhat`` is close to ``y``), with ``nishimori_gap`` = ``E[yhat^2] - E[y yhat]``. ``posterior_mean_f_excess``: how much worse the posterior
+    mean of ``sum_l softmax(c_nu chi)_l z_l`` given the training set only (MODEL.md
+    section 5) does; zero for max-SLR, where the tokens carry no information on ``k*``.
+    """
+    omega = student_fields(draws, q, q)
+    V = 1.0 - q
+    log_post = jax.vmap(location_log_posterior, in_axes=(None, 0, None, 0))(config, omega[..., 0], V[0], draws.mask)
+    yhat = jnp.sum(jnp.where(draws.mask, jnp.exp(log_post), 0.0) * omega[..., 1], axis=-1)
+    square_errors = (draws.y - yhat) ** 2 - config.Delta
+    result = {
+        "bayes": jnp.mean(square_errors),
+        "bayes_stderr": jnp.std(square_errors) / math.sqrt(yhat.size),
+        "nishimori_gap": jnp.mean(yhat**2) - jnp.mean(draws.y * yhat),
+        "nishimori_gap_stderr": jnp.std(yhat**2 - draws.y * yhat) / math.sqrt(yhat.size),
+    }
+    if config.variant == "spiked":
+        noise = jax.random.normal(key, (2, INNER_SAMPLES) + omega.shape[:2])
+        scores = omega[..., 0] + jnp.sqrt(V[0]) * noise
+        weights = jnp.mean(jax.nn.softmax(jnp.where(draws.mask, config.c_nu * scores, -jnp.inf),
+                                          axis=-1, where=draws.mask), axis=1)
+        predictions = jnp.sum(jnp.where(draws.mask, weights, 0.0) * omega[..., 1], axis=-1)
+        # yhat = E[y | omega], so its error exceeds the Bayes one by E[(yhat - prediction)^2];
+        # two independent inner estimates make the product unbiased for the square.
+        result["posterior_mean_f_excess"] = jnp.mean((yhat - predictions[0]) * (yhat - predictions[1]))
+    else:
+        result["posterior_mean_f_excess"] = jnp.zeros(())
+    return result
+
+
+@functools.partial(jax.jit, static_argnames=("config", "max_iter"))
+def _solve(draws, start, config, alpha, damping, tol, max_iter, key):
+    result = damped_fixed_point(lambda q: _update(q, draws, config, alpha), start, damping=damping, tol=tol,
+                                max_iter=max_iter)
+    return result, _errors(result.x, draws, config, key)
+
+
+def bayes_replica_point(
+    config: SLRConfig,
+    *,
+    alpha: float,
+    init: str = "uninformed",
+    mc_samples: int = 16384,
+    seed: int = 0,
+    damping: float = 0.5,
+    tol: float = 1e-9,
+    max_iter: int = 2000,
+) -> TheoryPoint:
+    """Solve the Bayes-optimal state evolution at one ``alpha``.
+
+    Parameters
+    ----------
+    config : SLRConfig
+        Spiked (any ``nu``) or max with ``nu = inf``; ``D`` is ignored.
+    alpha : float
+        Samples per dimension, ``> 0``.
+    init : {"informed", "uninformed"}
+        Start at ``q = 1 - 1e-3`` (near the teacher) or ``q = 1e-3``.
+    mc_samples, seed : number and seed of the channel draws (common random numbers).
+    damping, tol, max_iter : of the damped iteration.
+
+    Returns
+    -------
+    TheoryPoint
+        ``test_error`` is the Bayes-optimal error (by quadrature for spiked, by Monte Carlo
+        with ``test_error_stderr`` for max); ``diagnostics`` also hold the error of
+        the training-set posterior mean of ``f`` (``posterior_mean_f_error``) and the
+        Nishimori gap with its standard error.
+    """
+    config = check_bayes_config(config)
+    alpha = check_real("alpha", alpha, minimum=0.0, strict=True)
+    init, mc_samples, damping, max_iter = check_solver_options(init, mc_samples, damping, max_iter)
+    key_draws, key_inner = jax.random.split(jax.random.PRNGKey(seed))
+    draws = draw_channel(key_draws, config, mc_samples)
+    start = jnp.full(2, 1.0 - 1e-3 if init == "informed" else 1e-3)
+    result, errors = _solve(draws, start, config, alpha, damping, tol, max_iter, key_inner)
+    q_k, q_v = (float(x) for x in result.x)
+    errors = {name: float(value) for name, value in errors.items()}
+    if config.variant == "spiked":
+        # E[y|X,data] is softmax attention with key overlaps (c q_k, c^2 q_k) and value (q_v, q_v):
+        # MODEL.md section 4 by quadrature, free of the Monte Carlo error of the draws.
+        errors["monte_carlo"] = errors["bayes"]
+        errors["bayes"] = population_error("softmax", config, config.c_nu * q_k, config.nu * q_k, q_v, q_v)
+        errors["bayes_stderr"] = 0.0
+    finite = all(math.isfinite(x) for x in (q_k, q_v, errors["bayes"]))
+    return TheoryPoint(
+        alpha=alpha,
+        estimator="bayes",
+        test_error=errors["bayes"],
+        overlaps={"q_k": q_k, "q_v": q_v},
+        converged=bool(result.converged) and finite,
+        init=init,
+        diagnostics={
+            "residual": float(result.residual),
+            "iterations": int(result.iterations),
+            "posterior_mean_f_error": errors["bayes"] + errors["posterior_mean_f_excess"],
+            "test_error_stderr": errors["bayes_stderr"],
+            "monte_carlo_error": errors.get("monte_carlo", errors["bayes"]),
+            "nishimori_gap": errors["nishimori_gap"],
+            "nishimori_gap_stderr": errors["nishimori_gap_stderr"],
+            "mc_samples": mc_samples,
+        },
+    )

@@ -1,0 +1,260 @@
+"""Replica-symmetric equations for ridge-regularised square-loss ERM of attention (docs/theory.md).
+
+Six order parameters, ``(m_a, q_a, V_a)`` for ``a in {k, v}`` (cross overlaps vanish by
+the ``v* -> -v*`` reflection symmetry), plus the erf offset ``c``. The ridge side is
+closed form; the channel side is a Monte Carlo average, over fixed draws, of the
+per-sample proximal problem over the ``L x 2`` matrix of student projections (value
+projections in closed form, key projections by a batched Newton method with a
+Gershgorin shift and backtracking). Derivatives of the proximal map
+come from the implicit function theorem at the solution.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from bayes_slr.attention.activations import attention_weights, check_activation
+from bayes_slr.errors import check_real
+from bayes_slr.models.spec import SLRConfig
+from bayes_slr.theory.channel import ChannelDraws, draw_channel, student_fields
+from bayes_slr.theory.fixed_point import damped_fixed_point
+from bayes_slr.theory.population import population_error
+from bayes_slr.theory.result import TheoryPoint, check_solver_options
+
+NEWTON_STEPS = 12
+BACKTRACK_STEPS = 20
+VHAT_FLOOR = 1e-3
+
+
+class ERMOrderParameters(NamedTuple):
+    """Order parameters of the ERM fixed point, each ``(2,)`` ordered ``(k, v)``, and the erf offset.
+
+    Attributes
+    ----------
+    m : overlaps with the teacher, ``k.k*/D`` and ``v.v*/D``.
+    q : self-overlaps ``|k|^2/D`` and ``|v|^2/D``.
+    V : susceptibilities (the ridge-side variances of the proximal problem).
+    c : erf offset (0 and unused for the other activations).
+    """
+
+    m: jax.Array
+    q: jax.Array
+    V: jax.Array
+    c: jax.Array
+
+
+def _sample_loss(h: jax.Array, c: jax.Array, y: jax.Array, mask: jax.Array, activation: str) -> jax.Array:
+    """Square loss of one sample for student projections ``h`` of shape ``(Lbar, 2)``."""
+    weights = attention_weights(activation, h[:, 0], mask, c)
+    return 0.5 * (y - jnp.sum(weights * h[:, 1])) ** 2
+
+
+def _prox_objective(z: jax.Array, y, omega, inv_V, mask, activation: str) -> jax.Array:
+    """Proximal objective of ``z = (h.ravel(), c)``: loss plus ``sum (h - omega)^2 / (2 V)``."""
+    h = z[:-1].reshape(omega.shape)
+    return _sample_loss(h, z[-1], y, mask, activation) + 0.5 * jnp.sum((h - omega) ** 2 * inv_V)
+
+
+def _value_projections(h_k, y, omega, V, mask, activation: str, c) -> tuple[jax.Array, jax.Array]:
+    """Minimise the proximal objective over the value projections in closed form.
+
+    The loss is quadratic in ``h_v`` given ``h_k``: with ``a = s(h_k)``,
+    ``h_v = omega_v + V_v r a`` and ``r = (y - a.omega_v) / (1 + V_v |a|^2)``; the
+    minimum is ``(y - a.omega_v)^2 / (2 (1 + V_v |a|^2))``. Returns ``(h_v, minimum)``.
+    """
+    weights = attention_weights(activation, h_k, mask, c)
+    spread = 1.0 + V[1] * jnp.sum(weights**2)
+    residual = (y - jnp.sum(weights * omega[:, 1])) / spread
+    return omega[:, 1] + V[1] * residual * weights, 0.5 * residual**2 * spread
+
+
+class ProxSolution(NamedTuple):
+    """Per-sample output of the proximal solve (leading axis: samples)."""
+
+    f_out: jax.Array        # (Lbar, 2): (hhat - omega) / V
+    df_out: jax.Array       # (Lbar, 2): diagonal of d f_out / d omega
+    grad_c: jax.Array       # (): d(Moreau envelope)/dc
+    curv_c: jax.Array       # (): d^2(Moreau envelope)/dc^2 (Schur complement)
+    stationarity: jax.Array  # (): max |gradient| at the solution, times V_k
+    min_curvature: jax.Array  # (): smallest eigenvalue of the full Hessian at the solution, times max V
+
+
+def _newton_direction(g: jax.Array, hessian: jax.Array) -> jax.Array:
+    """Newton direction, or a Gershgorin-shifted one where the Hessian is not positive definite."""
+    factor = jnp.linalg.cholesky(hessian)
+    newton = jax.scipy.linalg.cho_solve((factor, True), -g[:, None])[:, 0]
+    radius = jnp.sum(jnp.abs(hessian), axis=1) - jnp.abs(jnp.diag(hessian))
+    shift = jnp.maximum(0.0, jnp.max(radius - jnp.diag(hessian))) + 1e-3 * jnp.max(jnp.abs(jnp.diag(hessian)))
+    shifted = jnp.linalg.solve(hessian + shift * jnp.eye(g.size), -g)
+    return jnp.where(jnp.all(jnp.isfinite(newton)), newton, shifted)
+
+
+def _solve_prox(y, omega, mask, V, c, activation: str) -> ProxSolution:
+    """Minimise the proximal objective of one sample (``c`` fixed), starting at ``omega``.
+
+    Newton's method on the key projections ``h_k`` (the value projections are
+    eliminated in closed form), with a backtracking search over step sizes.
+    """
+    def reduced(h_k: jax.Array) -> jax.Array:
+        _, loss = _value_projections(h_k, y, omega, V, mask, activation, c)
+        return loss + 0.5 * jnp.sum((h_k - omega[:, 0]) ** 2) / V[0]
+
+    gradient, hessian = jax.grad(reduced), jax.hessian(reduced)
+    scales = 0.5 ** jnp.arange(BACKTRACK_STEPS)
+
+    def newton_step(h_k: jax.Array, _: None) -> tuple[jax.Array, None]:
+        direction = _newton_direction(gradient(h_k), hessian(h_k))
+        trial = jax.vmap(lambda t: reduced(h_k + t * direction))(scales)
+        best = jnp.argmin(trial)
+        return jnp.where(trial[best] < reduced(h_k), h_k + scales[best] * direction, h_k), None
+
+    h_k, _ = jax.lax.scan(newton_step, omega[:, 0], None, length=NEWTON_STEPS)
+    h_v, _ = _value_projections(h_k, y, omega, V, mask, activation, c)
+    inv_V = jnp.broadcast_to(1.0 / V, omega.shape)
+    objective = functools.partial(_prox_objective, y=y, omega=omega, inv_V=inv_V, mask=mask, activation=activation)
+    z = jnp.concatenate([jnp.stack([h_k, h_v], axis=-1).ravel(), jnp.atleast_1d(c)])
+    size = omega.size
+    full_hessian = jax.hessian(objective)(z)
+    h_hess, hc, cc = full_hessian[:size, :size], full_hessian[:size, -1], full_hessian[-1, -1]
+    h_inv = jnp.linalg.inv(h_hess)
+    inv_V_flat = inv_V.ravel()
+    f_out = ((z[:size] - omega.ravel()) * inv_V_flat).reshape(omega.shape)
+    df_out = (inv_V_flat * (jnp.diag(h_inv) * inv_V_flat - 1.0)).reshape(omega.shape)
+    return ProxSolution(
+        f_out=f_out,
+        df_out=df_out,
+        grad_c=jax.grad(objective)(z)[-1],
+        curv_c=cc - hc @ h_inv @ hc,
+        stationarity=jnp.max(jnp.abs(gradient(h_k))) * V[0],
+        min_curvature=jnp.min(jnp.linalg.eigvalsh(h_hess)) * jnp.max(V),
+    )
+
+
+def _channel_average(params: ERMOrderParameters, draws: ChannelDraws, activation: str) -> ProxSolution:
+    """Proximal solutions for every draw at the fields of ``params``."""
+    omega = student_fields(draws, params.m, params.q)
+    solve = jax.vmap(_solve_prox, in_axes=(0, 0, 0, None, None, None))
+    return solve(draws.y, omega, draws.mask, params.V, params.c, activation)
+
+
+def _update(params: ERMOrderParameters, draws: ChannelDraws, activation: str, alpha, lam) -> ERMOrderParameters:
+    """One application of the replica map: channel averages, then the ridge side."""
+    sol = _channel_average(params, draws, activation)
+    qhat = alpha * jnp.mean(jnp.sum(sol.f_out**2, axis=1), axis=0)
+    Vhat = -alpha * jnp.mean(jnp.sum(sol.df_out, axis=1), axis=0)
+    mhat = alpha * jnp.mean(jnp.sum(sol.f_out * draws.h_star, axis=1), axis=0) + params.m * Vhat
+    # A non-convex proximal problem far from the fixed point can give Vhat < -lam; the
+    # floor keeps the transient iterates physical (V > 0) and is inactive at a fixed point
+    # with lam + Vhat > VHAT_FLOOR * alpha (a point where it is active is not converged).
+    V = 1.0 / jnp.maximum(lam + Vhat, VHAT_FLOOR * alpha)
+    m = mhat * V
+    q = (mhat**2 + qhat) * V**2
+    if activation == "erf":
+        c = params.c - jnp.mean(sol.grad_c) / jnp.mean(sol.curv_c)
+    else:
+        c = params.c
+    return ERMOrderParameters(m, q, V, c)
+
+
+@functools.partial(jax.jit, static_argnames=("activation", "max_iter"))
+def _solve(draws, start, activation, alpha, lam, damping, tol, max_iter):
+    result = damped_fixed_point(
+        lambda p: _update(p, draws, activation, alpha, lam), start, damping=damping, tol=tol, max_iter=max_iter
+    )
+    sol = _channel_average(result.x, draws, activation)
+    diagnostics = {
+        "prox_max_stationarity": jnp.max(sol.stationarity),
+        "prox_min_curvature": jnp.min(sol.min_curvature),
+    }
+    return result, diagnostics
+
+
+def _start(init: str, alpha: float, lam: float) -> ERMOrderParameters:
+    """Starting order parameters: at the teacher (informed) or nearly orthogonal to it."""
+    V = jnp.full(2, 1.0 / (lam + alpha))
+    if init == "informed":
+        return ERMOrderParameters(jnp.ones(2), jnp.full(2, 1.0 + 1e-3), V, jnp.asarray(0.0))
+    return ERMOrderParameters(jnp.full(2, 1e-2), jnp.ones(2), V, jnp.asarray(0.0))
+
+
+def erm_replica_point(
+    config: SLRConfig,
+    activation: str,
+    *,
+    alpha: float,
+    lam: float,
+    init: str = "uninformed",
+    mc_samples: int = 8192,
+    seed: int = 0,
+    damping: float = 0.5,
+    tol: float = 1e-7,
+    max_iter: int = 500,
+) -> TheoryPoint:
+    """Solve the replica-symmetric ERM equations at one ``alpha`` and report the test error.
+
+    Parameters
+    ----------
+    config : SLRConfig
+        The task (``D`` is ignored).
+    activation : one of ``ACTIVATIONS``.
+    alpha : float
+        Samples per dimension ``N / D``, ``> 0``.
+    lam : float
+        Ridge strength, ``>= 0``.
+    init : {"informed", "uninformed"}
+        Start of the iteration: at the teacher, or with overlaps ``0.01``.
+    mc_samples : int
+        Number of channel draws (common random numbers), ``>= 2``.
+    seed : int
+        Seed of the channel draws.
+    damping, tol, max_iter :
+        Of the damped fixed-point iteration (see :func:`damped_fixed_point`).
+
+    Returns
+    -------
+    TheoryPoint
+        ``test_error`` is MODEL.md section 4 at the fixed-point overlaps; ``converged`` is
+        False if the iteration did not reach ``tol`` or a proximal problem was left
+        unsolved (then ``test_error`` is still reported but must not be trusted).
+    """
+    activation = check_activation(activation)
+    alpha = check_real("alpha", alpha, minimum=0.0, strict=True)
+    lam = check_real("lam", lam, minimum=0.0)
+    init, mc_samples, damping, max_iter = check_solver_options(init, mc_samples, damping, max_iter)
+    draws = draw_channel(jax.random.PRNGKey(seed), config, mc_samples)
+    result, diagnostics = _solve(draws, _start(init, alpha, lam), activation, alpha, lam, damping, tol, max_iter)
+    params = result.x
+    m_k, m_v = (float(x) for x in params.m)
+    q_k, q_v = (float(x) for x in params.q)
+    V_k, V_v = (float(x) for x in params.V)
+    c = float(params.c)
+    stationarity = float(diagnostics["prox_max_stationarity"])
+    curvature = float(diagnostics["prox_min_curvature"])
+    finite = all(math.isfinite(x) for x in (m_k, q_k, V_k, m_v, q_v, V_v, c))
+    floor_active = max(V_k, V_v) * VHAT_FLOOR * alpha > 1.0 - 1e-9
+    converged = bool(result.converged) and finite and stationarity < 1e-6 and curvature > 0 and not floor_active
+    error = float(population_error(activation, config, m_k, q_k, m_v, q_v, c)) if finite else math.nan
+    overlaps = {"m_k": m_k, "q_k": q_k, "V_k": V_k, "m_v": m_v, "q_v": q_v, "V_v": V_v}
+    if activation == "erf":
+        overlaps["c"] = c
+    return TheoryPoint(
+        alpha=alpha,
+        estimator=activation,
+        test_error=error,
+        overlaps=overlaps,
+        converged=converged,
+        init=init,
+        diagnostics={
+            "residual": float(result.residual),
+            "iterations": int(result.iterations),
+            "prox_max_stationarity": stationarity,
+            "prox_min_curvature": curvature,
+            "mc_samples": mc_samples,
+            "lam": lam,
+        },
+    )

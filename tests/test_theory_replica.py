@@ -1,0 +1,168 @@
+"""Checks of the replica-symmetric theory (bayes_slr.theory.replica_*) against independent routes."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from bayes_slr.attention.erm import erm_experiment
+from bayes_slr.cli.main import main
+from bayes_slr.errors import ConfigError
+from bayes_slr.models.spec import LengthLaw, SLRConfig
+from bayes_slr.theory.bayes import bayes_error_exact
+from bayes_slr.theory.optimum import optimal_population_error
+from bayes_slr.theory.replica_bayes import bayes_replica_point
+from bayes_slr.theory.replica_erm import erm_replica_point
+
+SPIKED = SLRConfig("spiked", 1, LengthLaw.fixed(3), 2.0)
+MAX_INF = SLRConfig("max", 1, LengthLaw.fixed(3), math.inf)
+SAMPLES = 2048
+
+
+@pytest.fixture(scope="module")
+def spiked_bayes_curve() -> dict[float, object]:
+    return {alpha: bayes_replica_point(SPIKED, alpha=alpha, mc_samples=SAMPLES) for alpha in (1e-3, 1.0, 16.0, 64.0, 256.0)}
+
+
+def test_bayes_spiked_tends_to_population_bayes_error_from_above(spiked_bayes_curve):
+    """alpha -> inf: the known-direction Bayes error (MODEL.md section 2) is a lower bound and the limit.
+
+    The excess over it is O(1/alpha) (q -> 1 like 1 - O(1/alpha)): from alpha = 64 to 256
+    it must shrink by well over half (asymptotically by 4), and stay >= 0 up to the
+    quadrature bound of the population value.
+    """
+    population = bayes_error_exact(SPIKED)
+    excess = {a: p.test_error - population.value for a, p in spiked_bayes_curve.items()}
+    assert all(p.converged for p in spiked_bayes_curve.values())
+    assert excess[256.0] >= -population.error_bound - 1e-7
+    assert 0 <= excess[256.0] < 0.5 * excess[64.0]
+
+
+def test_bayes_spiked_decreases_with_alpha_and_starts_at_one(spiked_bayes_curve):
+    """More data never hurts the Bayes-optimal estimator; alpha -> 0 gives the prior-predictive error 1."""
+    errors = [spiked_bayes_curve[a].test_error for a in sorted(spiked_bayes_curve)]
+    assert all(b < a for a, b in zip(errors, errors[1:]))
+    assert 0.99 < errors[0] <= 1.0
+
+
+def test_bayes_nishimori_identity_and_posterior_mean_excess(spiked_bayes_curve):
+    """E[yhat^2] = E[y yhat] for yhat = E[y | X, data], to Monte Carlo precision (4 standard errors).
+
+    The training-set posterior mean of f (MODEL.md section 5) cannot beat E[y | X, data]:
+    its excess is a mean square (up to the inner Monte Carlo error, 1e-3 here).
+    """
+    for point in spiked_bayes_curve.values():
+        d = point.diagnostics
+        assert abs(d["nishimori_gap"]) < 4 * d["nishimori_gap_stderr"] + 1e-12
+        assert d["posterior_mean_f_error"] >= point.test_error - 1e-3
+        # quadrature (MODEL.md section 4) and Monte Carlo evaluations of the same error agree
+        assert abs(d["monte_carlo_error"] - point.test_error) < 4 * d["nishimori_gap_stderr"] + 4 / math.sqrt(SAMPLES)
+        assert d["test_error_stderr"] == 0.0  # spiked: quadrature
+
+
+@pytest.mark.slow
+def test_bayes_max_inf_tends_to_zero_and_both_starts_agree():
+    """max-SLR, nu = inf: the population Bayes error is 0 and is reached like 1/alpha.
+
+    At L = 3 the informed and uninformed starts reach the same fixed point (no hard phase).
+    """
+    points = {alpha: bayes_replica_point(MAX_INF, alpha=alpha, mc_samples=512) for alpha in (4.0, 64.0)}
+    informed = bayes_replica_point(MAX_INF, alpha=4.0, mc_samples=512, init="informed")
+    assert bayes_error_exact(MAX_INF).value == 0.0
+    assert all(p.converged for p in points.values())
+    assert abs(informed.overlaps["q_k"] - points[4.0].overlaps["q_k"]) < 1e-6
+    for p in points.values():
+        assert abs(p.diagnostics["nishimori_gap"]) < 4 * p.diagnostics["nishimori_gap_stderr"]
+    assert 0 < points[64.0].overlaps["q_k"] - points[4.0].overlaps["q_k"]
+    small, large = points[4.0], points[64.0]
+    assert large.test_error + 4 * large.diagnostics["test_error_stderr"] < small.test_error / 4
+    assert large.test_error > -4 * large.diagnostics["test_error_stderr"]
+
+
+def test_erm_small_alpha_gives_error_one_linearly():
+    """Ridge ERM with lam > 0: every hat variable is O(alpha), so 1 - E = O(alpha) -> 0.
+
+    Halving alpha must halve ``1 - E`` (ratio 2 up to O(alpha) corrections: within 10%).
+    """
+    gaps = {a: 1.0 - erm_replica_point(SPIKED, "softmax", alpha=a, lam=1.0, mc_samples=512).test_error
+            for a in (1e-3, 5e-4)}
+    assert 0 < gaps[5e-4] < gaps[1e-3] < 0.05
+    assert gaps[1e-3] / gaps[5e-4] == pytest.approx(2.0, rel=0.1)
+
+
+@pytest.mark.slow
+def test_erm_softmax_tends_to_population_optimum(full_size):
+    """alpha -> inf at small lam: ERM tends to the activation's population optimum (MODEL.md section 4).
+
+    For spiked SLR the softmax optimum is the Bayes error. The excess is O(1/alpha): from
+    alpha = 64 to 256 it must shrink by more than half (asymptotically by 4) and stay
+    positive (an ERM cannot beat the population optimum, up to the theory's Monte Carlo
+    error, about 1/sqrt(mc_samples) relative on the O(1) excess scale of the draws).
+    """
+    mc = 4096 if full_size else 1024
+    optimum = optimal_population_error("softmax", SPIKED).error
+    excess = {a: erm_replica_point(SPIKED, "softmax", alpha=a, lam=0.01, mc_samples=mc).test_error - optimum
+              for a in (64.0, 256.0)}
+    assert 0 < excess[256.0] < 0.5 * excess[64.0]
+
+
+@pytest.mark.slow
+def test_erm_softmax_theory_matches_simulation(full_size):
+    """Softmax ERM, spiked nu = 2, L = 3, alpha = 4, lam = 0.1: RS theory vs L-BFGS at finite D.
+
+    Tolerance: 4 standard errors of the simulated mean (spread over seeds, which contains
+    the finite-D fluctuation, floored by the test-set Monte Carlo error) plus 4 standard
+    errors of the theory's own Monte Carlo (about 1/sqrt(mc_samples) on an O(1) error).
+    The finite-D bias is not bounded separately; it showed up below one standard error
+    at D = 200 (docs/theory.md).
+    """
+    D, seeds, mc = (400, 8, 8192) if full_size else (150, 4, 1024)
+    config = SPIKED.replace(D=D)
+    theory = erm_replica_point(config, "softmax", alpha=4.0, lam=0.1, mc_samples=mc)
+    simulation = erm_experiment(config, "softmax", alpha=4.0, lam=0.1, seeds=seeds, N_test=10_000)
+    assert theory.converged
+    assert all(r["converged"] for r in simulation.per_seed)
+    tolerance = 4 * simulation.stderr + 4 / math.sqrt(mc)
+    assert abs(theory.test_error - simulation.test_error) < tolerance
+    mean_m_k = np.mean([r["overlaps"]["m_k"] for r in simulation.per_seed])
+    assert abs(theory.overlaps["m_k"] - mean_m_k) < 4 * np.std([r["overlaps"]["m_k"] for r in simulation.per_seed]) + 0.1
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(alpha=0.0, lam=0.1), dict(alpha=1.0, lam=-1.0), dict(alpha=1.0, lam=0.1, activation="relu")],
+)
+def test_bad_input_is_a_config_error(kwargs):
+    kwargs = {"activation": "softmax", **kwargs}
+    with pytest.raises(ConfigError):
+        erm_replica_point(SPIKED, kwargs.pop("activation"), **kwargs)
+
+
+def test_bayes_refuses_max_with_finite_nu():
+    with pytest.raises(ConfigError, match="nu = inf only"):
+        bayes_replica_point(MAX_INF.replace(nu=2.0), alpha=1.0)
+
+
+def test_cli_json_and_resume(tmp_path, capsys):
+    """--json prints config and rows; a second run with --out reads the finished points back."""
+    argv = ["theory", "--nu", "2", "--L", "3", "--activation", "--alpha", "4", "--bayes", "--mc-samples", "256",
+            "--json", "--out", str(tmp_path / "run")]
+    assert main(argv) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert {r["init"] for r in first["rows"]} == {"informed", "uninformed"}
+    assert all(r["estimator"] == "bayes" and r["alpha"] == 4.0 for r in first["rows"])
+    assert main(argv) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert second["rows"] == first["rows"]
+    assert len((tmp_path / "run" / "theory.jsonl").read_text().splitlines()) == 2
+
+
+@pytest.mark.parametrize("bad", [["--alpha", "0"], ["--lam", "-0.5"], ["--activation", "relu"]])
+def test_cli_bad_input_exits_2_without_output(tmp_path, capsys, bad):
+    out = tmp_path / "run"
+    assert main(["theory", "--out", str(out), "--plot", str(tmp_path / "p.png"), *bad]) == 2
+    assert "bayes-slr theory: error:" in capsys.readouterr().err
+    assert not out.exists() and not (tmp_path / "p.png").exists()
