@@ -19,7 +19,7 @@ demo: $(STAMP)
 	$(BIN)/bayes-slr simulate --variant spiked --D 64 --L 5 --nu 2 --Delta 0.1 --N 1000 --seed 0 --json
 
 test: $(STAMP)
-	$(BIN)/python -m pytest --nbmake tests notebooks
+	$(BIN)/python -m pytest -n 2 --dist loadfile --nbmake tests notebooks
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -110,3 +110,30 @@ def test_marginal_model_runs_under_numpyro_trace():
 
     trace = handlers.trace(handlers.seed(slr_model_marginal, 0)).get_trace(config, batch.X, batch.lengths, batch.y)
     assert set(trace) == {"k", "v", "tokens", "location_and_y"}
+
+
+@pytest.mark.parametrize("config", [CONFIGS[1], CONFIGS[3]], ids=["spiked", "max"])
+def test_infer_discrete_recovers_the_location_posterior(config):
+    """Draws of ``eps`` from infer_discrete (temperature 1) are calibrated against the exact
+    posterior softmax(location_joint_log_weights); temperature 0 returns its argmax."""
+    from numpyro import handlers
+    from numpyro.contrib.funsor import config_enumerate, infer_discrete
+
+    from bayes_slr.models.numpyro_models import ENUM_DIM, location_joint_log_weights
+
+    teacher = draw_teacher(jax.random.PRNGKey(20), D)
+    batch = simulate(jax.random.PRNGKey(21), config, teacher, 600)
+    exact = np.asarray(jax.nn.softmax(location_joint_log_weights(batch.X, batch.lengths, batch.y, *teacher, config), -1))
+    model = handlers.condition(slr_model_enumerated, {"k": teacher.k_star, "v": teacher.v_star})
+
+    def draw(temperature):
+        sampler = infer_discrete(config_enumerate(model), first_available_dim=ENUM_DIM, temperature=temperature,
+                                 rng_key=jax.random.PRNGKey(22))
+        trace = handlers.trace(sampler).get_trace(config, batch.lengths, X=batch.X, y=batch.y)
+        return np.asarray(trace["eps"]["value"])
+
+    hits = np.asarray(jax.nn.one_hot(draw(1), config.Lbar))
+    z_positions = (hits - exact).sum(0) / np.sqrt((exact * (1 - exact)).sum(0) + 1e-300)
+    assert np.all(np.abs(z_positions[(exact * (1 - exact)).sum(0) > 0]) < 4.5)
+    assert np.all(exact[np.arange(600), draw(1)] > 0)  # never a padded or impossible token
+    np.testing.assert_array_equal(draw(0), exact.argmax(1))

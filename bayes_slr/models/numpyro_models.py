@@ -30,6 +30,10 @@ from bayes_slr.models.simulate import token_mask
 from bayes_slr.models.spec import SLRConfig
 
 ENUM_DIM = -2  # first dimension free for enumerating the location (the data plate is -1)
+# Logit of an impossible location (padding; non-argmax tokens at nu = inf): exp() of it is
+# exactly 0 in float64, so densities are unchanged, but it stays finite, which
+# infer_discrete's sampling (temperature 1) requires.
+IMPOSSIBLE_LOGIT = -1e4
 
 
 def _check_likelihood_config(config: SLRConfig) -> None:
@@ -128,9 +132,9 @@ def slr_model_enumerated(
     k, v = _sample_directions(D)
     with numpyro.plate("data", N, dim=-1):
         if config.variant == "spiked":
-            location_probs = mask / lengths[:, None]
+            location_logits = jnp.where(mask, -jnp.log(lengths)[:, None], IMPOSSIBLE_LOGIT)
             eps = numpyro.sample(
-                "eps", dist.Categorical(probs=location_probs), infer={"enumerate": "parallel"}
+                "eps", dist.Categorical(logits=location_logits), infer={"enumerate": "parallel"}
             )
             spike = jax.nn.one_hot(eps, Lbar)[..., None] * (math.sqrt(config.nu) / math.sqrt(D)) * k
             token_law = dist.Normal(spike, 1.0).mask(mask[..., None]).to_event(2)
@@ -141,7 +145,7 @@ def slr_model_enumerated(
             X = X * mask[..., None]
             eps = numpyro.sample(
                 "eps",
-                dist.Categorical(probs=jnp.exp(location_log_weights(X, lengths, k, config))),
+                dist.Categorical(logits=jnp.maximum(location_log_weights(X, lengths, k, config), IMPOSSIBLE_LOGIT)),
                 infer={"enumerate": "parallel"},
             )
         z = X @ v / math.sqrt(D)
