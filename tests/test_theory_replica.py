@@ -131,6 +131,22 @@ def test_erm_softmax_theory_matches_simulation(full_size):
     assert abs(theory.overlaps["m_k"] - mean_m_k) < 4 * np.std([r["overlaps"]["m_k"] for r in simulation.per_seed]) + 0.1
 
 
+def test_erm_linear_rs_fixed_point_is_replica_symmetry_broken():
+    """Linear ERM at spiked nu = 2, L = 3, alpha = 4, lam = 0.1: the RS equations converge,
+    but to a point that violates the de Almeida-Thouless condition (replicon > 1).
+
+    That point (m_k ~ 0, q_k ~ 2.8, error ~ 9) disagrees with L-BFGS (error 1.2, m_k ~ 0.5)
+    and its RS training objective is below every minimum L-BFGS finds (docs/theory.md):
+    the instability is why. Tolerance: 4 times twice the per-draw standard error of the
+    replicon (twice: the fixed point itself moves with the draws, by about two standard
+    errors between 512 and 2048 draws).
+    """
+    point = erm_replica_point(SPIKED, "linear", alpha=4.0, lam=0.1, mc_samples=512)
+    assert point.converged
+    assert point.diagnostics["replicon"] - 1.0 > 8 * point.diagnostics["replicon_stderr"]
+    assert not point.diagnostics["rs_stable"]
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [dict(alpha=0.0, lam=0.1), dict(alpha=1.0, lam=-1.0), dict(alpha=1.0, lam=0.1, activation="relu")],

@@ -6,7 +6,9 @@ closed form; the channel side is a Monte Carlo average, over fixed draws, of the
 per-sample proximal problem over the ``L x 2`` matrix of student projections (value
 projections in closed form, key projections by a batched Newton method with a
 Gershgorin shift and backtracking). Derivatives of the proximal map
-come from the implicit function theorem at the solution.
+come from the implicit function theorem at the solution. Each point reports the
+replicon (de Almeida-Thouless) eigenvalue: above 1 the replica-symmetric fixed point is
+unstable and its numbers are not the ERM's (docs/theory.md, "What is verified").
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ class ProxSolution(NamedTuple):
 
     f_out: jax.Array        # (Lbar, 2): (hhat - omega) / V
     df_out: jax.Array       # (Lbar, 2): diagonal of d f_out / d omega
+    jacobian: jax.Array     # (2 Lbar, 2 Lbar): d f_out / d omega, indices (token, a) flattened
     grad_c: jax.Array       # (): d(Moreau envelope)/dc
     curv_c: jax.Array       # (): d^2(Moreau envelope)/dc^2 (Schur complement)
     stationarity: jax.Array  # (): max |gradient| at the solution, times V_k
@@ -124,10 +127,11 @@ def _solve_prox(y, omega, mask, V, c, activation: str) -> ProxSolution:
     h_inv = jnp.linalg.inv(h_hess)
     inv_V_flat = inv_V.ravel()
     f_out = ((z[:size] - omega.ravel()) * inv_V_flat).reshape(omega.shape)
-    df_out = (inv_V_flat * (jnp.diag(h_inv) * inv_V_flat - 1.0)).reshape(omega.shape)
+    jacobian = inv_V_flat[:, None] * (h_inv * inv_V_flat[None, :] - jnp.eye(size))
     return ProxSolution(
         f_out=f_out,
-        df_out=df_out,
+        df_out=jnp.diag(jacobian).reshape(omega.shape),
+        jacobian=jacobian,
         grad_c=jax.grad(objective)(z)[-1],
         curv_c=cc - hc @ h_inv @ hc,
         stationarity=jnp.max(jnp.abs(gradient(h_k))) * V[0],
@@ -161,15 +165,47 @@ def _update(params: ERMOrderParameters, draws: ChannelDraws, activation: str, al
     return ERMOrderParameters(m, q, V, c)
 
 
+def _replicon(params: ERMOrderParameters, sol: ProxSolution, alpha) -> tuple[jax.Array, jax.Array]:
+    """Largest replicon eigenvalue of the RS fixed point and its Monte Carlo standard error.
+
+    A replica-symmetry-breaking perturbation ``dq_{ab}`` (``a, b in {k, v}``) of the
+    off-diagonal overlaps is mapped, through the channel and the ridge side, to
+    ``T dq`` with ``T[(ab),(cd)] = alpha V_a V_b E[sum_{l,l'} J_{la,l'c} J_{lb,l'd}]``,
+    ``J = d f_out / d omega``; RS is stable iff every eigenvalue is below 1 (the
+    de Almeida-Thouless condition; for plain ridge regression ``alpha V^2/(1+V)^2``).
+    ``J = V^{-1} H^{-1} V^{-1} - V^{-1}`` is symmetric, so is the average ``K`` above, and
+    ``T = W K`` (``W = diag(V_a V_b)``) is similar to the symmetric ``W^{1/2} K W^{1/2}``:
+    its eigenvalues are real. The standard error is that of the per-draw contributions
+    ``e^T (W^{1/2} K_n W^{1/2}) e`` along its top unit eigenvector ``e`` (``K_n`` the term
+    of draw ``n``); it leaves out that the fixed point itself moves with the draws.
+    """
+    n, size = sol.jacobian.shape[:2]
+    J = sol.jacobian.reshape(n, size // 2, 2, size // 2, 2)
+    root_w = jnp.sqrt(params.V[:, None] * params.V[None, :]).ravel()
+    per_draw = alpha * jnp.einsum("nlamc,nlbmd->nabcd", J, J).reshape(n, 4, 4)
+    per_draw = per_draw * root_w[None, :, None] * root_w[None, None, :]
+    mean = jnp.mean(per_draw, axis=0)
+    eigenvalues, eigenvectors = jnp.linalg.eigh(0.5 * (mean + mean.T))
+    top = eigenvectors[:, -1]
+    contributions = jnp.einsum("i,nij,j->n", top, per_draw, top)
+    return eigenvalues[-1], jnp.std(contributions) / jnp.sqrt(n)
+
+
 @functools.partial(jax.jit, static_argnames=("activation", "max_iter"))
 def _solve(draws, start, activation, alpha, lam, damping, tol, max_iter):
     result = damped_fixed_point(
         lambda p: _update(p, draws, activation, alpha, lam), start, damping=damping, tol=tol, max_iter=max_iter
     )
     sol = _channel_average(result.x, draws, activation)
+    replicon, replicon_stderr = _replicon(result.x, sol, alpha)
+    fitted = student_fields(draws, result.x.m, result.x.q) + sol.f_out * result.x.V
+    losses = jax.vmap(_sample_loss, in_axes=(0, None, 0, 0, None))(fitted, result.x.c, draws.y, draws.mask, activation)
     diagnostics = {
+        "train_objective": jnp.mean(losses) + lam / (2 * alpha) * jnp.sum(result.x.q),
         "prox_max_stationarity": jnp.max(sol.stationarity),
         "prox_min_curvature": jnp.min(sol.min_curvature),
+        "replicon": replicon,
+        "replicon_stderr": replicon_stderr,
     }
     return result, diagnostics
 
@@ -221,6 +257,13 @@ def erm_replica_point(
         ``test_error`` is MODEL.md section 4 at the fixed-point overlaps; ``converged`` is
         False if the iteration did not reach ``tol`` or a proximal problem was left
         unsolved (then ``test_error`` is still reported but must not be trusted).
+        ``diagnostics["train_objective"]`` is the RS prediction of the per-sample training
+        objective of :func:`bayes_slr.attention.training.objective` (mean loss at the
+        proximal solutions plus ``lam (q_k + q_v) / (2 alpha)``).
+        ``diagnostics["replicon"]`` (with ``replicon_stderr``) is the de Almeida-Thouless
+        eigenvalue and ``diagnostics["rs_stable"]`` whether it is below 1: an unstable
+        replica-symmetric point is a converged solution of the RS equations that does
+        not describe ERM (docs/theory.md).
     """
     activation = check_activation(activation)
     alpha = check_real("alpha", alpha, minimum=0.0, strict=True)
@@ -235,6 +278,7 @@ def erm_replica_point(
     c = float(params.c)
     stationarity = float(diagnostics["prox_max_stationarity"])
     curvature = float(diagnostics["prox_min_curvature"])
+    replicon = float(diagnostics["replicon"])
     finite = all(math.isfinite(x) for x in (m_k, q_k, V_k, m_v, q_v, V_v, c))
     floor_active = max(V_k, V_v) * VHAT_FLOOR * alpha > 1.0 - 1e-9
     converged = bool(result.converged) and finite and stationarity < 1e-6 and curvature > 0 and not floor_active
@@ -254,6 +298,10 @@ def erm_replica_point(
             "iterations": int(result.iterations),
             "prox_max_stationarity": stationarity,
             "prox_min_curvature": curvature,
+            "train_objective": float(diagnostics["train_objective"]),
+            "replicon": replicon,
+            "replicon_stderr": float(diagnostics["replicon_stderr"]),
+            "rs_stable": replicon < 1.0,
             "mc_samples": mc_samples,
             "lam": lam,
         },
