@@ -16,7 +16,7 @@ $(STAMP): $(BIN)/python pyproject.toml constraints.txt
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/bayes-slr simulate --variant spiked --D 64 --L 5 --nu 2 --Delta 0.1 --N 1000 --seed 0 --json
+	$(BIN)/bayes-slr gap
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile --nbmake tests notebooks

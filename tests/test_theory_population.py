@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 from scipy import integrate, stats
+from scipy.optimize import minimize_scalar
 
 from bayes_slr import ConfigError, LengthLaw, SLRConfig
 from bayes_slr.attention.activations import ACTIVATIONS, attention_weights
@@ -179,3 +180,38 @@ def test_ordering_of_activations() -> None:
 def test_bad_input_raises_config_error(call, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         call()
+
+
+@pytest.mark.parametrize("m_k", [1.0, 3.0, 9.0])
+def test_shifted_softmax_argmax_route_matches_scipy_for_two_tokens(m_k: float) -> None:
+    """Softmax, aligned key, max-SLR ``nu = inf``, ``L = 2``: ``A = E[sigmoid(m |D|)]``, ``D ~ N(0, 2)``."""
+    cfg = SLRConfig("max", 8, LengthLaw.fixed(2), math.inf)
+    terms = terms_with_bounds("softmax", cfg, m_k, 0.0, 0.0)
+    expected, _ = integrate.quad(
+        lambda d: stats.norm.pdf(d, scale=math.sqrt(2.0)) / (1.0 + math.exp(-m_k * abs(d))),
+        -20.0, 20.0, points=[0.0], epsabs=1e-14, limit=200,
+    )
+    assert abs(terms.A - expected) <= terms.A_bound + 1e-12
+
+
+def test_shifted_softmax_argmax_route_matches_the_cumulative_route() -> None:
+    """Two quadratures of ``A`` (shifted variables vs cumulative panels with a vanishing ``r``) agree within their bounds."""
+    cfg, m_k = SLRConfig("max", 8, LengthLaw.uniform(6), math.inf), 2.5
+    shifted = terms_with_bounds("softmax", cfg, m_k, 0.0, 0.0)
+    cumulative = terms_with_bounds("softmax", cfg, m_k, 1e-9, 0.0)
+    assert abs(shifted.A - cumulative.A) <= shifted.A_bound + cumulative.A_bound + 1e-8
+
+
+def test_linear_optimum_on_max_slr_with_finite_nu_beats_a_scalar_search() -> None:
+    """The closed-form key of linear attention is the maximiser of ``A^2 / B`` found by SciPy's bounded search."""
+    cfg = SLRConfig("max", 8, LengthLaw.fixed(4), 1.5)
+    best = optimum("linear", cfg)
+
+    def error(m_k: float) -> float:
+        terms = terms_with_bounds("linear", cfg, m_k, 0.0, 0.0)
+        return 1.0 - terms.A**2 / terms.B
+
+    searched = minimize_scalar(error, bounds=(0.0, 5.0), method="bounded", options={"xatol": 1e-8})
+    assert best.error <= searched.fun + 1e-12
+    assert best.m_k == pytest.approx(searched.x, abs=1e-3)
+    assert best.q_k == pytest.approx(best.m_k**2, abs=1e-12)

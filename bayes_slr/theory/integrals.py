@@ -74,11 +74,24 @@ def _ladder(n: int) -> int:
     return 1 << max(4, math.ceil(math.log2(max(n, 1))))
 
 
+_COARSE: dict[int, tuple[Rule, Rule]] = {}
+
+
 def coarse(rule: Rule) -> Rule:
-    """The nested rule with every other node and twice the weights (a point rule stays)."""
+    """The nested rule with every other node and twice the weights (a point rule stays).
+
+    Memoised by identity: the rule builders below are cached, so a search asks for
+    the same few rules again and again (the cache holds the rule, so ids stay unique).
+    """
     if rule.nodes.shape[0] == 1:
         return rule
-    return Rule(rule.nodes[::2], 2.0 * rule.weights[::2])
+    known = _COARSE.get(id(rule))
+    if known is None or known[0] is not rule:
+        if len(_COARSE) > 512:
+            _COARSE.clear()
+        known = (rule, Rule(rule.nodes[::2], 2.0 * rule.weights[::2]))
+        _COARSE[id(rule)] = known
+    return known[1]
 
 
 Core = Callable[[str, tuple, tuple, tuple], jax.Array]
@@ -92,9 +105,9 @@ def fine_and_coarse(
     return jnp.stack([core(activation, params, fine_rules, laws), core(activation, params, coarse_rules, laws)])
 
 
-def as_arrays(*values: Any) -> tuple[jax.Array, ...]:
-    """Python numbers and NumPy arrays as float64 JAX arrays (jit arguments)."""
-    return tuple(jnp.asarray(value, dtype=float) for value in values)
+def as_arrays(*values: Any) -> tuple[np.ndarray, ...]:
+    """Python numbers and arrays as float64 NumPy arrays: jit arguments of one fixed type, cheap to build."""
+    return tuple(np.asarray(value, dtype=float) for value in values)
 
 
 def evaluate_levels(
@@ -111,6 +124,7 @@ def evaluate_levels(
     return np.asarray(fine_and_coarse(core, activation, as_arrays(*params), rules, coarse_rules, as_arrays(*laws)))
 
 
+@functools.lru_cache(maxsize=256)
 def uniform_rule(lo: float, hi: float, step: float = STEP) -> Rule:
     """Trapezoid rule on ``[lo, hi]`` with an odd node count and spacing ``<= step``.
 
@@ -129,8 +143,19 @@ def gaussian_rule(scale: float, *, point_if_zero: bool = False, step: float = ST
     ``scale == 0`` the rule is the single node 0.
     """
     if point_if_zero and scale == 0.0:
-        return Rule(jnp.zeros(1), jnp.ones(1))
-    half = _ladder(math.ceil(ZMAX * max(scale, 1.0) / step))
+        return _point_rule()
+    return _gaussian_nodes(_ladder(math.ceil(ZMAX * max(scale, 1.0) / step)))
+
+
+@functools.lru_cache(maxsize=None)
+def _point_rule() -> Rule:
+    """The one-node rule at 0 (a degenerate Gaussian)."""
+    return Rule(jnp.zeros(1), jnp.ones(1))
+
+
+@functools.lru_cache(maxsize=None)
+def _gaussian_nodes(half: int) -> Rule:
+    """Normalised Gaussian weights on ``2 half + 1`` equispaced nodes of ``[-ZMAX, ZMAX]``."""
     nodes = np.linspace(-ZMAX, ZMAX, 2 * half + 1)
     weights = np.exp(-0.5 * nodes**2)
     return Rule(jnp.asarray(nodes), jnp.asarray(weights / weights.sum()))
@@ -138,7 +163,12 @@ def gaussian_rule(scale: float, *, point_if_zero: bool = False, step: float = ST
 
 def panel_rule(lo: float, hi: float, width: float, order: int) -> PanelRule:
     """Composite Gauss-Legendre rule of ``order`` nodes per panel of width ``<= width``."""
-    panels = _ladder(math.ceil((hi - lo) / width))
+    return _panels(lo, hi, _ladder(math.ceil((hi - lo) / width)), order)
+
+
+@functools.lru_cache(maxsize=256)
+def _panels(lo: float, hi: float, panels: int, order: int) -> PanelRule:
+    """:func:`panel_rule` with its panel count (cached: a search asks for few distinct rules)."""
     edges = np.linspace(lo, hi, panels + 1)
     half = 0.5 * (edges[1] - edges[0])
     ref_nodes, ref_weights = legendre.leggauss(order)

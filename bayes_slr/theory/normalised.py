@@ -15,7 +15,9 @@ and tokens that are independent contribute a product, i.e. a power
   into matrix products;
 * max-SLR, ``nu = inf``: ``A = L E[s_1 1{chi*_1 = max}]``, an integral over the
   value ``x`` of the maximum with the other tokens restricted below ``x`` (a
-  cumulative integral on a Gauss-Legendre panel rule).
+  cumulative integral on a Gauss-Legendre panel rule). Softmax with an aligned key
+  (``r = 0``, ``m >= 1``) depends on score differences only: in the shifted
+  variables ``y = log t + m x`` and ``g = m (x - x')`` its grids do not grow with ``m``.
 
 Each routine returns its value on the fine and the coarse resolution; callers
 turn their difference into the stated error bound.
@@ -29,6 +31,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jax.scipy.special import ndtr
+
 from bayes_slr.theory import integrals as q
 
 PANEL_ORDER = 12
@@ -36,6 +40,10 @@ PANEL_ORDER = 12
 _X_BATCH = 64
 XMAX = 10.0
 """Range ``[-XMAX, XMAX]`` of the maximum's value: ``Phi(-10) = 7.6e-24``."""
+GAP_MAX = 48.0
+"""Range ``[0, GAP_MAX]`` of the scaled score gap ``g``: ``1 - exp(-e^(y - g)) < e^(-44)`` beyond it."""
+SHIFTED_WIDTH = 0.5
+"""Panel width of the shifted softmax rule in ``x`` and in ``g`` (both integrands vary on a unit scale)."""
 
 
 def log_phi(activation: str, chi: jax.Array) -> jax.Array:
@@ -108,27 +116,30 @@ def independent_terms(
 
 
 def _student_kernels(
-    activation: str, m: jax.Array, r: jax.Array, x: jax.Array, w: q.Rule, b: q.Rule
-) -> tuple[jax.Array, jax.Array, jax.Array]:
+    activation: str, m: jax.Array, r: jax.Array, x: jax.Array, w: q.Rule, b: q.Rule, kernels: tuple
+) -> list[jax.Array]:
     """Per-token expectations over the student noise ``u``, on the grid ``(x, b)``.
 
-    Returns ``E_u[k(b + log phi(m x + r u))]`` for the tail, Laplace and first kernels,
-    each of shape ``(x.size, b.size)``; the ``(x, u, b)`` grid is never held whole.
+    Returns ``E_u[k(b + log phi(m x + r u))]`` for each kernel ``k`` in ``kernels``,
+    each of shape ``(x.size, b.size)``; the ``(x, u, b)`` grid is never held whole
+    (with a one-node ``u`` rule, ``r = 0``, there is no such grid).
     """
 
     def at_score(x_value: jax.Array) -> jax.Array:
         y = b.nodes[None, :] + log_phi(activation, m * x_value + r * w.nodes)[:, None]
-        kernels = (q.kernel_tail(y), q.kernel_laplace(y), q.kernel_first(y))
-        return jnp.stack([q.expectation(w, kernel, axis=0) for kernel in kernels])
+        return jnp.stack([q.expectation(w, kernel(y), axis=0) for kernel in kernels])
 
-    kernels = jax.lax.map(at_score, x, batch_size=_X_BATCH)
-    return kernels[:, 0], kernels[:, 1], kernels[:, 2]
+    if w.nodes.shape[0] == 1:
+        y = b.nodes[None, :] + log_phi(activation, m * x + r * w.nodes[0])[:, None]
+        return [w.weights[0] * kernel(y) for kernel in kernels]
+    values = jax.lax.map(at_score, x, batch_size=_X_BATCH)
+    return [values[:, i] for i in range(len(kernels))]
 
 
 def _tilted_core(activation: str, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
     """``A`` for max-SLR with finite ``nu`` (teacher and student normalisers)."""
     (nu, m, r), (x, w, a, b), (length_probs, lengths) = params, rules, laws
-    student_tail, _, student_first = _student_kernels(activation, m, r, x.nodes, w, b)
+    student_tail, student_first = _student_kernels(activation, m, r, x.nodes, w, b, (q.kernel_tail, q.kernel_first))
     y_teacher = a.nodes[:, None] + nu * x.nodes[None, :]
     teacher_tail = q.kernel_tail(y_teacher) * x.weights
     teacher_first = q.kernel_first(y_teacher) * x.weights
@@ -170,12 +181,46 @@ def tilted_first(
 def _argmax_core(activation: str, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
     """``A`` for max-SLR with ``nu = inf``: integral over the value of the maximum."""
     (m, r), (x, w, b), (length_probs, lengths) = params, rules, laws
-    _, student_laplace, student_first = _student_kernels(activation, m, r, x.nodes, w, b)
+    student_laplace, student_first = _student_kernels(activation, m, r, x.nodes, w, b, (q.kernel_laplace, q.kernel_first))
     density = jnp.exp(-0.5 * x.nodes**2) / math.sqrt(2.0 * math.pi)
     below = q.panel_cumulative(x, density[:, None] * student_laplace)
     powers = q.power_mixture(length_probs * lengths, lengths - 1.0, jnp.log(jnp.maximum(below, 0.0)))
     inner = q.expectation(b, student_first * powers)
     return jnp.sum(x.weights * density * inner)
+
+
+def _softmax_argmax_core(activation: str, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
+    """``A`` for softmax with an aligned key on max-SLR with ``nu = inf``, in shifted variables.
+
+    With ``y = log t + m x`` (``x`` the maximum) and ``g = m (x - x')`` for another token,
+    ``A = L int dx phi(x) int dy k1(y) G(x, y)^(L-1)`` and
+    ``G(x, y) = Phi(x) - (1/m) int_0^inf phi(x - g/m) (1 - exp(-e^(y - g))) dg``.
+    """
+    (m,), (x, y, g), (length_probs, lengths) = params, rules, laws
+    shifted = x.nodes[:, None] - g.nodes[None, :] / m
+    density = jnp.exp(-0.5 * shifted**2) / math.sqrt(2.0 * math.pi) * g.weights
+    tails = q.kernel_tail(y.nodes[:, None] - g.nodes[None, :])
+    below = ndtr(x.nodes)[:, None] - density @ tails.T / m
+    powers = q.power_mixture(length_probs * lengths, lengths - 1.0, jnp.log(jnp.maximum(below, 0.0)))
+    inner = powers @ (y.weights * q.kernel_first(y.nodes))
+    return jnp.sum(x.weights * jnp.exp(-0.5 * x.nodes**2) / math.sqrt(2.0 * math.pi) * inner)
+
+
+def _softmax_argmax_first(m: float, length_probs: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """:func:`argmax_first` of softmax at ``r = 0``, ``m >= 1``: one grid for every ``m``."""
+    fine = tuple(
+        q.panel_rule(lo, hi, SHIFTED_WIDTH, order) for lo, hi, order in ((-XMAX, XMAX, PANEL_ORDER), (0.0, GAP_MAX, PANEL_ORDER))
+    )
+    coarse = tuple(q.panel_rule(lo, hi, SHIFTED_WIDTH, PANEL_ORDER // 2) for lo, hi in ((-XMAX, XMAX), (0.0, GAP_MAX)))
+    y = q.uniform_rule(-q.LOG_DECAY, q.LOG_GROWTH)
+    return q.evaluate_levels(
+        _softmax_argmax_core,
+        "softmax",
+        (m,),
+        (fine[0], y, fine[1]),
+        (length_probs, lengths),
+        (coarse[0], q.coarse(y), coarse[1]),
+    )
 
 
 def argmax_first(
@@ -190,8 +235,11 @@ def argmax_first(
 
     Grids sized for ``max(|m|, grid_norm)`` as in :func:`tilted_first`. Panels of
     width ``1/|m|`` (the scale of the integrand in ``x``) with 12 nodes agree with
-    6 nodes to ~1e-12.
+    6 nodes to ~1e-12. Softmax with ``r = 0`` and ``m >= 1`` takes the shifted route
+    (:func:`_softmax_argmax_core`), whose cost does not depend on ``m``.
     """
+    if activation == "softmax" and r == 0.0 and m >= 1.0:
+        return _softmax_argmax_first(m, length_probs, lengths)
     m_grid = max(abs(m), grid_norm)
     w = q.gaussian_rule(r, point_if_zero=True)
     chi_max = XMAX * m_grid + q.ZMAX * r

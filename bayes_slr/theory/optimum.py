@@ -5,7 +5,8 @@ Minimising ``1 - 2 m_v A + q_v B`` over the value overlaps gives ``m_v = A / B``
 ``A^2 / B`` over the key overlaps ``(m_k, q_k >= m_k^2)`` (and the erf offset ``c``).
 It runs SciPy's Nelder-Mead over the unconstrained ``(m_k, rho[, c])`` with
 ``q_k = m_k^2 + rho^2`` from a few starts (see :func:`optimal_population_error`
-for the cheaper search used for normalised activations on max-SLR).
+for the cheaper search used for normalised activations on max-SLR, and the
+closed form used for linear attention).
 
 Softmax on max-SLR with ``nu = inf`` has no optimum: its error tends to the Bayes
 error 0 as ``|k| -> inf`` along ``k = |k| k* / sqrt(D)``; the limit is returned
@@ -137,6 +138,24 @@ def _search_aligned(activation: str, config: SLRConfig) -> tuple[np.ndarray, str
     return refined.x, "q_k > m_k^2 did better than the aligned key"
 
 
+def _search_linear(config: SLRConfig) -> np.ndarray:
+    """Linear attention: the best key in closed form from three evaluations of ``(A, B)``.
+
+    ``s = 1 + chi`` makes ``A = A0 + a m_k`` affine in ``m_k`` and independent of
+    ``rho``, while ``B = b0 + b1 m_k + b2 m_k^2 + Lbar rho^2`` (every token's second
+    moment grows by ``rho^2``), whatever the variant, ``nu`` and length law. So
+    ``rho = 0`` and ``d/dm (A^2 / B) = 0`` gives ``m_k = (2 a b0 - A0 b1) / (2 A0 b2 - a b1)``
+    (MODEL.md's closed forms are its special cases). ``(A, B)`` at ``m_k = -1, 0, 1``
+    give the coefficients.
+    """
+    (a_minus, b_minus), (a_zero, b_zero), (a_plus, b_plus) = (
+        (terms.A, terms.B)
+        for terms in (terms_with_bounds("linear", config, m_k, 0.0, 0.0, 1.0) for m_k in (-1.0, 0.0, 1.0))
+    )
+    slope, b1, b2 = 0.5 * (a_plus - a_minus), 0.5 * (b_plus - b_minus), 0.5 * (b_plus + b_minus) - b_zero
+    return np.asarray([(2.0 * slope * b_zero - a_zero * b1) / (2.0 * a_zero * b2 - slope * b1), 0.0])
+
+
 def optimal_population_error(activation: str, config: SLRConfig) -> PopulationOptimum:
     """Best population error ``1 - sup A^2/B`` of ``activation`` on ``config`` and its overlaps.
 
@@ -156,7 +175,8 @@ def optimal_population_error(activation: str, config: SLRConfig) -> PopulationOp
 
     Notes
     -----
-    Spiked SLR and the element-wise activations: Nelder-Mead over
+    Linear: closed form in ``m_k`` (see :func:`_search_linear`). Spiked SLR and
+    the erf activation: Nelder-Mead over
     ``(m_k, rho[, c])`` with ``q_k = m_k^2 + rho^2``, from two starts. Normalised
     activations on max-SLR: a scan of ``m_k`` in :data:`ALIGNED_SCAN`, then bounded Brent
     between the neighbours of the best, at ``rho = 0``
@@ -168,7 +188,9 @@ def optimal_population_error(activation: str, config: SLRConfig) -> PopulationOp
         return _softmax_argmax_limit(config)
     uses_offset = activation == "erf"
     note = ""
-    if activation in NORMALISED and config.variant == "max":
+    if activation == "linear":
+        point = _search_linear(config)
+    elif activation in NORMALISED and config.variant == "max":
         point, note = _search_aligned(activation, config)
     else:
         point, _ = _search_all(activation, config, uses_offset)
@@ -176,6 +198,6 @@ def optimal_population_error(activation: str, config: SLRConfig) -> PopulationOp
     c = float(point[2]) if uses_offset else 0.0
     terms = terms_with_bounds(activation, config, m_k, rho, c)
     m_v = terms.A / terms.B
-    if not note and max(abs(m_k), rho) > NORM_CAP * (1.0 - 1e-3):
+    if not note and activation != "linear" and max(abs(m_k), rho) > NORM_CAP * (1.0 - 1e-3):
         note = f"optimum on the search boundary |m_k| or rho = {NORM_CAP:g}: the error may keep falling"
     return PopulationOptimum(1.0 - terms.A**2 / terms.B, m_k, m_k**2 + rho**2, c, m_v, m_v**2, note)
