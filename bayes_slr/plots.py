@@ -22,7 +22,7 @@ def plot_gap(rows: list[dict[str, Any]], path: Path) -> None:
     for ax, (variant, nu) in zip(axes[0], settings):
         panel = [row for row in rows if (row["variant"], row["nu"]) == (variant, nu)]
         Ls = [row["L"] for row in panel]
-        ax.plot(Ls, [row["bayes"] for row in panel], "k-", lw=2, label="Bayes")
+        ax.plot(Ls, [row["bayes"] for row in panel], "k--", lw=1.5, label="Bayes", zorder=5)
         for activation in panel[0]["population"]:
             line, = ax.plot(Ls, [row["population"][activation] for row in panel], "o-", ms=3, label=activation)
             if "erm" in panel[0]:
