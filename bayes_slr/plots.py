@@ -6,10 +6,14 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+from bayes_slr.models.spec import SLRConfig  # noqa: E402
 
 
 def plot_gap(rows: list[dict[str, Any]], path: Path) -> None:
@@ -66,3 +70,48 @@ def plot_bayes_risk(rows: list[dict[str, Any]], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, format="png", dpi=120)
     plt.close(fig)
+
+
+def plot_theory_curves(rows: list[dict[str, Any]], path: Path, *, title: str = "") -> None:
+    """Test error against alpha, one line per (estimator, init); unconverged points hollow."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name in dict.fromkeys((r["estimator"], r["init"]) for r in rows):
+        curve = sorted((r for r in rows if (r["estimator"], r["init"]) == name), key=lambda r: r["alpha"])
+        line, = ax.plot([r["alpha"] for r in curve], [r["test_error"] for r in curve], "-o", label=" ".join(name))
+        bad = [r for r in curve if not r["converged"]]
+        ax.plot([r["alpha"] for r in bad], [r["test_error"] for r in bad], "o", mfc="white", color=line.get_color())
+    ax.set_xscale("log")
+    ax.set_xlabel("alpha = N / D")
+    ax.set_ylabel("excess test error")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, format="png", dpi=120)
+    plt.close(fig)
+
+
+def plot_posterior_sweep(
+    rows: list[dict[str, Any]], config: SLRConfig, path: Path, erm_activations: tuple[str, ...]
+) -> None:
+    """Bayes-optimal test error against alpha with ERM and the two limits (population Bayes, prior predictive)."""
+    alphas = np.array([row["alpha"] for row in rows], dtype=float)
+    figure, ax = plt.subplots(figsize=(6, 4))
+    ax.errorbar(alphas, [row["bayes_test_error"] for row in rows], yerr=[row["stderr"] for row in rows],
+                fmt="o-", color="k", capsize=2, label="Bayes-optimal (posterior mean)")
+    if all(row["erm"] for row in rows):
+        for activation in erm_activations:
+            ax.errorbar(alphas, [row["erm"][activation]["test_error"] for row in rows],
+                        yerr=[row["erm"][activation]["stderr"] for row in rows], fmt="s--", mfc="none",
+                        capsize=2, label=f"ERM {activation}")
+    ax.axhline(rows[0]["population_bayes_error"], color="k", ls=":", label="population Bayes (alpha -> inf)")
+    ax.axhline(float(np.mean([row["prior_predictive_error"]["value"] for row in rows])), color="grey", ls=":",
+               label="prior predictive (alpha -> 0)")
+    ax.set_xscale("log")
+    ax.set_xlabel("alpha = N / D")
+    ax.set_ylabel("excess test error")
+    nu = "inf" if math.isinf(config.nu) else f"{config.nu:g}"
+    ax.set_title(f"{config.variant}, D={config.D}, {config.length.describe()}, nu={nu}, Delta={config.Delta:g}")
+    ax.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, format="png")
+    plt.close(figure)

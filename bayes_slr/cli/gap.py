@@ -13,6 +13,7 @@ from bayes_slr.cli.common import format_table, integer, number, open_sweep_log, 
 from bayes_slr.errors import ConfigError
 from bayes_slr.gap import DEFAULT_LENGTHS, DEFAULT_SETTINGS, ERMOptions, gap_sweep, validate_sweep
 from bayes_slr.models.spec import VARIANTS
+from bayes_slr.plots import plot_gap
 from bayes_slr.records import atomic_write, check_writable_output, json_ready, provenance
 
 DEFAULT_NU = {"spiked": 2.0, "max": math.inf}
@@ -73,8 +74,6 @@ def run(args: argparse.Namespace) -> None:
         record = {**provenance(config, args.seed), "rows": json_ready(rows)}
         atomic_write(args.out / "gap.json", lambda tmp: tmp.write_text(json.dumps(record, indent=1)))
     if plot is not None:
-        from bayes_slr.plots import plot_gap
-
         atomic_write(plot, lambda tmp: plot_gap(rows, tmp))
     if args.json:
         print_json(result)

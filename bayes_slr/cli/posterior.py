@@ -13,14 +13,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
 
 import arviz as az
 import jax
-import numpy as np
 
 from bayes_slr.cli.common import (
     add_task_arguments,
@@ -38,6 +36,7 @@ from bayes_slr.inference.predictive import bayes_test_error, excess_test_error, 
 from bayes_slr.inference.samplers import INITS, SAMPLERS, check_sampling_arguments, sample_posterior
 from bayes_slr.models.simulate import draw_teacher, simulate
 from bayes_slr.models.spec import SLRConfig
+from bayes_slr.plots import plot_posterior_sweep
 from bayes_slr.records import atomic_write, check_writable_output, json_ready, provenance
 from bayes_slr.theory.bayes import bayes_error_exact
 
@@ -265,7 +264,7 @@ def run_sweep(args: argparse.Namespace) -> None:
     if args.out is not None:
         atomic_write(args.out / "posterior_sweep.json", lambda tmp: tmp.write_text(json.dumps(json_ready(record), indent=1)))
     if plot is not None:
-        atomic_write(plot, lambda tmp: _plot_sweep(rows, config, tmp))
+        atomic_write(plot, lambda tmp: plot_posterior_sweep(rows, config, tmp, ERM_ACTIVATIONS))
     if args.json:
         print_json({"config": config.to_dict(), "options": dataclasses.asdict(options), "rows": rows})
     else:
@@ -285,32 +284,3 @@ def _sweep_table(rows: list[dict[str, Any]]) -> str:
             line += [f"{row['erm'][a]['test_error']:.4f}+-{row['erm'][a]['stderr']:.4f}" for a in ERM_ACTIVATIONS]
         lines.append(line)
     return format_table(header, lines)
-
-
-def _plot_sweep(rows: list[dict[str, Any]], config: SLRConfig, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    alphas = np.array([row["alpha"] for row in rows], dtype=float)
-    figure, ax = plt.subplots(figsize=(6, 4))
-    ax.errorbar(alphas, [row["bayes_test_error"] for row in rows], yerr=[row["stderr"] for row in rows],
-                fmt="o-", color="k", capsize=2, label="Bayes-optimal (posterior mean)")
-    if all(row["erm"] for row in rows):
-        for activation in ERM_ACTIVATIONS:
-            ax.errorbar(alphas, [row["erm"][activation]["test_error"] for row in rows],
-                        yerr=[row["erm"][activation]["stderr"] for row in rows], fmt="s--", mfc="none",
-                        capsize=2, label=f"ERM {activation}")
-    ax.axhline(rows[0]["population_bayes_error"], color="k", ls=":", label="population Bayes (alpha -> inf)")
-    ax.axhline(float(np.mean([row["prior_predictive_error"]["value"] for row in rows])), color="grey", ls=":",
-               label="prior predictive (alpha -> 0)")
-    ax.set_xscale("log")
-    ax.set_xlabel("alpha = N / D")
-    ax.set_ylabel("excess test error")
-    nu = "inf" if math.isinf(config.nu) else f"{config.nu:g}"
-    ax.set_title(f"{config.variant}, D={config.D}, {config.length.describe()}, nu={nu}, Delta={config.Delta:g}")
-    ax.legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(path, format="png")
-    plt.close(figure)

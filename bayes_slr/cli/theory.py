@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
 
 from bayes_slr.attention.activations import ACTIVATIONS
 from bayes_slr.cli.common import add_task_arguments, format_table, integer, make_config, number, open_sweep_log, print_json
+from bayes_slr.plots import plot_theory_curves
 from bayes_slr.records import atomic_write, check_writable_output, json_ready, provenance
 from bayes_slr.theory.replica_curve import theory_curve, validate_curve
 
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> None:
         atomic_write(args.out / "theory.json", lambda tmp: tmp.write_text(json.dumps(record, indent=1)))
     if plot is not None:
         title = f"{config.variant} nu={config.nu:g}, {config.length.describe()}"
-        atomic_write(plot, lambda tmp: plot_curves(rows, tmp, title=title))
+        atomic_write(plot, lambda tmp: plot_theory_curves(rows, tmp, title=title))
     if args.json:
         print_json({"config": settings, "rows": rows})
     else:
@@ -58,26 +58,3 @@ def run(args: argparse.Namespace) -> None:
             [[r["alpha"], r["estimator"], r["init"], r["test_error"], r["converged"], r["diagnostics"]["iterations"]]
              for r in rows],
         ))
-
-
-def plot_curves(rows: list[dict[str, Any]], path: Path, *, title: str = "") -> None:
-    """Test error against alpha, one line per (estimator, init); unconverged points hollow."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for name in dict.fromkeys((r["estimator"], r["init"]) for r in rows):
-        curve = sorted((r for r in rows if (r["estimator"], r["init"]) == name), key=lambda r: r["alpha"])
-        line, = ax.plot([r["alpha"] for r in curve], [r["test_error"] for r in curve], "-o", label=" ".join(name))
-        bad = [r for r in curve if not r["converged"]]
-        ax.plot([r["alpha"] for r in bad], [r["test_error"] for r in bad], "o", mfc="white", color=line.get_color())
-    ax.set_xscale("log")
-    ax.set_xlabel("alpha = N / D")
-    ax.set_ylabel("excess test error")
-    ax.set_title(title)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, format="png", dpi=120)
-    plt.close(fig)
