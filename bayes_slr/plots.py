@@ -73,18 +73,31 @@ def plot_bayes_risk(rows: list[dict[str, Any]], path: Path) -> None:
 
 
 def plot_theory_curves(rows: list[dict[str, Any]], path: Path, *, title: str = "") -> None:
-    """Test error against alpha, one line per (estimator, init); unconverged points hollow."""
+    """Test error against alpha: theory lines per (estimator, init), unconverged points hollow,
+    RS-unstable ERM points crossed; simulation rows as error bars in the line's colour."""
     fig, ax = plt.subplots(figsize=(6, 4))
-    for name in dict.fromkeys((r["estimator"], r["init"]) for r in rows):
-        curve = sorted((r for r in rows if (r["estimator"], r["init"]) == name), key=lambda r: r["alpha"])
-        line, = ax.plot([r["alpha"] for r in curve], [r["test_error"] for r in curve], "-o", label=" ".join(name))
+    colours = {}
+    theory = [r for r in rows if r.get("source", "theory") == "theory"]
+    for name in dict.fromkeys((r["estimator"], r["init"]) for r in theory):
+        curve = sorted((r for r in theory if (r["estimator"], r["init"]) == name), key=lambda r: r["alpha"])
+        line, = ax.plot([r["alpha"] for r in curve], [r["test_error"] for r in curve], "-o", ms=3,
+                        label=" ".join(name) + " (theory)")
+        colours.setdefault(name[0], line.get_color())
         bad = [r for r in curve if not r["converged"]]
         ax.plot([r["alpha"] for r in bad], [r["test_error"] for r in bad], "o", mfc="white", color=line.get_color())
+        unstable = [r for r in curve if r["diagnostics"].get("rs_stable") is False]
+        ax.plot([r["alpha"] for r in unstable], [r["test_error"] for r in unstable], "x", ms=9, color=line.get_color())
+    for estimator in dict.fromkeys(r["estimator"] for r in rows if r.get("source") == "simulation"):
+        sims = sorted((r for r in rows if r.get("source") == "simulation" and r["estimator"] == estimator),
+                      key=lambda r: r["alpha"])
+        ax.errorbar([r["alpha"] for r in sims], [r["test_error"] for r in sims],
+                    [r["diagnostics"]["stderr"] for r in sims], fmt="s", mfc="none", capsize=2,
+                    color=colours.get(estimator), label=f"{estimator} L-BFGS")
     ax.set_xscale("log")
     ax.set_xlabel("alpha = N / D")
     ax.set_ylabel("excess test error")
     ax.set_title(title)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, format="png", dpi=120)
     plt.close(fig)

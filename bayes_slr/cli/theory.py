@@ -10,7 +10,7 @@ from bayes_slr.attention.activations import ACTIVATIONS
 from bayes_slr.cli.common import add_task_arguments, format_table, integer, make_config, number, open_sweep_log, print_json
 from bayes_slr.plots import plot_theory_curves
 from bayes_slr.records import atomic_write, check_writable_output, json_ready, provenance
-from bayes_slr.theory.replica_curve import theory_curve, validate_curve
+from bayes_slr.theory.replica_curve import SimulationOptions, theory_curve, validate_curve
 
 DEFAULT_ALPHAS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0)
 
@@ -27,6 +27,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--erm-init", choices=("uninformed", "informed"), default="uninformed")
     parser.add_argument("--mc-samples", type=integer, default=4096, help="channel draws, >= 2 (default 4096)")
     parser.add_argument("--seed", type=integer, default=0, help="seed of the channel draws")
+    parser.add_argument("--simulate", type=integer, metavar="SIZE",
+                        help="also train each ERM point by L-BFGS at sqrt(N D) = SIZE (D = SIZE / sqrt(alpha)), "
+                             "exact teachers |k*|^2 = |v*|^2 = D as the theory assumes")
+    parser.add_argument("--seeds", type=integer, default=5, help="teachers per simulated point, >= 2 (default 5)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--plot", type=Path, help="PNG: test error against alpha")
     parser.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
@@ -38,11 +42,13 @@ def run(args: argparse.Namespace) -> None:
     """Validate everything, solve the curve (resuming from --out), then print and write."""
     config = make_config(args, L=args.L, nu=args.nu)
     validate_curve(config, args.activation, args.alpha, args.lam, args.bayes, args.mc_samples)
+    simulation = SimulationOptions(args.simulate, args.seeds) if args.simulate is not None else None
     plot = check_writable_output(args.plot, force=args.force, name="--plot") if args.plot is not None else None
     log = open_sweep_log(args.out, "theory.jsonl") if args.out is not None else None
     rows = theory_curve(config, args.activation, args.alpha, lam=args.lam, bayes=args.bayes, erm_init=args.erm_init,
-                        mc_samples=args.mc_samples, seed=args.seed, log=log)
-    settings = {**config.to_dict(), "lam": args.lam, "mc_samples": args.mc_samples}
+                        mc_samples=args.mc_samples, seed=args.seed, simulation=simulation, log=log)
+    settings = {**config.to_dict(), "lam": args.lam, "mc_samples": args.mc_samples,
+                "simulation": vars(simulation) if simulation is not None else None}
     settings.pop("D")
     if args.out is not None:
         record = {**provenance(settings, args.seed), "rows": json_ready(rows)}
@@ -54,7 +60,7 @@ def run(args: argparse.Namespace) -> None:
         print_json({"config": settings, "rows": rows})
     else:
         print(format_table(
-            ["alpha", "estimator", "init", "test_error", "converged", "iterations"],
-            [[r["alpha"], r["estimator"], r["init"], r["test_error"], r["converged"], r["diagnostics"]["iterations"]]
-             for r in rows],
+            ["source", "alpha", "estimator", "init", "test_error", "+-", "converged", "rs_stable", "iterations"],
+            [[r["source"], r["alpha"], r["estimator"], r["init"], r["test_error"], r["diagnostics"].get("stderr", ""),
+              r["converged"], r["diagnostics"].get("rs_stable", ""), r["diagnostics"]["iterations"]] for r in rows],
         ))

@@ -1,19 +1,83 @@
-"""Theory curves: ERM per activation and Bayes-optimal points over ``alpha``, resumable."""
+"""Theory curves: ERM per activation and Bayes-optimal points over ``alpha``, resumable.
+
+Optionally each ERM point is paired with an L-BFGS simulation at a fixed size
+``sqrt(N D)`` (as in the original work: ``D = size / sqrt(alpha)``), so one resumable
+sweep holds both sides of the comparison.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import sys
 from typing import Any, Sequence
 
 from tqdm import tqdm
 
 from bayes_slr.attention.activations import check_activation
+from bayes_slr.attention.erm import erm_experiment
 from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.records import SweepLog
 from bayes_slr.theory.replica_bayes import bayes_replica_point, check_bayes_config
 from bayes_slr.theory.replica_erm import erm_replica_point
 from bayes_slr.theory.result import INITS
+
+
+@dataclasses.dataclass(frozen=True)
+class SimulationOptions:
+    """ERM simulations paired with the theory points.
+
+    Attributes
+    ----------
+    size : ``sqrt(N D)``, the same at every ``alpha``: ``D = round(size / sqrt(alpha))``.
+    seeds : independent teachers and training sets per point (mean and standard error).
+    N_test : fresh test samples per seed.
+    exact_teacher : teachers with ``|k*|^2 = |v*|^2 = D``, ``k* . v* = 0``, as the theory
+        assumes (docs/theory.md); with prior draws the teacher norms fluctuate by
+        ``O(1/sqrt(D))`` and inflate the spread over seeds.
+    """
+
+    size: int
+    seeds: int = 5
+    N_test: int = 10_000
+    exact_teacher: bool = True
+
+    def __post_init__(self) -> None:
+        check_int("simulate", self.size, 2)
+        check_int("seeds", self.seeds, 2)
+        check_int("N_test", self.N_test, 1)
+
+    def dimension(self, alpha: float) -> int:
+        """``D`` at ``alpha`` (at least 2)."""
+        return max(2, round(self.size / math.sqrt(alpha)))
+
+
+def simulation_point(
+    config: SLRConfig, activation: str, alpha: float, lam: float, options: SimulationOptions, seed: int
+) -> dict[str, Any]:
+    """L-BFGS ERM from random starts at ``D = options.dimension(alpha)``: a row like the theory rows.
+
+    ``test_error`` is the mean over seeds and ``diagnostics["stderr"]`` its standard error
+    (spread over training sets included); ``overlaps`` are means over seeds.
+    """
+    D = options.dimension(alpha)
+    summary = erm_experiment(config.replace(D=D), activation, alpha=alpha, lam=lam, seeds=options.seeds, seed=seed,
+                             N_test=options.N_test, exact_teacher=options.exact_teacher, predict_population=False)
+    names = summary.per_seed[0]["overlaps"].keys()
+    overlaps = {name: sum(s["overlaps"][name] for s in summary.per_seed) / options.seeds for name in names}
+    return {
+        "source": "simulation",
+        "alpha": alpha,
+        "estimator": activation,
+        "test_error": summary.test_error,
+        "overlaps": overlaps,
+        "converged": all(s["converged"] for s in summary.per_seed),
+        "init": "random",
+        "diagnostics": {"stderr": summary.stderr, "D": D, "N": max(1, round(alpha * D)), "seeds": options.seeds,
+                        "per_seed_test_error": [s["test_error"] for s in summary.per_seed],
+                        "iterations": max(s["iterations"] for s in summary.per_seed), "lam": lam},
+    }
 
 
 def validate_curve(
@@ -44,6 +108,7 @@ def theory_curve(
     erm_init: str = "uninformed",
     mc_samples: int = 4096,
     seed: int = 0,
+    simulation: SimulationOptions | None = None,
     log: SweepLog | None = None,
     progress: bool = True,
 ) -> list[dict[str, Any]]:
@@ -58,32 +123,45 @@ def theory_curve(
     bayes : also solve the Bayes-optimal state evolution from the informed and the
         uninformed start (both rows are returned, so a hard phase shows as a difference).
     erm_init : start of the ERM iteration.
-    mc_samples, seed : channel draws.
+    mc_samples, seed : channel draws (``seed`` is also the base seed of the simulations).
+    simulation : if given, one ERM simulation row per ERM theory row (:func:`simulation_point`).
     log : finished points are read from / appended to it (resumable).
     progress : tqdm bar on stderr.
 
     Returns
     -------
     list of dict
-        One row per point, as :meth:`TheoryPoint.to_row`.
+        One row per point: ``{"source": "theory", **TheoryPoint.to_row()}``, or a
+        :func:`simulation_point` row (``"source": "simulation"``).
     """
     validate_curve(config, activations, alphas, lam, bayes, mc_samples)
-    jobs = [(alpha, activation, erm_init) for alpha in alphas for activation in activations]
+    jobs = [("theory", alpha, activation, erm_init) for alpha in alphas for activation in activations]
     if bayes:
-        jobs += [(alpha, "bayes", init) for alpha in alphas for init in INITS]
+        jobs += [("theory", alpha, "bayes", init) for alpha in alphas for init in INITS]
+    if simulation is not None:
+        jobs += [("simulation", alpha, activation, "random") for alpha in alphas for activation in activations]
     rows = []
-    for alpha, estimator, init in tqdm(jobs, disable=not progress, file=sys.stderr, desc="theory"):
+    for source, alpha, estimator, init in tqdm(jobs, disable=not progress, file=sys.stderr, desc="theory"):
         point = {"config": config.replace(D=1).to_dict(), "alpha": alpha, "estimator": estimator, "init": init,
-                 "lam": lam if estimator != "bayes" else None, "mc_samples": mc_samples, "seed": seed}
+                 "lam": lam if estimator != "bayes" else None, "seed": seed}
+        if source == "theory":
+            point["mc_samples"] = mc_samples
+        else:
+            point["simulation"] = dataclasses.asdict(simulation)
         row = log.result(point) if log is not None else None
         if row is None:
-            if estimator == "bayes":
-                solved = bayes_replica_point(config, alpha=alpha, init=init, mc_samples=mc_samples, seed=seed)
-            else:
-                solved = erm_replica_point(config, estimator, alpha=alpha, lam=lam, init=init,
-                                           mc_samples=mc_samples, seed=seed)
-            row = solved.to_row()
+            row = _solve_point(config, source, alpha, estimator, init, lam, mc_samples, seed, simulation)
             if log is not None:
                 log.append(point, row, seed)
         rows.append(row)
     return rows
+
+
+def _solve_point(config, source, alpha, estimator, init, lam, mc_samples, seed, simulation) -> dict[str, Any]:
+    if source == "simulation":
+        return simulation_point(config, estimator, alpha, lam, simulation, seed)
+    if estimator == "bayes":
+        solved = bayes_replica_point(config, alpha=alpha, init=init, mc_samples=mc_samples, seed=seed)
+    else:
+        solved = erm_replica_point(config, estimator, alpha=alpha, lam=lam, init=init, mc_samples=mc_samples, seed=seed)
+    return {"source": "theory", **solved.to_row()}
