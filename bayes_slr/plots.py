@@ -77,7 +77,8 @@ def plot_theory_curves(rows: list[dict[str, Any]], path: Path, *, title: str = "
     RS-unstable ERM points crossed; simulation rows as error bars in the line's colour."""
     fig, ax = plt.subplots(figsize=(6, 4))
     colours = {}
-    theory = [r for r in rows if r.get("source", "theory") == "theory"]
+    theory = [r for r in rows if r["source"] == "theory"]
+    simulated = [r for r in rows if r["source"] == "simulation"]
     for name in dict.fromkeys((r["estimator"], r["init"]) for r in theory):
         curve = sorted((r for r in theory if (r["estimator"], r["init"]) == name), key=lambda r: r["alpha"])
         line, = ax.plot([r["alpha"] for r in curve], [r["test_error"] for r in curve], "-o", ms=3,
@@ -87,9 +88,8 @@ def plot_theory_curves(rows: list[dict[str, Any]], path: Path, *, title: str = "
         ax.plot([r["alpha"] for r in bad], [r["test_error"] for r in bad], "o", mfc="white", color=line.get_color())
         unstable = [r for r in curve if r["diagnostics"].get("rs_stable") is False]
         ax.plot([r["alpha"] for r in unstable], [r["test_error"] for r in unstable], "x", ms=9, color=line.get_color())
-    for estimator in dict.fromkeys(r["estimator"] for r in rows if r.get("source") == "simulation"):
-        sims = sorted((r for r in rows if r.get("source") == "simulation" and r["estimator"] == estimator),
-                      key=lambda r: r["alpha"])
+    for estimator in dict.fromkeys(r["estimator"] for r in simulated):
+        sims = sorted((r for r in simulated if r["estimator"] == estimator), key=lambda r: r["alpha"])
         ax.errorbar([r["alpha"] for r in sims], [r["test_error"] for r in sims],
                     [r["diagnostics"]["stderr"] for r in sims], fmt="s", mfc="none", capsize=2,
                     color=colours.get(estimator), label=f"{estimator} L-BFGS")

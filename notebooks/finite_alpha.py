@@ -39,9 +39,9 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
+from bayes_slr.cli.common import open_sweep_log
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.spec import LengthLaw, SLRConfig
-from bayes_slr.records import SweepLog
 from bayes_slr.theory.bayes import bayes_error_exact
 from bayes_slr.theory.optimum import optimal_population_error
 from bayes_slr.theory.replica_curve import SimulationOptions, theory_curve
@@ -63,11 +63,7 @@ SIMULATION = SimulationOptions(size=1000, seeds=5) if FULL else SimulationOption
 # %%
 rows = {}
 for name, config in SETTINGS.items():
-    log = None
-    if OUT:
-        folder = Path(OUT) / name.replace(" ", "_").replace("=", "")
-        folder.mkdir(parents=True, exist_ok=True)
-        log = SweepLog(folder / "theory.jsonl")
+    log = open_sweep_log(Path(OUT) / name.replace(" ", "_").replace("=", ""), "theory.jsonl") if OUT else None
     rows[name] = theory_curve(config, ACTIVATIONS, ALPHAS, lam=LAM, bayes=True, mc_samples=MC,
                               simulation=SIMULATION, log=log, progress=False)
 
