@@ -11,7 +11,9 @@ import platform
 import tempfile
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
+
+from tqdm import tqdm
 
 from bayes_slr.errors import ConfigError
 
@@ -154,3 +156,110 @@ class SweepLog:
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return iter(self._done.values())
+
+
+def open_sweep_log(folder: str | os.PathLike, name: str) -> SweepLog:
+    """Create the ``--out`` folder if needed and open its resumable sweep log ``folder/name``."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"--out: {folder} is a file, expected a folder")
+    folder.mkdir(parents=True, exist_ok=True)
+    return SweepLog(folder / name)
+
+
+Point = dict[str, Any]
+Solve = Callable[[Point], dict[str, Any]]
+
+
+class Executor(Protocol):
+    """How the points of a sweep are run: in this process, or on a cluster.
+
+    ``run`` yields each point with its result, or with the exception its computation
+    raised, as soon as it completes (in any order).
+    """
+
+    def run(self, solve: Solve, points: Sequence[Point]) -> Iterator[tuple[Point, dict[str, Any] | BaseException]]:
+        """Run ``solve`` on every point; yield ``(point, result or exception)`` as each completes."""
+        ...
+
+
+class SerialExecutor:
+    """Run the points one after another in this process; an exception stops the sweep."""
+
+    def run(self, solve: Solve, points: Sequence[Point]) -> Iterator[tuple[Point, dict[str, Any] | BaseException]]:
+        """Yield ``(point, solve(point))`` in order; exceptions propagate."""
+        for point in points:
+            yield point, solve(point)
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """The user interrupted a sweep (Ctrl-C); finished points are in the log (a ``KeyboardInterrupt``)."""
+
+    def __init__(self, kept: int, total: int, log: SweepLog | None) -> None:
+        where = f"kept in {log.path}; re-run the same command to resume" if log is not None else (
+            "not kept (pass --out DIR to make the sweep resumable)")
+        super().__init__(f"interrupted: {kept} of {total} points finished, {where}")
+        self.kept, self.total = kept, total
+
+
+class PointFailed(Exception):
+    """A sweep point whose computation raised; the message names the point."""
+
+
+def run_sweep(
+    points: Iterable[Point],
+    solve: Solve,
+    *,
+    log: SweepLog | None = None,
+    seed_of: Callable[[Point], int | None] = lambda point: None,
+    executor: Executor | None = None,
+    progress: bool = True,
+    description: str = "points",
+) -> list[tuple[Point, dict[str, Any]]]:
+    """Run a resumable sweep: skip the points finished in ``log``, solve the others, log each as it finishes.
+
+    Parameters
+    ----------
+    points : the sweep's points, each a JSON-ready dict holding its full configuration.
+    solve : computes one point's result (a JSON-ready dict).
+    log : finished points are read from it and appended to it as they complete.
+    seed_of : the seed recorded with a point's result.
+    executor : how pending points are run; default :class:`SerialExecutor`.
+    progress : show one progress bar on stderr.
+    description : label of the progress bar.
+
+    Returns
+    -------
+    list of ``(point, result)`` in the order of ``points``.
+
+    Raises
+    ------
+    SweepInterrupted
+        On Ctrl-C, after the finished points are safely logged.
+    PointFailed
+        When a point raised (the points finished before it are logged).
+    """
+    points = list(points)
+    results: dict[str, dict[str, Any]] = {}
+    pending = []
+    for point in points:
+        done = log.result(point) if log is not None else None
+        if done is None:
+            pending.append(point)
+        else:
+            results[SweepLog.point_key(point)] = done
+    bar = tqdm(total=len(points), initial=len(results), desc=description, unit="point", disable=not progress)
+    try:
+        for point, outcome in (executor or SerialExecutor()).run(solve, pending):
+            if isinstance(outcome, BaseException):
+                raise PointFailed(f"point {SweepLog.point_key(point)} failed: {outcome}") from outcome
+            outcome = json_ready(outcome)
+            if log is not None:
+                log.append(point, outcome, seed_of(point))
+            results[SweepLog.point_key(point)] = outcome
+            bar.update(1)
+    except KeyboardInterrupt:
+        raise SweepInterrupted(len(results), len(points), log) from None
+    finally:
+        bar.close()
+    return [(point, results[SweepLog.point_key(point)]) for point in points]

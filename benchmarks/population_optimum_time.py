@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import time
 
-from bayes_slr.gap import gap_sweep
+from bayes_slr.experiments.gap import gap_sweep
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.theory.population import terms_with_bounds

@@ -11,7 +11,7 @@ import argparse
 import json
 import time
 
-from bayes_slr.attention.erm import erm_experiment
+from bayes_slr.experiments.erm import erm_experiment
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.theory.replica_bayes import bayes_replica_point

@@ -39,12 +39,12 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from bayes_slr.cli.common import open_sweep_log
+from bayes_slr.records import open_sweep_log
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.theory.bayes import bayes_error_exact
 from bayes_slr.theory.optimum import optimal_population_error
-from bayes_slr.theory.replica_curve import SimulationOptions, theory_curve
+from bayes_slr.experiments.theory_curve import SimulationOptions, theory_curve
 
 enable_compilation_cache()
 FULL = os.environ.get("BAYES_SLR_FULL", "") == "1"
@@ -84,10 +84,10 @@ def pick(name, source, estimator, init=None):
 for name, config in SETTINGS.items():
     print(f"{name}, L=3: population Bayes {bayes_error_exact(config).value:.4f}, "
           + ", ".join(f"{a} optimum {optimal_population_error(a, config).error:.4f}" for a in ACTIVATIONS))
-    bayes = {init: pick(name, "theory", "bayes", init) for init in ("uninformed", "informed")}
+    bayes = {init: pick(name, "theory", "bayes", init) for init in ("random", "informed")}
     print("  alpha   Bayes(unin) Bayes(inf) | " + " | ".join(f"{a:>7s} theory   sim +- se    z  rs" for a in ACTIVATIONS))
     for i, alpha in enumerate(ALPHAS):
-        cells = [f"{alpha:6g}  {bayes['uninformed'][i]['test_error']:10.4f} {bayes['informed'][i]['test_error']:10.4f}"]
+        cells = [f"{alpha:6g}  {bayes['random'][i]['test_error']:10.4f} {bayes['informed'][i]['test_error']:10.4f}"]
         for a in ACTIVATIONS:
             th, sim = pick(name, "theory", a)[i], pick(name, "simulation", a)[i]
             z = (sim["test_error"] - th["test_error"]) / sim["diagnostics"]["stderr"]
@@ -110,13 +110,13 @@ for name, config in SETTINGS.items():
     print(f"{name:12s} theory at alpha={ALPHAS[-1]:g}: "
           + ", ".join(f"{a} {last[a]:.4f} (population {optimal_population_error(a, config).error:.4f})"
                       for a in ACTIVATIONS)
-          + f", Bayes {pick(name, 'theory', 'bayes', 'uninformed')[-1]['test_error']:.4f} "
+          + f", Bayes {pick(name, 'theory', 'bayes', 'random')[-1]['test_error']:.4f} "
           f"(population {bayes_error_exact(config).value:.4f})")
 
 # %%
 fig, axes = plt.subplots(1, 3, figsize=(14, 4.2), sharey=True)
 for ax, (name, config) in zip(axes, SETTINGS.items()):
-    for init, style in (("uninformed", "-"), ("informed", ":")):
+    for init, style in (("random", "-"), ("informed", ":")):
         ax.plot(ALPHAS, [r["test_error"] for r in pick(name, "theory", "bayes", init)], style, color="k",
                 label=f"Bayes theory ({init})")
     ax.axhline(bayes_error_exact(config).value, color="k", lw=0.5)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from jax.flatten_util import ravel_pytree
 
-from bayes_slr.attention import erm
+from bayes_slr.experiments import erm
 from bayes_slr.attention.activations import ACTIVATIONS
 from bayes_slr.attention.estimators import AttentionParams, overlaps, predict
 from bayes_slr.attention.training import fit_erm, initial_params, objective_and_grad_norm

@@ -1,4 +1,4 @@
-"""``bayes-slr gap`` and :func:`bayes_slr.gap.gap_sweep`: the paper's population claims, resumable sweeps, refusals.
+"""``bayes-slr gap`` and :func:`bayes_slr.experiments.gap.gap_sweep`: the paper's population claims, resumable sweeps, refusals.
 
 The population values come from quadrature (bound ~1e-7) and SciPy optimisation;
 ``OPT_TOL`` is the optimiser's tolerance on the error, the only slack in these checks.
@@ -9,9 +9,9 @@ import math
 
 import pytest
 
-import bayes_slr.gap as gap_module
+import bayes_slr.experiments.gap as gap_module
 from bayes_slr.cli.main import main
-from bayes_slr.gap import gap_sweep
+from bayes_slr.experiments.gap import gap_sweep
 from bayes_slr.records import SweepLog
 
 OPT_TOL = 1e-4

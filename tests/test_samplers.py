@@ -17,7 +17,7 @@ import xarray as xr
 from numpyro.handlers import condition
 from numpyro.infer.util import log_density
 
-from bayes_slr.attention import erm
+from bayes_slr.experiments import erm
 from bayes_slr.errors import ConfigError
 from bayes_slr.inference import diagnostics
 from bayes_slr.inference.location import bayes_estimator

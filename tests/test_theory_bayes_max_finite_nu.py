@@ -117,7 +117,7 @@ def test_finite_nu_beyond_the_supported_range_is_a_config_error():
 @pytest.fixture(scope="module")
 def max_nu2_curve(full_size) -> dict[tuple[float, str], object]:
     mc = 8192 if full_size else 1024
-    points = {(alpha, "uninformed"): bayes_replica_point(MAX_NU2, alpha=alpha, mc_samples=mc)
+    points = {(alpha, "random"): bayes_replica_point(MAX_NU2, alpha=alpha, mc_samples=mc)
               for alpha in (1e-3, 1.0, 64.0, 256.0)}
     points[1.0, "informed"] = bayes_replica_point(MAX_NU2, alpha=1.0, mc_samples=mc, init="informed")
     return points
@@ -132,7 +132,7 @@ def test_max_finite_nu_curve_limits(max_nu2_curve):
     Carlo error (a few % of the O(1/alpha) excess). From alpha = 64 to 256 the excess must
     shrink by more than half (asymptotically by 4) and stay above minus the quadrature bound.
     """
-    curve = [max_nu2_curve[a, "uninformed"] for a in (1e-3, 1.0, 64.0, 256.0)]
+    curve = [max_nu2_curve[a, "random"] for a in (1e-3, 1.0, 64.0, 256.0)]
     assert all(p.converged for p in max_nu2_curve.values())
     errors = [p.test_error for p in curve]
     assert all(b < a for a, b in zip(errors, errors[1:]))
@@ -159,6 +159,6 @@ def test_max_finite_nu_nishimori_and_monte_carlo_error(max_nu2_curve):
 def test_max_finite_nu_informed_and_uninformed_starts_agree(max_nu2_curve):
     """At L = 3, alpha = 1 both starts reach the same fixed point (no hard phase), to the
     iteration's tolerance (1e-9 relative residual, damping 0.5: q within ~1e-8)."""
-    informed, uninformed = max_nu2_curve[1.0, "informed"], max_nu2_curve[1.0, "uninformed"]
+    informed, uninformed = max_nu2_curve[1.0, "informed"], max_nu2_curve[1.0, "random"]
     for name in ("q_k", "q_v"):
         assert informed.overlaps[name] == pytest.approx(uninformed.overlaps[name], abs=1e-6)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from bayes_slr.attention.erm import erm_experiment
+from bayes_slr.experiments.erm import erm_experiment
 from bayes_slr.cli.main import main
 from bayes_slr.errors import ConfigError
 from bayes_slr.models.spec import LengthLaw, SLRConfig
@@ -169,7 +169,7 @@ def test_cli_json_and_resume(tmp_path, capsys):
             "--json", "--out", str(tmp_path / "run")]
     assert main(argv) == 0
     first = json.loads(capsys.readouterr().out)
-    assert {r["init"] for r in first["rows"]} == {"informed", "uninformed"}
+    assert {r["init"] for r in first["rows"]} == {"informed", "random"}
     assert all(r["estimator"] == "bayes" and r["alpha"] == 4.0 for r in first["rows"])
     assert main(argv) == 0
     second = json.loads(capsys.readouterr().out)

@@ -66,7 +66,7 @@ def test_bayes_nishimori_identity_and_monte_carlo_error(bayes_curve):
         assert d["posterior_mean_f_error"] >= point.test_error - 1e-3
 
 
-@pytest.mark.parametrize(("alpha", "init"), [(8.0, "uninformed"), (32.0, "informed")])
+@pytest.mark.parametrize(("alpha", "init"), [(8.0, "random"), (32.0, "informed")])
 def test_noiseless_length_one_sequences_pin_down_v(alpha, init):
     """Delta = 0: the ``L = 1`` sequences (probability 1/4) are noiseless linear observations of
     ``v*``; for ``alpha / 4 > 1`` they determine it, so ``q_v = 1`` (up to the ceiling 1 - 1e-12)

@@ -13,7 +13,7 @@ Objective, per sample (the minimiser is that of MODEL.md's sum):
   whose weights sum to ``O(L)`` (a larger step diverges).
 
 The core, :func:`train`, is a pure JAX function of arrays: ``jax.vmap`` runs several
-seeds at once (see :func:`bayes_slr.attention.erm.erm_experiment`).
+seeds at once (see :func:`bayes_slr.experiments.erm.erm_experiment`).
 """
 
 from __future__ import annotations
@@ -29,10 +29,9 @@ from bayes_slr.attention.activations import NORMALISED, check_activation
 from bayes_slr.attention.estimators import AttentionParams, informed_params, predict, random_params
 from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
 from bayes_slr.models.simulate import SLRBatch, Teacher
-from bayes_slr.models.spec import SLRConfig
+from bayes_slr.models.spec import INITS, SLRConfig
 
 OPTIMIZERS = ("lbfgs", "sgd")
-INITS = ("random", "informed")
 SGD_LEARNING_RATE = 0.5
 
 

@@ -6,12 +6,11 @@ import argparse
 import json
 import math
 import sys
-from pathlib import Path
 from typing import Any
 
 from bayes_slr.errors import ConfigError
 from bayes_slr.models.spec import VARIANTS, LengthLaw, SLRConfig
-from bayes_slr.records import SweepLog, json_ready
+from bayes_slr.records import json_ready
 
 
 def number(text: str) -> float:
@@ -74,11 +73,3 @@ def format_table(header: list[str], rows: list[list[Any]]) -> str:
     lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
-
-
-def open_sweep_log(folder: Path, name: str) -> SweepLog:
-    """Create the ``--out`` folder if needed and open its resumable sweep log ``folder/name``."""
-    if folder.exists() and not folder.is_dir():
-        raise ConfigError(f"--out: {folder} is a file, expected a folder")
-    folder.mkdir(parents=True, exist_ok=True)
-    return SweepLog(folder / name)

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from bayes_slr.attention.activations import ACTIVATIONS
-from bayes_slr.cli.common import format_table, integer, number, open_sweep_log, print_json
+from bayes_slr.cli.common import format_table, integer, number, print_json
 from bayes_slr.errors import ConfigError
-from bayes_slr.gap import DEFAULT_LENGTHS, DEFAULT_SETTINGS, ERMOptions, gap_sweep, validate_sweep
+from bayes_slr.experiments.gap import DEFAULT_LENGTHS, DEFAULT_SETTINGS, ERMOptions, gap_sweep, validate_sweep
 from bayes_slr.models.spec import VARIANTS
 from bayes_slr.plots import plot_gap
-from bayes_slr.records import atomic_write, check_writable_output, json_ready, provenance
+from bayes_slr.records import atomic_write, check_writable_output, json_ready, open_sweep_log, provenance
 
 DEFAULT_NU = {"spiked": 2.0, "max": math.inf}
 

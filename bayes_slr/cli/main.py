@@ -33,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"bayes-slr {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:
+        print(f"bayes-slr {args.command}: {exc or 'interrupted; no result written'}", file=sys.stderr)
+        return 130
     return 0
 
 

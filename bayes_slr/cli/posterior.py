@@ -13,133 +13,22 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-import arviz as az
-import jax
-
-from bayes_slr.cli.common import (
-    add_task_arguments,
-    format_table,
-    integer,
-    make_config,
-    number,
-    open_sweep_log,
-    print_json,
+from bayes_slr.cli.common import add_task_arguments, format_table, integer, make_config, number, print_json
+from bayes_slr.experiments.posterior import (
+    ERM_ACTIVATIONS,
+    PosteriorOptions,
+    posterior_sweep,
+    sample_point,
+    summarise,
 )
-from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.inference import diagnostics
-from bayes_slr.inference.location import bayes_estimator
-from bayes_slr.inference.predictive import bayes_test_error, excess_test_error, zero_predictor_error
-from bayes_slr.inference.samplers import INITS, SAMPLERS, check_sampling_arguments, sample_posterior
-from bayes_slr.models.simulate import draw_teacher, simulate
-from bayes_slr.models.spec import SLRConfig
+from bayes_slr.inference.samplers import SAMPLERS
+from bayes_slr.models.spec import INITS, training_size
 from bayes_slr.plots import plot_posterior_sweep
-from bayes_slr.records import atomic_write, check_writable_output, json_ready, provenance
-from bayes_slr.theory.bayes import bayes_error_exact
-
-ERM_ACTIVATIONS = ("softmax", "linear")
-
-
-@dataclasses.dataclass(frozen=True)
-class PosteriorOptions:
-    """How one posterior point is sampled and evaluated (validated by :meth:`check`)."""
-
-    sampler: str = "nuts"
-    chains: int = 4
-    warmup: int = 500
-    samples: int = 500
-    init: str = "random"
-    N_test: int = 100_000
-    max_draws: int = 1_000
-    erm: bool = True
-    lam: float = 1e-3
-    exact_teacher: bool = False
-
-    def check(self, config: SLRConfig) -> None:
-        """Raise ``ConfigError`` on any option out of range for ``config``."""
-        check_sampling_arguments(config, sampler=self.sampler, chains=self.chains, warmup=self.warmup,
-                                 samples=self.samples, init=self.init)
-        self.check_evaluation()
-        if self.exact_teacher:
-            check_int("D", config.D, 2)
-
-    def check_evaluation(self) -> None:
-        """Raise ``ConfigError`` on a bad test-set size, draw count or ERM penalty."""
-        check_int("N_test", self.N_test, 2)
-        check_int("max_draws", self.max_draws, 1)
-        check_real("lam", self.lam, minimum=0.0)
-
-
-def training_size(config: SLRConfig, alpha: float) -> int:
-    """``N = round(alpha D)``; ``ConfigError`` unless ``alpha > 0`` and ``N >= 1``."""
-    alpha = check_real("alpha", alpha, minimum=0.0, strict=True)
-    N = round(alpha * config.D)
-    if N < 1:
-        raise ConfigError(f"alpha must give N = round(alpha * D) >= 1 (D = {config.D}), got alpha = {alpha:g}")
-    return N
-
-
-def sample_point(config: SLRConfig, alpha: float, options: PosteriorOptions, seed: int) -> az.InferenceData:
-    """Draw the teacher and training set of ``seed``, sample the posterior, return its ``InferenceData``."""
-    N = training_size(config, alpha)
-    key_teacher, key_data, key_sampler = jax.random.split(jax.random.PRNGKey(seed), 3)
-    teacher = draw_teacher(key_teacher, config.D, exact=options.exact_teacher)
-    batch = simulate(key_data, config, teacher, N)
-    draws = sample_posterior(key_sampler, config, batch, sampler=options.sampler, chains=options.chains,
-                             warmup=options.warmup, samples=options.samples, init=options.init, teacher=teacher)
-    settings = {"alpha": alpha, "N": N, **dataclasses.asdict(options)}
-    return diagnostics.to_inference_data(draws, config, batch, teacher, seed=seed, settings=settings)
-
-
-def summarise(idata: az.InferenceData, options: PosteriorOptions) -> dict[str, Any]:
-    """Diagnostics, overlaps, Bayes test error and (optionally) ERM errors of one posterior.
-
-    The test set comes from the recorded seed, so a re-summarised file gives the same numbers.
-    """
-    record = diagnostics.record_of(idata)
-    config = diagnostics.config_of(idata)
-    teacher, batch = diagnostics.teacher_of(idata), diagnostics.batch_of(idata)
-    k, v = diagnostics.draws_of(idata)
-    key_test, key_erm = jax.random.split(jax.random.fold_in(jax.random.PRNGKey(record["seed"] or 0), 1))
-    table = diagnostics.diagnostics_table(idata)
-    bayes = bayes_test_error(key_test, config, teacher, k, v, N_test=options.N_test, max_draws=options.max_draws)
-    zero = zero_predictor_error(key_test, config, teacher, N_test=options.N_test)
-    oracle = excess_test_error(key_test, config, teacher, lambda X, lengths: bayes_estimator(X, lengths, config, teacher),
-                               N_test=options.N_test)
-    population = bayes_error_exact(config)
-    stats = idata.sample_stats
-    summary = {
-        "config": record["config"],
-        "seed": record["seed"],
-        "bayes_test_error": bayes.value,
-        "stderr": bayes.stderr,
-        "n_test": bayes.n_test,
-        "oracle_error": {"value": oracle.value, "stderr": oracle.stderr},
-        "population_bayes_error": population.value,
-        "prior_predictive_error": {"value": zero.value, "stderr": zero.stderr},
-        **diagnostics.convergence_summary(table),
-        "divergences": int(stats["diverging"].sum()) if "diverging" in stats else None,
-        "overlaps": {name: table[name]["mean"] for name in diagnostics.OVERLAPS},
-        "diagnostics": table,
-        "erm": _erm_errors(key_erm, key_test, config, teacher, batch, options) if options.erm else None,
-    }
-    return summary
-
-
-def _erm_errors(key_fit, key_test, config, teacher, batch, options: PosteriorOptions) -> dict[str, dict[str, Any]]:
-    from bayes_slr.attention.erm import fit_erm, test_error
-
-    errors = {}
-    for activation in ERM_ACTIVATIONS:
-        fit = fit_erm(key_fit, batch, config, activation, lam=options.lam)
-        value, stderr = test_error(key_test, fit.params, config, teacher, activation, options.N_test)
-        errors[activation] = {"test_error": value, "stderr": stderr, "converged": bool(fit.converged),
-                              "lam": options.lam}
-    return errors
-
+from bayes_slr.records import atomic_write, check_writable_output, json_ready, open_sweep_log, provenance
 
 def _add_sampling_arguments(parser: argparse.ArgumentParser) -> None:
     add_task_arguments(parser)
@@ -196,7 +85,7 @@ def run(args: argparse.Namespace) -> None:
     else:
         config = make_config(args, L=args.L, nu=args.nu, D=args.D)
         options.check(config)
-        training_size(config, args.alpha)
+        training_size(args.alpha, config.D)
     options.check_evaluation()
     out = check_writable_output(args.out, force=args.force) if args.out is not None else None
     plot = check_writable_output(args.plot, force=args.force, name="--plot") if args.plot is not None else None
@@ -239,27 +128,14 @@ def _report(summary: dict[str, Any]) -> str:
 
 def run_sweep(args: argparse.Namespace) -> None:
     """``posterior-sweep``: one posterior per alpha, skipping points finished in ``--out``."""
-    from tqdm import tqdm
-
     options = _options(args)
     config = make_config(args, L=args.L, nu=args.nu, D=args.D)
     options.check(config)
     for alpha in args.alpha:
-        training_size(config, alpha)
+        training_size(alpha, config.D)
     plot = check_writable_output(args.plot, force=args.force, name="--plot") if args.plot is not None else None
     log = None if args.out is None else open_sweep_log(args.out, "posterior_sweep.jsonl")
-    rows = []
-    for alpha in tqdm(args.alpha, desc="posterior-sweep", file=sys.stderr, disable=None):
-        point = {**config.to_dict(), "alpha": alpha, "seed": args.seed, **dataclasses.asdict(options)}
-        result = None if log is None else log.result(point)
-        if result is None:
-            idata = sample_point(config, alpha, options, args.seed)
-            result = json_ready({key: value for key, value in summarise(idata, options).items()
-                                 if key not in ("config", "diagnostics")})
-            if args.out is not None:
-                diagnostics.save_inference_data(idata, args.out / f"posterior_alpha{alpha:g}.nc", force=True)
-                log.append(point, result, args.seed)
-        rows.append({"alpha": alpha, **result})
+    rows = posterior_sweep(config, args.alpha, options, args.seed, out=args.out, log=log)
     record = {**provenance(config.to_dict(), args.seed), "options": dataclasses.asdict(options), "rows": rows}
     if args.out is not None:
         atomic_write(args.out / "posterior_sweep.json", lambda tmp: tmp.write_text(json.dumps(json_ready(record), indent=1)))

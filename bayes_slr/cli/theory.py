@@ -7,10 +7,11 @@ import json
 from pathlib import Path
 
 from bayes_slr.attention.activations import ACTIVATIONS
-from bayes_slr.cli.common import add_task_arguments, format_table, integer, make_config, number, open_sweep_log, print_json
+from bayes_slr.cli.common import add_task_arguments, format_table, integer, make_config, number, print_json
+from bayes_slr.models.spec import INITS
 from bayes_slr.plots import plot_theory_curves
-from bayes_slr.records import atomic_write, check_writable_output, json_ready, provenance
-from bayes_slr.theory.replica_curve import SimulationOptions, theory_curve, validate_curve
+from bayes_slr.records import atomic_write, check_writable_output, json_ready, open_sweep_log, provenance
+from bayes_slr.experiments.theory_curve import SimulationOptions, theory_curve, validate_curve
 
 DEFAULT_ALPHAS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0)
 
@@ -23,8 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help=f"ERM activations among {' '.join(ACTIVATIONS)} (default softmax linear)")
     parser.add_argument("--alpha", type=number, nargs="+", default=list(DEFAULT_ALPHAS), help="sample ratios N/D, > 0")
     parser.add_argument("--lam", type=number, default=0.01, help="ridge strength of ERM, >= 0 (default 0.01)")
-    parser.add_argument("--bayes", action="store_true", help="add the Bayes-optimal curve (informed and uninformed starts)")
-    parser.add_argument("--erm-init", choices=("uninformed", "informed"), default="uninformed")
+    parser.add_argument("--bayes", action="store_true", help="add the Bayes-optimal curve (informed and random starts)")
+    parser.add_argument("--erm-init", choices=INITS, default="random",
+                        help="start of the ERM state evolution: random (uninformed) or informed (default random)")
     parser.add_argument("--mc-samples", type=integer, default=4096, help="channel draws, >= 2 (default 4096)")
     parser.add_argument("--seed", type=integer, default=0, help="seed of the channel draws")
     parser.add_argument("--simulate", type=integer, metavar="SIZE",

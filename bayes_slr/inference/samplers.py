@@ -33,10 +33,9 @@ from bayes_slr.models.numpyro_models import (
     slr_model_marginal,
 )
 from bayes_slr.models.simulate import SLRBatch, Teacher
-from bayes_slr.models.spec import SLRConfig
+from bayes_slr.models.spec import INITS, SLRConfig
 
 SAMPLERS = ("nuts", "gibbs")
-INITS = ("random", "informed")
 
 
 class PosteriorDraws(NamedTuple):

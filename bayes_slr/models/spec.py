@@ -12,6 +12,8 @@ from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
 
 VARIANTS = ("spiked", "max")
 Variant = Literal["spiked", "max"]
+INITS = ("random", "informed")
+"""Starts of every iterative method (ERM, samplers, state evolution, AMP): uninformed (random) or at the teacher."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,3 +154,15 @@ class SLRConfig:
             )
         except (KeyError, TypeError) as exc:
             raise ConfigError(f"config record is incomplete or malformed: {exc}") from exc
+
+
+def training_size(alpha: object, D: int) -> int:
+    """Training-set size ``N = round(alpha D)`` of the finite-data setting (MODEL.md section 5).
+
+    Raises ``ConfigError`` unless ``alpha > 0`` and ``N >= 1``.
+    """
+    alpha = check_real("alpha", alpha, minimum=0.0, strict=True)
+    N = round(alpha * D)
+    if N < 1:
+        raise ConfigError(f"alpha must give N = round(alpha * D) >= 1 (D = {D}), got alpha = {alpha:g}")
+    return N

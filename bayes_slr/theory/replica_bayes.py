@@ -281,7 +281,7 @@ def bayes_replica_point(
     config: SLRConfig,
     *,
     alpha: float,
-    init: str = "uninformed",
+    init: str = "random",
     mc_samples: int = 16384,
     seed: int = 0,
     damping: float = 0.5,
@@ -296,7 +296,7 @@ def bayes_replica_point(
         Spiked (any ``nu``) or max (``nu <= MAX_FINITE_NU`` or ``nu = inf``); ``D`` is ignored.
     alpha : float
         Samples per dimension, ``> 0``.
-    init : {"informed", "uninformed"}
+    init : {"random", "informed"}: the uninformed (random) or the informed start
         Start at ``q = 1 - 1e-3`` (near the teacher) or ``q = 1e-3``.
     mc_samples, seed : number and seed of the channel draws (common random numbers).
     damping, tol, max_iter : of the damped iteration.

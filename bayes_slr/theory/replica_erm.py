@@ -224,7 +224,7 @@ def erm_replica_point(
     *,
     alpha: float,
     lam: float,
-    init: str = "uninformed",
+    init: str = "random",
     mc_samples: int = 8192,
     seed: int = 0,
     damping: float = 0.5,
@@ -242,7 +242,7 @@ def erm_replica_point(
         Samples per dimension ``N / D``, ``> 0``.
     lam : float
         Ridge strength, ``>= 0``.
-    init : {"informed", "uninformed"}
+    init : {"random", "informed"}: the uninformed (random) or the informed start
         Start of the iteration: at the teacher, or with overlaps ``0.01``.
     mc_samples : int
         Number of channel draws (common random numbers), ``>= 2``.

@@ -6,8 +6,8 @@ import dataclasses
 from typing import Any
 
 from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
+from bayes_slr.models.spec import INITS
 
-INITS = ("informed", "uninformed")
 
 
 def check_solver_options(init: object, mc_samples: object, damping: object, max_iter: object) -> tuple[str, int, float, int]:
@@ -35,7 +35,7 @@ class TheoryPoint:
     test_error : excess test error (MODEL.md convention) at the fixed point.
     overlaps : order parameters at the fixed point.
     converged : whether the fixed point was reached to tolerance (never trust the error otherwise).
-    init : ``"informed"`` or ``"uninformed"`` start of the iteration.
+    init : ``"random"`` (uninformed) or ``"informed"`` start of the iteration.
     diagnostics : residual, iterations and method-specific checks.
     """
 

@@ -9,19 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import sys
 from typing import Any, Sequence
 
-from tqdm import tqdm
-
 from bayes_slr.attention.activations import check_activation
-from bayes_slr.attention.erm import erm_experiment
 from bayes_slr.errors import ConfigError, check_int, check_real
-from bayes_slr.models.spec import SLRConfig
-from bayes_slr.records import SweepLog
+from bayes_slr.experiments.erm import erm_experiment
+from bayes_slr.models.spec import SLRConfig, training_size
+from bayes_slr.records import Executor, SweepLog, run_sweep
 from bayes_slr.theory.replica_bayes import bayes_replica_point, check_bayes_config
 from bayes_slr.theory.replica_erm import erm_replica_point
-from bayes_slr.theory.result import INITS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,7 +70,7 @@ def simulation_point(
         "overlaps": overlaps,
         "converged": all(s["converged"] for s in summary.per_seed),
         "init": "random",
-        "diagnostics": {"stderr": summary.stderr, "D": D, "N": max(1, round(alpha * D)), "seeds": options.seeds,
+        "diagnostics": {"stderr": summary.stderr, "D": D, "N": training_size(alpha, D), "seeds": options.seeds,
                         "per_seed_test_error": [s["test_error"] for s in summary.per_seed],
                         "iterations": max(s["iterations"] for s in summary.per_seed), "lam": lam},
     }
@@ -105,11 +101,12 @@ def theory_curve(
     *,
     lam: float,
     bayes: bool = False,
-    erm_init: str = "uninformed",
+    erm_init: str = "random",
     mc_samples: int = 4096,
     seed: int = 0,
     simulation: SimulationOptions | None = None,
     log: SweepLog | None = None,
+    executor: Executor | None = None,
     progress: bool = True,
 ) -> list[dict[str, Any]]:
     """Solve every point of the curve (each ``alpha`` x activation, plus Bayes from both starts).
@@ -121,12 +118,13 @@ def theory_curve(
     alphas : sample ratios, each ``> 0``.
     lam : ridge strength of ERM, ``>= 0``.
     bayes : also solve the Bayes-optimal state evolution from the informed and the
-        uninformed start (both rows are returned, so a hard phase shows as a difference).
+        random (uninformed) start (both rows are returned, so a hard phase shows as a difference).
     erm_init : start of the ERM iteration.
     mc_samples, seed : channel draws (``seed`` is also the base seed of the simulations).
     simulation : if given, one ERM simulation row per ERM theory row (:func:`simulation_point`).
     log : finished points are read from / appended to it (resumable).
-    progress : tqdm bar on stderr.
+    executor : how the points are run (:func:`~bayes_slr.records.run_sweep`).
+    progress : progress bar on stderr.
 
     Returns
     -------
@@ -137,24 +135,27 @@ def theory_curve(
     validate_curve(config, activations, alphas, lam, bayes, mc_samples)
     jobs = [("theory", alpha, activation, erm_init) for alpha in alphas for activation in activations]
     if bayes:
-        jobs += [("theory", alpha, "bayes", init) for alpha in alphas for init in INITS]
+        jobs += [("theory", alpha, "bayes", init) for alpha in alphas for init in ("informed", "random")]
     if simulation is not None:
         jobs += [("simulation", alpha, activation, "random") for alpha in alphas for activation in activations]
-    rows = []
-    for source, alpha, estimator, init in tqdm(jobs, disable=not progress, file=sys.stderr, desc="theory"):
+    points = []
+    for source, alpha, estimator, init in jobs:
         point = {"config": config.replace(D=1).to_dict(), "alpha": alpha, "estimator": estimator, "init": init,
                  "lam": lam if estimator != "bayes" else None, "seed": seed}
         if source == "theory":
             point["mc_samples"] = mc_samples
         else:
             point["simulation"] = dataclasses.asdict(simulation)
-        row = log.result(point) if log is not None else None
-        if row is None:
-            row = _solve_point(config, source, alpha, estimator, init, lam, mc_samples, seed, simulation)
-            if log is not None:
-                log.append(point, row, seed)
-        rows.append(row)
-    return rows
+        points.append(point)
+
+    def solve(point: dict[str, Any]) -> dict[str, Any]:
+        source = "simulation" if "simulation" in point else "theory"
+        return _solve_point(config, source, point["alpha"], point["estimator"], point["init"], lam, mc_samples, seed,
+                            simulation)
+
+    done = run_sweep(points, solve, log=log, seed_of=lambda point: seed, executor=executor, progress=progress,
+                     description="theory")
+    return [row for _, row in done]
 
 
 def _solve_point(config, source, alpha, estimator, init, lam, mc_samples, seed, simulation) -> dict[str, Any]:

@@ -10,16 +10,15 @@ sample ratio ``alpha`` is given, the ERM test error of each activation at finite
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Any, Iterable
 
-from tqdm import tqdm
-
 from bayes_slr.attention.activations import check_activation
-from bayes_slr.attention.erm import erm_experiment
 from bayes_slr.errors import check_int, check_real
+from bayes_slr.experiments.erm import erm_experiment
 from bayes_slr.models.spec import LengthLaw, SLRConfig
-from bayes_slr.records import SweepLog
+from bayes_slr.records import Executor, SweepLog, run_sweep
 from bayes_slr.theory.bayes import bayes_error_exact
 from bayes_slr.theory.optimum import optimal_population_error
 
@@ -122,6 +121,7 @@ def gap_sweep(
     erm: ERMOptions | None = None,
     seed: int = 0,
     log: SweepLog | None = None,
+    executor: Executor | None = None,
     progress: bool = True,
 ) -> list[dict[str, Any]]:
     """Gap rows, one per (variant, nu, L): Bayes, population optima, and optional ERM.
@@ -135,6 +135,7 @@ def gap_sweep(
     erm : finite-data settings; None for population values only.
     seed : base seed of the ERM runs.
     log : finished points are read from and appended to it (resumable sweeps).
+    executor : how the points are run (:func:`~bayes_slr.records.run_sweep`).
     progress : show a progress bar on stderr.
 
     Returns
@@ -147,21 +148,22 @@ def gap_sweep(
     """
     settings, lengths, activations = validate_sweep(settings, lengths, variable_length, activations)
     points = _points(settings, lengths, variable_length, activations, erm)
-    results = []
-    for point in tqdm(points, desc="gap points", unit="point", disable=not progress):
-        result = log.result(point) if log is not None else None
-        if result is None:
-            config = task_config(point["variant"], point["nu"], point["L"], variable_length)
-            if point["kind"] == "bayes":
-                result = bayes_point(config)
-            elif point["kind"] == "population":
-                result = population_point(config, point["activation"])
-            else:
-                result = erm_point(config, point["activation"], erm, seed)
-            if log is not None:
-                log.append(point, result, seed if point["kind"] == "erm" else None)
-        results.append((point, result))
+    results = run_sweep(
+        points, functools.partial(solve_gap_point, erm=erm, seed=seed), log=log,
+        seed_of=lambda point: seed if point["kind"] == "erm" else None, executor=executor, progress=progress,
+        description="gap points",
+    )
     return _rows(results, activations)
+
+
+def solve_gap_point(point: dict[str, Any], *, erm: ERMOptions | None, seed: int) -> dict[str, Any]:
+    """The result of one gap point: Bayes error, an activation's population optimum, or its ERM error."""
+    config = task_config(point["variant"], point["nu"], point["L"], point["variable_length"])
+    if point["kind"] == "bayes":
+        return bayes_point(config)
+    if point["kind"] == "population":
+        return population_point(config, point["activation"])
+    return erm_point(config, point["activation"], erm, seed)
 
 
 def _rows(results: list[tuple[dict[str, Any], dict[str, Any]]], activations: tuple[str, ...]) -> list[dict[str, Any]]:
