@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import optax
 
 import bayes_slr  # noqa: F401  (float64)
-from bayes_slr.attention.activations import ACTIVATIONS
+from bayes_slr.attention.activations import activation_names
 from bayes_slr.attention.estimators import random_params
 from bayes_slr.attention.training import objective, train_jit
 from bayes_slr.models.simulate import draw_teacher, simulate
@@ -69,7 +69,7 @@ def timed(call):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--activation", choices=ACTIVATIONS, default="softmax")
+    parser.add_argument("--activation", choices=activation_names(), default="softmax")
     parser.add_argument("--max-steps", type=int, default=10_000, help="gradient-descent step cap (default 10000)")
     parser.add_argument("--slack", type=float, default=1e-3, help="target = L* + slack (L0 - L*) (default 1e-3)")
     parser.add_argument("--json", help="also write the figures to this JSON file")

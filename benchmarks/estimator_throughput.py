@@ -18,7 +18,7 @@ import numpy as np
 from scipy.special import erf
 
 import bayes_slr  # noqa: F401  (float64)
-from bayes_slr.attention.activations import ACTIVATIONS
+from bayes_slr.attention.activations import activation_names
 from bayes_slr.attention.estimators import AttentionParams, predict
 from bayes_slr.models.simulate import draw_teacher, simulate
 from bayes_slr.models.spec import LengthLaw, SLRConfig
@@ -75,7 +75,7 @@ def main() -> None:
         params = AttentionParams(teacher.k_star, teacher.v_star, jax.numpy.asarray(0.2))
         X, lengths = np.asarray(batch.X), np.asarray(batch.lengths)
         k, v = np.asarray(params.k), np.asarray(params.v)
-        for activation in ACTIVATIONS:
+        for activation in activation_names():
             jax_out = predict(params, batch.X, batch.lengths, activation)
             np_out = numpy_predict(k, v, 0.2, X, lengths, activation)
             assert np.allclose(np.asarray(jax_out), np_out, rtol=1e-9, atol=1e-9), activation

@@ -33,7 +33,7 @@ import os
 
 import matplotlib.pyplot as plt
 
-from bayes_slr.attention.activations import ACTIVATIONS
+from bayes_slr.attention.activations import activation_names
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.theory.bayes import bayes_error_exact
@@ -49,8 +49,8 @@ TASKS = {"spiked, nu = 2": ("spiked", 2.0), "max, nu = inf": ("max", math.inf)}
 def activations_for(variant: str, nu: float) -> tuple[str, ...]:
     """All four, except softplus on max-SLR with nu = inf at the small size."""
     if FULL or not (variant == "max" and math.isinf(nu)):
-        return ACTIVATIONS
-    return tuple(name for name in ACTIVATIONS if name != "softplus")
+        return activation_names()
+    return tuple(name for name in activation_names() if name != "softplus")
 
 
 def curves(variant: str, nu: float, laws: list[LengthLaw]) -> dict[str, list[float]]:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.special import erf, softmax
 
-from bayes_slr.attention.activations import ACTIVATIONS
+from bayes_slr.attention.activations import activation_names
 from bayes_slr.attention.estimators import AttentionParams, informed_params, overlaps, predict, random_params
 from bayes_slr.attention.training import objective
 from bayes_slr.errors import ConfigError
@@ -51,7 +51,7 @@ def padded_batch(key):
     return X, lengths, params
 
 
-@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("activation", activation_names())
 def test_predict_matches_numpy_loop(padded_batch, activation):
     X, lengths, params = padded_batch
     k, v = np.asarray(params.k), np.asarray(params.v)
@@ -59,7 +59,7 @@ def test_predict_matches_numpy_loop(padded_batch, activation):
     np.testing.assert_allclose(np.asarray(predict(params, X, lengths, activation)), expected, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("activation", activation_names())
 def test_padding_content_is_ignored(padded_batch, key, activation):
     X, lengths, params = padded_batch
     garbage = 1e3 * jax.random.normal(jax.random.fold_in(key, 1), X.shape) * ~token_mask(lengths, LBAR)[..., None]
@@ -69,7 +69,7 @@ def test_padding_content_is_ignored(padded_batch, key, activation):
     )
 
 
-@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("activation", activation_names())
 def test_gradients_finite_and_blind_to_padding(padded_batch, key, activation):
     X, lengths, params = padded_batch
     y = jnp.ones(N)

@@ -75,9 +75,10 @@ def test_exact_and_mc_agree_at_large_length(key: jax.Array, full_size: bool) -> 
 def _nishimori_gaps(key: jax.Array, config: SLRConfig) -> jax.Array:
     """Per-sequence ``p_eps - sum p^2`` for the true posterior and one at twice its inverse temperature."""
     chi, lengths, eps = draw_population_scores(key, config, 2**15)
+    mask = jnp.arange(config.Lbar) < lengths[:, None]
+    too_cold = jax.nn.softmax(jnp.where(mask, 2 * config.c_nu * chi, -jnp.inf), axis=-1, where=mask)
     gaps = []
-    for inverse_temperature in (config.c_nu, 2 * config.c_nu):
-        p = location_posterior(chi, lengths, config, inverse_temperature=inverse_temperature)
+    for p in (location_posterior(chi, lengths, config), too_cold):
         gaps.append(jnp.take_along_axis(p, eps[:, None], axis=-1)[:, 0] - jnp.sum(p**2, axis=-1))
     return jnp.stack(gaps)
 

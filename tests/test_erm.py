@@ -17,7 +17,7 @@ import pytest
 from jax.flatten_util import ravel_pytree
 
 from bayes_slr.experiments import erm
-from bayes_slr.attention.activations import ACTIVATIONS
+from bayes_slr.attention.activations import activation_names
 from bayes_slr.attention.estimators import AttentionParams, overlaps, predict
 from bayes_slr.attention.training import fit_erm, initial_params, objective_and_grad_norm
 from bayes_slr.errors import ConfigError
@@ -47,7 +47,7 @@ def large_alpha(task, size) -> dict[str, erm.ERMSummary]:
             task, activation, alpha=ALPHA, lam=LAM, seeds=size["seeds"], N_test=size["N_test"], tol=TOL,
             exact_teacher=True,
         )
-        for activation in ACTIVATIONS
+        for activation in activation_names()
     }
 
 
@@ -127,7 +127,7 @@ def test_large_alpha_erm_meets_population_optimum_plus_sandwich_excess(large_alp
     N = round(ALPHA * task.D)
     for activation, summary in large_alpha.items():
         optimum = optimal_population_error(activation, task)
-        excess = sandwich_excess(activation, task, optimum, N, jax.random.fold_in(key, ACTIVATIONS.index(activation)))
+        excess = sandwich_excess(activation, task, optimum, N, jax.random.fold_in(key, activation_names().index(activation)))
         assert 0 < excess < 0.1
         gap = summary.test_error - (optimum.error + excess)
         assert abs(gap) < 4 * summary.stderr + 0.2 * excess + 1e-3, (activation, optimum, excess, summary)
@@ -180,7 +180,7 @@ def test_seed_mean_floors_the_spread_by_the_monte_carlo_error():
     assert erm.seed_mean(np.array([0.5]), np.array([0.03])) == (0.5, 0.03)
 
 
-@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("activation", activation_names())
 def test_one_pass_sgd_decreases_the_loss(task, training_set, activation):
     teacher, batch = training_set
     start = initial_params(jax.random.PRNGKey(4), task, "random", None)

@@ -21,7 +21,7 @@ from scipy import integrate, stats
 from scipy.optimize import minimize_scalar
 
 from bayes_slr import ConfigError, LengthLaw, SLRConfig
-from bayes_slr.attention.activations import ACTIVATIONS, attention_weights
+from bayes_slr.attention.activations import activation_names, attention_weights
 from bayes_slr.models.simulate import SLRBatch, Teacher, draw_teacher, streamed_mean
 from bayes_slr.theory.bayes import bayes_error_exact
 from bayes_slr.theory.optimum import optimal_population_error
@@ -129,7 +129,7 @@ def test_linear_optimum_matches_closed_forms(cfg: SLRConfig, expected: float) ->
     assert best.q_k == pytest.approx(best.m_k**2, abs=1e-3)
 
 
-@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("activation", activation_names())
 def test_optimal_overlaps_predict_the_empirical_error(activation: str, key: jax.Array, full_size: bool) -> None:
     best = optimum(activation, SPIKED)
     overlaps = (best.m_k, best.q_k, best.m_v, best.q_v)
@@ -158,7 +158,7 @@ def test_off_optimum_overlaps_predict_the_empirical_error(
 
 
 def test_ordering_of_activations() -> None:
-    errors = {name: optimum(name, SPIKED).error for name in ACTIVATIONS}
+    errors = {name: optimum(name, SPIKED).error for name in activation_names()}
     bayes = bayes_error_exact(SPIKED).value
     assert errors["softmax"] <= errors["softplus"] + OPTIMISER_TOLERANCE
     assert errors["erf"] <= errors["linear"] + OPTIMISER_TOLERANCE

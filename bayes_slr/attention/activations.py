@@ -1,60 +1,163 @@
-"""The attention activations ``s(chi)`` of MODEL.md section 3, one definition for all code.
+"""The attention activations ``s(chi)`` of MODEL.md section 3: one record per activation, in a registry.
 
-``softmax`` and ``softplus`` are normalised over the real tokens:
-``s_l = phi(chi_l) / sum_j phi(chi_j)`` with ``phi = exp`` or ``softplus``.
-``linear`` (``1 + chi_l``) and ``erf`` (``1 + erf(c + chi_l)``, trained offset ``c``)
-act element-wise. Padded tokens (``mask = False``) get weight 0.
+A record says everything the toolkit needs of an activation:
+
+* how weights come from scores: normalised over the real tokens
+  (``s_l = phi(chi_l) / sum_j phi(chi_j)``, given by ``log phi``) or element-wise
+  (``s_l = score(chi_l)``); whether it has a trained offset ``c``;
+* its population-theory terms: ``log phi`` feeds the normalised integrals; element-wise
+  activations give the closed-form Gaussian mean ``E[s(chi)]`` and, when known, the second
+  moment (otherwise the theory integrates ``score^2`` by quadrature);
+* whether its optimum on an argmax location law can be a supremum reached only as
+  ``|k| -> inf`` (``large_norm_limit``).
+
+Padded tokens (``mask = False``) get weight 0. An activation without theory terms can be
+registered for training, and the theory refuses it by name (:func:`theory_terms_of`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Callable
+
 import jax
 import jax.numpy as jnp
 
-from bayes_slr.errors import check_choice
+from bayes_slr.errors import ConfigError
 
-ACTIVATIONS = ("softmax", "linear", "erf", "softplus")
-NORMALISED = ("softmax", "softplus")
+Array = jax.Array
+
+
+@dataclasses.dataclass(frozen=True)
+class Activation:
+    """One attention activation.
+
+    Attributes
+    ----------
+    name : identifier used on the command line and in result files.
+    normalised : weights ``phi(chi_l) / sum phi(chi)`` (True) or element-wise ``score(chi_l)``.
+    log_phi : ``log phi(chi)`` of a normalised activation (stable for every ``chi``).
+    score : element-wise ``s(chi, c)`` (for a normalised activation, ``phi(chi)``).
+    has_offset : whether the trained offset ``c`` enters (it is regularised like ``k`` and ``v``).
+    gaussian_mean : ``E[s(chi)]`` for ``chi ~ N(mu, var)`` in closed form, ``(mu, var, c) -> value``
+        (element-wise theory); None if unknown.
+    gaussian_second_moment : ``E[s(chi)^2]`` in closed form, ``(mu, sigma, c) -> value``; None means the
+        theory integrates ``score^2`` by quadrature.
+    large_norm_limit : the kernel that ``phi(m chi)``, normalised, tends to as ``m = |k| -> inf`` along ``k*``:
+        ``"argmax"`` (softmax) or ``"relu"`` (softplus); on an argmax location law the optimum is then a
+        supremum and the population layer reports that limit (:mod:`bayes_slr.theory.large_norm`).
+    affine : ``s = 1 + chi`` (affine in the score): the population optimum over the key has a closed form.
+    """
+
+    name: str
+    normalised: bool
+    score: Callable[[Array, Array | float], Array]
+    log_phi: Callable[[Array], Array] | None = None
+    has_offset: bool = False
+    gaussian_mean: Callable[[Array, Array, Array | float], Array] | None = None
+    gaussian_second_moment: Callable[[Array, Array, Array | float], Array] | None = None
+    large_norm_limit: str | None = None
+    affine: bool = False
+
+    @property
+    def has_theory(self) -> bool:
+        """Whether the population theory can evaluate this activation."""
+        return self.log_phi is not None if self.normalised else self.gaussian_mean is not None
+
+    def weights(self, chi: Array, mask: Array | None = None, c: Array | float = 0.0) -> Array:
+        """Weights ``s(chi)`` over the last axis, zero on padded tokens.
+
+        Parameters
+        ----------
+        chi : (..., Lbar) scores ``X k / sqrt(D)``.
+        mask : (..., Lbar) boolean, True on real tokens; None means all real.
+        c : offset (used by activations with ``has_offset``).
+        """
+        if mask is None:
+            mask = jnp.ones(chi.shape, dtype=bool)
+        if self.normalised:
+            return jax.nn.softmax(jnp.where(mask, self.log_phi(chi), -jnp.inf), axis=-1, where=mask)
+        return jnp.where(mask, self.score(chi, c), 0.0)
+
+
+def _log_softplus(chi: Array) -> Array:
+    safe = jnp.maximum(chi, -35.0)
+    return jnp.where(chi < -35.0, chi, jnp.log(jax.nn.softplus(safe)))
+
+
+SOFTMAX = Activation(
+    "softmax", normalised=True, score=lambda chi, c=0.0: jnp.exp(chi), log_phi=lambda chi: chi, large_norm_limit="argmax"
+)
+LINEAR = Activation(
+    "linear",
+    normalised=False,
+    score=lambda chi, c=0.0: 1.0 + chi,
+    gaussian_mean=lambda mu, var, c=0.0: 1.0 + mu,
+    gaussian_second_moment=lambda mu, sigma, c=0.0: (1.0 + mu) ** 2 + sigma**2,
+    affine=True,
+)
+ERF = Activation(
+    "erf",
+    normalised=False,
+    score=lambda chi, c=0.0: 1.0 + jax.scipy.special.erf(c + chi),
+    has_offset=True,
+    gaussian_mean=lambda mu, var, c=0.0: 1.0 + jax.scipy.special.erf((c + mu) / jnp.sqrt(1.0 + 2.0 * var)),
+)
+SOFTPLUS = Activation(
+    "softplus", normalised=True, score=lambda chi, c=0.0: jax.nn.softplus(chi), log_phi=_log_softplus,
+    large_norm_limit="relu",
+)
+
+_REGISTRY: dict[str, Activation] = {}
+
+
+def register_activation(activation: Activation) -> Activation:
+    """Make ``activation`` available by name to training, prediction, theory and the command line."""
+    if not isinstance(activation, Activation):
+        raise ConfigError(f"an activation must be an Activation record, got {type(activation).__name__}")
+    _REGISTRY[activation.name] = activation
+    return activation
+
+
+def unregister_activation(name: str) -> None:
+    """Remove a registered activation (tests that add a toy one clean up with it)."""
+    _REGISTRY.pop(name, None)
+
+
+def activation_names() -> tuple[str, ...]:
+    """Names of the registered activations, in registration order."""
+    return tuple(_REGISTRY)
+
+
+def get_activation(name: object) -> Activation:
+    """The registered activation called ``name``; ``ConfigError`` listing the accepted names otherwise."""
+    if isinstance(name, Activation):
+        return name
+    if not isinstance(name, str) or name not in _REGISTRY:
+        raise ConfigError(f"activation must be one of {', '.join(_REGISTRY)}; got {name!r}")
+    return _REGISTRY[name]
 
 
 def check_activation(name: object) -> str:
-    """Return ``name`` if it is a known activation, else raise ``ConfigError``."""
-    return check_choice("activation", name, ACTIVATIONS)
+    """Return ``name`` if it is a registered activation, else raise ``ConfigError``."""
+    return get_activation(name).name
 
 
-def elementwise_score(activation: str, chi: jax.Array, c: jax.Array | float = 0.0) -> jax.Array:
-    """The per-token function before normalisation.
-
-    ``exp(chi)`` is not returned for softmax (it overflows); use :func:`attention_weights`.
-    Returns ``softplus(chi)``, ``1 + chi`` or ``1 + erf(c + chi)``.
-    """
-    if activation == "softplus":
-        return jax.nn.softplus(chi)
-    if activation == "linear":
-        return 1.0 + chi
-    if activation == "erf":
-        return 1.0 + jax.scipy.special.erf(c + chi)
-    raise ValueError(f"elementwise_score is defined for softplus, linear, erf; got {activation!r}")
+def theory_terms_of(name: object) -> Activation:
+    """The activation record, refused by name when the population theory has no terms for it."""
+    activation = get_activation(name)
+    if not activation.has_theory:
+        raise ConfigError(
+            f"activation {activation.name} has no population-theory terms (give it log_phi if normalised, "
+            "gaussian_mean if element-wise); it can be trained but not evaluated by the theory"
+        )
+    return activation
 
 
-def attention_weights(
-    activation: str, chi: jax.Array, mask: jax.Array | None = None, c: jax.Array | float = 0.0
-) -> jax.Array:
-    """Weights ``s(chi)`` over the last axis, zero on padded tokens.
+def attention_weights(activation: str, chi: Array, mask: Array | None = None, c: Array | float = 0.0) -> Array:
+    """Weights ``s(chi)`` of the activation called ``activation`` (see :meth:`Activation.weights`)."""
+    return get_activation(activation).weights(chi, mask, c)
 
-    Parameters
-    ----------
-    activation : one of :data:`ACTIVATIONS`.
-    chi : (..., Lbar) scores ``X k / sqrt(D)``.
-    mask : (..., Lbar) boolean, True on real tokens; None means all real.
-    c : offset of the erf activation (ignored by the others).
-    """
-    check_activation(activation)
-    if mask is None:
-        mask = jnp.ones(chi.shape, dtype=bool)
-    if activation == "softmax":
-        return jax.nn.softmax(jnp.where(mask, chi, -jnp.inf), axis=-1, where=mask)
-    score = jnp.where(mask, elementwise_score(activation, chi, c), 0.0)
-    if activation in NORMALISED:
-        return score / jnp.sum(score, axis=-1, keepdims=True)
-    return score
+
+for _activation in (SOFTMAX, LINEAR, ERF, SOFTPLUS):
+    register_activation(_activation)

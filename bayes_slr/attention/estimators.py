@@ -1,7 +1,7 @@
 """Attention estimators ``f(X) = sum_l s(chi)_l z_l`` (MODEL.md section 3) and their overlaps.
 
 One jitted function, :func:`predict`, evaluates any activation of
-:data:`~bayes_slr.attention.activations.ACTIVATIONS` on a padded batch;
+any registered activation (:func:`~bayes_slr.attention.activations.activation_names`) on a padded batch;
 :func:`overlaps` reports the order parameters of MODEL.md section 4 against a teacher.
 """
 

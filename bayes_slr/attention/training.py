@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from bayes_slr.attention.activations import NORMALISED, check_activation
+from bayes_slr.attention.activations import check_activation, get_activation
 from bayes_slr.attention.estimators import AttentionParams, informed_params, predict, random_params
 from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
 from bayes_slr.models.simulate import SLRBatch, Teacher
@@ -138,7 +138,7 @@ train_jit = jax.jit(train, static_argnames=("activation", "optimizer"))
 
 def default_learning_rate(config: SLRConfig, activation: str) -> float:
     """Initial SGD step: ``0.5`` (softmax, softplus) or ``0.5 / E[L]`` (linear, erf)."""
-    return SGD_LEARNING_RATE if activation in NORMALISED else SGD_LEARNING_RATE / config.length.mean()
+    return SGD_LEARNING_RATE if get_activation(activation).normalised else SGD_LEARNING_RATE / config.length.mean()
 
 
 def initial_params(

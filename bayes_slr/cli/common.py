@@ -9,7 +9,8 @@ import sys
 from typing import Any
 
 from bayes_slr.errors import ConfigError
-from bayes_slr.models.spec import VARIANTS, LengthLaw, SLRConfig
+from bayes_slr.models.spec import LengthLaw, SLRConfig
+from bayes_slr.models.variants import variant_names
 from bayes_slr.records import json_ready
 
 
@@ -38,7 +39,7 @@ def add_task_arguments(parser: argparse.ArgumentParser, *, several: bool = False
     With ``several``, ``--L`` and ``--nu`` take one or more values.
     """
     nargs = "+" if several else None
-    parser.add_argument("--variant", choices=VARIANTS, default="spiked", help="token law (default spiked)")
+    parser.add_argument("--variant", choices=variant_names(), default="spiked", help="token law (default spiked)")
     if with_D:
         parser.add_argument("--D", type=integer, default=64, help="token dimension, >= 1 (default 64)")
     parser.add_argument("--L", type=integer, nargs=nargs, default=[3] if several else 3,

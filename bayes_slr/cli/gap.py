@@ -8,11 +8,11 @@ import math
 from pathlib import Path
 from typing import Any
 
-from bayes_slr.attention.activations import ACTIVATIONS
+from bayes_slr.attention.activations import activation_names
 from bayes_slr.cli.common import format_table, integer, number, print_json
 from bayes_slr.errors import ConfigError
 from bayes_slr.experiments.gap import DEFAULT_LENGTHS, DEFAULT_SETTINGS, ERMOptions, gap_sweep, validate_sweep
-from bayes_slr.models.spec import VARIANTS
+from bayes_slr.models.variants import variant_names
 from bayes_slr.plots import plot_gap
 from bayes_slr.records import atomic_write, check_writable_output, json_ready, open_sweep_log, provenance
 
@@ -26,11 +26,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="Bayes error and each activation's error across L",
         description="Without --variant: max-SLR nu=inf and spiked nu=2 (the default run).",
     )
-    parser.add_argument("--variant", choices=VARIANTS, help="token law; default: both default settings")
+    parser.add_argument("--variant", choices=variant_names(), help="token law; default: both default settings")
     parser.add_argument("--nu", type=number, help="signal strength (default: inf for max, 2 for spiked)")
     parser.add_argument("--L", type=integer, nargs="+", default=list(DEFAULT_LENGTHS), help="lengths (Lbar with --variable-length)")
     parser.add_argument("--variable-length", action="store_true", help="length uniform on {1..L}")
-    parser.add_argument("--activations", nargs="+", default=list(ACTIVATIONS), help=f"subset of {' '.join(ACTIVATIONS)}")
+    parser.add_argument("--activations", nargs="+", default=list(activation_names()), help=f"subset of {' '.join(activation_names())}")
     parser.add_argument("--alpha", type=number, help="sample ratio N/D: adds ERM test errors")
     parser.add_argument("--lam", type=number, default=1e-3, help="ridge penalty of ERM, >= 0 (default 1e-3)")
     parser.add_argument("--D", type=integer, default=100, help="dimension for ERM, >= 1 (default 100)")

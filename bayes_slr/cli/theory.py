@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from bayes_slr.attention.activations import ACTIVATIONS
+from bayes_slr.attention.activations import activation_names
 from bayes_slr.cli.common import add_task_arguments, format_table, integer, make_config, number, print_json
 from bayes_slr.models.spec import INITS
 from bayes_slr.plots import plot_theory_curves
@@ -21,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("theory", help="high-dimensional (replica) test error against alpha")
     add_task_arguments(parser, with_D=False)
     parser.add_argument("--activation", nargs="*", default=["softmax", "linear"],
-                        help=f"ERM activations among {' '.join(ACTIVATIONS)} (default softmax linear)")
+                        help=f"ERM activations among {' '.join(activation_names())} (default softmax linear)")
     parser.add_argument("--alpha", type=number, nargs="+", default=list(DEFAULT_ALPHAS), help="sample ratios N/D, > 0")
     parser.add_argument("--lam", type=number, default=0.01, help="ridge strength of ERM, >= 0 (default 0.01)")
     parser.add_argument("--bayes", action="store_true", help="add the Bayes-optimal curve (informed and random starts)")

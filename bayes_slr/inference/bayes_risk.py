@@ -4,7 +4,8 @@ Two routes, independent of the exact integrals in :mod:`bayes_slr.theory.bayes`:
 
 * :func:`bayes_risk_mc` draws ``chi*`` from its population law (no ``D``): spiked,
   ``chi*_eps ~ N(sqrt(nu), 1)`` and the other tokens ``N(0, 1)``; max, i.i.d. ``N(0, 1)``
-  tokens and ``eps ~ softmax(nu chi*)`` (argmax at ``nu = inf``). The per-sample
+  tokens and ``eps ~ softmax(nu chi*)`` (argmax at ``nu = inf``); the variant's object draws
+  them. The per-sample
   statistic is ``1 - sum_l p_l^2`` (the error averaged over ``z*`` and ``eps*`` given
   ``chi*``), streamed in fixed-shape batches inside one compiled loop, so memory is
   flat in the number of samples. It also returns the Nishimori gap
@@ -79,22 +80,17 @@ def draw_population_scores(
         lengths = jnp.full((n,), Lbar, dtype=jnp.int32)
     else:
         lengths = (jax.random.choice(k_len, Lbar, (n,), p=jnp.asarray(config.length.probs)) + 1).astype(jnp.int32)
-    chi = jax.random.normal(k_chi, (n, Lbar))
-    if config.variant == "spiked":
-        eps = jnp.floor(jax.random.uniform(k_loc, (n,)) * lengths).astype(jnp.int32)
-        chi = chi + jnp.sqrt(nu) * jax.nn.one_hot(eps, Lbar)
-    else:
-        location_probs = location_posterior(chi, lengths, config, inverse_temperature=nu)
-        eps = jax.random.categorical(k_loc, jnp.log(location_probs), axis=-1).astype(jnp.int32)
-    chi = jnp.where(jnp.arange(Lbar) < lengths[:, None], chi, 0.0)
+    mask = jnp.arange(Lbar) < lengths[:, None]
+    chi, eps = config.law.draw_population_scores(k_loc, jax.random.normal(k_chi, (n, Lbar)), mask, nu)
+    chi = jnp.where(mask, chi, 0.0)
     return chi, lengths, eps
 
 
 def _population_statistics(key: jax.Array, shape: SLRConfig, nu: jax.Array, n: int) -> jax.Array:
     """Per-sequence ``(1 - sum p^2, p_eps - sum p^2)``, shape ``(n, 2)``."""
+    nu = shape.nu if math.isinf(shape.nu) else nu  # the traced value stands for finite nu only
     chi, lengths, eps = draw_population_scores(key, shape, n, nu)
-    c_nu = jnp.sqrt(nu) if shape.variant == "spiked" else nu
-    p = location_posterior(chi, lengths, shape, inverse_temperature=c_nu)
+    p = location_posterior(chi, lengths, shape, nu=nu)
     sum_sq = jnp.sum(p**2, axis=-1)
     p_at_eps = jnp.take_along_axis(p, eps[:, None], axis=-1)[:, 0]
     return jnp.stack([1.0 - sum_sq, p_at_eps - sum_sq], axis=-1)

@@ -2,7 +2,8 @@
 
 With ``k*`` known, ``P(eps* = l | X) = softmax(c_nu chi*)_l`` over the real tokens,
 ``c_nu = sqrt(nu)`` (spiked) or ``nu`` (max); for max-SLR with ``nu = inf`` it is the
-indicator of the argmax, split evenly between tied tokens. The Bayes estimator is
+indicator of the argmax, split evenly between tied tokens. The variant's object
+computes it (:meth:`~bayes_slr.models.variants.TokenLaw.location_posterior`). The Bayes estimator is
 ``E[y | X] = sum_l P(eps* = l | X) z*_l``.
 """
 
@@ -23,7 +24,7 @@ def location_posterior(
     lengths: jax.Array | None,
     config: SLRConfig,
     k: jax.Array | None = None,
-    inverse_temperature: jax.Array | float | None = None,
+    nu: jax.Array | float | None = None,
 ) -> jax.Array:
     """``P(eps* = l | X)`` with known directions, zero on padded tokens.
 
@@ -35,9 +36,9 @@ def location_posterior(
     config : SLRConfig
         Variant and ``nu`` (``D`` and ``Delta`` are not used).
     k : (D,) key direction ``k*``, optional: project the tokens on it first.
-    inverse_temperature : optional
-        Replaces ``config.c_nu`` (finite ``nu`` only), e.g. by a traced value so that one
-        compilation serves every ``nu``.
+    nu : optional
+        Replaces a finite ``config.nu``, e.g. by a traced value so that one compilation
+        serves every ``nu``.
 
     Returns
     -------
@@ -46,12 +47,7 @@ def location_posterior(
     """
     chi = chi_star_or_X if k is None else chi_star_or_X @ k / math.sqrt(chi_star_or_X.shape[-1])
     mask = jnp.ones(chi.shape, dtype=bool) if lengths is None else token_mask(lengths, chi.shape[-1])
-    if math.isinf(config.nu):
-        top = jnp.max(jnp.where(mask, chi, -jnp.inf), axis=-1, keepdims=True)
-        is_top = mask & (chi == top)
-        return is_top / jnp.sum(is_top, axis=-1, keepdims=True)
-    c = config.c_nu if inverse_temperature is None else inverse_temperature
-    return jax.nn.softmax(jnp.where(mask, c * chi, -jnp.inf), axis=-1, where=mask)
+    return config.law.location_posterior(chi, mask, config.nu if nu is None else nu)
 
 
 @functools.partial(jax.jit, static_argnames=("config",))

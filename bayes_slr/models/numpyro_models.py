@@ -30,10 +30,6 @@ from bayes_slr.models.simulate import token_mask
 from bayes_slr.models.spec import SLRConfig
 
 ENUM_DIM = -2  # first dimension free for enumerating the location (the data plate is -1)
-# Logit of an impossible location (padding; non-argmax tokens at nu = inf): exp() of it is
-# exactly 0 in float64, so densities are unchanged, but it stays finite, which
-# infer_discrete's sampling (temperature 1) requires.
-IMPOSSIBLE_LOGIT = -1e4
 
 
 def _check_likelihood_config(config: SLRConfig) -> None:
@@ -52,22 +48,11 @@ def location_log_weights(
 ) -> jax.Array:
     """``log P(eps = l | L) + log g_nu(l, chi)``: the location-dependent token factor, ``(N, Lbar)``.
 
-    Spiked: ``-log L + sqrt(nu) chi_l - nu |k|^2 / (2D)``; max: ``log softmax(nu chi)_l``
-    (the argmax indicator at ``nu = inf``). ``-inf`` on padded tokens.
+    Asked of the variant (:meth:`~bayes_slr.models.variants.TokenLaw.location_log_weights`) at
+    ``chi = X k / sqrt(D)`` with the tilt's normaliser at ``|k|^2 / D``; ``-inf`` on padded tokens.
     """
-    D, Lbar = config.D, config.Lbar
-    mask = token_mask(lengths, Lbar)
-    chi = X @ k / math.sqrt(D)
-    if config.variant == "spiked":
-        sq_norm = jnp.sum(k**2)
-        logits = math.sqrt(config.nu) * chi - config.nu * sq_norm / (2 * D)
-        logits = logits - jnp.log(jnp.asarray(lengths, chi.dtype))[:, None]
-        return jnp.where(mask, logits, -jnp.inf)
-    if math.isinf(config.nu):
-        top = jnp.max(jnp.where(mask, chi, -jnp.inf), axis=-1, keepdims=True)
-        is_top = (chi == top) & mask
-        return jnp.where(is_top, -jnp.log(jnp.sum(is_top, axis=-1, keepdims=True)), -jnp.inf)
-    return jax.nn.log_softmax(jnp.where(mask, config.nu * chi, -jnp.inf), axis=-1)
+    chi = X @ k / math.sqrt(config.D)
+    return config.law.location_log_weights(chi, token_mask(lengths, config.Lbar), config.nu, jnp.sum(k**2) / config.D)
 
 
 def location_joint_log_weights(
@@ -131,23 +116,7 @@ def slr_model_enumerated(
     mask = token_mask(lengths, Lbar)
     k, v = _sample_directions(D)
     with numpyro.plate("data", N, dim=-1):
-        if config.variant == "spiked":
-            location_logits = jnp.where(mask, -jnp.log(lengths)[:, None], IMPOSSIBLE_LOGIT)
-            eps = numpyro.sample(
-                "eps", dist.Categorical(logits=location_logits), infer={"enumerate": "parallel"}
-            )
-            spike = jax.nn.one_hot(eps, Lbar)[..., None] * (math.sqrt(config.nu) / math.sqrt(D)) * k
-            token_law = dist.Normal(spike, 1.0).mask(mask[..., None]).to_event(2)
-            X = numpyro.sample("X", token_law, obs=X)
-        else:
-            token_law = dist.Normal(jnp.zeros((Lbar, D)), 1.0).mask(mask[..., None]).to_event(2)
-            X = numpyro.sample("X", token_law, obs=X)
-            X = X * mask[..., None]
-            eps = numpyro.sample(
-                "eps",
-                dist.Categorical(logits=jnp.maximum(location_log_weights(X, lengths, k, config), IMPOSSIBLE_LOGIT)),
-                infer={"enumerate": "parallel"},
-            )
+        X, eps = config.law.sample_tokens_and_location(k, mask, config.nu, X)
         z = X @ v / math.sqrt(D)
         z_at_eps = jnp.sum(jax.nn.one_hot(eps, Lbar) * z, axis=-1)
         numpyro.sample("y", dist.Normal(z_at_eps, math.sqrt(config.Delta)), obs=y)

@@ -76,14 +76,6 @@ def draw_teacher(key: jax.Array, D: int, *, exact: bool = False) -> Teacher:
     return Teacher(k, v)
 
 
-def _masked_location_logits(chi_star: jax.Array, mask: jax.Array, config: SLRConfig) -> jax.Array:
-    """Logits of the location prior-given-tokens, ``-inf`` on padding (max variant)."""
-    if math.isinf(config.nu):
-        is_max = chi_star == jnp.max(jnp.where(mask, chi_star, -jnp.inf), axis=-1, keepdims=True)
-        return jnp.where(is_max & mask, 0.0, -jnp.inf)
-    return jnp.where(mask, config.nu * chi_star, -jnp.inf)
-
-
 @functools.partial(jax.jit, static_argnames=("config", "N"))
 def simulate(key: jax.Array, config: SLRConfig, teacher: Teacher, N: int) -> SLRBatch:
     """Draw ``N`` i.i.d. samples from the SLR law of ``config`` given a teacher.
@@ -107,14 +99,7 @@ def simulate(key: jax.Array, config: SLRConfig, teacher: Teacher, N: int) -> SLR
     lengths = jax.random.choice(k_len, Lbar, (N,), p=jnp.asarray(config.length.probs)) + 1
     mask = token_mask(lengths, Lbar)
     X = jax.random.normal(k_tok, (N, Lbar, D))
-    if config.variant == "spiked":
-        eps = jnp.floor(jax.random.uniform(k_loc, (N,)) * lengths).astype(jnp.int32)
-        spike = math.sqrt(config.nu) / math.sqrt(D) * teacher.k_star
-        X = X + jax.nn.one_hot(eps, Lbar)[..., None] * spike
-    else:
-        chi_star = X @ teacher.k_star / math.sqrt(D)
-        logits = _masked_location_logits(chi_star, mask, config)
-        eps = jax.random.categorical(k_loc, logits, axis=-1).astype(jnp.int32)
+    X, eps = config.law.draw_tokens_and_location(k_loc, X, mask, teacher.k_star, config.nu)
     X = X * mask[..., None]
     chi_star = X @ teacher.k_star / math.sqrt(D)
     z_star = X @ teacher.v_star / math.sqrt(D)

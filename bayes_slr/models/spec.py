@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
+from bayes_slr.errors import ConfigError, check_int, check_real
+from bayes_slr.models.variants import TokenLaw, get_variant
 
-VARIANTS = ("spiked", "max")
-Variant = Literal["spiked", "max"]
 INITS = ("random", "informed")
 """Starts of every iterative method (ERM, samplers, state evolution, AMP): uninformed (random) or at the teacher."""
 
@@ -86,34 +85,32 @@ class SLRConfig:
 
     Parameters
     ----------
-    variant : {"spiked", "max"}
-        Token law: a spike ``sqrt(nu) k*/sqrt(D)`` at the location, or the location
-        drawn from ``softmax(nu chi*)`` over i.i.d. tokens.
+    variant : str
+        Name of a registered token law (:mod:`bayes_slr.models.variants`): ``spiked`` (a
+        spike ``sqrt(nu) k*/sqrt(D)`` at the location) or ``max`` (the location drawn from
+        ``softmax(nu chi*)`` over i.i.d. tokens).
     D : int
         Token dimension, ``>= 1``.
     length : LengthLaw
         Law of the sequence length.
     nu : float
-        Signal strength, ``>= 0``; ``inf`` only for ``max`` (location = argmax).
+        Signal strength, ``>= 0``; ``inf`` only where the variant allows it (max: location = argmax).
     Delta : float
         Noise variance of ``y``, ``>= 0``.
     """
 
-    variant: Variant
+    variant: str
     D: int
     length: LengthLaw
     nu: float
     Delta: float = 0.0
 
     def __post_init__(self) -> None:
-        check_choice("variant", self.variant, VARIANTS)
+        law = get_variant(self.variant)
         object.__setattr__(self, "D", check_int("D", self.D, 1))
         if not isinstance(self.length, LengthLaw):
             raise ConfigError(f"length must be a LengthLaw, got {type(self.length).__name__}")
-        nu = check_real("nu", self.nu, minimum=0.0, allow_inf=True)
-        if math.isinf(nu) and self.variant == "spiked":
-            raise ConfigError("nu must be a finite number >= 0 for the spiked variant (inf is allowed for max only)")
-        object.__setattr__(self, "nu", nu)
+        object.__setattr__(self, "nu", law.check_nu(self.nu))
         object.__setattr__(self, "Delta", check_real("Delta", self.Delta, minimum=0.0))
 
     @property
@@ -122,9 +119,14 @@ class SLRConfig:
         return self.length.Lbar
 
     @property
+    def law(self) -> TokenLaw:
+        """The token-law object of the variant: every variant-dependent computation asks it."""
+        return get_variant(self.variant)
+
+    @property
     def c_nu(self) -> float:
         """Inverse temperature of the location posterior: ``sqrt(nu)`` (spiked) or ``nu`` (max)."""
-        return math.sqrt(self.nu) if self.variant == "spiked" else self.nu
+        return float(self.law.c_nu(self.nu))
 
     def replace(self, **changes: Any) -> "SLRConfig":
         """A copy with some fields changed (validated again)."""

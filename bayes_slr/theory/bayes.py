@@ -44,10 +44,10 @@ def bayes_error_exact(config: SLRConfig) -> ExactValue:
         resolution, plus the truncation bound.
     """
     config = check_config(config)
-    if math.isinf(config.nu):
+    if math.isinf(config.c_nu):  # the location is a function of X (argmax): no error
         return ExactValue(0.0, 0.0)
-    scale = config.c_nu
+    scale = config.c_nu  # the scores c_nu chi* have mean c_nu * shift at the location and spread |c_nu|
     fine, coarse = normalised.independent_terms(
-        "softmax", location_mean(config, scale), scale, *length_support(config)
+        "softmax", location_mean(config, scale), abs(scale), *length_support(config)
     )[:, 1]
     return ExactValue(float(1.0 - fine), float(abs(fine - coarse)) + BOUND_FLOOR)

@@ -1,4 +1,4 @@
-"""Exact ``A_s`` and ``B_s`` for the element-wise activations (linear, erf).
+"""Exact ``A_s`` and ``B_s`` for the element-wise activations (linear, erf, any with a Gaussian mean).
 
 ``s_l = 1 + chi_l`` or ``1 + erf(c + chi_l)`` act token by token, so
 ``B = sum_l E[s(chi_l)^2]`` is a sum of one-dimensional Gaussian moments, and only
@@ -21,25 +21,25 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.special import erf, log_ndtr
+from jax.scipy.special import log_ndtr
 
+from bayes_slr.attention.activations import get_activation
 from bayes_slr.theory import integrals as q
 from bayes_slr.theory.normalised import PANEL_ORDER, XMAX
 
 
 def mean_score(activation: str, mu: jax.Array, var: jax.Array, c: jax.Array) -> jax.Array:
-    """``E[s(chi)]`` for ``chi ~ N(mu, var)`` (closed form)."""
-    if activation == "linear":
-        return 1.0 + mu
-    return 1.0 + erf((c + mu) / jnp.sqrt(1.0 + 2.0 * var))
+    """``E[s(chi)]`` for ``chi ~ N(mu, var)``: the closed form of the activation's record."""
+    return get_activation(activation).gaussian_mean(mu, var, c)
 
 
 def _second_moment_core(activation: str, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
-    """``E[s(chi)^2]`` for ``chi ~ N(mu, sigma^2)``: closed form (linear) or quadrature (erf)."""
+    """``E[s(chi)^2]`` for ``chi ~ N(mu, sigma^2)``: the record's closed form, else quadrature of ``s^2``."""
     (mu, sigma, c), (z,) = params, rules
-    if activation == "linear":
-        return (1.0 + mu) ** 2 + sigma**2
-    return q.expectation(z, (1.0 + erf(c + mu + sigma * z.nodes)) ** 2)
+    record = get_activation(activation)
+    if record.gaussian_second_moment is not None:
+        return record.gaussian_second_moment(mu, sigma, c)
+    return q.expectation(z, record.score(mu + sigma * z.nodes, c) ** 2)
 
 
 def second_moment(

@@ -33,6 +33,7 @@ import numpy as np
 
 from jax.scipy.special import ndtr
 
+from bayes_slr.attention.activations import get_activation
 from bayes_slr.theory import integrals as q
 
 PANEL_ORDER = 12
@@ -47,11 +48,8 @@ SHIFTED_WIDTH = 0.5
 
 
 def log_phi(activation: str, chi: jax.Array) -> jax.Array:
-    """``log phi(chi)``: ``chi`` for softmax, ``log softplus(chi)`` for the softplus kernel."""
-    if activation == "softmax":
-        return chi
-    safe = jnp.maximum(chi, -35.0)
-    return jnp.where(chi < -35.0, chi, jnp.log(jax.nn.softplus(safe)))
+    """``log phi(chi)`` of a normalised activation, from its registry record."""
+    return get_activation(activation).log_phi(chi)
 
 
 def _log_phi_range(activation: str, lo: float, hi: float) -> tuple[float, float]:

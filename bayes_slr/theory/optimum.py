@@ -8,9 +8,10 @@ It runs SciPy's Nelder-Mead over the unconstrained ``(m_k, rho[, c])`` with
 for the cheaper search used for normalised activations on max-SLR, and the
 closed form used for linear attention).
 
-Softmax on max-SLR with ``nu = inf`` has no optimum: its error tends to the Bayes
-error 0 as ``|k| -> inf`` along ``k = |k| k* / sqrt(D)``; the limit is returned
-with the trend in the note.
+On max-SLR with ``nu = inf`` softmax and softplus have no optimum: their error falls
+as ``|k| -> inf`` along ``k = |k| k* / sqrt(D)`` (softmax to the Bayes error 0, softplus
+to the error of normalised ReLU weights); the limit (:mod:`bayes_slr.theory.large_norm`)
+is returned with the trend in the note.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize import minimize, minimize_scalar
 
-from bayes_slr.attention.activations import NORMALISED, check_activation
+from bayes_slr.attention.activations import theory_terms_of
 from bayes_slr.models.spec import SLRConfig
+from bayes_slr.models.variants import TiltedScores
 from bayes_slr.theory.integrals import STEP
-from bayes_slr.theory.population import check_config, terms_with_bounds
+from bayes_slr.theory.large_norm import limit_terms
+from bayes_slr.theory.population import check_config, score_law, terms_with_bounds
 
 NORM_CAP = 30.0
 """Largest ``|m_k|`` and ``rho`` searched; an optimum on this boundary is reported in the note."""
@@ -61,17 +64,21 @@ def _gain(activation: str, config: SLRConfig, m_k: float, rho: float, c: float, 
     return terms.A**2 / terms.B
 
 
-def _softmax_argmax_limit(config: SLRConfig) -> PopulationOptimum:
-    """Softmax on max-SLR, ``nu = inf``: the limit ``|k| -> inf`` and the trend towards it."""
+def _large_norm_limit(activation: str, kernel: str, config: SLRConfig) -> PopulationOptimum:
+    """The supremum ``|k| -> inf`` along ``k*`` on an argmax location law, and the trend towards it."""
+    terms = limit_terms(kernel, config)
+    error = 1.0 - terms.A**2 / terms.B
     trend = ", ".join(
-        f"{1.0 - _gain('softmax', config, norm, 0.0, 0.0, max(TREND_NORMS)):.3g} at |k|={norm:g}"
+        f"{1.0 - _gain(activation, config, norm, 0.0, 0.0, max(TREND_NORMS)):.4g} at |k|={norm:g}"
         for norm in TREND_NORMS
     )
+    limit = "the argmax (the Bayes estimator)" if kernel == "argmax" else "relu(chi)/sum relu(chi) (argmax if all < 0)"
     note = (
-        "no finite optimum: softmax reaches the Bayes error 0 only as |k| -> inf along k*; "
-        f"error along k = |k| k*/sqrt(D): {trend}"
+        f"no finite optimum: {activation} reaches {error:.4g} only as |k| -> inf along k*, where its weights tend to "
+        f"{limit}; error along k = |k| k*/sqrt(D): {trend}"
     )
-    return PopulationOptimum(0.0, math.inf, math.inf, 0.0, 1.0, 1.0, note)
+    m_v = terms.A / terms.B
+    return PopulationOptimum(error, math.inf, math.inf, 0.0, m_v, m_v**2, note)
 
 
 def _search_all(activation: str, config: SLRConfig, uses_offset: bool) -> tuple[np.ndarray, float]:
@@ -182,15 +189,18 @@ def optimal_population_error(activation: str, config: SLRConfig) -> PopulationOp
     between the neighbours of the best, at ``rho = 0``
     and probes of ``rho > 0`` (every optimum found on the full search had ``rho = 0``).
     """
-    activation = check_activation(activation)
+    record = theory_terms_of(activation)
+    activation = record.name
     config = check_config(config)
-    if activation == "softmax" and config.variant == "max" and math.isinf(config.nu):
-        return _softmax_argmax_limit(config)
-    uses_offset = activation == "erf"
+    scores = score_law(config)
+    tilted = isinstance(scores, TiltedScores)
+    if record.large_norm_limit is not None and tilted and math.isinf(scores.tilt):
+        return _large_norm_limit(activation, record.large_norm_limit, config)
+    uses_offset = record.has_offset
     note = ""
-    if activation == "linear":
+    if record.affine:
         point = _search_linear(config)
-    elif activation in NORMALISED and config.variant == "max":
+    elif record.normalised and tilted:
         point, note = _search_aligned(activation, config)
     else:
         point, _ = _search_all(activation, config, uses_offset)
@@ -198,6 +208,6 @@ def optimal_population_error(activation: str, config: SLRConfig) -> PopulationOp
     c = float(point[2]) if uses_offset else 0.0
     terms = terms_with_bounds(activation, config, m_k, rho, c)
     m_v = terms.A / terms.B
-    if not note and activation != "linear" and max(abs(m_k), rho) > NORM_CAP * (1.0 - 1e-3):
+    if not note and not record.affine and max(abs(m_k), rho) > NORM_CAP * (1.0 - 1e-3):
         note = f"optimum on the search boundary |m_k| or rho = {NORM_CAP:g}: the error may keep falling"
     return PopulationOptimum(1.0 - terms.A**2 / terms.B, m_k, m_k**2 + rho**2, c, m_v, m_v**2, note)

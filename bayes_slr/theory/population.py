@@ -13,9 +13,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from bayes_slr.attention.activations import NORMALISED, check_activation
+from bayes_slr.attention.activations import theory_terms_of
 from bayes_slr.errors import ConfigError, check_real
 from bayes_slr.models.spec import SLRConfig
+from bayes_slr.models.variants import PlantedScores, TiltedScores
 from bayes_slr.theory import elementwise, normalised
 from bayes_slr.theory.integrals import BOUND_FLOOR, STEP
 
@@ -48,9 +49,15 @@ def length_support(config: SLRConfig) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(probs + (0.0,) * pad, dtype=float), np.asarray(lengths + (1,) * pad, dtype=float)
 
 
+def score_law(config: SLRConfig) -> PlantedScores | TiltedScores:
+    """The population law of the teacher scores, asked of the variant."""
+    return config.law.population_scores(config.nu)
+
+
 def location_mean(config: SLRConfig, m_k: float) -> float:
-    """Mean of the location's student score: ``m_k sqrt(nu)`` (spiked), 0 (max: tokens are i.i.d.)."""
-    return m_k * math.sqrt(config.nu) if config.variant == "spiked" else 0.0
+    """Mean of the location's student score: ``m_k`` times the planted shift (``sqrt(nu)`` spiked), 0 if tilted."""
+    law = score_law(config)
+    return m_k * law.shift if isinstance(law, PlantedScores) else 0.0
 
 
 def terms_with_bounds(
@@ -63,21 +70,23 @@ def terms_with_bounds(
     independent-token and second-moment rules (a search may use a coarser one).
     """
     laws = length_support(config)
+    scores = score_law(config)
     mu_loc, sigma = location_mean(config, m_k), math.hypot(m_k, r)
     grid_sigma = math.sqrt(2.0) * grid_norm  # covers |m_k|, r <= grid_norm
-    argmax = config.variant == "max" and math.isinf(config.nu)
-    if activation in NORMALISED:
+    tilted = isinstance(scores, TiltedScores)
+    argmax = tilted and math.isinf(scores.tilt)
+    if theory_terms_of(activation).normalised:
         grid_mu = abs(location_mean(config, grid_norm))
         a_levels, b_levels = normalised.independent_terms(
             activation, mu_loc, sigma, *laws, step=step, grid_mu=grid_mu, grid_sigma=grid_sigma
         ).T
         if argmax:
             a_levels = normalised.argmax_first(activation, m_k, r, *laws, grid_norm)
-        elif config.variant == "max":
-            a_levels = normalised.tilted_first(activation, config.nu, m_k, r, *laws, grid_norm)
+        elif tilted:
+            a_levels = normalised.tilted_first(activation, scores.tilt, m_k, r, *laws, grid_norm)
     else:
         other = elementwise.second_moment(activation, 0.0, sigma, c, grid_sigma, step)
-        if config.variant == "spiked":
+        if not tilted:
             a_levels = np.full(2, float(elementwise.mean_score(activation, mu_loc, sigma**2, c)))
             located = elementwise.second_moment(activation, mu_loc, sigma, c, grid_sigma, step)
             b_levels = (config.length.mean() - 1.0) * other + located
@@ -86,7 +95,7 @@ def terms_with_bounds(
             if argmax:
                 a_levels = elementwise.argmax_first(activation, m_k, r, c, *laws, grid_norm)
             else:
-                a_levels = elementwise.tilted_first(activation, config.nu, m_k, r, c, *laws, grid_norm)
+                a_levels = elementwise.tilted_first(activation, scores.tilt, m_k, r, c, *laws, grid_norm)
     a_bound, b_bound = (abs(float(v[0] - v[1])) + BOUND_FLOOR for v in (a_levels, b_levels))
     return Terms(float(a_levels[0]), float(b_levels[0]), a_bound, b_bound)
 
@@ -107,7 +116,7 @@ def population_terms(
 
     Parameters
     ----------
-    activation : one of ``softmax``, ``linear``, ``erf``, ``softplus``.
+    activation : a registered activation with population-theory terms.
     config : the task; ``D`` and ``Delta`` are ignored.
     m_k, q_k : key overlaps ``k.k*/D`` and ``k.k/D``, ``q_k >= m_k^2``.
     c : offset of the erf activation (ignored by the others).
@@ -116,7 +125,7 @@ def population_terms(
     -------
     (A_s, B_s) : ``E[s(chi)_eps]`` and ``E[sum_l s(chi)_l^2]``, quadrature error below 1e-7.
     """
-    activation = check_activation(activation)
+    activation = theory_terms_of(activation).name
     config = check_config(config)
     m_k, r = check_key_overlaps(m_k, q_k)
     terms = terms_with_bounds(activation, config, m_k, r, check_real("c", c))

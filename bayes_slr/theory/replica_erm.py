@@ -20,7 +20,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from bayes_slr.attention.activations import attention_weights, check_activation
+from bayes_slr.attention.activations import attention_weights, get_activation, theory_terms_of
 from bayes_slr.errors import check_real
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.theory.channel import ChannelDraws, draw_channel, student_fields
@@ -158,7 +158,7 @@ def _update(params: ERMOrderParameters, draws: ChannelDraws, activation: str, al
     V = 1.0 / jnp.maximum(lam + Vhat, VHAT_FLOOR * alpha)
     m = mhat * V
     q = (mhat**2 + qhat) * V**2
-    if activation == "erf":
+    if get_activation(activation).has_offset:
         c = params.c - jnp.mean(sol.grad_c) / jnp.mean(sol.curv_c)
     else:
         c = params.c
@@ -237,7 +237,7 @@ def erm_replica_point(
     ----------
     config : SLRConfig
         The task (``D`` is ignored).
-    activation : one of ``ACTIVATIONS``.
+    activation : a registered activation with theory terms.
     alpha : float
         Samples per dimension ``N / D``, ``> 0``.
     lam : float
@@ -265,7 +265,7 @@ def erm_replica_point(
         replica-symmetric point is a converged solution of the RS equations that does
         not describe ERM (docs/theory.md).
     """
-    activation = check_activation(activation)
+    activation = theory_terms_of(activation).name
     alpha = check_real("alpha", alpha, minimum=0.0, strict=True)
     lam = check_real("lam", lam, minimum=0.0)
     init, mc_samples, damping, max_iter = check_solver_options(init, mc_samples, damping, max_iter)
@@ -284,7 +284,7 @@ def erm_replica_point(
     converged = bool(result.converged) and finite and stationarity < 1e-6 and curvature > 0 and not floor_active
     error = float(population_error(activation, config, m_k, q_k, m_v, q_v, c)) if finite else math.nan
     overlaps = {"m_k": m_k, "q_k": q_k, "V_k": V_k, "m_v": m_v, "q_v": q_v, "V_v": V_v}
-    if activation == "erf":
+    if get_activation(activation).has_offset:
         overlaps["c"] = c
     return TheoryPoint(
         alpha=alpha,

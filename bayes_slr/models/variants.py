@@ -1,0 +1,275 @@
+"""Token laws of SLR (MODEL.md section 1): one object per variant, the only place that knows them.
+
+A variant fixes how the hidden location ``eps`` and the key direction ``k`` shape the
+tokens. Everything that depends on the variant asks its object:
+
+* :meth:`TokenLaw.location_log_weights`: ``log P(eps = l | L) + log g_nu(l, chi)``, the
+  location-dependent token factor with its normaliser (``chi = X k / sqrt(D)``); its
+  softmax is the location posterior with known directions (MODEL.md section 2), its
+  log-sum-exp the log-likelihood of a sequence's tokens given ``k`` (section 5);
+* :meth:`TokenLaw.draw_tokens_and_location` (the simulator) and
+  :meth:`TokenLaw.sample_tokens_and_location` (the NumPyro generative model);
+* :meth:`TokenLaw.population_scores`: the law of the teacher scores ``chi*`` in the limit
+  ``|k*|^2 = D`` (used by the population Monte Carlo and by every integral of the theory);
+* ``c_nu`` (the inverse temperature of the Bayes estimator), ``default_nu`` and the
+  range of ``nu``.
+
+Two families cover the variants, and the theory's integrals are written per family:
+:class:`PlantedLaw` (the location's token carries a spike ``a(nu) k / sqrt(D)``: spiked
+SLR) and :class:`TiltedLaw` (i.i.d. tokens, the location drawn from
+``softmax(t(nu) chi*)``: max-SLR). A new variant of either family is one subclass and one
+:func:`register_variant` call.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import math
+from typing import ClassVar
+
+import jax
+import jax.numpy as jnp
+import numpyro
+import numpyro.distributions as dist
+
+from bayes_slr.errors import ConfigError, check_real
+
+IMPOSSIBLE_LOGIT = -1e4
+"""Logit of an impossible location (padding; non-argmax tokens at ``nu = inf``) where a finite
+value is needed: ``exp`` of it is exactly 0 in float64, so densities are unchanged, but NumPyro's
+``infer_discrete`` (temperature 1) can still sample."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PlantedScores:
+    """Population law of the teacher scores: location uniform, ``chi*_eps ~ N(shift, 1)``, others ``N(0, 1)``."""
+
+    shift: float
+
+
+@dataclasses.dataclass(frozen=True)
+class TiltedScores:
+    """Population law of the teacher scores: i.i.d. ``N(0, 1)``, location ``~ softmax(tilt chi*)`` (argmax if ``inf``)."""
+
+    tilt: float
+
+
+def is_infinite(nu: object) -> bool:
+    """Whether ``nu`` is the Python number ``inf`` (a traced value is always finite here)."""
+    return isinstance(nu, (int, float)) and math.isinf(nu)
+
+
+def _mask_and_lengths(mask: jax.Array) -> jax.Array:
+    return jnp.sum(mask, axis=-1, keepdims=True)
+
+
+class TokenLaw(abc.ABC):
+    """One SLR variant: the law of the tokens and of the location given ``k``.
+
+    Methods take ``nu`` as a number (``inf`` where :attr:`allows_infinite_nu`) or, for
+    finite values, a traced JAX scalar, so that one compilation serves every ``nu``.
+    """
+
+    name: ClassVar[str]
+    default_nu: ClassVar[float]
+    allows_infinite_nu: ClassVar[bool] = False
+
+    def check_nu(self, nu: object) -> float:
+        """``nu`` as a float, or ``ConfigError`` naming the accepted range for this variant."""
+        value = check_real("nu", nu, minimum=0.0, allow_inf=True)
+        if math.isinf(value) and not self.allows_infinite_nu:
+            raise ConfigError(f"nu must be a finite number >= 0 for the {self.name} variant (inf is allowed for "
+                              f"{', '.join(n for n, law in _REGISTRY.items() if law.allows_infinite_nu)} only)")
+        return value
+
+    @abc.abstractmethod
+    def c_nu(self, nu: float | jax.Array) -> float | jax.Array:
+        """Inverse temperature of the location posterior with known directions."""
+
+    @abc.abstractmethod
+    def location_log_weights(
+        self, chi: jax.Array, mask: jax.Array, nu: float | jax.Array, sq_norm: float | jax.Array = 1.0
+    ) -> jax.Array:
+        """``log P(eps = l | L) + log g_nu(l, chi)``, ``(..., Lbar)``, ``-inf`` on padded tokens.
+
+        Parameters
+        ----------
+        chi : (..., Lbar) scores ``X k / sqrt(D)``.
+        mask : (..., Lbar) True on real tokens.
+        nu : signal strength.
+        sq_norm : ``|k|^2 / D`` (enters the tilt's normaliser where it depends on ``k``).
+        """
+
+    def location_posterior(self, chi: jax.Array, mask: jax.Array, nu: float | jax.Array) -> jax.Array:
+        """``P(eps = l | X, k)``, zero on padded tokens (equal shares between tied argmax tokens)."""
+        log_w = self.location_log_weights(chi, mask, nu)
+        return jax.nn.softmax(log_w, axis=-1, where=mask)
+
+    def sequence_log_likelihood(
+        self, chi: jax.Array, mask: jax.Array, nu: float | jax.Array, sq_norm: float | jax.Array
+    ) -> jax.Array:
+        """``log p(X | k) - sum_l log N(x_l; 0, I)``: the evidence a sequence's tokens carry about ``k``, ``(...,)``."""
+        return jax.nn.logsumexp(self.location_log_weights(chi, mask, nu, sq_norm), axis=-1)
+
+    @abc.abstractmethod
+    def draw_tokens_and_location(
+        self, key: jax.Array, X: jax.Array, mask: jax.Array, k_star: jax.Array, nu: float
+    ) -> tuple[jax.Array, jax.Array]:
+        """From i.i.d. ``N(0, I)`` tokens ``X`` (N, Lbar, D), the SLR tokens and the 0-based locations ``(N,)``."""
+
+    @abc.abstractmethod
+    def sample_tokens_and_location(
+        self, k: jax.Array, mask: jax.Array, nu: float, X: jax.Array | None
+    ) -> tuple[jax.Array, jax.Array]:
+        """NumPyro sites ``X`` (observed or sampled) and ``eps`` (enumerated) inside a ``data`` plate.
+
+        Returns ``(X, eps)``; ``eps`` is marked for parallel enumeration.
+        """
+
+    @abc.abstractmethod
+    def population_scores(self, nu: float) -> PlantedScores | TiltedScores:
+        """Law of the teacher scores ``chi*`` when ``|k*|^2 = D``."""
+
+    def draw_population_scores(
+        self, key: jax.Array, noise: jax.Array, mask: jax.Array, nu: float | jax.Array
+    ) -> tuple[jax.Array, jax.Array]:
+        """Teacher scores and locations from standard normal ``noise`` (n, Lbar): ``(chi*, eps)``.
+
+        The population counterpart of :meth:`draw_tokens_and_location` (``|k*|^2 = D``, ``D`` free).
+        """
+        X, eps = self.draw_tokens_and_location(key, noise[..., None], mask, jnp.ones(1), nu)
+        return X[..., 0], eps
+
+    def __repr__(self) -> str:
+        return f"<token law {self.name}>"
+
+
+class PlantedLaw(TokenLaw):
+    """The location (uniform) holds a token ``N(a(nu) k / sqrt(D), I)``; the others are ``N(0, I)``.
+
+    ``g = exp(a chi_eps - a^2 |k|^2 / (2D))``; the normaliser stays in the likelihood of a free ``k``
+    (without it the posterior inflates ``|k|``, MODEL.md section 1).
+    """
+
+    @abc.abstractmethod
+    def amplitude(self, nu: float | jax.Array) -> float | jax.Array:
+        """Spike amplitude ``a(nu)``: the location's score has mean ``a`` when ``|k|^2 = D``."""
+
+    def c_nu(self, nu: float | jax.Array) -> float | jax.Array:
+        """``a(nu)``: the location posterior is ``softmax(a chi)``."""
+        return self.amplitude(nu)
+
+    def location_log_weights(self, chi, mask, nu, sq_norm=1.0):
+        a = self.amplitude(nu)
+        logits = a * chi - a**2 * sq_norm / 2 - jnp.log(_mask_and_lengths(mask).astype(chi.dtype))
+        return jnp.where(mask, logits, -jnp.inf)
+
+    def draw_tokens_and_location(self, key, X, mask, k_star, nu):
+        lengths = _mask_and_lengths(mask)[..., 0]
+        eps = jnp.floor(jax.random.uniform(key, lengths.shape) * lengths).astype(jnp.int32)
+        spike = self.amplitude(nu) / math.sqrt(X.shape[-1]) * k_star
+        return X + jax.nn.one_hot(eps, X.shape[-2])[..., None] * spike, eps
+
+    def sample_tokens_and_location(self, k, mask, nu, X):
+        Lbar, D = mask.shape[-1], k.shape[-1]
+        logits = jnp.where(mask, -jnp.log(_mask_and_lengths(mask)), IMPOSSIBLE_LOGIT)
+        eps = numpyro.sample("eps", dist.Categorical(logits=logits), infer={"enumerate": "parallel"})
+        spike = jax.nn.one_hot(eps, Lbar)[..., None] * (self.amplitude(nu) / math.sqrt(D)) * k
+        X = numpyro.sample("X", dist.Normal(spike, 1.0).mask(mask[..., None]).to_event(2), obs=X)
+        return X, eps
+
+    def population_scores(self, nu: float) -> PlantedScores:
+        return PlantedScores(float(self.amplitude(nu)))
+
+
+class TiltedLaw(TokenLaw):
+    """Tokens i.i.d. ``N(0, I)``; the location is drawn from ``softmax(t(nu) chi)`` (the argmax at ``t = inf``).
+
+    ``p(X | k)`` does not depend on ``k``: the tokens carry no evidence about it.
+    """
+
+    allows_infinite_nu = True
+
+    @abc.abstractmethod
+    def tilt(self, nu: float | jax.Array) -> float | jax.Array:
+        """Inverse temperature ``t(nu)`` of the location law."""
+
+    def c_nu(self, nu: float | jax.Array) -> float | jax.Array:
+        """``t(nu)``: the location posterior is the location law itself."""
+        return self.tilt(nu)
+
+    def location_log_weights(self, chi, mask, nu, sq_norm=1.0):
+        if is_infinite(nu):
+            top = jnp.max(jnp.where(mask, chi, -jnp.inf), axis=-1, keepdims=True)
+            is_top = (chi == top) & mask
+            return jnp.where(is_top, -jnp.log(jnp.sum(is_top, axis=-1, keepdims=True).astype(chi.dtype)), -jnp.inf)
+        return jax.nn.log_softmax(jnp.where(mask, self.tilt(nu) * chi, -jnp.inf), axis=-1, where=mask)
+
+    def draw_tokens_and_location(self, key, X, mask, k_star, nu):
+        chi = X @ k_star / math.sqrt(X.shape[-1])
+        eps = jax.random.categorical(key, self.location_log_weights(chi, mask, nu), axis=-1).astype(jnp.int32)
+        return X, eps
+
+    def sample_tokens_and_location(self, k, mask, nu, X):
+        Lbar, D = mask.shape[-1], k.shape[-1]
+        token_law = dist.Normal(jnp.zeros((Lbar, D)), 1.0).mask(mask[..., None]).to_event(2)
+        X = numpyro.sample("X", token_law, obs=X) * mask[..., None]
+        logits = jnp.maximum(self.location_log_weights(X @ k / math.sqrt(D), mask, nu), IMPOSSIBLE_LOGIT)
+        eps = numpyro.sample("eps", dist.Categorical(logits=logits), infer={"enumerate": "parallel"})
+        return X, eps
+
+    def population_scores(self, nu: float) -> TiltedScores:
+        return TiltedScores(math.inf if is_infinite(nu) else float(self.tilt(nu)))
+
+
+class SpikedLaw(PlantedLaw):
+    """Spiked SLR: the location's token is ``N(sqrt(nu) k / sqrt(D), I)``."""
+
+    name = "spiked"
+    default_nu = 2.0
+
+    def amplitude(self, nu):
+        return math.sqrt(nu) if isinstance(nu, (int, float)) else jnp.sqrt(nu)
+
+
+class MaxLaw(TiltedLaw):
+    """Max-SLR: the location is drawn from ``softmax(nu chi*)``; ``nu = inf`` is the argmax."""
+
+    name = "max"
+    default_nu = math.inf
+
+    def tilt(self, nu):
+        return nu
+
+
+_REGISTRY: dict[str, TokenLaw] = {}
+
+
+def register_variant(law: TokenLaw) -> TokenLaw:
+    """Make ``law`` available by its name to :class:`~bayes_slr.models.spec.SLRConfig` (and the command line)."""
+    if not isinstance(law, TokenLaw):
+        raise ConfigError(f"a variant must be a TokenLaw instance, got {type(law).__name__}")
+    _REGISTRY[law.name] = law
+    return law
+
+
+def unregister_variant(name: str) -> None:
+    """Remove a registered variant (tests that add a toy one clean up with it)."""
+    _REGISTRY.pop(name, None)
+
+
+def variant_names() -> tuple[str, ...]:
+    """Names of the registered variants, in registration order."""
+    return tuple(_REGISTRY)
+
+
+def get_variant(name: object) -> TokenLaw:
+    """The registered token law called ``name``; ``ConfigError`` listing the accepted names otherwise."""
+    if not isinstance(name, str) or name not in _REGISTRY:
+        raise ConfigError(f"variant must be one of {', '.join(_REGISTRY)}; got {name!r}")
+    return _REGISTRY[name]
+
+
+register_variant(SpikedLaw())
+register_variant(MaxLaw())
