@@ -19,6 +19,7 @@ demo: $(STAMP)
 	$(BIN)/bayes-slr gap
 
 test: $(STAMP)
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 --dist loadfile --nbmake tests notebooks
 
 clean:

@@ -107,7 +107,7 @@ def test_softmax_with_argmax_location_tends_to_zero() -> None:
     gains = [terms_with_bounds("softmax", cfg, m, 0.0, 0.0, grid_norm=8.0) for m in (1.0, 3.0, 6.0)]
     errors = [1.0 - terms.A**2 / terms.B for terms in gains]
     assert errors[0] > errors[1] > errors[2] > 0.0
-    assert f"{errors[0]:.3g} at |k|=1" in best.note
+    assert f"{errors[0]:.4g} at |k|=1" in best.note
 
 
 @pytest.mark.parametrize(

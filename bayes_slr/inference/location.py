@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
@@ -70,3 +71,8 @@ def bayes_estimator(X: jax.Array, lengths: jax.Array | None, config: SLRConfig, 
     posterior = location_posterior(X, lengths, config, k=teacher.k_star)
     z_star = X @ teacher.v_star / math.sqrt(X.shape[-1])
     return jnp.sum(jnp.where(posterior > 0, posterior * z_star, 0.0), axis=-1)
+
+
+def known_directions_predictor(config: SLRConfig, teacher: Teacher) -> Callable[[jax.Array, jax.Array], jax.Array]:
+    """The Bayes estimator with known directions as a predictor ``predict(X, lengths)`` (the oracle)."""
+    return functools.partial(bayes_estimator, config=config, teacher=teacher)
