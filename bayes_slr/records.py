@@ -60,7 +60,11 @@ def json_ready(value: Any) -> Any:
 
 
 def check_writable_output(path: str | os.PathLike, *, force: bool, name: str = "--out") -> Path:
-    """Refuse an output path that exists (unless ``force``) or whose folder cannot be written."""
+    """Refuse an output path that exists (unless ``force``) or whose folder cannot be written.
+
+    A file derived from a resumable log (a ``--plot`` with ``--out``) passes ``force=True``:
+    re-running the command updates it.
+    """
     path = Path(path)
     if path.exists() and not force:
         raise ConfigError(f"{name}: {path} exists; pass --force to overwrite it")
@@ -77,19 +81,28 @@ def check_writable_output(path: str | os.PathLike, *, force: bool, name: str = "
 def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
     """Call ``write(tmp_path)`` on a temporary file beside ``path``, then rename it onto ``path``.
 
-    A failure (or interruption) leaves no partial file at ``path``.
+    A failure (or interruption) leaves no partial file at ``path``. The file gets the
+    permissions a plain ``open`` would give it (``0666`` less the umask).
     """
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent or ".")
     os.close(fd)
     try:
         write(Path(tmp))
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes the file private; give it the user's usual mode
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
     return path
+
+
+def _umask() -> int:
+    """The process's file-creation mask (read by setting and restoring it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 class SweepLog:

@@ -32,11 +32,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_task_arguments(parser, several=True, with_D=False)
     parser.add_argument("--method", choices=METHODS, default="exact",
-                        help="exact quadrature (stderr = its error bound) or Monte Carlo over chi* (default exact)")
+                        help="exact quadrature (stderr = its error bound) or Monte Carlo over chi*")
     parser.add_argument("--samples", type=integer, default=100_000,
-                        help="Monte Carlo sequences per point, >= 2 (default 100000; cost grows with L)")
+                        help="Monte Carlo sequences per point, >= 2")
     parser.add_argument("--seed", type=integer, default=0, help="Monte Carlo seed; every point uses the same "
-                        "random numbers, so curves in nu are smooth (default 0)")
+                        "random numbers, so curves in nu are smooth")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.add_argument("--plot", type=Path, help="write a PNG of the Bayes error against nu, one curve per L")
     parser.add_argument("--force", action="store_true", help="overwrite an existing --plot file")

@@ -6,7 +6,7 @@ import argparse
 import json
 import math
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 from bayes_slr.errors import ConfigError
 from bayes_slr.models.spec import LengthLaw, SLRConfig
@@ -33,21 +33,49 @@ def integer(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
 
 
+class OneLineErrorParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line naming the command (exit 2), not the usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``<prog>: error: <message>`` and a pointer to ``--help``, then exit 2."""
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def default_text(value: Any) -> str:
+    """How a default value is written in ``--help`` (lists space-separated, as they are typed)."""
+    if isinstance(value, (list, tuple)):
+        return " ".join(default_text(item) for item in value)
+    if isinstance(value, float):
+        return "inf" if math.isinf(value) else f"{value:g}"
+    return str(value)
+
+
+class DefaultsHelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help that states every option's default from the parser itself, so help and behaviour cannot differ."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if not action.option_strings or default is None or default is False or default is argparse.SUPPRESS:
+            return text
+        return f"{text} (default: {default_text(default).replace('%', '%%')})".lstrip()
+
+
 def add_task_arguments(parser: argparse.ArgumentParser, *, several: bool = False, with_D: bool = True) -> None:
     """Add ``--variant --L --variable-length --nu --Delta`` (and ``--D``).
 
     With ``several``, ``--L`` and ``--nu`` take one or more values.
     """
     nargs = "+" if several else None
-    parser.add_argument("--variant", choices=variant_names(), default="spiked", help="token law (default spiked)")
+    parser.add_argument("--variant", choices=variant_names(), default="spiked", help="token law")
     if with_D:
-        parser.add_argument("--D", type=integer, default=64, help="token dimension, >= 1 (default 64)")
+        parser.add_argument("--D", type=integer, default=64, help="token dimension, >= 1")
     parser.add_argument("--L", type=integer, nargs=nargs, default=[3] if several else 3,
                         help="sequence length(s), >= 1; Lbar of the uniform law with --variable-length")
     parser.add_argument("--variable-length", action="store_true", help="length uniform on {1..L}")
     parser.add_argument("--nu", type=number, nargs=nargs, default=[1.0] if several else 1.0,
                         help="signal strength(s), >= 0 ('inf' for max only)")
-    parser.add_argument("--Delta", type=number, default=0.0, help="noise variance of y, >= 0 (default 0)")
+    parser.add_argument("--Delta", type=number, default=0.0, help="noise variance of y, >= 0")
 
 
 def make_config(args: argparse.Namespace, *, L: int, nu: float, D: int | None = None) -> SLRConfig:
@@ -60,6 +88,11 @@ def print_json(obj: Any) -> None:
     """Print one JSON object on stdout (``inf`` as the string ``"inf"``)."""
     json.dump(json_ready(obj), sys.stdout, indent=2, sort_keys=False)
     sys.stdout.write("\n")
+
+
+def warning_lines(warnings: list[str]) -> str:
+    """The warnings printed under a table, one line each (empty when there are none)."""
+    return "\n".join(f"warning: {text}" for text in warnings)
 
 
 def format_table(header: list[str], rows: list[list[Any]]) -> str:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from bayes_slr import __version__
 from bayes_slr.cli import bayes_risk, gap, posterior, simulate, theory
+from bayes_slr.cli.common import DefaultsHelpFormatter, OneLineErrorParser
 from bayes_slr.errors import ConfigError
 from bayes_slr.jax_setup import enable_compilation_cache
 
@@ -14,12 +16,16 @@ SUBCOMMANDS = (simulate, bayes_risk, gap, posterior, theory)
 
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(
-        prog="bayes-slr", description="Bayes-optimality checks for attention on single-location regression."
+    parser = OneLineErrorParser(
+        prog="bayes-slr", description="Bayes-optimality checks for attention on single-location regression.",
+        formatter_class=DefaultsHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True)
     for module in SUBCOMMANDS:
         module.register(subparsers)
+    for subparser in subparsers.choices.values():
+        subparser.formatter_class = DefaultsHelpFormatter
     return parser
 
 

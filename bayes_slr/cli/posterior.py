@@ -33,18 +33,18 @@ from bayes_slr.records import atomic_write, check_writable_output, json_ready, o
 def _add_sampling_arguments(parser: argparse.ArgumentParser) -> None:
     add_task_arguments(parser)
     parser.set_defaults(D=50, Delta=0.1, nu=2.0)
-    parser.add_argument("--chains", type=integer, default=4, help="chains, >= 1 (default 4)")
-    parser.add_argument("--warmup", type=integer, default=500, help="warm-up steps per chain, >= 0 (default 500)")
-    parser.add_argument("--samples", type=integer, default=500, help="kept draws per chain, >= 1 (default 500)")
+    parser.add_argument("--chains", type=integer, default=4, help="chains, >= 1")
+    parser.add_argument("--warmup", type=integer, default=500, help="warm-up steps per chain, >= 0")
+    parser.add_argument("--samples", type=integer, default=500, help="kept draws per chain, >= 1")
     parser.add_argument("--sampler", choices=SAMPLERS, default="nuts", help="nuts (any variant) or gibbs (spiked)")
     parser.add_argument("--init", choices=INITS, default="random", help="random (prior draws) or informed (teacher)")
     parser.add_argument("--N-test", dest="N_test", type=integer, default=100_000, help="fresh test sequences, >= 2")
     parser.add_argument("--max-draws", type=integer, default=1_000,
-                        help="draws (thinned) forming the posterior-mean predictor, >= 1 (default 1000)")
-    parser.add_argument("--lam", type=number, default=1e-3, help="ridge penalty of the ERM comparison (default 1e-3)")
+                        help="draws (thinned) forming the posterior-mean predictor, >= 1")
+    parser.add_argument("--lam", type=number, default=1e-3, help="ridge penalty of the ERM comparison")
     parser.add_argument("--no-erm", dest="erm", action="store_false", help="skip the ERM comparison")
     parser.add_argument("--exact-teacher", action="store_true", help="|k*|^2 = |v*|^2 = D, k* orthogonal to v*")
-    parser.add_argument("--seed", type=integer, default=0)
+    parser.add_argument("--seed", type=integer, default=0, help="seed of the teacher, data, chains and test set")
     parser.add_argument("--force", action="store_true", help="overwrite existing output files")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -60,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``posterior`` and ``posterior-sweep`` subcommands."""
     single = subparsers.add_parser("posterior", help="sample the finite-alpha posterior; Bayes-optimal test error")
     _add_sampling_arguments(single)
-    single.add_argument("--alpha", type=number, default=4.0, help="N / D, > 0 (default 4)")
+    single.add_argument("--alpha", type=number, default=4.0, help="N / D, > 0")
     single.add_argument("--out", type=Path, help="netCDF file of the posterior (ArviZ InferenceData)")
     single.add_argument("--from", dest="source", type=Path,
                         help="summarise this netCDF (written by bayes-slr posterior) instead of sampling")

@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("simulate", help="simulate an SLR data set (.npz)")
     add_task_arguments(parser)
     parser.add_argument("--N", type=integer, default=1000, help="number of sequences, >= 1")
-    parser.add_argument("--seed", type=integer, default=0)
+    parser.add_argument("--seed", type=integer, default=0, help="seed of the teacher and the data")
     parser.add_argument("--exact-teacher", action="store_true",
                         help="teacher with |k*|^2 = |v*|^2 = D and k* orthogonal to v* (default: prior draw)")
     parser.add_argument("--out", type=Path, help="output .npz file")

@@ -20,6 +20,10 @@ from bayes_slr.theory.replica_bayes import bayes_replica_point, check_bayes_conf
 from bayes_slr.theory.replica_erm import erm_replica_point
 
 
+HARD_PHASE_TOLERANCE = 1e-6
+"""Bayes fixed points from the two starts further apart than this are reported as a hard phase."""
+
+
 @dataclasses.dataclass(frozen=True)
 class SimulationOptions:
     """ERM simulations paired with the theory points.
@@ -166,3 +170,26 @@ def _solve_point(config, source, alpha, estimator, init, lam, mc_samples, seed, 
     else:
         solved = erm_replica_point(config, estimator, alpha=alpha, lam=lam, init=init, mc_samples=mc_samples, seed=seed)
     return {"source": "theory", **solved.to_row()}
+
+
+def curve_warnings(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per point whose number should not be read as it is, and per hard phase.
+
+    Not converged; replica-symmetric but RS-unstable (replicon >= 1: trust simulations there);
+    Bayes fixed points from the informed and the random start that differ (a hard phase).
+    """
+    warnings = []
+    for row in rows:
+        where = f"{row['estimator']} ({row['source']}, init {row['init']}) at alpha={row['alpha']:g}"
+        if not row["converged"]:
+            warnings.append(f"{where}: not converged; do not read its error")
+        if row["diagnostics"].get("rs_stable") is False:
+            warnings.append(f"{where}: RS-unstable (replicon {row['diagnostics']['replicon']:.3g} >= 1); "
+                            "the replica-symmetric error is not trustworthy, compare with --simulate")
+    bayes = {(row["alpha"], row["init"]): row["test_error"] for row in rows if row["estimator"] == "bayes"}
+    for alpha in sorted({alpha for alpha, _ in bayes}):
+        informed, random = bayes.get((alpha, "informed")), bayes.get((alpha, "random"))
+        if informed is not None and random is not None and abs(informed - random) > HARD_PHASE_TOLERANCE:
+            warnings.append(f"bayes at alpha={alpha:g}: the random start ends at {random:.4g}, the informed at "
+                            f"{informed:.4g} (a hard phase)")
+    return warnings
