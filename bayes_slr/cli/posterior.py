@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import arviz as az
 import jax
+import xarray as xr
 
 from bayes_slr.cli.common import (
     add_task_arguments,
@@ -30,7 +30,7 @@ from bayes_slr.cli.common import (
     print_json,
 )
 from bayes_slr.errors import ConfigError, check_int, check_real
-from bayes_slr.inference import diagnostics
+from bayes_slr.inference import diagnostics, posterior_io
 from bayes_slr.inference.location import bayes_estimator
 from bayes_slr.inference.predictive import bayes_test_error, excess_test_error, zero_predictor_error
 from bayes_slr.inference.samplers import INITS, SAMPLERS, check_sampling_arguments, sample_posterior
@@ -82,8 +82,8 @@ def training_size(config: SLRConfig, alpha: float) -> int:
     return N
 
 
-def sample_point(config: SLRConfig, alpha: float, options: PosteriorOptions, seed: int) -> az.InferenceData:
-    """Draw the teacher and training set of ``seed``, sample the posterior, return its ``InferenceData``."""
+def sample_point(config: SLRConfig, alpha: float, options: PosteriorOptions, seed: int) -> xr.DataTree:
+    """Draw the teacher and training set of ``seed``, sample the posterior, return its ArviZ ``DataTree``."""
     N = training_size(config, alpha)
     key_teacher, key_data, key_sampler = jax.random.split(jax.random.PRNGKey(seed), 3)
     teacher = draw_teacher(key_teacher, config.D, exact=options.exact_teacher)
@@ -91,26 +91,26 @@ def sample_point(config: SLRConfig, alpha: float, options: PosteriorOptions, see
     draws = sample_posterior(key_sampler, config, batch, sampler=options.sampler, chains=options.chains,
                              warmup=options.warmup, samples=options.samples, init=options.init, teacher=teacher)
     settings = {"alpha": alpha, "N": N, **dataclasses.asdict(options)}
-    return diagnostics.to_inference_data(draws, config, batch, teacher, seed=seed, settings=settings)
+    return posterior_io.to_datatree(draws, config, batch, teacher, seed=seed, settings=settings)
 
 
-def summarise(idata: az.InferenceData, options: PosteriorOptions) -> dict[str, Any]:
+def summarise(tree: xr.DataTree, options: PosteriorOptions) -> dict[str, Any]:
     """Diagnostics, overlaps, Bayes test error and (optionally) ERM errors of one posterior.
 
     The test set comes from the recorded seed, so a re-summarised file gives the same numbers.
     """
-    record = diagnostics.record_of(idata)
-    config = diagnostics.config_of(idata)
-    teacher, batch = diagnostics.teacher_of(idata), diagnostics.batch_of(idata)
-    k, v = diagnostics.draws_of(idata)
+    record = posterior_io.record_of(tree)
+    config = posterior_io.config_of(tree)
+    teacher, batch = posterior_io.teacher_of(tree), posterior_io.batch_of(tree)
+    k, v = posterior_io.draws_of(tree)
     key_test, key_erm = jax.random.split(jax.random.fold_in(jax.random.PRNGKey(record["seed"] or 0), 1))
-    table = diagnostics.diagnostics_table(idata)
+    table = diagnostics.diagnostics_table(tree)
     bayes = bayes_test_error(key_test, config, teacher, k, v, N_test=options.N_test, max_draws=options.max_draws)
     zero = zero_predictor_error(key_test, config, teacher, N_test=options.N_test)
     oracle = excess_test_error(key_test, config, teacher, lambda X, lengths: bayes_estimator(X, lengths, config, teacher),
                                N_test=options.N_test)
     population = bayes_error_exact(config)
-    stats = idata.sample_stats
+    stats = tree.sample_stats
     summary = {
         "config": record["config"],
         "seed": record["seed"],
@@ -122,7 +122,7 @@ def summarise(idata: az.InferenceData, options: PosteriorOptions) -> dict[str, A
         "prior_predictive_error": {"value": zero.value, "stderr": zero.stderr},
         **diagnostics.convergence_summary(table),
         "divergences": int(stats["diverging"].sum()) if "diverging" in stats else None,
-        "overlaps": {name: table[name]["mean"] for name in diagnostics.OVERLAPS},
+        "overlaps": {name: table[name]["mean"] for name in posterior_io.OVERLAPS},
         "diagnostics": table,
         "erm": _erm_errors(key_erm, key_test, config, teacher, batch, options) if options.erm else None,
     }
@@ -172,10 +172,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     single = subparsers.add_parser("posterior", help="sample the finite-alpha posterior; Bayes-optimal test error")
     _add_sampling_arguments(single)
     single.add_argument("--alpha", type=number, default=4.0, help="N / D, > 0 (default 4)")
-    single.add_argument("--out", type=Path, help="netCDF file of the posterior (ArviZ InferenceData)")
+    single.add_argument("--out", type=Path, help="netCDF file of the posterior (ArviZ DataTree)")
     single.add_argument("--from", dest="source", type=Path,
                         help="summarise this netCDF (written by bayes-slr posterior) instead of sampling")
-    single.add_argument("--plot", type=Path, help="PNG: trace and rank plots of the overlaps")
+    single.add_argument("--plot", type=Path, help="PNG: trace, density and rank plots of the overlaps")
     single.set_defaults(run=run)
 
     sweep = subparsers.add_parser("posterior-sweep", help="Bayes-optimal test error against alpha (resumable)")
@@ -191,8 +191,8 @@ def run(args: argparse.Namespace) -> None:
     """``posterior``: validate everything, sample (or load), write atomically, print."""
     options = _options(args)
     if args.source is not None:
-        idata = diagnostics.load_inference_data(args.source)
-        config = diagnostics.config_of(idata)
+        tree = posterior_io.load_posterior(args.source)
+        config = posterior_io.config_of(tree)
     else:
         config = make_config(args, L=args.L, nu=args.nu, D=args.D)
         options.check(config)
@@ -201,12 +201,12 @@ def run(args: argparse.Namespace) -> None:
     out = check_writable_output(args.out, force=args.force) if args.out is not None else None
     plot = check_writable_output(args.plot, force=args.force, name="--plot") if args.plot is not None else None
     if args.source is None:
-        idata = sample_point(config, args.alpha, options, args.seed)
-    summary = summarise(idata, options)
+        tree = sample_point(config, args.alpha, options, args.seed)
+    summary = summarise(tree, options)
     if out is not None:
-        diagnostics.save_inference_data(idata, out, force=True)
+        posterior_io.save_posterior(tree, out, force=True)
     if plot is not None:
-        diagnostics.plot_diagnostics(idata, plot)
+        diagnostics.plot_diagnostics(tree, plot)
     summary["out"] = None if out is None else str(out)
     if args.json:
         print_json(summary)
@@ -253,11 +253,11 @@ def run_sweep(args: argparse.Namespace) -> None:
         point = {**config.to_dict(), "alpha": alpha, "seed": args.seed, **dataclasses.asdict(options)}
         result = None if log is None else log.result(point)
         if result is None:
-            idata = sample_point(config, alpha, options, args.seed)
-            result = json_ready({key: value for key, value in summarise(idata, options).items()
+            tree = sample_point(config, alpha, options, args.seed)
+            result = json_ready({key: value for key, value in summarise(tree, options).items()
                                  if key not in ("config", "diagnostics")})
             if args.out is not None:
-                diagnostics.save_inference_data(idata, args.out / f"posterior_alpha{alpha:g}.nc", force=True)
+                posterior_io.save_posterior(tree, args.out / f"posterior_alpha{alpha:g}.nc", force=True)
                 log.append(point, result, args.seed)
         rows.append({"alpha": alpha, **result})
     record = {**provenance(config.to_dict(), args.seed), "options": dataclasses.asdict(options), "rows": rows}
