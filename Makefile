@@ -34,7 +34,7 @@ $(BIN)/python:
 	  done; \
 	  if [ -z "$$py" ]; then \
 	    echo "error: no Python >= $(MIN_PYTHON) found (tried python3.13, python3.12, pyenv's versions, python3)." >&2; \
-	    echo "Install one (e.g. 'pyenv install 3.12') or run 'make $(MAKECMDGOALS) PYTHON=/path/to/python3.12'." >&2; \
+	    echo "Install one (e.g. 'pyenv install 3.12') or run 'make $(or $(MAKECMDGOALS),test) PYTHON=/path/to/python3.12'." >&2; \
 	    exit 1; \
 	  fi; \
 	fi; \
