@@ -19,6 +19,9 @@ Example::
         for point, result in executor.run(solve, points):
             ...
 
+Worker processes are spawned: a script that starts a local cluster must do so under
+``if __name__ == "__main__":`` (the ``bayes-slr`` command does).
+
 On a cluster, start a scheduler and workers (e.g. with dask-jobqueue on Slurm or PBS)
 and pass the scheduler's address: ``DaskExecutor(scheduler="tcp://host:8786")``.
 """
