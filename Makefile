@@ -1,13 +1,45 @@
 # Two commands do all set-up on a fresh machine: `make demo` and `make test`.
-PYTHON ?= python3
+# They make .venv with a Python >= 3.12, found in this order: PYTHON=... when given,
+# python3.13, python3.12 (each only if it runs: pyenv shims fail unless a version is
+# selected), the interpreters under pyenv's versions/ (newest first), python3.
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+MIN_PYTHON := 3.12
+PYENV_ROOT ?= $(HOME)/.pyenv
+# Prints the interpreter's own path (not a shim's) if it runs and is recent enough.
+comma := ,
+IS_RECENT := import sys; print(sys.executable) if sys.version_info >= ($(subst .,$(comma),$(MIN_PYTHON))) else sys.exit(1)
 
 .PHONY: demo test clean
 
+# A .venv made by an older Python (or whose interpreter no longer runs) is made again.
+ifneq ($(wildcard $(VENV)),)
+  ifeq ($(shell $(BIN)/python -c '$(IS_RECENT)' 2>/dev/null),)
+    $(info $(VENV) was not made by a Python >= $(MIN_PYTHON): removing it to make it again)
+    $(shell rm -rf $(VENV))
+  endif
+endif
+
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
+	@if [ -n "$(PYTHON)" ]; then \
+	  py=$$("$(PYTHON)" -c '$(IS_RECENT)' 2>/dev/null) || { \
+	    echo "error: PYTHON=$(PYTHON) does not run or is older than $(MIN_PYTHON)" >&2; exit 1; }; \
+	else \
+	  py=; \
+	  for candidate in python3.13 python3.12 \
+	      $$(ls -d "$$(pyenv root 2>/dev/null || echo $(PYENV_ROOT))"/versions/*/bin/python3 2>/dev/null | sort -rV) \
+	      python3; do \
+	    py=$$("$$candidate" -c '$(IS_RECENT)' 2>/dev/null) && break; py=; \
+	  done; \
+	  if [ -z "$$py" ]; then \
+	    echo "error: no Python >= $(MIN_PYTHON) found (tried python3.13, python3.12, pyenv's versions, python3)." >&2; \
+	    echo "Install one (e.g. 'pyenv install 3.12') or run 'make $(or $(MAKECMDGOALS),test) PYTHON=/path/to/python3.12'." >&2; \
+	    exit 1; \
+	  fi; \
+	fi; \
+	echo "making $(VENV) with $$py ($$("$$py" --version))"; \
+	"$$py" -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # Reinstall only when the dependency declarations change.

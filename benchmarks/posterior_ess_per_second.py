@@ -21,7 +21,7 @@ import jax
 import numpy as np
 
 import bayes_slr  # noqa: F401  (float64)
-from bayes_slr.inference.diagnostics import OVERLAPS, overlaps
+from bayes_slr.inference.posterior_io import OVERLAPS, overlaps
 from bayes_slr.inference.samplers import make_nuts, run_gibbs, run_nuts
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.simulate import draw_teacher, simulate

@@ -16,7 +16,7 @@
 #
 # We simulate a spiked-SLR training set, sample the posterior of `(k*, v*)` with the
 # exact blocked Gibbs sampler (NUTS on the summed-out model gives the same posterior:
-# `tests/test_samplers.py` checks it), diagnose it with ArviZ, look at the location
+# `tests/test_samplers.py` checks it), diagnose it with ArviZ 1.x, look at the location
 # posteriors of training sequences, run a posterior predictive check, and show a
 # regime where chains from random and informed starts disagree.
 #
@@ -30,7 +30,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import bayes_slr  # noqa: F401  (float64)
-from bayes_slr.inference import diagnostics
+from bayes_slr.inference import diagnostics, posterior_io
 from bayes_slr.inference.predictive import bayes_test_error, location_probabilities
 from bayes_slr.inference.samplers import run_gibbs
 from bayes_slr.jax_setup import enable_compilation_cache
@@ -52,15 +52,15 @@ batch = simulate(key_data, config, teacher, alpha * config.D)
 
 # %%
 draws = run_gibbs(key_sampler, config, batch, chains=4, warmup=200, samples=500, init="random")
-idata = diagnostics.to_inference_data(draws, config, batch, teacher, seed=0, settings={"alpha": alpha})
-table = diagnostics.diagnostics_table(idata)
+tree = posterior_io.to_datatree(draws, config, batch, teacher, seed=0, settings={"alpha": alpha})
+table = diagnostics.diagnostics_table(tree)
 print(diagnostics.convergence_summary(table))
-for name in diagnostics.OVERLAPS:
+for name in posterior_io.OVERLAPS:
     row = table[name]
     print(f"{name}: {row['mean']:.4f} +- {row['sd']:.4f} (mcse {row['mcse_mean']:.4f}, r_hat {row['r_hat']:.3f})")
 
 # %%
-figure = diagnostics.plot_diagnostics(idata)
+figure = diagnostics.plot_diagnostics(tree)
 
 # %% [markdown]
 # ## Bayes-optimal test error at this alpha
@@ -79,7 +79,7 @@ print(f"Bayes-optimal excess error {error.value:.4f} +- {error.stderr:.4f}; "
 # across chains); the red outline marks the true location.
 
 # %%
-probs = idata.location_posterior["probs"]
+probs = tree.location_posterior["probs"]
 fig, axes = plt.subplots(1, 6, figsize=(13, 2.4), sharey=True)
 for mu, ax in enumerate(axes):
     mean = probs.isel(sequence=mu).mean("chain").values
@@ -135,7 +135,7 @@ fig, ax = plt.subplots(figsize=(7, 3))
 for init, style in (("random", "-"), ("informed", ":")):
     hard_draws = run_gibbs(jax.random.PRNGKey(5), hard, hard_batch, chains=4, warmup=200, samples=300,
                            init=init, teacher=hard_teacher)
-    m_k = diagnostics.overlaps(hard_draws.k, hard_draws.v, hard_teacher)["m_k"]
+    m_k = posterior_io.overlaps(hard_draws.k, hard_draws.v, hard_teacher)["m_k"]
     print(f"{init:>8} starts: m_k per chain {np.round(m_k.mean(axis=1), 3)}, r_hat(m_k) {float(az.rhat(m_k)):.2f}")
     for chain in m_k:
         ax.plot(chain, style, lw=0.7)

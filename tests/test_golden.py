@@ -21,6 +21,8 @@ from commands import COMMANDS, GOLDEN, POSTERIOR, run_command  # noqa: E402
 
 IGNORED = {"created", "versions", "device", "out"}
 RTOL, ATOL = 1e-9, 1e-12
+SOLVER_RESIDUAL = 1e-6
+"""A fixed-point solve's stopping residual is compared by its stated error: below the tolerance, not bit for bit."""
 
 
 def _compare_exact(recorded, current, path: str = "") -> list[str]:
@@ -32,6 +34,10 @@ def _compare_exact(recorded, current, path: str = "") -> list[str]:
                 continue
             if key not in current:
                 problems.append(f"{path}/{key}: missing")
+                continue
+            if key == "residual":
+                if not current[key] <= SOLVER_RESIDUAL:
+                    problems.append(f"{path}/{key}: {current[key]!r} above {SOLVER_RESIDUAL}")
                 continue
             problems += _compare_exact(value, current[key], f"{path}/{key}")
         return problems

@@ -10,7 +10,7 @@ import pytest
 
 from bayes_slr.cli import posterior as posterior_cli
 from bayes_slr.cli.main import main
-from bayes_slr.inference import diagnostics
+from bayes_slr.inference import posterior_io
 
 # Same task and shapes as tests/test_samplers.py (compiled samplers are reused).
 TASK = ["--variant", "spiked", "--D", "10", "--L", "3", "--nu", "4", "--Delta", "0.1", "--seed", "0"]
@@ -40,8 +40,8 @@ def test_posterior_json_and_file(posterior_file, capsys):
     assert set(summary["overlaps"]) >= {"m_k", "m_v"} and set(summary["erm"]) == {"softmax", "linear"}
     assert summary["config"]["alpha"] == 8 and summary["config"]["N"] == 80
     assert summary["rhat_max"] < 1.05
-    idata = diagnostics.load_inference_data(path)
-    assert idata.posterior.sizes["chain"] == 4 and idata.posterior.sizes["draw"] == 500
+    tree = posterior_io.load_posterior(path)
+    assert tree.posterior.sizes["chain"] == 4 and tree.posterior.sizes["draw"] == 500
 
 
 def test_from_file_reproduces_summary(posterior_file, capsys):

@@ -19,7 +19,7 @@ from numpyro.infer.util import log_density
 
 from bayes_slr.experiments import erm
 from bayes_slr.errors import ConfigError
-from bayes_slr.inference import diagnostics
+from bayes_slr.inference import diagnostics, posterior_io
 from bayes_slr.inference.location import bayes_estimator
 from bayes_slr.inference.predictive import (
     bayes_test_error,
@@ -57,8 +57,8 @@ def nuts_and_gibbs(data):
     teacher, batch = data
     nuts = sample_posterior(jax.random.PRNGKey(1), SPIKED, batch, sampler="nuts", chains=2, warmup=200, samples=300)
     gibbs = run_gibbs(jax.random.PRNGKey(2), SPIKED, batch, **GIBBS, init="informed", teacher=teacher)
-    return (diagnostics.to_inference_data(nuts, SPIKED, batch, teacher, seed=1),
-            diagnostics.to_inference_data(gibbs, SPIKED, batch, teacher, seed=2))
+    return (posterior_io.to_datatree(nuts, SPIKED, batch, teacher, seed=1),
+            posterior_io.to_datatree(gibbs, SPIKED, batch, teacher, seed=2))
 
 
 def test_gibbs_conditionals_match_joint_density(data):
@@ -89,11 +89,11 @@ def test_gibbs_conditionals_match_joint_density(data):
 
 def test_nuts_and_gibbs_agree_on_overlaps(nuts_and_gibbs):
     """Posterior means of m_k, m_v, q_k, q_v agree within 4 combined MCSEs; both converged."""
-    nuts, gibbs = (diagnostics.diagnostics_table(idata) for idata in nuts_and_gibbs)
+    nuts, gibbs = (diagnostics.diagnostics_table(tree) for tree in nuts_and_gibbs)
     for table in (nuts, gibbs):
         assert diagnostics.convergence_summary(table)["rhat_max"] < 1.05
     assert int(nuts_and_gibbs[0].sample_stats["diverging"].sum()) == 0
-    for name in diagnostics.OVERLAPS:
+    for name in posterior_io.OVERLAPS:
         tolerance = 4 * math.hypot(nuts[name]["mcse_mean"], gibbs[name]["mcse_mean"])
         assert abs(nuts[name]["mean"] - gibbs[name]["mean"]) < tolerance, name
 
@@ -110,13 +110,13 @@ def test_location_posterior_is_calibrated(nuts_and_gibbs, data):
 def test_new_sequence_location_posterior(nuts_and_gibbs, data):
     """Credible intervals bracket the mean; with y observed it matches the training posterior of that sequence."""
     teacher, batch = data
-    idata = nuts_and_gibbs[1]
-    k, v = diagnostics.draws_of(idata)
+    tree = nuts_and_gibbs[1]
+    k, v = posterior_io.draws_of(tree)
     without_y = sequence_location_posterior(SPIKED, k, batch.X[0])
     assert abs(without_y.probs.sum() - 1) < 1e-12
     assert np.all(without_y.lower <= without_y.probs) and np.all(without_y.probs <= without_y.upper)
     with_y = sequence_location_posterior(SPIKED, k, batch.X[0], v_draws=v, y=float(batch.y[0]))
-    training = idata.location_posterior["probs"].isel(sequence=0).mean("chain").values
+    training = tree.location_posterior["probs"].isel(sequence=0).mean("chain").values
     np.testing.assert_allclose(with_y.probs, training, atol=1e-10)
     with pytest.raises(ConfigError, match="level"):
         sequence_location_posterior(SPIKED, k, batch.X[0], level=1.0)
@@ -125,7 +125,7 @@ def test_new_sequence_location_posterior(nuts_and_gibbs, data):
 def test_bayes_error_not_above_erm(nuts_and_gibbs, data):
     """On the same training set the posterior-mean predictor beats ERM softmax and linear (4 combined s.e.)."""
     teacher, batch = data
-    k, v = diagnostics.draws_of(nuts_and_gibbs[1])
+    k, v = posterior_io.draws_of(nuts_and_gibbs[1])
     key_test = jax.random.PRNGKey(7)
     bayes = bayes_test_error(key_test, SPIKED, teacher, k, v, N_test=N_TEST, max_draws=MAX_DRAWS)
     for activation in ("softmax", "linear"):
@@ -143,10 +143,10 @@ def test_random_and_informed_starts_agree_at_large_alpha():
     for init in ("random", "informed"):
         draws = sample_posterior(jax.random.PRNGKey(4), SPIKED, batch, sampler="gibbs", **GIBBS, init=init,
                                  teacher=teacher)
-        tables.append(diagnostics.diagnostics_table(diagnostics.to_inference_data(draws, SPIKED, batch, teacher, seed=4)))
+        tables.append(diagnostics.diagnostics_table(posterior_io.to_datatree(draws, SPIKED, batch, teacher, seed=4)))
     random_start, informed_start = tables
     assert diagnostics.convergence_summary(random_start)["rhat_max"] < 1.05
-    for name in diagnostics.OVERLAPS:
+    for name in posterior_io.OVERLAPS:
         tolerance = 4 * math.hypot(random_start[name]["mcse_mean"], informed_start[name]["mcse_mean"])
         assert abs(random_start[name]["mean"] - informed_start[name]["mean"]) < tolerance, name
 
@@ -210,22 +210,22 @@ def test_bayes_error_at_small_alpha_is_near_prior_predictive(full_size):
 
 
 def test_netcdf_round_trip_and_bad_files(nuts_and_gibbs, tmp_path):
-    """Saved InferenceData loads back identical; corrupt and foreign files raise ConfigError."""
-    idata = nuts_and_gibbs[0]
-    path = diagnostics.save_inference_data(idata, tmp_path / "post.nc")
-    loaded = diagnostics.load_inference_data(path)
-    assert diagnostics.config_of(loaded) == SPIKED
-    np.testing.assert_array_equal(loaded.posterior["k"].values, idata.posterior["k"].values)
-    np.testing.assert_array_equal(loaded.location_posterior["probs"].values, idata.location_posterior["probs"].values)
+    """A saved DataTree loads back identical; corrupt and foreign files raise ConfigError."""
+    tree = nuts_and_gibbs[0]
+    path = posterior_io.save_posterior(tree, tmp_path / "post.nc")
+    loaded = posterior_io.load_posterior(path)
+    assert posterior_io.config_of(loaded) == SPIKED
+    np.testing.assert_array_equal(loaded.posterior["k"].values, tree.posterior["k"].values)
+    np.testing.assert_array_equal(loaded.location_posterior["probs"].values, tree.location_posterior["probs"].values)
     with pytest.raises(ConfigError, match="exists"):
-        diagnostics.save_inference_data(idata, path)
+        posterior_io.save_posterior(tree, path)
     corrupt = tmp_path / "corrupt.nc"
     corrupt.write_bytes(path.read_bytes()[: 2000])
     foreign = tmp_path / "foreign.nc"
     xr.Dataset({"a": ("x", np.arange(3.0))}).to_netcdf(foreign, engine="h5netcdf")
     for bad in (corrupt, foreign, tmp_path / "missing.nc"):
         with pytest.raises(ConfigError, match="posterior"):
-            diagnostics.load_inference_data(bad)
+            posterior_io.load_posterior(bad)
 
 
 def test_bad_sampling_input(data):

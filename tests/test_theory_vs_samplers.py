@@ -24,7 +24,7 @@ import jax
 import numpy as np
 import pytest
 
-from bayes_slr.inference.diagnostics import overlaps
+from bayes_slr.inference.posterior_io import overlaps
 from bayes_slr.inference.predictive import excess_error_given_teacher, posterior_mean_predictor, thin_draws
 from bayes_slr.inference.samplers import PosteriorDraws, run_gibbs
 from bayes_slr.models.simulate import SLRBatch, Teacher, draw_teacher, simulate, streamed_mean

@@ -24,7 +24,7 @@ from bayes_slr.experiments.posterior import (
     sample_point,
     summarise,
 )
-from bayes_slr.inference import diagnostics
+from bayes_slr.inference import diagnostics, posterior_io
 from bayes_slr.inference.samplers import SAMPLERS
 from bayes_slr.models.spec import INITS, training_size
 from bayes_slr.plots import plot_posterior_sweep
@@ -61,10 +61,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     single = subparsers.add_parser("posterior", help="sample the finite-alpha posterior; Bayes-optimal test error")
     _add_sampling_arguments(single)
     single.add_argument("--alpha", type=number, default=4.0, help="N / D, > 0")
-    single.add_argument("--out", type=Path, help="netCDF file of the posterior (ArviZ InferenceData)")
+    single.add_argument("--out", type=Path, help="netCDF file of the posterior (ArviZ DataTree)")
     single.add_argument("--from", dest="source", type=Path,
                         help="summarise this netCDF (written by bayes-slr posterior) instead of sampling")
-    single.add_argument("--plot", type=Path, help="PNG: trace and rank plots of the overlaps")
+    single.add_argument("--plot", type=Path, help="PNG: trace, density and rank plots of the overlaps")
     single.set_defaults(run=run)
 
     sweep = subparsers.add_parser("posterior-sweep", help="Bayes-optimal test error against alpha (resumable)")
@@ -80,8 +80,8 @@ def run(args: argparse.Namespace) -> None:
     """``posterior``: validate everything, sample (or load), write atomically, print."""
     options = _options(args)
     if args.source is not None:
-        idata = diagnostics.load_inference_data(args.source)
-        config = diagnostics.config_of(idata)
+        tree = posterior_io.load_posterior(args.source)
+        config = posterior_io.config_of(tree)
     else:
         config = make_config(args, L=args.L, nu=args.nu, D=args.D)
         options.check(config)
@@ -90,12 +90,12 @@ def run(args: argparse.Namespace) -> None:
     out = check_writable_output(args.out, force=args.force) if args.out is not None else None
     plot = check_writable_output(args.plot, force=args.force, name="--plot") if args.plot is not None else None
     if args.source is None:
-        idata = sample_point(config, args.alpha, options, args.seed)
-    summary = summarise(idata, options)
+        tree = sample_point(config, args.alpha, options, args.seed)
+    summary = summarise(tree, options)
     if out is not None:
-        diagnostics.save_inference_data(idata, out, force=True)
+        posterior_io.save_posterior(tree, out, force=True)
     if plot is not None:
-        diagnostics.plot_diagnostics(idata, plot)
+        diagnostics.plot_diagnostics(tree, plot)
     summary["out"] = None if out is None else str(out)
     if args.json:
         print_json(summary)

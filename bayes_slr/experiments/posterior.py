@@ -13,11 +13,11 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Sequence
 
-import arviz as az
 import jax
+import xarray as xr
 
 from bayes_slr.errors import check_int, check_real
-from bayes_slr.inference import diagnostics
+from bayes_slr.inference import diagnostics, posterior_io
 from bayes_slr.inference.location import bayes_estimator
 from bayes_slr.inference.predictive import bayes_test_error, excess_test_error, zero_predictor_error
 from bayes_slr.inference.samplers import check_sampling_arguments, sample_posterior
@@ -59,8 +59,8 @@ class PosteriorOptions:
         check_real("lam", self.lam, minimum=0.0)
 
 
-def sample_point(config: SLRConfig, alpha: float, options: PosteriorOptions, seed: int) -> az.InferenceData:
-    """Draw the teacher and training set of ``seed``, sample the posterior, return its ``InferenceData``."""
+def sample_point(config: SLRConfig, alpha: float, options: PosteriorOptions, seed: int) -> xr.DataTree:
+    """Draw the teacher and training set of ``seed``, sample the posterior, return its ArviZ ``DataTree``."""
     N = training_size(alpha, config.D)
     key_teacher, key_data, key_sampler = jax.random.split(jax.random.PRNGKey(seed), 3)
     teacher = draw_teacher(key_teacher, config.D, exact=options.exact_teacher)
@@ -68,26 +68,26 @@ def sample_point(config: SLRConfig, alpha: float, options: PosteriorOptions, see
     draws = sample_posterior(key_sampler, config, batch, sampler=options.sampler, chains=options.chains,
                              warmup=options.warmup, samples=options.samples, init=options.init, teacher=teacher)
     settings = {"alpha": alpha, "N": N, **dataclasses.asdict(options)}
-    return diagnostics.to_inference_data(draws, config, batch, teacher, seed=seed, settings=settings)
+    return posterior_io.to_datatree(draws, config, batch, teacher, seed=seed, settings=settings)
 
 
-def summarise(idata: az.InferenceData, options: PosteriorOptions) -> dict[str, Any]:
+def summarise(tree: xr.DataTree, options: PosteriorOptions) -> dict[str, Any]:
     """Diagnostics, overlaps, Bayes test error and (optionally) ERM errors of one posterior.
 
     The test set comes from the recorded seed, so a re-summarised file gives the same numbers.
     """
-    record = diagnostics.record_of(idata)
-    config = diagnostics.config_of(idata)
-    teacher, batch = diagnostics.teacher_of(idata), diagnostics.batch_of(idata)
-    k, v = diagnostics.draws_of(idata)
+    record = posterior_io.record_of(tree)
+    config = posterior_io.config_of(tree)
+    teacher, batch = posterior_io.teacher_of(tree), posterior_io.batch_of(tree)
+    k, v = posterior_io.draws_of(tree)
     key_test, key_erm = jax.random.split(jax.random.fold_in(jax.random.PRNGKey(record["seed"] or 0), 1))
-    table = diagnostics.diagnostics_table(idata)
+    table = diagnostics.diagnostics_table(tree)
     bayes = bayes_test_error(key_test, config, teacher, k, v, N_test=options.N_test, max_draws=options.max_draws)
     zero = zero_predictor_error(key_test, config, teacher, N_test=options.N_test)
     oracle = excess_test_error(key_test, config, teacher, lambda X, lengths: bayes_estimator(X, lengths, config, teacher),
                                N_test=options.N_test)
     population = bayes_error_exact(config)
-    stats = idata.sample_stats
+    stats = tree.sample_stats
     summary = {
         "config": record["config"],
         "seed": record["seed"],
@@ -99,7 +99,7 @@ def summarise(idata: az.InferenceData, options: PosteriorOptions) -> dict[str, A
         "prior_predictive_error": {"value": zero.value, "stderr": zero.stderr},
         **diagnostics.convergence_summary(table),
         "divergences": int(stats["diverging"].sum()) if "diverging" in stats else None,
-        "overlaps": {name: table[name]["mean"] for name in diagnostics.OVERLAPS},
+        "overlaps": {name: table[name]["mean"] for name in posterior_io.OVERLAPS},
         "diagnostics": table,
         "erm": _erm_errors(key_erm, key_test, config, teacher, batch, options) if options.erm else None,
     }
@@ -140,10 +140,10 @@ def posterior_sweep(
     points = [{**config.to_dict(), "alpha": alpha, "seed": seed, **dataclasses.asdict(options)} for alpha in alphas]
 
     def solve(point: dict[str, Any]) -> dict[str, Any]:
-        idata = sample_point(config, point["alpha"], options, seed)
+        tree = sample_point(config, point["alpha"], options, seed)
         if out is not None:
-            diagnostics.save_inference_data(idata, out / f"posterior_alpha{point['alpha']:g}.nc", force=True)
-        return json_ready({key: value for key, value in summarise(idata, options).items()
+            posterior_io.save_posterior(tree, out / f"posterior_alpha{point['alpha']:g}.nc", force=True)
+        return json_ready({key: value for key, value in summarise(tree, options).items()
                            if key not in ("config", "diagnostics")})
 
     done = run_sweep(points, solve, log=log, seed_of=lambda point: seed, executor=executor, progress=progress,

@@ -1,0 +1,156 @@
+"""Run sweep points on Dask distributed: a local cluster of worker processes, or an existing scheduler.
+
+:class:`DaskExecutor` implements the executor interface of the sweep runner:
+``run(solve, points)`` yields ``(point, result)`` for every point as it completes, in
+any order, with the exception the point's computation raised in place of its result.
+Each point is one task. A point whose worker dies (killed, out of memory) is run again
+on another worker by the scheduler, up to ``allowed_failures`` times; a point that
+raises is not run again (the computations are deterministic), its exception comes back.
+
+Results do not depend on the number of workers as long as ``solve`` derives every
+random number from its point (its seed), as the sweeps of this package do.
+
+Independent of the rest of the package: ``solve`` may be any picklable function
+(cloudpickle: closures and lambdas work) of a JSON-ready dict.
+
+Example::
+
+    with DaskExecutor(workers=2) as executor:
+        for point, result in executor.run(solve, points):
+            ...
+
+Worker processes are spawned: a script that starts a local cluster must do so under
+``if __name__ == "__main__":`` (the ``bayes-slr`` command does).
+
+On a cluster, start a scheduler and workers (e.g. with dask-jobqueue on Slurm or PBS)
+and pass the scheduler's address: ``DaskExecutor(scheduler="tcp://host:8786")``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from bayes_slr.errors import ConfigError, check_int
+
+Point = dict[str, Any]
+Solve = Callable[[Point], dict[str, Any]]
+
+ALLOWED_FAILURES = 3  # times a point is run again after the worker running it died
+
+
+class DaskExecutor:
+    """Run sweep points as Dask tasks on a local cluster or on an existing scheduler.
+
+    Parameters
+    ----------
+    workers : int, optional
+        Start a ``distributed.LocalCluster`` of this many worker processes (one thread
+        each) on the loopback interface. Default (neither argument): one per CPU core.
+    scheduler : str, optional
+        Address of a running Dask scheduler (``tcp://host:port``) to submit to instead.
+        Its own ``distributed.scheduler.allowed-failures`` setting then decides how often
+        a point lost with a worker is retried.
+    allowed_failures : int
+        For the local cluster: how many times a point is run again after the worker
+        running it died before the point fails with ``distributed.KilledWorker``.
+
+    The cluster starts on first use (``run`` or ``with``) and stops on :meth:`close`.
+    """
+
+    def __init__(self, workers: int | None = None, scheduler: str | None = None, *,
+                 allowed_failures: int = ALLOWED_FAILURES) -> None:
+        if workers is not None and scheduler is not None:
+            raise ConfigError("pass either --workers (a local cluster) or --scheduler (an existing one), not both")
+        if workers is not None:
+            workers = check_int("workers", workers, 1)
+        if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
+            raise ConfigError(f"scheduler must be an address such as tcp://host:8786, got {scheduler!r}")
+        self.workers = workers if workers is not None or scheduler is not None else (os.cpu_count() or 1)
+        self.scheduler = scheduler
+        self.allowed_failures = check_int("allowed_failures", allowed_failures, 0)
+        self._cluster = None
+        self._client = None
+
+    @property
+    def client(self):
+        """The ``distributed.Client``, connecting (and starting the local cluster) on first use."""
+        if self._client is None:
+            self._start()
+        return self._client
+
+    def _start(self) -> None:
+        import dask
+        from distributed import Client, LocalCluster
+
+        if self.scheduler is not None:
+            try:
+                self._client = Client(self.scheduler, timeout="30s")
+            except (OSError, TimeoutError) as exc:
+                raise ConfigError(f"--scheduler: cannot connect to {self.scheduler} ({exc})") from exc
+            return
+        with dask.config.set({"distributed.scheduler.allowed-failures": self.allowed_failures}):
+            self._cluster = LocalCluster(
+                n_workers=self.workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                dashboard_address=None, silence_logs=logging.CRITICAL,  # failures come back as results
+            )
+        self._client = Client(self._cluster)
+
+    def worker_addresses(self) -> list[str]:
+        """Addresses of the workers connected now."""
+        return sorted(self.client.scheduler_info(n_workers=-1)["workers"])
+
+    def run(self, solve: Solve, points: Sequence[Point]) -> Iterator[tuple[Point, dict[str, Any] | BaseException]]:
+        """Submit one task per point; yield ``(point, result or exception)`` as each completes.
+
+        Every point comes back exactly once. Closing the iterator early (the caller
+        stopped, or was interrupted) cancels the points not yet finished.
+        """
+        from distributed import as_completed
+
+        points = list(points)
+        if not points:
+            return
+        client = self.client
+        run_id = uuid.uuid4().hex[:12]
+        futures = {
+            client.submit(solve, point, key=f"bayes-slr-point-{run_id}-{index}", pure=False): point
+            for index, point in enumerate(points)
+        }
+        pending = set(futures)
+        try:
+            for future in as_completed(futures):
+                pending.discard(future)
+                point = futures[future]
+                if future.status == "finished":
+                    yield point, future.result()
+                else:
+                    exception = future.exception()
+                    yield point, exception if exception is not None else RuntimeError(f"task {future.status}")
+                future.release()
+        finally:
+            if pending:
+                client.cancel(list(pending))
+
+    def close(self) -> None:
+        """Disconnect, and stop the local cluster if this executor started one."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        if self._cluster is not None:
+            self._cluster.close()
+            self._cluster = None
+
+    def __enter__(self) -> DaskExecutor:
+        self.client  # noqa: B018  (start now)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        where = f"scheduler={self.scheduler!r}" if self.scheduler is not None else f"workers={self.workers}"
+        return f"DaskExecutor({where})"

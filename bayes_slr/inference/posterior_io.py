@@ -1,0 +1,195 @@
+"""Posterior draws as an ArviZ ``xarray.DataTree``: build it, save and load it as netCDF, read it back.
+
+Groups of the tree written by :func:`to_datatree` (the layout is the one ArviZ 0.23's
+``InferenceData`` wrote, so files from before the move to ArviZ 1.x load unchanged):
+
+* ``posterior``: ``k``, ``v`` (``chain, draw, dim``) and the overlaps ``m_k = k.k*/D``,
+  ``m_v = v.v*/D``, ``q_k = k.k/D``, ``q_v = v.v/D`` (``chain, draw``); its attributes
+  hold the task, the sampler, the seed and the package versions (``bayes_slr`` key).
+* ``sample_stats``: ``lp`` (joint log-density, location summed out) and the sampler's
+  statistics (NUTS: ``diverging``, ``acceptance_rate``, ``n_steps``).
+* ``observed_data``: ``y`` (``sequence``); ``constant_data``: ``X``, ``lengths``, the
+  true locations ``eps_true`` and the teacher ``k_star``, ``v_star``.
+* ``location_posterior``: ``probs`` (``chain, sequence, token``), each chain's
+  Rao-Blackwellised ``P(eps_mu = l | data)`` of the training sequences.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import arviz_base
+import jax.numpy as jnp
+import numpy as np
+import xarray as xr
+
+from bayes_slr.errors import ConfigError
+from bayes_slr.inference.predictive import training_location_posterior
+from bayes_slr.inference.samplers import PosteriorDraws
+from bayes_slr.models.simulate import SLRBatch, Teacher
+from bayes_slr.models.spec import SLRConfig
+from bayes_slr.records import atomic_write, check_writable_output, json_ready, provenance
+
+OVERLAPS = ("m_k", "m_v", "q_k", "q_v")
+_ATTRIBUTE = "bayes_slr"
+_LOCATION_GROUP = "location_posterior"
+_REQUIRED = {
+    "posterior": ("k", "v", *OVERLAPS),
+    "constant_data": ("X", "lengths", "eps_true", "k_star", "v_star"),
+    "observed_data": ("y",),
+    _LOCATION_GROUP: ("probs",),
+}
+
+
+def overlaps(k: np.ndarray, v: np.ndarray, teacher: Teacher) -> dict[str, np.ndarray]:
+    """``m_k, m_v, q_k, q_v`` of draws ``(..., D)`` against the teacher."""
+    D = k.shape[-1]
+    k_star, v_star = np.asarray(teacher.k_star), np.asarray(teacher.v_star)
+    return {
+        "m_k": k @ k_star / D,
+        "m_v": v @ v_star / D,
+        "q_k": np.sum(k**2, axis=-1) / D,
+        "q_v": np.sum(v**2, axis=-1) / D,
+    }
+
+
+def to_datatree(
+    draws: PosteriorDraws,
+    config: SLRConfig,
+    batch: SLRBatch,
+    teacher: Teacher,
+    *,
+    seed: int | None,
+    settings: dict[str, Any] | None = None,
+) -> xr.DataTree:
+    """Collect draws, data, teacher and training location posteriors in one ArviZ ``DataTree``.
+
+    Parameters
+    ----------
+    draws : PosteriorDraws
+    config : SLRConfig
+    batch : SLRBatch
+        The training set the draws condition on.
+    teacher : Teacher
+        The teacher that generated ``batch`` (for the overlaps).
+    seed : int or None
+        Recorded with the full configuration and package versions.
+    settings : dict, optional
+        Further options to record (alpha, chains, warm-up, init, ...).
+    """
+    record = provenance({**config.to_dict(), "sampler": draws.sampler, **(settings or {})}, seed)
+    probs = training_location_posterior(config, batch, jnp.asarray(draws.k), jnp.asarray(draws.v))
+    tree = arviz_base.from_dict(
+        {
+            "posterior": {"k": draws.k, "v": draws.v, **overlaps(draws.k, draws.v, teacher)},
+            "sample_stats": {"lp": draws.log_density, **draws.sample_stats},
+            "observed_data": {"y": np.asarray(batch.y)},
+            "constant_data": {
+                "X": np.asarray(batch.X),
+                "lengths": np.asarray(batch.lengths),
+                "eps_true": np.asarray(batch.eps),
+                "k_star": np.asarray(teacher.k_star),
+                "v_star": np.asarray(teacher.v_star),
+            },
+        },
+        dims={"k": ["dim"], "v": ["dim"], "y": ["sequence"], "X": ["sequence", "token", "dim"],
+              "lengths": ["sequence"], "eps_true": ["sequence"], "k_star": ["dim"], "v_star": ["dim"]},
+        attrs={"posterior": {_ATTRIBUTE: json.dumps(json_ready(record))}},
+    )
+    tree[_LOCATION_GROUP] = xr.Dataset(
+        {"probs": (("chain", "sequence", "token"), np.asarray(probs))},
+        coords={"chain": tree.posterior["chain"].values},
+    )
+    return tree
+
+
+def record_of(tree: xr.DataTree) -> dict[str, Any]:
+    """The provenance record (config, seed, versions, settings) stored in ``tree``."""
+    return json.loads(tree.posterior.attrs[_ATTRIBUTE])
+
+
+def config_of(tree: xr.DataTree) -> SLRConfig:
+    """The :class:`SLRConfig` stored in ``tree``."""
+    return SLRConfig.from_dict(record_of(tree)["config"])
+
+
+def teacher_of(tree: xr.DataTree) -> Teacher:
+    """The teacher stored in ``tree``."""
+    data = tree.constant_data
+    return Teacher(jnp.asarray(data["k_star"].values), jnp.asarray(data["v_star"].values))
+
+
+def batch_of(tree: xr.DataTree) -> SLRBatch:
+    """The training set stored in ``tree`` (teacher projections recomputed)."""
+    data = tree.constant_data
+    X = jnp.asarray(data["X"].values)
+    teacher = teacher_of(tree)
+    D = X.shape[-1]
+    return SLRBatch(
+        X, jnp.asarray(data["lengths"].values), jnp.asarray(tree.observed_data["y"].values),
+        jnp.asarray(data["eps_true"].values), X @ teacher.k_star / np.sqrt(D), X @ teacher.v_star / np.sqrt(D),
+    )
+
+
+def draws_of(tree: xr.DataTree) -> tuple[np.ndarray, np.ndarray]:
+    """Draws ``(chains, draws, D)`` of ``k`` and ``v``."""
+    return tree.posterior["k"].values, tree.posterior["v"].values
+
+
+def save_posterior(tree: xr.DataTree, path: str | os.PathLike, *, force: bool = False) -> Path:
+    """Write ``tree`` as netCDF (one group per ArviZ group) atomically: no partial file on failure."""
+    path = check_writable_output(path, force=force)
+    return atomic_write(path, lambda tmp: tree.to_netcdf(tmp, engine="h5netcdf"))
+
+
+def _writer(tree: xr.DataTree) -> str:
+    """Which versions wrote ``tree``, as far as its attributes tell: for error messages."""
+    posterior = tree["posterior"].attrs if "posterior" in tree.children else {}
+    try:
+        versions = json.loads(posterior[_ATTRIBUTE])["versions"]
+        return f"bayes-slr {versions.get('bayes-slr', '?')} with ArviZ {versions.get('arviz', '?')}"
+    except (KeyError, TypeError, ValueError):
+        pass
+    # ArviZ 0.x stamps each group with arviz_version, ArviZ 1.x with creation_library_version
+    arviz_versions = sorted({str(node.attrs[key]) for node in tree.subtree
+                             for key in ("arviz_version", "creation_library_version") if key in node.attrs})
+    return f"ArviZ {', '.join(arviz_versions)}" if arviz_versions else "an unknown program"
+
+
+def load_posterior(path: str | os.PathLike) -> xr.DataTree:
+    """Read a netCDF written by :func:`save_posterior`, or by the ArviZ 0.23 ``InferenceData`` version.
+
+    Files from before the move to ArviZ 1.x have the same groups and variables and are
+    read as they are (their provenance record names the versions that wrote them).
+
+    Raises
+    ------
+    ConfigError
+        The file is missing, not netCDF, or not a bayes-slr posterior (missing groups,
+        variables or the provenance record); the message names the versions that wrote
+        it when the file records them.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"posterior file {path} does not exist")
+    try:
+        with xr.open_datatree(path, engine="h5netcdf") as opened:
+            tree = opened.load().copy()
+    except Exception as exc:  # h5py/netCDF raise many types on foreign or corrupt files
+        raise ConfigError(
+            f"{path} is not a readable bayes-slr posterior netCDF file ({type(exc).__name__}: {exc})"
+        ) from exc
+    missing = [f"{group}/{name}" for group, names in _REQUIRED.items() for name in names
+               if group not in tree.children or name not in tree[group].data_vars]
+    try:
+        if missing:
+            raise ValueError(f"missing {', '.join(missing)}")
+        config_of(tree)
+    except Exception as exc:  # json/KeyError/ConfigError from a foreign or damaged record
+        raise ConfigError(
+            f"{path} is not a bayes-slr posterior file this version can read (written by {_writer(tree)}: {exc})"
+        ) from exc
+    return tree
