@@ -95,7 +95,7 @@ class DaskExecutor:
         with dask.config.set({"distributed.scheduler.allowed-failures": self.allowed_failures}):
             self._cluster = LocalCluster(
                 n_workers=self.workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                dashboard_address=None, silence_logs=logging.CRITICAL,  # failures come back as results
+                dashboard_address=":0", silence_logs=logging.CRITICAL,  # failures come back as results
             )
         self._client = Client(self._cluster)
 

@@ -197,12 +197,15 @@ class Executor(Protocol):
 
 
 class SerialExecutor:
-    """Run the points one after another in this process; an exception stops the sweep."""
+    """Run the points one after another in this process."""
 
     def run(self, solve: Solve, points: Sequence[Point]) -> Iterator[tuple[Point, dict[str, Any] | BaseException]]:
-        """Yield ``(point, solve(point))`` in order; exceptions propagate."""
+        """Yield ``(point, solve(point))`` in order, or the exception a point raised (Ctrl-C propagates)."""
         for point in points:
-            yield point, solve(point)
+            try:
+                yield point, solve(point)
+            except Exception as exc:  # noqa: BLE001 - a failed point is reported, the sweep goes on
+                yield point, exc
 
 
 class SweepInterrupted(KeyboardInterrupt):
@@ -219,6 +222,10 @@ class PointFailed(Exception):
     """A sweep point whose computation raised; the message names the point."""
 
 
+class SomePointsFailed(Exception):
+    """A sweep finished with failed points (the finished ones are logged); the exit code says so."""
+
+
 def run_sweep(
     points: Iterable[Point],
     solve: Solve,
@@ -228,6 +235,7 @@ def run_sweep(
     executor: Executor | None = None,
     progress: bool = True,
     description: str = "points",
+    failures: list[tuple[Point, str]] | None = None,
 ) -> list[tuple[Point, dict[str, Any]]]:
     """Run a resumable sweep: skip the points finished in ``log``, solve the others, log each as it finishes.
 
@@ -240,10 +248,13 @@ def run_sweep(
     executor : how pending points are run; default :class:`SerialExecutor`.
     progress : show one progress bar on stderr.
     description : label of the progress bar.
+    failures : if given, a point whose computation raises is appended to it as ``(point, message)``
+        and the sweep goes on (the point is not logged, so a re-run tries it again); if None the
+        first failure raises :class:`PointFailed`.
 
     Returns
     -------
-    list of ``(point, result)`` in the order of ``points``.
+    list of ``(point, result)`` for the finished points, in the order of ``points``.
 
     Raises
     ------
@@ -265,7 +276,12 @@ def run_sweep(
     try:
         for point, outcome in (executor or SerialExecutor()).run(solve, pending):
             if isinstance(outcome, BaseException):
-                raise PointFailed(f"point {SweepLog.point_key(point)} failed: {outcome}") from outcome
+                if failures is None:
+                    raise PointFailed(f"point {SweepLog.point_key(point)} failed: {outcome}") from outcome
+                failures.append((point, f"{type(outcome).__name__}: {outcome}"))
+                bar.set_postfix(failed=len(failures))
+                bar.update(1)
+                continue
             outcome = json_ready(outcome)
             if log is not None:
                 log.append(point, outcome, seed_of(point))
@@ -275,4 +291,4 @@ def run_sweep(
         raise SweepInterrupted(len(results), len(points), log) from None
     finally:
         bar.close()
-    return [(point, results[SweepLog.point_key(point)]) for point in points]
+    return [(point, results[key]) for point in points if (key := SweepLog.point_key(point)) in results]

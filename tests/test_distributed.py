@@ -107,3 +107,27 @@ def test_bad_arguments():
     with pytest.raises(ConfigError, match="workers must be an integer >= 1"):
         DaskExecutor(workers=0)
     assert list(DaskExecutor(workers=1).run(lambda p: p, [])) == []  # nothing to run starts nothing
+
+
+def test_theory_sweep_on_two_workers_equals_the_serial_sweep(tmp_path):
+    """``bayes-slr theory --workers 2`` gives the same rows as in-process, and the same log."""
+    import contextlib
+    import io
+    import json
+
+    from bayes_slr.cli.main import main
+
+    argv = ["theory", "--nu", "2", "--L", "3", "--activation", "linear", "--alpha", "2", "4", "--bayes",
+            "--mc-samples", "128", "--json", "--quiet"]
+
+    def run(extra):
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            assert main(argv + extra) == 0
+        return json.loads(buffer.getvalue())["rows"]
+
+    serial = run(["--out", str(tmp_path / "serial")])
+    parallel = run(["--workers", "2", "--out", str(tmp_path / "parallel")])
+    assert parallel == serial
+    lines = (tmp_path / "parallel" / "theory.jsonl").read_text().splitlines()
+    assert len(lines) == len(serial) == len({json.loads(line)["key"] for line in lines})

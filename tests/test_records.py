@@ -62,3 +62,39 @@ def test_sweep_log_rejects_a_foreign_file(tmp_path):
     path.write_text("this is not json\n")
     with pytest.raises(ConfigError, match="line 1 is not a bayes-slr sweep record"):
         SweepLog(path)
+
+
+def test_a_failing_point_is_reported_and_the_sweep_goes_on(tmp_path):
+    from bayes_slr.records import run_sweep
+
+    failures = []
+
+    def solve(point):
+        if point["i"] == 1:
+            raise ValueError("no convergence")
+        return {"value": point["i"]}
+
+    log = SweepLog(tmp_path / "sweep.jsonl")
+    done = run_sweep([{"i": i} for i in range(3)], solve, log=log, progress=False, failures=failures)
+    assert [point["i"] for point, _ in done] == [0, 2]
+    assert failures == [({"i": 1}, "ValueError: no convergence")]
+    assert SweepLog(tmp_path / "sweep.jsonl").result({"i": 1}) is None  # not logged: a re-run retries it
+
+
+def test_theory_command_exits_3_when_a_point_fails(tmp_path, monkeypatch, capsys):
+    import bayes_slr.experiments.theory_curve as theory_curve
+    from bayes_slr.cli.main import main
+
+    real = theory_curve.erm_replica_point
+
+    def fail_at_alpha_4(config, activation, *, alpha, **kwargs):
+        if alpha == 4:
+            raise FloatingPointError("diverged")
+        return real(config, activation, alpha=alpha, **kwargs)
+
+    monkeypatch.setattr(theory_curve, "erm_replica_point", fail_at_alpha_4)
+    code = main(["theory", "--activation", "linear", "--alpha", "2", "4", "--mc-samples", "64", "--quiet",
+                 "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 3 and "1 point(s) failed" in err and "FloatingPointError: diverged" in err
+    assert len((tmp_path / "theory.jsonl").read_text().splitlines()) == 1

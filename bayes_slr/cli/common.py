@@ -8,7 +8,7 @@ import math
 import sys
 from typing import Any, NoReturn
 
-from bayes_slr.errors import ConfigError
+from bayes_slr.errors import ConfigError, check_int
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.models.variants import variant_names
 from bayes_slr.records import json_ready
@@ -88,6 +88,32 @@ def print_json(obj: Any) -> None:
     """Print one JSON object on stdout (``inf`` as the string ``"inf"``)."""
     json.dump(json_ready(obj), sys.stdout, indent=2, sort_keys=False)
     sys.stdout.write("\n")
+
+
+def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--workers N`` / ``--scheduler ADDRESS`` (run the sweep's points on Dask) and ``--quiet``."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--workers", type=integer,
+                       help="run the points on a local Dask cluster of this many worker processes, >= 1")
+    group.add_argument("--scheduler", help="run the points on an existing Dask scheduler (tcp://host:port)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def make_executor(args: argparse.Namespace) -> Any:
+    """The executor the arguments ask for: a ``DaskExecutor`` (to be closed), or None for in-process."""
+    if args.workers is None and args.scheduler is None:
+        return None
+    from bayes_slr.distributed import DaskExecutor
+
+    if args.workers is not None:
+        check_int("workers", args.workers, 1)
+    return DaskExecutor(workers=args.workers, scheduler=args.scheduler)
+
+
+def failure_lines(failures: list[tuple[dict[str, Any], str]]) -> str:
+    """One line per failed sweep point (they are not logged: a re-run tries them again)."""
+    return "\n".join(f"failed: {json.dumps(json_ready(point), sort_keys=True)}: {message}"
+                     for point, message in failures)
 
 
 def warning_lines(warnings: list[str]) -> str:

@@ -9,6 +9,7 @@ from bayes_slr import __version__
 from bayes_slr.cli import bayes_risk, gap, posterior, simulate, theory
 from bayes_slr.cli.common import DefaultsHelpFormatter, OneLineErrorParser
 from bayes_slr.errors import ConfigError
+from bayes_slr.records import SomePointsFailed
 from bayes_slr.jax_setup import enable_compilation_cache
 
 SUBCOMMANDS = (simulate, bayes_risk, gap, posterior, theory)
@@ -30,7 +31,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Parse ``argv``, run the subcommand; bad input exits 2 with one message on stderr."""
+    """Parse ``argv``, run the subcommand.
+
+    Exit codes: 0 success, 2 bad input (one message on stderr, nothing written), 3 a sweep
+    finished with failed points (the others are kept), 130 interrupted (finished points kept).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     enable_compilation_cache()
@@ -39,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"bayes-slr {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except SomePointsFailed as exc:
+        print(f"bayes-slr {args.command}: {exc}", file=sys.stderr)
+        return 3
     except KeyboardInterrupt as exc:
         print(f"bayes-slr {args.command}: {exc or 'interrupted; no result written'}", file=sys.stderr)
         return 130

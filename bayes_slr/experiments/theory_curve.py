@@ -112,6 +112,7 @@ def theory_curve(
     log: SweepLog | None = None,
     executor: Executor | None = None,
     progress: bool = True,
+    failures: list[tuple[dict[str, Any], str]] | None = None,
 ) -> list[dict[str, Any]]:
     """Solve every point of the curve (each ``alpha`` x activation, plus Bayes from both starts).
 
@@ -129,6 +130,7 @@ def theory_curve(
     log : finished points are read from / appended to it (resumable).
     executor : how the points are run (:func:`~bayes_slr.records.run_sweep`).
     progress : progress bar on stderr.
+    failures : collects the points that raised (the sweep goes on); None: the first failure raises.
 
     Returns
     -------
@@ -158,7 +160,7 @@ def theory_curve(
                             simulation)
 
     done = run_sweep(points, solve, log=log, seed_of=lambda point: seed, executor=executor, progress=progress,
-                     description="theory")
+                     description="theory", failures=failures)
     return [row for _, row in done]
 
 
