@@ -25,6 +25,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 from jax import lax
+from jax.sharding import PartitionSpec as P
 
 from bayes_slr.errors import check_int
 from bayes_slr.inference.location import bayes_estimator, location_posterior
@@ -96,22 +97,33 @@ def _population_statistics(key: jax.Array, shape: SLRConfig, nu: jax.Array, n: i
     return jnp.stack([1.0 - sum_sq, p_at_eps - sum_sq], axis=-1)
 
 
-@functools.partial(jax.jit, static_argnames=("shape", "batch_size"))
+@functools.partial(jax.jit, static_argnames=("shape", "batch_size", "n_devices"))
 def _streamed_population_sums(
-    key: jax.Array, n_batches: jax.Array, nu: jax.Array, shape: SLRConfig, batch_size: int
+    key: jax.Array, n_batches: jax.Array, nu: jax.Array, shape: SLRConfig, batch_size: int, n_devices: int
 ) -> tuple[jax.Array, jax.Array]:
-    """Sums and sums of squares of the statistics over ``n_batches`` batches, in one compiled loop.
+    """Sums and sums of squares of the statistics over ``n_batches`` batches, in one compiled loop per device.
 
-    ``shape`` fixes what needs recompiling (variant, length law, whether ``nu`` is
-    infinite); ``nu`` itself is traced.
+    Batch ``i`` always uses ``fold_in(key, i)``; device ``d`` of ``n_devices`` (a mesh over
+    ``jax.devices()``, ``jax.shard_map``) runs the batches ``i = d, d + n_devices, ...`` and the
+    partial sums are added across devices, so the result is the same on any number of
+    devices up to the order of the floating-point additions. ``shape`` fixes what needs
+    recompiling (variant, length law, whether ``nu`` is infinite); ``nu`` itself is traced.
     """
+    mesh = jax.make_mesh((n_devices,), ("devices",), axis_types=(jax.sharding.AxisType.Auto,))
 
-    def accumulate(i: jax.Array, sums: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
-        values = _population_statistics(jax.random.fold_in(key, i), shape, nu, batch_size)
-        return sums[0] + jnp.sum(values, axis=0), sums[1] + jnp.sum(values**2, axis=0)
+    def per_device(offset: jax.Array) -> tuple[jax.Array, jax.Array]:
+        def accumulate(j: jax.Array, sums: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
+            i = offset[0] + j * n_devices
+            values = _population_statistics(jax.random.fold_in(key, i), shape, nu, batch_size)
+            keep = (i < n_batches).astype(values.dtype)
+            return sums[0] + keep * jnp.sum(values, axis=0), sums[1] + keep * jnp.sum(values**2, axis=0)
 
-    zeros = jnp.zeros(2)
-    return lax.fori_loop(0, n_batches, accumulate, (zeros, zeros))
+        zeros = jnp.zeros(2)
+        sums = lax.fori_loop(0, (n_batches + n_devices - 1) // n_devices, accumulate, (zeros, zeros))
+        return jax.lax.psum(sums[0], "devices"), jax.lax.psum(sums[1], "devices")
+
+    sharded = jax.shard_map(per_device, mesh=mesh, in_specs=P("devices"), out_specs=(P(), P()), check_vma=False)
+    return sharded(jnp.arange(n_devices))
 
 
 def bayes_risk_mc(
@@ -130,7 +142,10 @@ def bayes_risk_mc(
         ``nu`` (same variant and length law).
     batch_size : int, optional
         Most sequences per compiled step; default ``TOKENS_PER_BATCH // Lbar`` (at least
-        1). Memory is proportional to ``batch_size * Lbar`` only.
+        1). Memory is proportional to ``batch_size * Lbar`` only (per device).
+
+    The batches are spread over every device JAX sees (``jax.devices()``); the numbers do
+    not depend on how many there are, up to the order of the floating-point sums.
 
     Returns
     -------
@@ -143,7 +158,8 @@ def bayes_risk_mc(
     batch_size = -(-samples // n_batches)
     shape = config.replace(D=1, Delta=0.0, nu=config.nu if math.isinf(config.nu) else 1.0)
     nu = jnp.asarray(0.0 if math.isinf(config.nu) else config.nu)
-    total, total_sq = _streamed_population_sums(key, jnp.asarray(n_batches), nu, shape, batch_size)
+    total, total_sq = _streamed_population_sums(key, jnp.asarray(n_batches), nu, shape, batch_size,
+                                                len(jax.devices()))
     count = n_batches * batch_size
     estimate = mean_from_sums(jax.device_get(total), jax.device_get(total_sq), count)
     return PopulationMC(*(StreamedMean(estimate.mean[i], estimate.stderr[i], count) for i in range(2)))
