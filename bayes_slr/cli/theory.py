@@ -80,7 +80,10 @@ def run(args: argparse.Namespace) -> None:
         record = {**provenance(settings, args.seed), "rows": json_ready(rows), "warnings": warnings}
         atomic_write(args.out / "theory.json", lambda tmp: tmp.write_text(json.dumps(record, indent=1)))
     if plot is not None:
-        title = f"{config.variant} nu={config.nu:g}, {config.length.describe()}"
+        title = (f"{config.variant} nu={config.nu:g}, {config.length.describe()}, Delta={config.Delta:g}, "
+                 f"lam={args.lam:g}, {args.mc_samples} draws")
+        if simulation is not None:
+            title += f"\nL-BFGS at sqrt(ND)={simulation.size}, {simulation.seeds} exact teachers"
         atomic_write(plot, lambda tmp: plot_theory_curves(rows, tmp, title=title))
     if args.json:
         print_json({"config": settings, "rows": rows, "warnings": warnings})

@@ -29,6 +29,7 @@ import xarray as xr
 from bayes_slr.errors import ConfigError
 from bayes_slr.inference.predictive import training_location_posterior
 from bayes_slr.inference.samplers import PosteriorDraws
+from bayes_slr.models.scoring import direction_overlaps
 from bayes_slr.models.simulate import SLRBatch, Teacher
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.records import atomic_write, check_writable_output, json_ready, provenance
@@ -45,15 +46,9 @@ _REQUIRED = {
 
 
 def overlaps(k: np.ndarray, v: np.ndarray, teacher: Teacher) -> dict[str, np.ndarray]:
-    """``m_k, m_v, q_k, q_v`` of draws ``(..., D)`` against the teacher."""
-    D = k.shape[-1]
-    k_star, v_star = np.asarray(teacher.k_star), np.asarray(teacher.v_star)
-    return {
-        "m_k": k @ k_star / D,
-        "m_v": v @ v_star / D,
-        "q_k": np.sum(k**2, axis=-1) / D,
-        "q_v": np.sum(v**2, axis=-1) / D,
-    }
+    """``m_k, m_v, q_k, q_v`` of draws ``(..., D)`` against the teacher (:func:`direction_overlaps`)."""
+    every = direction_overlaps(k, v, teacher)
+    return {name: every[name] for name in OVERLAPS}
 
 
 def to_datatree(
