@@ -24,6 +24,7 @@ import jax
 import jax.numpy as jnp
 
 from bayes_slr.errors import ConfigError
+from bayes_slr.registry import Registry
 
 Array = jax.Array
 
@@ -108,34 +109,15 @@ SOFTPLUS = Activation(
     large_norm_limit="relu",
 )
 
-_REGISTRY: dict[str, Activation] = {}
-
-
-def register_activation(activation: Activation) -> Activation:
-    """Make ``activation`` available by name to training, prediction, theory and the command line."""
-    if not isinstance(activation, Activation):
-        raise ConfigError(f"an activation must be an Activation record, got {type(activation).__name__}")
-    _REGISTRY[activation.name] = activation
-    return activation
-
-
-def unregister_activation(name: str) -> None:
-    """Remove a registered activation (tests that add a toy one clean up with it)."""
-    _REGISTRY.pop(name, None)
-
-
-def activation_names() -> tuple[str, ...]:
-    """Names of the registered activations, in registration order."""
-    return tuple(_REGISTRY)
+_REGISTRY: Registry[Activation] = Registry("activation", Activation)
+register_activation = _REGISTRY.register
+unregister_activation = _REGISTRY.unregister
+activation_names = _REGISTRY.names
 
 
 def get_activation(name: object) -> Activation:
-    """The registered activation called ``name``; ``ConfigError`` listing the accepted names otherwise."""
-    if isinstance(name, Activation):
-        return name
-    if not isinstance(name, str) or name not in _REGISTRY:
-        raise ConfigError(f"activation must be one of {', '.join(_REGISTRY)}; got {name!r}")
-    return _REGISTRY[name]
+    """The registered activation called ``name`` (or ``name`` itself if it is a record); ``ConfigError`` otherwise."""
+    return name if isinstance(name, Activation) else _REGISTRY.get(name)
 
 
 def check_activation(name: object) -> str:

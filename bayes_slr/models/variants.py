@@ -34,6 +34,7 @@ import numpyro
 import numpyro.distributions as dist
 
 from bayes_slr.errors import ConfigError, check_real
+from bayes_slr.registry import Registry
 
 IMPOSSIBLE_LOGIT = -1e4
 """Logit of an impossible location (padding; non-argmax tokens at ``nu = inf``) where a finite
@@ -80,7 +81,7 @@ class TokenLaw(abc.ABC):
         value = check_real("nu", nu, minimum=0.0, allow_inf=True)
         if math.isinf(value) and not self.allows_infinite_nu:
             raise ConfigError(f"nu must be a finite number >= 0 for the {self.name} variant (inf is allowed for "
-                              f"{', '.join(n for n, law in _REGISTRY.items() if law.allows_infinite_nu)} only)")
+                              f"{', '.join(law.name for law in _REGISTRY.items() if law.allows_infinite_nu)} only)")
         return value
 
     @abc.abstractmethod
@@ -243,33 +244,11 @@ class MaxLaw(TiltedLaw):
         return nu
 
 
-_REGISTRY: dict[str, TokenLaw] = {}
-
-
-def register_variant(law: TokenLaw) -> TokenLaw:
-    """Make ``law`` available by its name to :class:`~bayes_slr.models.spec.SLRConfig` (and the command line)."""
-    if not isinstance(law, TokenLaw):
-        raise ConfigError(f"a variant must be a TokenLaw instance, got {type(law).__name__}")
-    _REGISTRY[law.name] = law
-    return law
-
-
-def unregister_variant(name: str) -> None:
-    """Remove a registered variant (tests that add a toy one clean up with it)."""
-    _REGISTRY.pop(name, None)
-
-
-def variant_names() -> tuple[str, ...]:
-    """Names of the registered variants, in registration order."""
-    return tuple(_REGISTRY)
-
-
-def get_variant(name: object) -> TokenLaw:
-    """The registered token law called ``name``; ``ConfigError`` listing the accepted names otherwise."""
-    if not isinstance(name, str) or name not in _REGISTRY:
-        raise ConfigError(f"variant must be one of {', '.join(_REGISTRY)}; got {name!r}")
-    return _REGISTRY[name]
-
+_REGISTRY: Registry[TokenLaw] = Registry("variant", TokenLaw)
+register_variant = _REGISTRY.register
+unregister_variant = _REGISTRY.unregister
+variant_names = _REGISTRY.names
+get_variant = _REGISTRY.get
 
 register_variant(SpikedLaw())
 register_variant(MaxLaw())
