@@ -175,7 +175,8 @@ print({init: f"{e.value:.4f} +- {e.stderr:.4f}" for init, e in hard_errors.items
 # Gibbs-HMC for max), random starts. Markers: finite-`D` errors with standard errors
 # (test set and draws); lines: the state evolution (`D -> inf`) of the Bayes-optimal error
 # (`test_error`) and of the plain posterior mean of `f`. For max-SLR the two predictors
-# coincide (`p(X | k)` does not depend on `k`).
+# coincide (`p(X | k)` does not depend on `k`); its state evolution costs about a minute
+# per point, so at CI size only the spiked curves are drawn (`BAYES_SLR_FULL=1` for both).
 
 # %%
 curve_D = 50 if FULL else 16
@@ -190,10 +191,11 @@ for ax, variant in zip(axes, ("spiked", "max")):
         train = simulate(keys[1], task, exact, round(alpha_i * task.D))
         post = sample_posterior(keys[2], task, train, chains=4, warmup=200, samples=300)
         rows.append(posterior_errors(keys[3], task, exact, post.k, post.v, N_test=4_000, max_draws=400))
-    theory = [bayes_replica_point(task, alpha=a, mc_samples=4096 if not FULL else 16384, seed=0) for a in alphas]
-    ax.plot(alphas, [p.test_error for p in theory], "k-", label="state evolution: Bayes-optimal")
-    ax.plot(alphas, [p.diagnostics["posterior_mean_f_error"] for p in theory], "k:",
-            label="state evolution: plain mean of f")
+    if FULL or variant == "spiked":
+        theory = [bayes_replica_point(task, alpha=a, mc_samples=16384 if FULL else 4096, seed=0) for a in alphas]
+        ax.plot(alphas, [p.test_error for p in theory], "k-", label="state evolution: Bayes-optimal")
+        ax.plot(alphas, [p.diagnostics["posterior_mean_f_error"] for p in theory], "k:",
+                label="state evolution: plain mean of f")
     ax.errorbar(alphas, [r.bayes.value for r in rows], yerr=[r.bayes.stderr for r in rows], fmt="o",
                 label=f"sampler, weighted (D = {curve_D})")
     ax.errorbar([a * 1.04 for a in alphas], [r.plain.value for r in rows], yerr=[r.plain.stderr for r in rows],
