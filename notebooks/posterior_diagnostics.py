@@ -156,7 +156,12 @@ ax.set_title("solid: random starts, dotted: informed starts")
 # %% [markdown]
 # The diagnostics that reveal it: `r_hat` of the random-start chains, and the
 # start check of `bayes-slr posterior` (on by default), which compares the test errors
-# of the two sets of chains in standard errors (`start_agreement`).
+# of the two sets of chains in standard errors (`start_agreement`) and their overlaps in
+# Monte Carlo standard errors. Here the random chains disagree with each other so much
+# that the error's standard error (which includes the chain-to-chain spread through the
+# jackknife over draw groups) is large and the errors alone do not separate the starts;
+# `r_hat` and the overlap comparison (`m_k` differs by many MCSE) do, and the command then
+# reports `multimodal: true` with warnings.
 
 # %%
 hard_errors = {}
