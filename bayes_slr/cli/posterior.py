@@ -2,8 +2,10 @@
 
 ``posterior`` draws a teacher and ``N = round(alpha D)`` training sequences, samples the
 posterior of ``(k*, v*)`` (``--sampler auto``: exact Gibbs or Gibbs-HMC; or NUTS), writes the draws as netCDF, and
-prints convergence diagnostics, posterior overlaps, the test error of the
-posterior-mean predictor, and ERM (softmax, linear) test errors on the same data.
+prints convergence diagnostics, posterior overlaps, the unbiased test errors of the
+Bayes-optimal predictor (draws weighted by ``p(X | k)``) and of the plain posterior mean
+of ``f``, a start check (``--check-start``), warnings, and ERM (softmax, linear) test
+errors on the same data.
 ``--from FILE`` re-summarises a netCDF written before instead of sampling.
 ``posterior-sweep`` does the same across alpha, resumable from ``--out``.
 """
@@ -43,7 +45,8 @@ def _add_sampling_arguments(parser: argparse.ArgumentParser) -> None:
                         help="start of the chains: random (prior draws, default) or informed (teacher)")
     parser.add_argument("--N-test", dest="N_test", type=integer, default=100_000, help="fresh test sequences, >= 2")
     parser.add_argument("--max-draws", type=integer, default=1_000,
-                        help="draws (thinned) forming the posterior-mean predictor, >= 1 (default 1000)")
+                        help="draws (evenly thinned, split in 4 groups for the unbiased error) forming the "
+                             "posterior predictors, >= 1 (default 1000)")
     parser.add_argument("--lam", type=number, default=1e-3, help="ridge penalty of the ERM comparison (default 1e-3)")
     parser.add_argument("--no-erm", dest="erm", action="store_false", help="skip the ERM comparison")
     parser.add_argument("--exact-teacher", action="store_true", help="|k*|^2 = |v*|^2 = D, k* orthogonal to v*")
