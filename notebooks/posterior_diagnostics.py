@@ -16,7 +16,7 @@
 #
 # We simulate a spiked-SLR training set, sample the posterior of `(k*, v*)` with the
 # exact blocked Gibbs sampler (NUTS on the summed-out model gives the same posterior:
-# `tests/test_samplers.py` checks it), diagnose it with ArviZ 1.x, look at the location
+# `tests/test_samplers.py` checks it), diagnose it with ArviZ, look at the location
 # posteriors of training sequences, run a posterior predictive check, and show a
 # regime where chains from random and informed starts disagree.
 #
@@ -29,14 +29,19 @@ import jax.numpy as jnp
 import matplotlib.pyplot as plt
 import numpy as np
 
+import os
+
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr.inference import diagnostics, posterior_io
-from bayes_slr.inference.predictive import bayes_test_error, location_probabilities
-from bayes_slr.inference.samplers import run_gibbs
+from bayes_slr.inference.predictive import location_probabilities, posterior_errors
+from bayes_slr.inference.samplers import run_gibbs, sample_posterior
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.simulate import draw_teacher, simulate
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.theory.bayes import bayes_error_exact
+from bayes_slr.theory.replica_bayes import bayes_replica_point
+
+FULL = os.environ.get("BAYES_SLR_FULL", "") == "1"  # full size (the CI size runs in about a minute)
 
 enable_compilation_cache()
 config = SLRConfig("spiked", D=10, length=LengthLaw.fixed(3), nu=4.0, Delta=0.1)
@@ -66,12 +71,17 @@ figure = diagnostics.plot_diagnostics(tree)
 # ## Bayes-optimal test error at this alpha
 # Between the known-direction limit (alpha -> inf) and the prior-predictive error 1
 # (alpha -> 0). The teacher is a prior draw, so its own known-direction error differs
-# from the population value by O(1/sqrt(D)).
+# from the population value by O(1/sqrt(D)). The Bayes-optimal predictor weights each
+# draw by the likelihood of the test sequence, `p(X | k)`; the plain average over draws
+# (the training-set posterior mean of `f`) is printed beside it. Both errors come from
+# four disjoint groups of draws (cross products: no finite-draw bias) and their
+# standard errors include the draw-to-draw noise.
 
 # %%
-error = bayes_test_error(key_test, config, teacher, draws.k, draws.v, N_test=10_000, max_draws=200)
-print(f"Bayes-optimal excess error {error.value:.4f} +- {error.stderr:.4f}; "
-      f"population Bayes error {bayes_error_exact(config).value:.4f}")
+errors = posterior_errors(key_test, config, teacher, draws.k, draws.v, N_test=10_000, max_draws=200)
+print(f"Bayes-optimal excess error {errors.bayes.value:.4f} +- {errors.bayes.stderr:.4f}; plain posterior mean "
+      f"of f {errors.plain.value:.4f} +- {errors.plain.stderr:.4f}; population Bayes error "
+      f"{bayes_error_exact(config).value:.4f}; importance ESS {errors.importance_ess}")
 
 # %% [markdown]
 # ## Location posteriors of training sequences against the truth
@@ -142,3 +152,62 @@ for init, style in (("random", "-"), ("informed", ":")):
 ax.set_xlabel("draw")
 ax.set_ylabel("m_k")
 ax.set_title("solid: random starts, dotted: informed starts")
+
+# %% [markdown]
+# The diagnostics that reveal it: `r_hat` of the random-start chains, and the
+# start check of `bayes-slr posterior` (on by default), which compares the test errors
+# of the two sets of chains in standard errors (`start_agreement`) and their overlaps in
+# Monte Carlo standard errors. Here the random chains disagree with each other so much
+# that the error's standard error (which includes the chain-to-chain spread through the
+# jackknife over draw groups) is large and the errors alone do not separate the starts;
+# `r_hat` and the overlap comparison (`m_k` differs by many MCSE) do, and the command then
+# reports `multimodal: true` with warnings.
+
+# %%
+hard_errors = {}
+for init in ("random", "informed"):
+    hard_draws = run_gibbs(jax.random.PRNGKey(5), hard, hard_batch, chains=4, warmup=200, samples=300,
+                           init=init, teacher=hard_teacher)
+    hard_errors[init] = posterior_errors(jax.random.PRNGKey(6), hard, hard_teacher, hard_draws.k, hard_draws.v,
+                                         N_test=4_000, max_draws=400).bayes
+difference = hard_errors["random"].value - hard_errors["informed"].value
+print({init: f"{e.value:.4f} +- {e.stderr:.4f}" for init, e in hard_errors.items()},
+      f"start_agreement {difference / np.hypot(hard_errors['random'].stderr, hard_errors['informed'].stderr):+.1f} SE")
+
+# %% [markdown]
+# ## The two predictors against alpha, with the state evolution
+# Exact teachers (`|k*|^2 = |v*|^2 = D`), default samplers (exact Gibbs for spiked,
+# Gibbs-HMC for max), random starts. Markers: finite-`D` errors with standard errors
+# (test set and draws); lines: the state evolution (`D -> inf`) of the Bayes-optimal error
+# (`test_error`) and of the plain posterior mean of `f`. For max-SLR the two predictors
+# coincide (`p(X | k)` does not depend on `k`); its state evolution costs about a minute
+# per point, so at CI size only the spiked curves are drawn (`BAYES_SLR_FULL=1` for both).
+
+# %%
+curve_D = 50 if FULL else 16
+alphas = [0.5, 1.0, 2.0, 4.0, 8.0] if FULL else [1.0, 4.0]
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+for ax, variant in zip(axes, ("spiked", "max")):
+    task = SLRConfig(variant, D=curve_D, length=LengthLaw.fixed(3), nu=2.0, Delta=0.1)
+    rows = []
+    for alpha_i in alphas:
+        keys = jax.random.split(jax.random.PRNGKey(int(100 * alpha_i)), 4)
+        exact = draw_teacher(keys[0], task.D, exact=True)
+        train = simulate(keys[1], task, exact, round(alpha_i * task.D))
+        post = sample_posterior(keys[2], task, train, chains=4, warmup=200, samples=300)
+        rows.append(posterior_errors(keys[3], task, exact, post.k, post.v, N_test=4_000, max_draws=400))
+    if FULL or variant == "spiked":
+        theory = [bayes_replica_point(task, alpha=a, mc_samples=16384 if FULL else 4096, seed=0) for a in alphas]
+        ax.plot(alphas, [p.test_error for p in theory], "k-", label="state evolution: Bayes-optimal")
+        ax.plot(alphas, [p.diagnostics["posterior_mean_f_error"] for p in theory], "k:",
+                label="state evolution: plain mean of f")
+    ax.errorbar(alphas, [r.bayes.value for r in rows], yerr=[r.bayes.stderr for r in rows], fmt="o",
+                label=f"sampler, weighted (D = {curve_D})")
+    ax.errorbar([a * 1.04 for a in alphas], [r.plain.value for r in rows], yerr=[r.plain.stderr for r in rows],
+                fmt="s", mfc="none", label="sampler, plain mean of f")
+    ax.set_xscale("log")
+    ax.set_xlabel("alpha")
+    ax.set_ylabel("excess test error")
+    ax.set_title(f"{variant}, nu = 2, L = 3, Delta = 0.1")
+    ax.legend(fontsize=7)
+fig.tight_layout()

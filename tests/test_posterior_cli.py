@@ -35,8 +35,14 @@ def posterior_file(tmp_path_factory):
 def test_posterior_json_and_file(posterior_file, capsys):
     """JSON has the documented keys; the file loads; the Bayes error sits below the ERM errors."""
     path, summary = posterior_file
-    for key in ("bayes_test_error", "stderr", "rhat_max", "ess_bulk_min", "overlaps", "erm", "config"):
+    for key in ("bayes_test_error", "stderr", "rhat_max", "ess_bulk_min", "overlaps", "erm", "config",
+                "posterior_mean_f_error", "importance_ess", "warnings", "start_agreement", "multimodal"):
         assert key in summary
+    assert summary["sampler"] == "gibbs" and isinstance(summary["warnings"], list)
+    assert set(summary["posterior_mean_f_error"]) >= {"value", "stderr"}
+    assert summary["importance_ess"]["q05"] <= summary["importance_ess"]["median"] <= summary["importance_ess"]["draws"]
+    # both starts find the same unimodal posterior at alpha = 8
+    assert summary["start_check"]["init"] == "informed" and summary["multimodal"] is False
     assert set(summary["overlaps"]) >= {"m_k", "m_v"} and set(summary["erm"]) == {"softmax", "linear"}
     assert summary["config"]["alpha"] == 8 and summary["config"]["N"] == 80
     assert summary["rhat_max"] < 1.05
@@ -59,6 +65,19 @@ def test_posterior_text_report(tmp_path, capsys):
     assert main(["posterior", *TASK, *FAST, "--alpha", "8", "--no-erm", "--plot", str(plot)]) == 0
     out = capsys.readouterr().out
     assert "r_hat max" in out and "Bayes-optimal test error" in out and plot.stat().st_size > 0
+    assert "posterior mean of f" in out and "start_agreement" in out
+
+
+def test_warnings_in_table_and_json(capsys):
+    """Too few draws for the diagnostics: a one-line WARNING in the table and the same text in the JSON list."""
+    short = ["--sampler", "gibbs", "--chains", "2", "--warmup", "5", "--samples", "20", "--N-test", "200",
+             "--no-erm", "--no-check-start", "--alpha", "2"]
+    assert main(["posterior", *TASK, *short, "--json"]) == 0
+    summary = _json(capsys)
+    assert any("ESS bulk" in warning for warning in summary["warnings"])
+    assert main(["posterior", *TASK, *short]) == 0
+    out = capsys.readouterr().out
+    assert sum(line.startswith("WARNING: ") for line in out.splitlines()) == len(summary["warnings"])
 
 
 @pytest.mark.parametrize(
@@ -68,7 +87,12 @@ def test_posterior_text_report(tmp_path, capsys):
         (["--samples", "0"], "samples must be an integer >= 1"),
         (["--Delta", "0"], "Delta must be > 0"),
         (["--variant", "max", "--nu", "inf"], "nu must be finite"),
-        (["--variant", "max", "--sampler", "gibbs"], "gibbs supports variant spiked only"),
+        (["--variant", "max", "--nu", "inf", "--sampler", "gibbs-hmc"], "nu must be finite"),
+        (["--variant", "max", "--nu", "inf", "--sampler", "nuts"], "nu must be finite"),
+        (["--variant", "spiked", "--nu", "inf"], "nu must be a finite number"),
+        (["--variant", "max", "--sampler", "gibbs"], "sampler gibbs supports variant spiked only"),
+        (["--variant", "spiked", "--sampler", "gibbs-hmc"], "sampler gibbs-hmc supports variant max only"),
+        (["--chains", "1"], "chains must be >= 2 with check-start"),
         (["--alpha", "0.01"], "alpha must give N"),
     ],
 )

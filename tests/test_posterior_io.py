@@ -37,9 +37,13 @@ def test_arviz023_file_loads():
 
 
 def test_arviz023_file_resummarised(capsys):
-    """``posterior --from`` on the old file gives the old test errors and posterior means.
+    """``posterior --from`` on the old file gives the old reference errors and posterior means.
 
-    Errors agree to rounding (same seed, same test set on jax 0.10 and 0.12). Of the
+    The reference errors (oracle, prior predictive, population) agree to rounding (same seed,
+    same test set on jax 0.10 and 0.12). The posterior predictors' errors are not compared:
+    the old file's ``bayes_test_error`` was the plain posterior mean of ``f`` scored by squaring
+    a finite-draw mean; today ``bayes_test_error`` is the predictor weighted by ``p(X | k)``
+    and both errors come from the unbiased split-draw estimator (docs/posterior.md). Of the
     diagnostics only ``mean``, ``sd``, ``mcse_mean`` and ``ess_bulk`` are compared:
     ArviZ 1.x computes the tail ESS differently (here 12.3 -> 16.3 on 2 chains of 25
     draws) and the r_hat of ``az.summary`` 0.23 differed from its own ``az.rhat`` on one
@@ -50,8 +54,6 @@ def test_arviz023_file_resummarised(capsys):
     new = json.loads(capsys.readouterr().out)
     old = LEGACY_SUMMARY
     assert new["config"] == old["config"] and new["seed"] == old["seed"]
-    assert new["bayes_test_error"] == pytest.approx(old["bayes_test_error"], rel=1e-12)
-    assert new["stderr"] == pytest.approx(old["stderr"], rel=1e-12)
     for key in ("oracle_error", "prior_predictive_error"):
         assert new[key]["value"] == pytest.approx(old[key]["value"], rel=1e-12)
     assert new["population_bayes_error"] == pytest.approx(old["population_bayes_error"], rel=1e-12)

@@ -1,9 +1,11 @@
 """``bayes-slr posterior`` and ``bayes-slr posterior-sweep``: Bayes-optimal inference at finite alpha.
 
 ``posterior`` draws a teacher and ``N = round(alpha D)`` training sequences, samples the
-posterior of ``(k*, v*)`` (NUTS or exact Gibbs), writes the draws as netCDF, and
-prints convergence diagnostics, posterior overlaps, the test error of the
-posterior-mean predictor, and ERM (softmax, linear) test errors on the same data.
+posterior of ``(k*, v*)`` (``--sampler auto``: exact Gibbs or Gibbs-HMC; or NUTS), writes the draws as netCDF, and
+prints convergence diagnostics, posterior overlaps, the unbiased test errors of the
+Bayes-optimal predictor (draws weighted by ``p(X | k)``) and of the plain posterior mean
+of ``f``, a start check (``--check-start``), warnings, and ERM (softmax, linear) test
+errors on the same data.
 ``--from FILE`` re-summarises a netCDF written before instead of sampling.
 ``posterior-sweep`` does the same across alpha, resumable from ``--out``.
 """
@@ -33,18 +35,22 @@ from bayes_slr.records import atomic_write, check_writable_output, json_ready, o
 def _add_sampling_arguments(parser: argparse.ArgumentParser) -> None:
     add_task_arguments(parser)
     parser.set_defaults(D=50, Delta=0.1, nu=2.0)
-    parser.add_argument("--chains", type=integer, default=4, help="chains, >= 1")
-    parser.add_argument("--warmup", type=integer, default=500, help="warm-up steps per chain, >= 0")
-    parser.add_argument("--samples", type=integer, default=500, help="kept draws per chain, >= 1")
-    parser.add_argument("--sampler", choices=SAMPLERS, default="nuts", help="nuts (any variant) or gibbs (spiked)")
-    parser.add_argument("--init", choices=INITS, default="random", help="random (prior draws) or informed (teacher)")
+    parser.add_argument("--chains", type=integer, default=4, help="chains, >= 1 (default 4)")
+    parser.add_argument("--warmup", type=integer, default=500, help="warm-up steps per chain, >= 0 (default 500)")
+    parser.add_argument("--samples", type=integer, default=500, help="kept draws per chain, >= 1 (default 500)")
+    parser.add_argument("--sampler", choices=SAMPLERS, default="auto",
+                        help="auto (default: exact Gibbs for spiked, Gibbs-HMC for max), gibbs (spiked only), "
+                             "gibbs-hmc (max), nuts (any variant)")
+    parser.add_argument("--init", choices=INITS, default="random",
+                        help="start of the chains: random (prior draws, default) or informed (teacher)")
     parser.add_argument("--N-test", dest="N_test", type=integer, default=100_000, help="fresh test sequences, >= 2")
     parser.add_argument("--max-draws", type=integer, default=1_000,
-                        help="draws (thinned) forming the posterior-mean predictor, >= 1")
-    parser.add_argument("--lam", type=number, default=1e-3, help="ridge penalty of the ERM comparison")
+                        help="draws (evenly thinned, split in 4 groups for the unbiased error) forming the "
+                             "posterior predictors, >= 1 (default 1000)")
+    parser.add_argument("--lam", type=number, default=1e-3, help="ridge penalty of the ERM comparison (default 1e-3)")
     parser.add_argument("--no-erm", dest="erm", action="store_false", help="skip the ERM comparison")
     parser.add_argument("--exact-teacher", action="store_true", help="|k*|^2 = |v*|^2 = D, k* orthogonal to v*")
-    parser.add_argument("--seed", type=integer, default=0, help="seed of the teacher, data, chains and test set")
+    parser.add_argument("--seed", type=integer, default=0)
     parser.add_argument("--force", action="store_true", help="overwrite existing output files")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -53,6 +59,7 @@ def _options(args: argparse.Namespace) -> PosteriorOptions:
     return PosteriorOptions(
         sampler=args.sampler, chains=args.chains, warmup=args.warmup, samples=args.samples, init=args.init,
         N_test=args.N_test, max_draws=args.max_draws, erm=args.erm, lam=args.lam, exact_teacher=args.exact_teacher,
+        check_start=args.check_start,
     )
 
 
@@ -60,11 +67,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``posterior`` and ``posterior-sweep`` subcommands."""
     single = subparsers.add_parser("posterior", help="sample the finite-alpha posterior; Bayes-optimal test error")
     _add_sampling_arguments(single)
-    single.add_argument("--alpha", type=number, default=4.0, help="N / D, > 0")
+    single.add_argument("--alpha", type=number, default=4.0, help="N / D, > 0 (default 4)")
     single.add_argument("--out", type=Path, help="netCDF file of the posterior (ArviZ DataTree)")
     single.add_argument("--from", dest="source", type=Path,
                         help="summarise this netCDF (written by bayes-slr posterior) instead of sampling")
-    single.add_argument("--plot", type=Path, help="PNG: trace, density and rank plots of the overlaps")
+    single.add_argument("--plot", type=Path, help="PNG: trace and rank plots of the overlaps")
+    single.add_argument("--check-start", action=argparse.BooleanOptionalAction, default=True,
+                        help="also run chains from the other start (informed if --init random) and report "
+                             "start_agreement and multimodal (default on; needs --chains >= 2)")
     single.set_defaults(run=run)
 
     sweep = subparsers.add_parser("posterior-sweep", help="Bayes-optimal test error against alpha (resumable)")
@@ -73,6 +83,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sweep.add_argument("--out", type=Path,
                        help="folder: posterior_sweep.jsonl (finished points), one netCDF per alpha, posterior_sweep.json")
     sweep.add_argument("--plot", type=Path, help="PNG: error against alpha with the population Bayes error")
+    sweep.add_argument("--check-start", action=argparse.BooleanOptionalAction, default=False,
+                       help="also run chains from the other start at every alpha (default off)")
     sweep.set_defaults(run=run_sweep)
 
 
@@ -111,18 +123,29 @@ def _report(summary: dict[str, Any]) -> str:
         format_table(["quantity", "mean", "sd", "mcse", "r_hat", "ess_bulk", "ess_tail"], rows),
         f"r_hat max {summary['rhat_max']:.4f}, ESS bulk min {summary['ess_bulk_min']:.0f}, "
         f"divergences {summary['divergences']}",
-        f"Bayes-optimal test error (excess over Delta): {summary['bayes_test_error']:.5f} +- {summary['stderr']:.5f}",
+        f"sampler {summary['sampler']}",
+        f"Bayes-optimal test error (excess over Delta): {summary['bayes_test_error']:.5f} +- {summary['stderr']:.5f}"
+        f" (importance ESS median {summary['importance_ess']['median']:.0f}, 5% quantile "
+        f"{summary['importance_ess']['q05']:.0f} of {summary['importance_ess']['draws']} draws)",
+        f"posterior mean of f (plain average) test error: {summary['posterior_mean_f_error']['value']:.5f} "
+        f"+- {summary['posterior_mean_f_error']['stderr']:.5f}",
         f"known-direction (oracle) error of this teacher: {summary['oracle_error']['value']:.5f} "
         f"+- {summary['oracle_error']['stderr']:.5f}",
         f"population Bayes error (alpha -> inf, D -> inf): {summary['population_bayes_error']:.5f}",
         f"prior-predictive error (alpha -> 0): {summary['prior_predictive_error']['value']:.5f} "
         f"+- {summary['prior_predictive_error']['stderr']:.5f}",
     ]
+    if summary.get("start_check"):
+        check = summary["start_check"]
+        lines.append(f"{check['init']} start: Bayes-optimal error {check['bayes_test_error']['value']:.5f} "
+                     f"+- {check['bayes_test_error']['stderr']:.5f}; start_agreement "
+                     f"{summary['start_agreement']:+.2f} SE, multimodal: {str(summary['multimodal']).lower()}")
     for activation, erm in (summary["erm"] or {}).items():
         lines.append(f"ERM {activation} test error: {erm['test_error']:.5f} +- {erm['stderr']:.5f}"
                      + ("" if erm["converged"] else " (not converged)"))
     if summary.get("out"):
         lines.append(f"posterior written to {summary['out']}")
+    lines += [f"WARNING: {warning}" for warning in summary.get("warnings", [])]
     return "\n".join(lines)
 
 
@@ -148,15 +171,16 @@ def run_sweep(args: argparse.Namespace) -> None:
 
 
 def _sweep_table(rows: list[dict[str, Any]]) -> str:
-    header = ["alpha", "bayes", "stderr", "r_hat max", "ESS bulk min", "m_k", "m_v"]
+    header = ["alpha", "bayes", "stderr", "plain mean f", "r_hat max", "ESS bulk min", "m_k", "m_v"]
     with_erm = any(row["erm"] for row in rows)
     if with_erm:
         header += [f"ERM {a}" for a in ERM_ACTIVATIONS]
     lines = []
     for row in rows:
-        line = [row["alpha"], row["bayes_test_error"], row["stderr"], row["rhat_max"], row["ess_bulk_min"],
-                row["overlaps"]["m_k"], row["overlaps"]["m_v"]]
+        line = [row["alpha"], row["bayes_test_error"], row["stderr"], row["posterior_mean_f_error"]["value"],
+                row["rhat_max"], row["ess_bulk_min"], row["overlaps"]["m_k"], row["overlaps"]["m_v"]]
         if with_erm:
             line += [f"{row['erm'][a]['test_error']:.4f}+-{row['erm'][a]['stderr']:.4f}" for a in ERM_ACTIVATIONS]
         lines.append(line)
-    return format_table(header, lines)
+    notes = [f"WARNING alpha {row['alpha']:g}: {warning}" for row in rows for warning in row.get("warnings", [])]
+    return "\n".join([format_table(header, lines), *notes])

@@ -14,13 +14,19 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import jax
+import numpy as np
 import xarray as xr
 
-from bayes_slr.errors import check_int, check_real
+from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.inference import diagnostics, posterior_io
 from bayes_slr.inference.location import bayes_estimator
-from bayes_slr.inference.predictive import bayes_test_error, excess_test_error, zero_predictor_error
-from bayes_slr.inference.samplers import check_sampling_arguments, sample_posterior
+from bayes_slr.inference.predictive import (
+    IMPORTANCE_ESS_WARNING,
+    excess_test_error,
+    posterior_errors,
+    zero_predictor_error,
+)
+from bayes_slr.inference.samplers import PosteriorDraws, check_sampling_arguments, sample_posterior
 from bayes_slr.models.simulate import draw_teacher, simulate
 from bayes_slr.models.spec import SLRConfig, training_size
 from bayes_slr.records import Executor, SweepLog, json_ready, run_sweep
@@ -33,7 +39,7 @@ ERM_ACTIVATIONS = ("softmax", "linear")
 class PosteriorOptions:
     """How one posterior point is sampled and evaluated (validated by :meth:`check`)."""
 
-    sampler: str = "nuts"
+    sampler: str = "auto"
     chains: int = 4
     warmup: int = 500
     samples: int = 500
@@ -43,11 +49,15 @@ class PosteriorOptions:
     erm: bool = True
     lam: float = 1e-3
     exact_teacher: bool = False
+    check_start: bool = False
 
     def check(self, config: SLRConfig) -> None:
         """Raise ``ConfigError`` on any option out of range for ``config``."""
-        check_sampling_arguments(config, sampler=self.sampler, chains=self.chains, warmup=self.warmup,
-                                 samples=self.samples, init=self.init)
+        chains, _, _ = check_sampling_arguments(config, sampler=self.sampler, chains=self.chains,
+                                                warmup=self.warmup, samples=self.samples, init=self.init)
+        if self.check_start and chains < 2:
+            raise ConfigError(f"chains must be >= 2 with check-start (r_hat needs two chains per start), "
+                              f"got {self.chains}")
         self.check_evaluation()
         if self.exact_teacher:
             check_int("D", config.D, 2)
@@ -59,22 +69,61 @@ class PosteriorOptions:
         check_real("lam", self.lam, minimum=0.0)
 
 
+CHECK_GROUP = "check_start_posterior"
+"""DataTree group holding the draws of the check-start chains (other start, same data)."""
+RHAT_WARNING = 1.01
+ESS_WARNING = 400.0
+START_AGREEMENT_WARNING = 3.0
+"""Starts disagree when their errors differ by more than this many combined standard errors."""
+
+
+def _other_init(init: str) -> str:
+    return "informed" if init == "random" else "random"
+
+
 def sample_point(config: SLRConfig, alpha: float, options: PosteriorOptions, seed: int) -> xr.DataTree:
-    """Draw the teacher and training set of ``seed``, sample the posterior, return its ArviZ ``DataTree``."""
+    """Draw the teacher and training set of ``seed``, sample the posterior, return its ArviZ ``DataTree``.
+
+    With ``options.check_start`` a second set of chains from the other start (informed when
+    the main chains start at random, with the teacher known) samples the same posterior;
+    its draws are stored in the group ``check_start_posterior``.
+    """
     N = training_size(alpha, config.D)
     key_teacher, key_data, key_sampler = jax.random.split(jax.random.PRNGKey(seed), 3)
     teacher = draw_teacher(key_teacher, config.D, exact=options.exact_teacher)
     batch = simulate(key_data, config, teacher, N)
-    draws = sample_posterior(key_sampler, config, batch, sampler=options.sampler, chains=options.chains,
-                             warmup=options.warmup, samples=options.samples, init=options.init, teacher=teacher)
-    settings = {"alpha": alpha, "N": N, **dataclasses.asdict(options)}
-    return posterior_io.to_datatree(draws, config, batch, teacher, seed=seed, settings=settings)
+    sampling = {"sampler": options.sampler, "chains": options.chains, "warmup": options.warmup,
+                "samples": options.samples, "teacher": teacher}
+    draws = sample_posterior(key_sampler, config, batch, init=options.init, **sampling)
+    settings = {"alpha": alpha, "N": N, **dataclasses.asdict(options), "sampler": draws.sampler,
+                "sampler_option": options.sampler}
+    tree = posterior_io.to_datatree(draws, config, batch, teacher, seed=seed, settings=settings)
+    if options.check_start:
+        other = sample_posterior(jax.random.fold_in(key_sampler, 1), config, batch, init=_other_init(options.init),
+                                 **sampling)
+        tree[CHECK_GROUP] = xr.DataTree(xr.Dataset(
+            {"k": (("chain", "draw", "dim"), other.k), "v": (("chain", "draw", "dim"), other.v)},
+            attrs={"init": _other_init(options.init)},
+        ))
+    return tree
+
+
+def _check_start_table(tree: xr.DataTree, config: SLRConfig, teacher, batch) -> dict[str, dict[str, float]]:
+    """Diagnostics table of the check-start chains (same format as the main table)."""
+    group = tree[CHECK_GROUP]
+    k, v = group["k"].values, group["v"].values
+    draws = PosteriorDraws(k, v, np.zeros(k.shape[:2]), {}, "check")
+    return diagnostics.diagnostics_table(posterior_io.to_datatree(draws, config, batch, teacher, seed=None))
 
 
 def summarise(tree: xr.DataTree, options: PosteriorOptions) -> dict[str, Any]:
-    """Diagnostics, overlaps, Bayes test error and (optionally) ERM errors of one posterior.
+    """Diagnostics, overlaps, the two posterior predictors' test errors, warnings, start check, ERM.
 
     The test set comes from the recorded seed, so a re-summarised file gives the same numbers.
+    ``bayes_test_error`` (with ``stderr``) is the Bayes-optimal predictor (draws weighted by
+    ``p(X | k)``), ``posterior_mean_f_error`` the plain posterior mean of ``f``; both are
+    unbiased for the error of the exact posterior predictor (disjoint draw groups), with
+    standard errors covering the test set and the draws.
     """
     record = posterior_io.record_of(tree)
     config = posterior_io.config_of(tree)
@@ -82,28 +131,94 @@ def summarise(tree: xr.DataTree, options: PosteriorOptions) -> dict[str, Any]:
     k, v = posterior_io.draws_of(tree)
     key_test, key_erm = jax.random.split(jax.random.fold_in(jax.random.PRNGKey(record["seed"] or 0), 1))
     table = diagnostics.diagnostics_table(tree)
-    bayes = bayes_test_error(key_test, config, teacher, k, v, N_test=options.N_test, max_draws=options.max_draws)
+    errors = posterior_errors(key_test, config, teacher, k, v, N_test=options.N_test, max_draws=options.max_draws)
     zero = zero_predictor_error(key_test, config, teacher, N_test=options.N_test)
     oracle = excess_test_error(key_test, config, teacher, lambda X, lengths: bayes_estimator(X, lengths, config, teacher),
                                N_test=options.N_test)
     population = bayes_error_exact(config)
     stats = tree.sample_stats
+    convergence = diagnostics.convergence_summary(table)
+    divergences = int(stats["diverging"].sum()) if "diverging" in stats else None
     summary = {
         "config": record["config"],
         "seed": record["seed"],
-        "bayes_test_error": bayes.value,
-        "stderr": bayes.stderr,
-        "n_test": bayes.n_test,
+        "sampler": record["config"].get("sampler"),
+        "bayes_test_error": errors.bayes.value,
+        "stderr": errors.bayes.stderr,
+        "bayes_error": errors.bayes.as_dict(),
+        "posterior_mean_f_error": errors.plain.as_dict(),
+        "importance_ess": errors.importance_ess,
+        "n_test": errors.bayes.n_test,
         "oracle_error": {"value": oracle.value, "stderr": oracle.stderr},
         "population_bayes_error": population.value,
         "prior_predictive_error": {"value": zero.value, "stderr": zero.stderr},
-        **diagnostics.convergence_summary(table),
-        "divergences": int(stats["diverging"].sum()) if "diverging" in stats else None,
+        **convergence,
+        "divergences": divergences,
         "overlaps": {name: table[name]["mean"] for name in posterior_io.OVERLAPS},
         "diagnostics": table,
-        "erm": _erm_errors(key_erm, key_test, config, teacher, batch, options) if options.erm else None,
+        "start_check": None,
+        "start_agreement": None,
+        "multimodal": None,
     }
+    if CHECK_GROUP in tree.children:
+        summary.update(_start_check(tree, options, config, teacher, batch, key_test, table, errors.bayes))
+    summary["warnings"] = warnings_of(summary)
+    summary["erm"] = _erm_errors(key_erm, key_test, config, teacher, batch, options) if options.erm else None
     return summary
+
+
+def _start_check(tree, options, config, teacher, batch, key_test, table, error) -> dict[str, Any]:
+    """Errors and overlaps of the other start's chains against the main ones.
+
+    ``start_agreement`` = (main error - check error) / combined standard error.
+    ``multimodal`` is true when the two errors differ by more than
+    ``START_AGREEMENT_WARNING`` standard errors, or an overlap's means differ by more than
+    4 combined Monte Carlo standard errors: the two sets of chains then did not find the
+    same posterior (the check chains' own ``r_hat`` is reported beside).
+    """
+    group = tree[CHECK_GROUP]
+    other = posterior_errors(key_test, config, teacher, group["k"].values, group["v"].values,
+                             N_test=options.N_test, max_draws=options.max_draws)
+    check_table = _check_start_table(tree, config, teacher, batch)
+    agreement = (error.value - other.bayes.value) / float(np.hypot(error.stderr, other.bayes.stderr))
+    overlap_z = {name: (table[name]["mean"] - check_table[name]["mean"])
+                 / float(np.hypot(table[name]["mcse_mean"], check_table[name]["mcse_mean"]))
+                 for name in posterior_io.OVERLAPS}
+    check_rhat = diagnostics.convergence_summary(check_table)["rhat_max"]
+    multimodal = bool(abs(agreement) > START_AGREEMENT_WARNING or max(abs(z) for z in overlap_z.values()) > 4)
+    return {
+        "start_check": {
+            "init": group.attrs.get("init"),
+            "bayes_test_error": other.bayes.as_dict(),
+            "posterior_mean_f_error": other.plain.as_dict(),
+            "overlaps": {name: check_table[name]["mean"] for name in posterior_io.OVERLAPS},
+            "overlap_difference_in_mcse": overlap_z,
+            "rhat_max": check_rhat,
+        },
+        "start_agreement": agreement,
+        "multimodal": multimodal,
+    }
+
+
+def warnings_of(summary: dict[str, Any]) -> list[str]:
+    """One line per reason not to read the numbers of ``summary`` (empty when none)."""
+    out = []
+    if not np.isfinite(summary["rhat_max"]) or summary["rhat_max"] > RHAT_WARNING:
+        out.append(f"r_hat max {summary['rhat_max']:.3f} > {RHAT_WARNING}: chains have not converged "
+                   "(or one chain only); the errors are not trustworthy")
+    if summary["ess_bulk_min"] < ESS_WARNING:
+        out.append(f"ESS bulk min {summary['ess_bulk_min']:.0f} < {ESS_WARNING:.0f}: too few effective draws")
+    if summary["divergences"]:
+        out.append(f"{summary['divergences']} divergent transitions: the sampler missed part of the posterior")
+    ess = summary["importance_ess"]
+    if ess["q05"] < IMPORTANCE_ESS_WARNING:
+        out.append(f"importance ESS 5% quantile {ess['q05']:.0f} < {IMPORTANCE_ESS_WARNING:.0f} draws: the "
+                   "Bayes-optimal predictor rests on few draws for some test sequences")
+    if summary["multimodal"]:
+        worst = max(summary["start_check"]["overlap_difference_in_mcse"].items(), key=lambda item: abs(item[1]))
+        out.append(f"starts disagree (errors differ by {summary['start_agreement']:+.1f} SE, {worst[0]} by "
+                   f"{worst[1]:+.1f} MCSE): multimodal posterior or chains stuck; the errors are not trustworthy")
+    return out
 
 
 def _erm_errors(key_fit, key_test, config, teacher, batch, options: PosteriorOptions) -> dict[str, dict[str, Any]]:
@@ -149,3 +264,65 @@ def posterior_sweep(
     done = run_sweep(points, solve, log=log, seed_of=lambda point: seed, executor=executor, progress=progress,
                      description="posterior-sweep")
     return [{"alpha": point["alpha"], **result} for point, result in done]
+
+
+def exact_teacher_errors(config: SLRConfig, alpha: float, seed: int, *, chains: int = 4, warmup: int = 300,
+                         samples: int = 300, N_test: int = 10_000, max_draws: int = 200) -> dict[str, float]:
+    """One exact teacher (``|k*|^2 = |v*|^2 = D``, ``k* ⟂ v*``) and its posterior (``sampler="auto"``,
+    random starts): unbiased errors of the Bayes-optimal and plain predictors."""
+    key_teacher, key_data, key_sampler, key_test = jax.random.split(jax.random.PRNGKey(seed), 4)
+    teacher = draw_teacher(key_teacher, config.D, exact=True)
+    batch = simulate(key_data, config, teacher, training_size(alpha, config.D))
+    draws = sample_posterior(key_sampler, config, batch, chains=chains, warmup=warmup, samples=samples)
+    errors = posterior_errors(key_test, config, teacher, draws.k, draws.v, N_test=N_test, max_draws=max_draws)
+    return {"bayes": errors.bayes.value, "plain": errors.plain.value}
+
+
+def fit_against_inverse_D(sizes: Sequence[int], gaps: Sequence[float], stderrs: Sequence[float]) -> dict[str, float]:
+    """Weighted least squares ``gap = a + b / D``; ``a`` is the residual at ``D -> inf``.
+
+    Returns ``a``, ``b`` and their standard errors (from the stated standard errors of the
+    gaps; with two sizes the fit is exact and the errors are propagated the same way).
+    """
+    D = np.asarray(sizes, float)
+    design = np.stack([np.ones_like(D), 1.0 / D], axis=1)
+    weights = 1.0 / np.asarray(stderrs, float) ** 2
+    covariance = np.linalg.inv(design.T @ (weights[:, None] * design))
+    a, b = covariance @ design.T @ (weights * np.asarray(gaps, float))
+    return {"intercept": float(a), "intercept_stderr": float(np.sqrt(covariance[0, 0])),
+            "slope": float(b), "slope_stderr": float(np.sqrt(covariance[1, 1]))}
+
+
+def state_evolution_gap(config: SLRConfig, alpha: float, sizes: Sequence[int], teachers: int, *,
+                        theory_samples: int = 16384, theory_seeds: int = 4, seed: int = 1000,
+                        **sampling: Any) -> dict[str, Any]:
+    """Sampler errors minus the state evolution's, averaged over exact teachers, at each ``D``, fitted against ``1/D``.
+
+    ``bayes`` (weighted predictor) is compared with the theory's ``test_error``, ``plain`` with
+    its ``posterior_mean_f_error``. Standard errors: over teachers, combined with the theory's
+    seed-to-seed spread (``theory_seeds`` sets of ``theory_samples`` draws).
+    """
+    from bayes_slr.theory.replica_bayes import bayes_replica_point
+
+    check_int("teachers", teachers, 2)
+    theory = {"bayes": [], "plain": []}
+    for theory_seed in range(theory_seeds):
+        point = bayes_replica_point(config, alpha=alpha, mc_samples=theory_samples, seed=theory_seed)
+        theory["bayes"].append(point.test_error)
+        theory["plain"].append(point.diagnostics["posterior_mean_f_error"])
+    theory_mean = {name: float(np.mean(values)) for name, values in theory.items()}
+    theory_se = {name: float(np.std(values, ddof=1) / np.sqrt(len(values))) if len(values) > 1 else 0.0
+                 for name, values in theory.items()}
+    rows = []
+    for D in sizes:
+        measured = [exact_teacher_errors(config.replace(D=D), alpha, seed + i, **sampling) for i in range(teachers)]
+        row = {"D": D, "teachers": teachers}
+        for name in ("bayes", "plain"):
+            values = np.array([m[name] for m in measured])
+            se = float(np.hypot(values.std(ddof=1) / np.sqrt(values.size), theory_se[name]))
+            row[name] = {"measured": float(values.mean()), "theory": theory_mean[name],
+                         "gap": float(values.mean()) - theory_mean[name], "stderr": se}
+        rows.append(row)
+    fits = {name: fit_against_inverse_D([r["D"] for r in rows], [r[name]["gap"] for r in rows],
+                                        [r[name]["stderr"] for r in rows]) for name in ("bayes", "plain")}
+    return {"config": config.to_dict(), "alpha": alpha, "rows": rows, "fit": fits}

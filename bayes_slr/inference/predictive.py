@@ -8,6 +8,7 @@ predictor given the training set is its posterior mean over the draws.
 from __future__ import annotations
 
 import functools
+import math
 from typing import Callable, NamedTuple
 
 import jax
@@ -16,7 +17,7 @@ import numpy as np
 
 from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.inference.location import location_posterior
-from bayes_slr.models.numpyro_models import location_joint_log_weights
+from bayes_slr.models.numpyro_models import location_joint_log_weights, location_log_weights
 from bayes_slr.models.simulate import SLRBatch, Teacher, streamed_mean, token_mask
 from bayes_slr.models.spec import SLRConfig
 
@@ -113,11 +114,176 @@ def thin_draws(draws: jax.Array | np.ndarray, max_draws: int) -> jax.Array:
 
 
 class ExcessError(NamedTuple):
-    """Monte Carlo estimate of an excess test error."""
+    """Monte Carlo estimate of an excess test error.
+
+    ``stderr`` covers the test-set noise and, for a predictor given as independent
+    replicates, the draw-to-draw noise too (``stderr_test``, ``stderr_draws`` separately).
+    """
 
     value: float
     stderr: float
     n_test: int
+    stderr_test: float | None = None
+    stderr_draws: float | None = None
+
+    def as_dict(self) -> dict[str, float]:
+        out = {"value": self.value, "stderr": self.stderr}
+        if self.stderr_draws is not None:
+            out.update(stderr_test=self.stderr_test, stderr_draws=self.stderr_draws)
+        return out
+
+
+IMPORTANCE_ESS_WARNING = 100.0
+"""Warn when the 5% quantile over test sequences of the importance ESS is below this many draws."""
+GROUPS = 4
+"""Disjoint groups of draws (chain-major order: with 4 chains, one group per chain) forming
+independent replicates of the posterior predictor (unbiased error, draw-noise standard error)."""
+
+
+class PredictorEvaluation(NamedTuple):
+    """Predictions of the posterior predictors at ``n`` sequences, from ``G`` disjoint draw groups.
+
+    Attributes
+    ----------
+    bayes, bayes_groups : (n,), (n, G): the Bayes-optimal (likelihood-weighted) predictor from
+        all draws and from each group.
+    plain, plain_groups : (n,), (n, G): the plain posterior mean of ``f`` (equal weights).
+    importance_ess : (n,) effective number of draws of the weights ``p(X | k_s)`` (all draws).
+    """
+
+    bayes: jax.Array
+    bayes_groups: jax.Array
+    plain: jax.Array
+    plain_groups: jax.Array
+    importance_ess: jax.Array
+
+
+@functools.partial(jax.jit, static_argnames=("config",))
+def _evaluate(config: SLRConfig, k: jax.Array, v: jax.Array, valid: jax.Array, X: jax.Array,
+              lengths: jax.Array) -> PredictorEvaluation:
+    """Stream over draw blocks ``(G, blocks, B, D)``; accumulate per group in log space."""
+    n = X.shape[0]
+
+    def one_draw(k_i: jax.Array, v_i: jax.Array) -> tuple[jax.Array, jax.Array]:
+        log_w = location_log_weights(X, lengths, k_i, config)  # log P(eps = l) g_nu(l, chi); -inf on padding
+        log_px = jax.nn.logsumexp(log_w, axis=-1)  # log p(X | k) up to the k-free token density
+        z = X @ v_i / jnp.sqrt(config.D)
+        return log_px, jnp.sum(jnp.exp(log_w - log_px[:, None]) * z, axis=-1)
+
+    def group(k_g: jax.Array, v_g: jax.Array, valid_g: jax.Array):
+        def step(carry, block):
+            m, a, b, c, total, count = carry
+            k_b, v_b, valid_b = block
+            log_px, f = jax.vmap(one_draw)(k_b, v_b)  # (B, n)
+            log_px = jnp.where(valid_b[:, None], log_px, -jnp.inf)
+            f = jnp.where(valid_b[:, None], f, 0.0)
+            m_new = jnp.maximum(m, jnp.max(log_px, axis=0))
+            scale = jnp.exp(m - m_new)
+            e = jnp.exp(log_px - m_new)
+            carry = (m_new, a * scale + e.sum(0), b * scale + (e * f).sum(0), c * scale**2 + (e**2).sum(0),
+                     total + f.sum(0), count + valid_b.sum())
+            return carry, None
+
+        zeros = jnp.zeros(n, X.dtype)
+        init = (jnp.full(n, -jnp.inf, X.dtype), zeros, zeros, zeros, zeros, jnp.asarray(0))
+        (m, a, b, c, total, count), _ = jax.lax.scan(step, init, (k_g, v_g, valid_g))
+        return m, a, b, c, total, count
+
+    m, a, b, c, total, count = jax.vmap(group)(k, v, valid)  # (G, n) each, count (G,)
+    top = jnp.max(m, axis=0)
+    scale = jnp.exp(m - top)
+    a_all, b_all, c_all = (a * scale).sum(0), (b * scale).sum(0), (c * scale**2).sum(0)
+    return PredictorEvaluation(
+        b_all / a_all, (b / a).T, total.sum(0) / count.sum(), (total / count[:, None]).T, a_all**2 / c_all,
+    )
+
+
+class PosteriorPredictor:
+    """The Bayes-optimal predictor of new sequences from posterior draws (MODEL.md section 5).
+
+    ``predict(X, lengths)`` is ``E[y | X, training set]``: the posterior mean of
+    ``f(X; k, v) = sum_l P(eps = l | X, k) z_l`` under the posterior given the training set
+    AND ``X``, i.e. the draws ``(k_s, v_s)`` weighted per sequence by ``p(X | k_s)``
+    (``log p(X | k) = logsumexp_l log[P(eps = l) g_nu(l, chi)]``: for spiked SLR
+    ``logsumexp_l(sqrt(nu) chi_l - nu |k|^2/(2D)) - log L``; for max-SLR zero), self-normalised
+    in log space. ``weighted=False`` gives the plain average over draws (the training-set
+    posterior mean of ``f``); for max-SLR the two coincide.
+
+    The draws (at most ``max_draws``, evenly thinned) are split into ``groups`` disjoint
+    contiguous groups (chain-major: one group per chain when chains = groups), streamed in
+    blocks; :meth:`replicates` gives the predictor of each group (independent replicates
+    for the unbiased error of :func:`excess_test_error`). Every call records the
+    per-sequence importance ESS in :attr:`importance_ess`.
+    """
+
+    def __init__(self, config: SLRConfig, k_draws, v_draws, *, weighted: bool = True, max_draws: int = 1_000,
+                 groups: int = GROUPS) -> None:
+        k, v = thin_draws(k_draws, max_draws), thin_draws(v_draws, max_draws)
+        S, D = k.shape
+        groups = min(check_int("groups", groups, 1), S)
+        per_group = S // groups  # a remainder of fewer than `groups` draws is dropped
+        block = max(DRAWS_PER_BLOCK // groups, 1)
+        blocks = -(-per_group // block)
+        padded = blocks * block
+
+        def arrange(draws: jax.Array) -> jax.Array:
+            grouped = draws[: groups * per_group].reshape(groups, per_group, D)
+            return jnp.zeros((groups, padded, D), draws.dtype).at[:, :per_group].set(grouped).reshape(
+                groups, blocks, block, D)
+
+        self.config, self.weighted, self.groups, self.draws = config, weighted, groups, groups * per_group
+        self._k, self._v = arrange(k), arrange(v)
+        self._valid = jnp.broadcast_to(jnp.arange(padded) < per_group, (groups, padded)).reshape(groups, blocks, block)
+        self.importance_ess: list[np.ndarray] = []
+
+    def evaluate(self, X: jax.Array, lengths: jax.Array) -> PredictorEvaluation:
+        """Both predictors (weighted and plain), pooled and per group, and the importance ESS."""
+        out = _evaluate(self.config, self._k, self._v, self._valid, jnp.asarray(X), jnp.asarray(lengths))
+        self.importance_ess.append(np.asarray(out.importance_ess))
+        return out
+
+    def __call__(self, X: jax.Array, lengths: jax.Array) -> jax.Array:
+        out = self.evaluate(X, lengths)
+        return out.bayes if self.weighted else out.plain
+
+    def replicates(self, X: jax.Array, lengths: jax.Array) -> jax.Array:
+        """``(n, groups)`` predictions of each disjoint group of draws."""
+        out = self.evaluate(X, lengths)
+        return out.bayes_groups if self.weighted else out.plain_groups
+
+    def both(self, X: jax.Array, lengths: jax.Array) -> dict[str, jax.Array]:
+        """Replicates of both predictors: ``{"bayes": (n, G), "plain": (n, G)}`` (one pass over the draws)."""
+        out = self.evaluate(X, lengths)
+        return {"bayes": out.bayes_groups, "plain": out.plain_groups}
+
+    def ess_summary(self) -> dict[str, float]:
+        """Median and 5% quantile over the sequences seen so far of the importance ESS, and the draw count."""
+        values = np.concatenate(self.importance_ess) if self.importance_ess else np.array([np.nan])
+        return {"median": float(np.median(values)), "q05": float(np.quantile(values, 0.05)),
+                "draws": int(self.draws)}
+
+
+class PosteriorErrors(NamedTuple):
+    """Errors of the two posterior predictors on one test set, and the importance ESS."""
+
+    bayes: ExcessError
+    plain: ExcessError
+    importance_ess: dict[str, float]
+
+
+def posterior_errors(
+    key: jax.Array, config: SLRConfig, teacher: Teacher, k_draws, v_draws, *,
+    N_test: int = 100_000, chunk_size: int = 10_000, max_draws: int = 1_000, groups: int = GROUPS,
+) -> PosteriorErrors:
+    """Unbiased excess test errors of the Bayes-optimal (weighted) and plain posterior predictors.
+
+    One pass over the test set and the draws; both scored by :func:`excess_test_error` from
+    ``groups`` independent replicates (see there). ``groups >= 2`` is needed for the
+    unbiased estimate (``>= 3`` for its draw-noise standard error).
+    """
+    predictor = PosteriorPredictor(config, k_draws, v_draws, max_draws=max_draws, groups=groups)
+    errors = excess_test_error(key, config, teacher, predictor.both, N_test=N_test, chunk_size=chunk_size)
+    return PosteriorErrors(errors["bayes"], errors["plain"], predictor.ess_summary())
 
 
 def bayes_test_error(
@@ -130,8 +296,10 @@ def bayes_test_error(
     N_test: int = 100_000,
     chunk_size: int = 10_000,
     max_draws: int = 1_000,
+    weighted: bool = True,
+    groups: int = GROUPS,
 ) -> ExcessError:
-    """Excess test error of the posterior-mean predictor on ``N_test`` fresh sequences.
+    """Excess test error of the Bayes-optimal posterior predictor on ``N_test`` fresh sequences.
 
     Parameters
     ----------
@@ -145,21 +313,18 @@ def bayes_test_error(
     chunk_size : int
         Test sequences generated at once.
     max_draws : int
-        At most this many draws (evenly thinned) form the posterior mean; the
-        Monte Carlo error of the mean adds about ``E[Var_post f(X)] / max_draws`` to
-        the error (positive, negligible next to its standard error in practice).
-
-    Returns
-    -------
-    ExcessError
-        ``E[(y - f(X))^2] - Delta`` and its standard error (see
-        :func:`excess_error_given_teacher`).
+        At most this many draws (evenly thinned) form the predictor.
+    weighted : bool
+        ``True``: the Bayes-optimal predictor (draws weighted by ``p(X | k)``); ``False``:
+        the plain posterior mean of ``f``.
+    groups : int
+        Disjoint draw groups; ``>= 2`` gives the unbiased estimate (:func:`excess_test_error`),
+        ``1`` the plain square of the pooled predictor's residual (biased up by about
+        ``E[Var_post f] / S_eff``).
     """
-    k_draws, v_draws = thin_draws(k_draws, max_draws), thin_draws(v_draws, max_draws)
-    return excess_test_error(
-        key, config, teacher, lambda X, lengths: posterior_mean_predictor(config, k_draws, v_draws, X, lengths),
-        N_test=N_test, chunk_size=chunk_size,
-    )
+    predictor = PosteriorPredictor(config, k_draws, v_draws, weighted=weighted, max_draws=max_draws, groups=groups)
+    predict = predictor.replicates if predictor.groups >= 2 else predictor
+    return excess_test_error(key, config, teacher, predict, N_test=N_test, chunk_size=chunk_size)
 
 
 class LocationPosterior(NamedTuple):
@@ -252,25 +417,87 @@ def zero_predictor_error(
     )
 
 
+def _replicate_statistic(p_star: jax.Array, z_star: jax.Array, f: jax.Array) -> jax.Array:
+    """Per sequence: the cross-replicate error ``U`` and its leave-one-group-out versions, ``(n, 1 + G)``.
+
+    ``U = mean over g != h of sum_l p*_l (z*_l - f_g)(z*_l - f_h)``: independent replicates
+    make ``E[(z - f_g)(z - f_h)] = (z - E f_g)^2`` exactly, so ``U`` carries no
+    ``Var(f_g)`` bias (squaring one average does).
+    """
+    G = f.shape[-1]
+    Q = jnp.sum(p_star * z_star**2, axis=-1)
+    zbar = jnp.sum(p_star * z_star, axis=-1)
+
+    def cross(mask: jax.Array) -> jax.Array:
+        count = jnp.sum(mask)
+        s1 = jnp.sum(f * mask, axis=-1)
+        s2 = jnp.sum(f**2 * mask, axis=-1)
+        return Q - 2 * zbar * s1 / count + (s1**2 - s2) / (count * (count - 1))
+
+    full = cross(jnp.ones(G))
+    if G < 3:
+        return full[:, None]
+    leave_one_out = jax.vmap(lambda j: cross(jnp.arange(G) != j), out_axes=1)(jnp.arange(G))
+    return jnp.concatenate([full[:, None], leave_one_out], axis=1)
+
+
 def excess_test_error(
     key: jax.Array,
     config: SLRConfig,
     teacher: Teacher,
-    predict: Callable[[jax.Array, jax.Array], jax.Array],
+    predict: Callable[[jax.Array, jax.Array], jax.Array | dict[str, jax.Array]],
     *,
     N_test: int = 100_000,
     chunk_size: int = 10_000,
-) -> ExcessError:
+) -> ExcessError | dict[str, ExcessError]:
     """Excess test error ``E[(y - f(X))^2] - Delta`` of ``f = predict(X, lengths)`` with its standard error.
 
     ``N_test`` (``>= 2``) fresh sequences from ``teacher``, generated ``chunk_size`` at a
     time from ``key`` (the same key gives the same test set); the location is integrated
-    out exactly (:func:`excess_error_given_teacher`).
+    out exactly with the teacher's location posterior ``p*`` (:func:`excess_error_given_teacher`).
+
+    ``predict`` returns ``(n,)`` predictions, or ``(n, G)`` with ``G >= 2`` independent
+    replicates of a Monte Carlo predictor (e.g. posterior means over disjoint groups of
+    draws), or a dict of such arrays (one error per key, one pass over the test set).
+    With replicates the estimate is ``mean over g != h of sum_l p*_l (z*_l - f_g)(z*_l - f_h)``:
+    unbiased for the error of the replicates' common mean (no ``Var(f_g)`` term), and
+    ``stderr`` combines the test-set standard error with a leave-one-group-out jackknife
+    over the groups (``G >= 3``) for the draw-to-draw noise.
     """
     N_test = check_int("N_test", N_test, 2)
+    names: list[str] = []
+
+    def columns(batch: SLRBatch, f: jax.Array) -> jax.Array:
+        if f.ndim == 1:
+            return excess_error_given_teacher(config, teacher, batch, f)[:, None]
+        p_star = location_posterior(batch.X, batch.lengths, config, k=jnp.asarray(teacher.k_star))
+        return _replicate_statistic(p_star, batch.z_star, f)
+
+    widths: dict[str, int] = {}
 
     def statistic(batch: SLRBatch) -> jax.Array:
-        return excess_error_given_teacher(config, teacher, batch, predict(batch.X, batch.lengths))
+        out = predict(batch.X, batch.lengths)
+        parts = out if isinstance(out, dict) else {"": out}
+        values = []
+        for name, f in parts.items():
+            column = columns(batch, jnp.asarray(f))
+            widths[name] = column.shape[1]
+            values.append(column)
+        if not names:
+            names.extend(parts)
+        return jnp.concatenate(values, axis=1)
 
     result = streamed_mean(statistic, key, config, teacher, N_test, chunk_size)
-    return ExcessError(float(result.mean), float(result.stderr), result.count)
+    errors, offset = {}, 0
+    for name in names:
+        width = widths[name]
+        mean, stderr = result.mean[offset:offset + width], result.stderr[offset:offset + width]
+        offset += width
+        if width == 1:
+            errors[name] = ExcessError(float(mean[0]), float(stderr[0]), result.count)
+            continue
+        G = width - 1
+        jackknife = math.sqrt((G - 1) / G * float(np.sum((mean[1:] - mean[1:].mean()) ** 2)))
+        errors[name] = ExcessError(float(mean[0]), math.hypot(float(stderr[0]), jackknife), result.count,
+                                   float(stderr[0]), jackknife)
+    return errors if len(names) > 1 or names != [""] else errors[""]

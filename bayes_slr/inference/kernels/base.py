@@ -1,0 +1,111 @@
+"""The sampler-kernel interface and the one driver that runs every kernel.
+
+A kernel (BlackJAX style) is a :class:`Kernel` record of pure functions:
+
+* ``init(key, data, start) -> state``: the state of one chain at ``start = (k, v)``;
+* ``step(key, state) -> (state, info)``: one transition (warm-up adaptation, if any,
+  happens inside ``step`` while the state's step counter is below the warm-up length
+  the kernel was built with); ``info`` is a dict of scalars;
+* ``position(state) -> (k, v)``.
+
+:func:`run_chains` drives any kernel with ONE ``lax.scan`` over ``warmup + samples``
+steps, ``vmap``-ed over chains, inside one ``jit``; it returns one
+:class:`PosteriorDraws` (kept draws, plus the warm-up trajectory). A new inference
+algorithm is one module with a ``make_kernel(config, warmup) -> Kernel`` function.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from bayes_slr.models.simulate import SLRBatch
+
+
+class SamplerData(NamedTuple):
+    """What every kernel conditions on: the training set (tokens, lengths, outputs)."""
+
+    X: jax.Array
+    lengths: jax.Array
+    y: jax.Array
+
+    @classmethod
+    def of(cls, batch: SLRBatch) -> "SamplerData":
+        return cls(jnp.asarray(batch.X), jnp.asarray(batch.lengths), jnp.asarray(batch.y))
+
+
+class Kernel(NamedTuple):
+    """A sampler kernel: pure ``init``/``step``/``position`` functions and its name."""
+
+    name: str
+    init: Callable[[jax.Array, SamplerData, tuple[jax.Array, jax.Array]], Any]
+    step: Callable[[jax.Array, Any], tuple[Any, dict[str, jax.Array]]]
+    position: Callable[[Any], tuple[jax.Array, jax.Array]]
+
+
+class PosteriorDraws(NamedTuple):
+    """Posterior draws of the directions, grouped by chain.
+
+    Attributes
+    ----------
+    k, v : (chains, draws, D) kept draws of ``k*`` and ``v*``.
+    log_density : (chains, draws) joint log-density ``log p(k, v, X, y)`` (location summed out).
+    sample_stats : dict of (chains, draws) sampler statistics of the kept draws (NUTS:
+        ``diverging``, ``acceptance_rate``, ``n_steps``; Gibbs-HMC: ``acceptance_rate``,
+        ``step_size``; Gibbs: none).
+    sampler : name of the kernel (``"nuts"``, ``"gibbs"``, ``"gibbs-hmc"``).
+    warmup : dict with the warm-up trajectory ``k``, ``v`` (chains, warmup, D), or None.
+    """
+
+    k: np.ndarray
+    v: np.ndarray
+    log_density: np.ndarray
+    sample_stats: dict[str, np.ndarray]
+    sampler: str
+    warmup: dict[str, np.ndarray] | None = None
+
+
+@functools.partial(jax.jit, static_argnames=("kernel", "warmup", "samples"))
+def _scan_chains(kernel: Kernel, keys: jax.Array, data: SamplerData, k0: jax.Array, v0: jax.Array,
+                 *, warmup: int, samples: int):
+    def chain(key, k_start, v_start):
+        key_init, key_run = jax.random.split(key)
+        state = kernel.init(key_init, data, (k_start, v_start))
+
+        def body(state, key_step):
+            state, info = kernel.step(key_step, state)
+            return state, (kernel.position(state), info)
+
+        _, (positions, infos) = jax.lax.scan(body, state, jax.random.split(key_run, warmup + samples))
+        return positions, infos
+
+    return jax.vmap(chain, in_axes=(0, 0, 0))(keys, k0, v0)
+
+
+def run_chains(
+    key: jax.Array, kernel: Kernel, data: SamplerData, starts: tuple[jax.Array, jax.Array], *,
+    warmup: int, samples: int,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Run one chain per start with ``kernel``: ``warmup`` then ``samples`` steps, one ``lax.scan``.
+
+    Parameters
+    ----------
+    key : PRNG key (split over chains).
+    kernel : Kernel
+        Built for this ``warmup`` (its adaptation, if any, stops there).
+    data : SamplerData
+    starts : ``(k0, v0)``, each ``(chains, D)``.
+
+    Returns
+    -------
+    positions, infos : ``{"k", "v"}`` arrays ``(chains, warmup + samples, D)`` and the
+        per-step ``info`` arrays ``(chains, warmup + samples)``.
+    """
+    k0, v0 = (jnp.asarray(x) for x in starts)
+    keys = jax.random.split(key, k0.shape[0])
+    (k, v), infos = _scan_chains(kernel, keys, data, k0, v0, warmup=warmup, samples=samples)
+    return {"k": np.asarray(k), "v": np.asarray(v)}, {name: np.asarray(x) for name, x in infos.items()}
