@@ -26,8 +26,9 @@ def _erm_settings(erm: dict[str, Any] | None) -> str:
         return ""
     lam = erm.get("lam")
     lam_text = "auto (held-out validation)" if lam == "auto" else f"{lam:g}"
-    return (f"ERM: alpha = {erm['alpha']:g}, D = {erm['D']}, lam = {lam_text}, Delta = {erm.get('Delta', 0.0):g}, "
-            f"{erm['seeds']} seeds x {erm.get('starts', 1)} random starts, {erm.get('optimizer', 'lbfgs')}")
+    return (f"ERM: alpha = {erm['alpha']:g}, D = {erm['D']}, lam = {lam_text}, Delta = {erm.get('Delta', 0.0):g},\n"
+            f"{erm['seeds']} seeds x {erm.get('starts', 1)} random starts (lowest training loss), "
+            f"{erm.get('optimizer', 'lbfgs')}")
 
 
 def plot_gap(rows: list[dict[str, Any]], path: Path, *, erm: dict[str, Any] | None = None) -> None:
@@ -54,7 +55,7 @@ def plot_gap(rows: list[dict[str, Any]], path: Path, *, erm: dict[str, Any] | No
             color = line.get_color()
             _mark_clipped(ax, Ls, values, color)
             if "erm" in panel[0]:
-                shift = 1.0 + 0.04 * (index - (len(activations) - 1) / 2)
+                shift = 1.0 + 0.02 * (index - (len(activations) - 1) / 2)
                 errors = np.array([row["erm"][activation]["test_error"] for row in panel])
                 stderrs = np.array([row["erm"][activation]["stderr"] for row in panel])
                 inside = errors <= GAP_YMAX
@@ -64,6 +65,8 @@ def plot_gap(rows: list[dict[str, Any]], path: Path, *, erm: dict[str, Any] | No
                 _mark_clipped(ax, Ls * shift, errors, color)
         ax.plot(Ls, [row["bayes"] for row in panel], "k--", lw=1.2, label="Bayes", zorder=5)
         ax.set_xscale("log")
+        ax.set_xticks(Ls, [f"{L:g}" for L in Ls])
+        ax.minorticks_off()
         length = "L ~ U{1..Lbar}" if panel[0]["variable_length"] else "L"
         nu_text = "inf" if math.isinf(nu) else f"{nu:g}"
         ax.set(xlabel=length, ylabel="excess test error", title=f"{variant}-SLR, nu = {nu_text}", ylim=(0, GAP_YMAX))
@@ -72,7 +75,7 @@ def plot_gap(rows: list[dict[str, Any]], path: Path, *, erm: dict[str, Any] | No
     settings_line = _erm_settings(erm)
     if settings_line:
         fig.suptitle(settings_line + "; arrows: values above the axis", fontsize=8)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.92) if settings_line else None)
     fig.savefig(path, format="png", dpi=120)
     plt.close(fig)
 
