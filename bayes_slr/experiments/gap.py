@@ -17,7 +17,7 @@ from typing import Any, Iterable
 from bayes_slr.attention.activations import check_activation
 from bayes_slr.attention.training import OPTIMIZERS
 from bayes_slr.errors import check_choice, check_int, check_real
-from bayes_slr.experiments.erm import DEFAULT_STARTS, LAM_AUTO, check_lam, erm_experiment
+from bayes_slr.experiments.erm import DEFAULT_LAM_GRID, DEFAULT_STARTS, LAM_AUTO, check_lam, erm_experiment
 from bayes_slr.models.spec import INITS
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.records import Executor, SweepLog, run_sweep
@@ -48,6 +48,7 @@ class ERMOptions:
     N_test: int = 20_000
     Delta: float = 0.0
     starts: int = DEFAULT_STARTS
+    lam_grid: tuple[float, ...] = DEFAULT_LAM_GRID  # part of a point's identity in a resumable log
 
     def __post_init__(self) -> None:
         check_real("alpha", self.alpha, minimum=0.0, strict=True)
@@ -57,6 +58,7 @@ class ERMOptions:
         check_int("N_test", self.N_test, 2)
         check_real("Delta", self.Delta, minimum=0.0)
         check_int("starts", self.starts, 1)
+        object.__setattr__(self, "lam_grid", tuple(check_real("lam_grid", x, minimum=0.0) for x in self.lam_grid))
         check_choice("init", self.init, INITS)
         check_choice("optimizer", self.optimizer, OPTIMIZERS)
 
@@ -98,6 +100,7 @@ def erm_point(config: SLRConfig, activation: str, options: ERMOptions, seed: int
         seed=seed,
         init=options.init,
         starts=options.starts,
+        lam_grid=options.lam_grid,
         optimizer=options.optimizer,
         N_test=options.N_test,
         predict_population=False,
