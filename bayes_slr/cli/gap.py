@@ -141,7 +141,8 @@ def _erm_cell(erm: dict[str, Any]) -> str:
     if erm.get("lam_auto"):
         low, high = min(erm["lam"]), max(erm["lam"])
         cell += f" lam={low:.2g}" + ("" if low == high else f"..{high:.2g}")
-    if erm.get("restarts_agree") is False or not erm.get("converged", True):
+    above_zero = erm.get("excess_over_zero", -1.0) > 2.0 * erm.get("excess_over_zero_stderr", 0.0)
+    if erm.get("notes") or above_zero or erm.get("restarts_agree") is False or not erm.get("converged", True):
         cell += " *"
     return cell
 
