@@ -277,18 +277,21 @@ def test_erf_random_starts_reach_the_informed_basin(full_size):
     ended worse than the zero predictor (spiked ``nu = 2``, ``L = 5``, ``D = 100``,
     ``lam = 1e-3``, seeds 1 and 3 of root seed 0: test errors 1.6-3.9 against 0.75-0.91 from
     the informed start). From the small start the random starts reach the informed start's
-    basin (two independent routes): the test errors agree within 5% (at this small ridge the
-    basin holds several nearby minima; measured spread up to 0.04 on 0.95), and none is above
-    the zero predictor beyond 4 standard errors. At this ridge erf overfits even from the
-    teacher (seed 0: 0.95 from the informed start, zero predictor 1.07): that is the ridge's
-    doing, which ``lam="auto"`` fixes, not the start's. CI size: seeds 0 and 1 (1 is a failing one)."""
+    basin (two independent routes): the selected start's training objective is within 2% of the
+    informed start's (the bad basins were 40-60% above it; distinct minima of the good basin
+    differ by under 1%, measured), its test error within 10% (the bad basins: 2-5 times; at
+    this small ridge the good basin holds several nearby minima, test errors measured up to
+    4% apart), and none is above the zero predictor beyond 4 standard errors. At this ridge
+    erf overfits even from the teacher (seed 0: 0.95 from the informed start, zero predictor
+    1.07): that is the ridge's doing, which ``lam="auto"`` fixes, not the start's. CI size: seeds 0 and 1 (1 is a failing one)."""
     config = SLRConfig("spiked", 100, LengthLaw.fixed(5), 2.0)
     summary = erm.erm_experiment(config, "erf", alpha=16.0, lam=1e-3, seeds=4 if full_size else 2, starts=2, N_test=5000,
                                  predict_population=False)
     for record in summary.per_seed:
         assert record["test_error"] < record["zero_error"] + 4 * record["stderr"], record
+        assert record["train_loss"] <= 1.02 * record["informed"]["train_loss"], record
         gap = abs(record["test_error"] - record["informed"]["test_error"])
-        assert gap <= 0.05 * record["informed"]["test_error"], record
+        assert gap <= 0.1 * record["informed"]["test_error"], record
 
 
 @pytest.mark.parametrize(
