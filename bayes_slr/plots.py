@@ -16,38 +16,76 @@ import matplotlib.pyplot as plt  # noqa: E402
 from bayes_slr.models.spec import SLRConfig  # noqa: E402
 
 
-def plot_gap(rows: list[dict[str, Any]], path: Path) -> None:
+GAP_YMAX = 1.05
+GAP_STYLES = {"softmax": ("o", "-"), "linear": ("s", "--"), "erf": ("^", "-."), "softplus": ("D", ":")}
+
+
+def _erm_settings(erm: dict[str, Any] | None) -> str:
+    """One line stating the ERM settings of a gap plot."""
+    if not erm:
+        return ""
+    lam = erm.get("lam")
+    lam_text = "auto (held-out validation)" if lam == "auto" else f"{lam:g}"
+    return (f"ERM: alpha = {erm['alpha']:g}, D = {erm['D']}, lam = {lam_text}, Delta = {erm.get('Delta', 0.0):g},\n"
+            f"{erm['seeds']} seeds x {erm.get('starts', 1)} random starts (lowest training loss), "
+            f"{erm.get('optimizer', 'lbfgs')}")
+
+
+def plot_gap(rows: list[dict[str, Any]], path: Path, *, erm: dict[str, Any] | None = None) -> None:
     """Error against ``L`` (log axis) per activation with the Bayes curve, one panel per (variant, nu).
 
-    ERM test errors, when present, are drawn as markers with standard-error bars.
+    Population optima are lines (one marker and dash style per activation, drawn half
+    transparent so that coinciding curves, softmax on Bayes, stay visible); ERM test errors,
+    when present, are open markers with standard-error bars, shifted slightly along ``L``
+    per activation so that they do not hide each other. Values above the axis (``1.05``)
+    are drawn as an arrow at the top edge with their value: clipped, not hidden. The
+    title states the ERM settings (``erm``: the options of the run).
     """
     settings = list(dict.fromkeys((row["variant"], row["nu"]) for row in rows))
-    fig, axes = plt.subplots(1, len(settings), figsize=(5.5 * len(settings), 4), squeeze=False)
+    fig, axes = plt.subplots(1, len(settings), figsize=(5.5 * len(settings), 4.4), squeeze=False)
     for ax, (variant, nu) in zip(axes[0], settings):
         panel = [row for row in rows if (row["variant"], row["nu"]) == (variant, nu)]
-        Ls = [row["L"] for row in panel]
-        ax.plot(Ls, [row["bayes"] for row in panel], "k--", lw=1.5, label="Bayes", zorder=5)
-        for activation in panel[0]["population"]:
-            line, = ax.plot(Ls, [row["population"][activation] for row in panel], "o-", ms=3, label=activation)
+        Ls = np.array([row["L"] for row in panel], float)
+        activations = list(panel[0]["population"])
+        for index, activation in enumerate(activations):
+            marker, dash = GAP_STYLES.get(activation, ("o", "-"))
+            values = np.array([row["population"][activation] for row in panel])
+            line, = ax.plot(Ls, np.minimum(values, GAP_YMAX), marker=marker, ls=dash, ms=4, lw=1.6, alpha=0.75,
+                            label=activation, zorder=3)
+            color = line.get_color()
+            _mark_clipped(ax, Ls, values, color)
             if "erm" in panel[0]:
-                ax.errorbar(
-                    Ls,
-                    [row["erm"][activation]["test_error"] for row in panel],
-                    yerr=[row["erm"][activation]["stderr"] for row in panel],
-                    fmt="s",
-                    mfc="none",
-                    color=line.get_color(),
-                    capsize=2,
-                )
+                shift = 1.0 + 0.02 * (index - (len(activations) - 1) / 2)
+                errors = np.array([row["erm"][activation]["test_error"] for row in panel])
+                stderrs = np.array([row["erm"][activation]["stderr"] for row in panel])
+                inside = errors <= GAP_YMAX
+                ax.errorbar(Ls[inside] * shift, errors[inside], yerr=stderrs[inside], fmt=marker, mfc="none",
+                            color=color, capsize=2, ms=6, zorder=4,
+                            label=f"{activation} ERM")
+                _mark_clipped(ax, Ls * shift, errors, color)
+        ax.plot(Ls, [row["bayes"] for row in panel], "k--", lw=1.2, label="Bayes", zorder=5)
         ax.set_xscale("log")
+        ax.set_xticks(Ls, [f"{L:g}" for L in Ls])
+        ax.minorticks_off()
         length = "L ~ U{1..Lbar}" if panel[0]["variable_length"] else "L"
         nu_text = "inf" if math.isinf(nu) else f"{nu:g}"
-        ax.set(xlabel=length, ylabel="excess test error", title=f"{variant}-SLR, nu = {nu_text}", ylim=(0, 1.05))
+        ax.set(xlabel=length, ylabel="excess test error", title=f"{variant}-SLR, nu = {nu_text}", ylim=(0, GAP_YMAX))
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
+        ax.legend(fontsize=7, ncol=2)
+    settings_line = _erm_settings(erm)
+    if settings_line:
+        fig.suptitle(settings_line + "; arrows: values above the axis", fontsize=8)
+    fig.tight_layout(rect=(0, 0, 1, 0.92) if settings_line else None)
     fig.savefig(path, format="png", dpi=120)
     plt.close(fig)
+
+
+def _mark_clipped(ax, xs: np.ndarray, values: np.ndarray, color: str) -> None:
+    """An arrow at the top of the axis, labelled with the value, for each value above ``GAP_YMAX``."""
+    for x, value in zip(xs, values):
+        if np.isfinite(value) and value > GAP_YMAX:
+            ax.annotate(f"{value:.2f}", xy=(x, GAP_YMAX), xytext=(x, GAP_YMAX - 0.12), color=color, fontsize=7,
+                        ha="center", arrowprops={"arrowstyle": "->", "color": color}, zorder=6)
 
 
 def plot_bayes_risk(rows: list[dict[str, Any]], path: Path) -> None:

@@ -45,7 +45,7 @@ def large_alpha(task, size) -> dict[str, erm.ERMSummary]:
     return {
         activation: erm.erm_experiment(
             task, activation, alpha=ALPHA, lam=LAM, seeds=size["seeds"], N_test=size["N_test"], tol=TOL,
-            exact_teacher=True,
+            exact_teacher=True, starts=2,
         )
         for activation in activation_names()
     }
@@ -96,6 +96,18 @@ def test_lbfgs_reaches_the_gradient_tolerance(large_alpha):
         for record in summary.per_seed:
             assert record["converged"] and record["grad_norm"] <= TOL, (activation, record)
             assert record["iterations"] < 2000
+            assert all(record["starts"]["converged"]) and record["informed"]["converged"]
+
+
+def test_random_and_informed_starts_agree_at_large_alpha(large_alpha):
+    """Two independent routes to the minimum: random starts and the teacher. At ``alpha = 64`` and
+    ``lam = 0.01`` every activation has one basin: the random starts agree with each other
+    (``restarts_agree``) and with the informed start, within the agreement tolerance."""
+    for activation, summary in large_alpha.items():
+        assert summary.restarts_agree, (activation, [r["start_spread"] for r in summary.per_seed])
+        for record in summary.per_seed:
+            assert abs(record["test_error"] - record["informed"]["test_error"]) <= record["agreement_tolerance"]
+            assert record["selected_start"] != "informed"
 
 
 @pytest.mark.slow
@@ -161,12 +173,13 @@ def test_lbfgs_solution_is_stationary_and_beats_the_teacher(task, training_set, 
 
 
 def test_vmapped_seeds_train_like_fit_erm(task, size, large_alpha):
-    """Seed 0 of the vectorised experiment, retrained alone with ``fit_erm``, lands on the same minimum."""
+    """Seed 0 of the vectorised experiment (seeds x starts), its selected start retrained alone
+    with ``fit_erm``, lands on the same minimum."""
     record = large_alpha["softmax"].per_seed[0]
     k_teacher, k_data, k_start, _ = erm.seed_keys(0, 0)
     teacher = draw_teacher(k_teacher, task.D, exact=True)
     batch = simulate(k_data, task, teacher, round(ALPHA * task.D))
-    fit = fit_erm(k_start, batch, task, "softmax", lam=LAM, tol=TOL)
+    fit = fit_erm(jax.random.split(k_start, 2)[record["selected_start"]], batch, task, "softmax", lam=LAM, tol=TOL)
     assert fit.train_loss == pytest.approx(record["train_loss"], rel=1e-9)
     for name, value in overlaps(fit.params, teacher).items():
         assert value == pytest.approx(record["overlaps"][name], abs=1e-4), name
@@ -191,9 +204,101 @@ def test_one_pass_sgd_decreases_the_loss(task, training_set, activation):
     assert (float(fit.params.c) != 0.0) == (activation == "erf")
 
 
+@pytest.fixture(scope="module")
+def small_multistart():
+    """A small point with a fixed ridge and one with ``lam="auto"``: spiked ``nu = 2``, ``L = 3``, ``D = 20``."""
+    config = SLRConfig("spiked", 20, LengthLaw.fixed(3), 2.0)
+    fixed = erm.erm_experiment(config, "softmax", alpha=8.0, lam=0.1, seeds=2, starts=3, N_test=4000,
+                               predict_population=False)
+    auto = erm.erm_experiment(config, "softmax", alpha=8.0, lam="auto", seeds=2, starts=3, N_test=4000,
+                              predict_population=False, lam_grid=(0.01, 0.1, 1.0, 10.0))
+    return config, fixed, auto
+
+
+def test_the_lowest_training_loss_random_start_is_reported(small_multistart):
+    _, fixed, _ = small_multistart
+    for record in fixed.per_seed:
+        losses = record["starts"]["train_loss"]
+        chosen = record["selected_start"]
+        assert chosen == int(np.argmin(losses)) and record["train_loss"] == losses[chosen]
+        assert record["test_error"] == record["starts"]["test_error"][chosen]
+        spread = max(record["starts"]["test_error"]) - min(record["starts"]["test_error"])
+        assert record["start_spread"] == pytest.approx(spread)
+        assert record["restarts_agree"] == (spread <= record["agreement_tolerance"])
+        assert record["agreement_tolerance"] >= max(2 * record["stderr"], erm.AGREEMENT_FLOOR)
+        assert record["lam"] == 0.1 and record["validation"] is None
+    assert fixed.lam == (0.1, 0.1)
+    assert fixed.restarts_agree == all(r["restarts_agree"] for r in fixed.per_seed)
+
+
+def test_zero_predictor_error_is_the_teacher_value_norm(small_multistart):
+    """``E[z*^2]`` on the test samples (Monte Carlo) against ``|v*|^2 / D`` (the teacher): two routes."""
+    _, fixed, _ = small_multistart
+    for record in fixed.per_seed:
+        assert abs(record["zero_error"] - record["overlaps"]["rho_v"]) < 4 * record["zero_stderr"]
+
+
+def test_informed_start_is_a_reference_unless_asked_for(small_multistart):
+    config, fixed, _ = small_multistart
+    assert all(r["selected_start"] != "informed" for r in fixed.per_seed)
+    informed = erm.erm_experiment(config, "softmax", alpha=8.0, lam=0.1, seeds=2, starts=3, N_test=4000,
+                                  predict_population=False, init="informed")
+    for a, b in zip(informed.per_seed, fixed.per_seed):
+        assert a["selected_start"] == "informed"
+        assert a["test_error"] == pytest.approx(b["informed"]["test_error"], rel=1e-9)
+
+
+def test_lam_auto_chooses_the_best_validation_error(small_multistart):
+    config, _, auto = small_multistart
+    N = round(8.0 * config.D)
+    for record in auto.per_seed:
+        validation = record["validation"]
+        assert validation["lam_grid"] == [0.01, 0.1, 1.0, 10.0]
+        assert validation["n_validation"] == round(erm.VALIDATION_FRACTION * N)
+        scores = [np.inf if x is None else x for x in validation["validation_error"]]
+        assert record["lam"] == validation["lam_grid"][int(np.argmin(scores))]
+        assert validation["validation_error"][-1] is not None  # the path starts at the largest lam
+    assert auto.lam == tuple(r["lam"] for r in auto.per_seed)
+
+
+def test_lam_auto_does_not_look_at_the_test_set(small_multistart):
+    """The choice uses the training set only: other test samples, same ``lam`` and fit."""
+    config, _, auto = small_multistart
+    again = erm.erm_experiment(config, "softmax", alpha=8.0, lam="auto", seeds=2, starts=3, N_test=2000,
+                               predict_population=False, lam_grid=(0.01, 0.1, 1.0, 10.0))
+    assert again.lam == auto.lam
+    for a, b in zip(again.per_seed, auto.per_seed):
+        assert a["train_loss"] == b["train_loss"]
+
+
+@pytest.mark.slow
+def test_erf_random_starts_reach_the_informed_basin(full_size):
+    """The erf failure of issue 12: from ``N(0, I)`` starts the offset ran to about -13 and the fits
+    ended worse than the zero predictor (spiked ``nu = 2``, ``L = 5``, ``D = 100``,
+    ``lam = 1e-3``, seeds 1 and 3 of root seed 0: test errors 1.6-3.9 against 0.75-0.91 from
+    the informed start). From the small start the random starts reach the informed start's
+    basin (two independent routes): the selected start's training objective is within 2% of the
+    informed start's (the bad basins were 40-60% above it; distinct minima of the good basin
+    differ by under 1%, measured), its test error within 10% (the bad basins: 2-5 times; at
+    this small ridge the good basin holds several nearby minima, test errors measured up to
+    4% apart), and none is above the zero predictor beyond 4 standard errors. At this ridge
+    erf overfits even from the teacher (seed 0: 0.95 from the informed start, zero predictor
+    1.07): that is the ridge's doing, which ``lam="auto"`` fixes, not the start's. CI size: seeds 0 and 1 (1 is a failing one)."""
+    config = SLRConfig("spiked", 100, LengthLaw.fixed(5), 2.0)
+    summary = erm.erm_experiment(config, "erf", alpha=16.0, lam=1e-3, seeds=4 if full_size else 2, starts=2, N_test=5000,
+                                 predict_population=False)
+    for record in summary.per_seed:
+        assert record["test_error"] < record["zero_error"] + 4 * record["stderr"], record
+        assert record["train_loss"] <= 1.02 * record["informed"]["train_loss"], record
+        gap = abs(record["test_error"] - record["informed"]["test_error"])
+        assert gap <= 0.1 * record["informed"]["test_error"], record
+
+
 @pytest.mark.parametrize(
     "changes, message",
     [
+        ({"lam": "best"}, "lam must be a number >= 0 or 'auto'"),
+        ({"starts": 0}, "starts must be"),
         ({"activation": "relu"}, "activation must be one of"),
         ({"alpha": 0.0}, "alpha must be"),
         ({"alpha": -1.0}, "alpha must be"),

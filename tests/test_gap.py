@@ -10,6 +10,7 @@ import math
 import pytest
 
 import bayes_slr.experiments.gap as gap_module
+from bayes_slr.cli.common import default_text
 from bayes_slr.cli.main import main
 from bayes_slr.experiments.gap import gap_sweep
 from bayes_slr.records import SweepLog
@@ -138,3 +139,90 @@ def test_erm_columns_sit_above_population(capsys, full_size):
         # finite data cannot beat the population optimum beyond the Monte Carlo error
         assert erm["test_error"] > row["population"][activation] - 4 * erm["stderr"]
     assert not math.isnan(row["erm"]["softmax"]["test_error"])
+
+
+def _gap_parser():
+    from bayes_slr.cli.main import build_parser
+
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    return subparsers.choices["gap"]
+
+
+def test_help_states_the_defaults_that_run(monkeypatch):
+    """Every ``(default: ...)`` in ``gap --help`` is the value the run receives."""
+    import bayes_slr.cli.gap as cli_gap
+
+    class Captured(Exception):
+        pass
+
+    seen = {}
+
+    def capture(settings, lengths, **kwargs):
+        seen.update(kwargs, lengths=lengths)
+        raise Captured
+
+    monkeypatch.setattr(cli_gap, "gap_sweep", capture)
+    with pytest.raises(Captured):
+        main(["gap", "--variant", "spiked", "--alpha", "2"])
+    erm = seen["erm"]
+    parser = _gap_parser()
+    text = " ".join(parser.format_help().split())
+    used = {"lam": erm.lam, "D": erm.D, "Delta": erm.Delta, "seeds": erm.seeds, "starts": erm.starts,
+            "init": erm.init, "optimizer": erm.optimizer, "seed": seen["seed"], "L": seen["lengths"]}
+    for action in parser._actions:
+        name = action.option_strings[-1].lstrip("-") if action.option_strings else None
+        if name in used:
+            assert action.default == used[name], name
+            assert f"(default: {default_text(used[name])})" in text, name
+    assert erm.lam == "auto" and erm.Delta == 0.0
+
+
+def test_delta_reaches_the_erm_training_data(monkeypatch):
+    calls = []
+
+    def fake_experiment(config, activation, **kwargs):
+        calls.append(config)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gap_module, "erm_experiment", fake_experiment)
+    with pytest.raises(KeyboardInterrupt):
+        gap_module.erm_point(gap_module.task_config("spiked", 2.0, 3, False),
+                             "linear", gap_module.ERMOptions(alpha=2.0, Delta=0.25, D=7), 0)
+    assert calls[0].Delta == 0.25 and calls[0].D == 7
+
+
+def test_rerun_with_plot_and_out_updates_the_plot(tmp_path, capsys):
+    plot, out = tmp_path / "gap.png", tmp_path / "run"
+    argv = ["gap", "--variant", "spiked", "--L", "2", "3", "--activations", "linear", "--out", str(out), "--plot", str(plot)]
+    assert main(argv) == 0
+    plot.write_bytes(b"stale")
+    assert main(argv) == 0  # the plot is derived from the log: redrawn, not refused
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["gap", "--variant", "spiked", "--L", "2", "--activations", "linear", "--plot", str(plot)]) == 2
+    assert "exists" in capsys.readouterr().err  # without --out an existing file is still protected
+
+
+def test_max_inf_notes_are_printed_and_in_json(capsys):
+    argv = ["gap", "--variant", "max", "--L", "3", "--activations", "softmax", "softplus"]
+    result = run_json(capsys, argv + ["--json"])
+    notes = result["notes"]
+    assert any("population softmax is a limit" in n for n in notes)
+    assert any("population softplus is a limit" in n for n in notes)
+    assert result["warnings"] == [] and result["rows"][0]["notes"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "note: max nu=inf L=3: population softplus is a limit" in printed
+
+
+def test_erm_row_notes_flag_disagreeing_starts_and_the_zero_predictor():
+    row = {"population": {"linear": 0.9}, "optimal_overlaps": {"linear": {"note": ""}},
+           "erm": {"linear": {"test_error": 1.08, "stderr": 0.01, "lam": [10.0, 3.0], "lam_auto": True,
+                              "zero_error": 1.02, "excess_over_zero": 0.06, "excess_over_zero_stderr": 0.01,
+                              "notes": ["random starts disagree at 1 of 2 seeds"]}}}
+    notes, warnings = gap_module.row_notes(row, ("linear",))
+    assert notes == ["ERM linear: lam chosen by held-out validation per seed: 10, 3"]
+    assert warnings[0] == "ERM linear: random starts disagree at 1 of 2 seeds"
+    assert "above the zero predictor's 1.02" in warnings[1] and "population optimum is 0.9" in warnings[1]
+    row["erm"]["linear"]["excess_over_zero"] = 0.01  # within two standard errors: no warning
+    assert len(gap_module.row_notes(row, ("linear",))[1]) == 1

@@ -45,9 +45,13 @@ def informed_params(config: SLRConfig, teacher: Teacher) -> AttentionParams:
     return AttentionParams(scale * jnp.asarray(teacher.k_star), jnp.asarray(teacher.v_star), jnp.zeros(()))
 
 
-def random_params(key: jax.Array, D: int) -> AttentionParams:
-    """A random start: ``k, v`` i.i.d. ``N(0, I_D)`` (overlaps ``q ~ 1``, ``m ~ 0``), ``c = 0``."""
-    k, v = jax.random.normal(key, (2, D))
+def random_params(key: jax.Array, D: int, scale: float = 1.0) -> AttentionParams:
+    """A random start: ``k, v`` i.i.d. ``N(0, scale^2 I_D)`` (overlaps ``q ~ scale^2``, ``m ~ 0``), ``c = 0``.
+
+    ERM uses ``scale = RANDOM_INIT_SCALE`` of :mod:`bayes_slr.attention.training` (0.1);
+    ``scale = 1`` is the prior of the teacher.
+    """
+    k, v = scale * jax.random.normal(key, (2, D))
     return AttentionParams(k, v, jnp.zeros(()))
 
 

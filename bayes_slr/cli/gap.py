@@ -9,9 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from bayes_slr.attention.activations import activation_names
+from bayes_slr.attention.training import OPTIMIZERS
 from bayes_slr.cli.common import format_table, integer, number, print_json
-from bayes_slr.errors import ConfigError
+from bayes_slr.errors import ConfigError, check_real
+from bayes_slr.experiments.erm import DEFAULT_LAM_GRID, LAM_AUTO, VALIDATION_FRACTION
 from bayes_slr.experiments.gap import DEFAULT_LENGTHS, DEFAULT_SETTINGS, ERMOptions, gap_sweep, validate_sweep
+from bayes_slr.models.spec import INITS
 from bayes_slr.models.variants import variant_names
 from bayes_slr.plots import plot_gap
 from bayes_slr.records import atomic_write, check_writable_output, json_ready, open_sweep_log, provenance
@@ -19,29 +22,54 @@ from bayes_slr.records import atomic_write, check_writable_output, json_ready, o
 DEFAULT_NU = {"spiked": 2.0, "max": math.inf}
 
 
+def ridge(text: str) -> float | str:
+    """``--lam``: ``auto`` or a number (validated later: ``>= 0``)."""
+    return LAM_AUTO if text == LAM_AUTO else number(text)
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the ``gap`` subcommand."""
+    """Add the ``gap`` subcommand. Every default stated in the help is the parser's own default."""
+    erm_defaults = ERMOptions(alpha=1.0)
+    grid = f"{min(DEFAULT_LAM_GRID):g}..{max(DEFAULT_LAM_GRID):g}, {len(DEFAULT_LAM_GRID)} log-spaced values"
     parser = subparsers.add_parser(
         "gap",
         help="Bayes error and each activation's error across L",
-        description="Without --variant: max-SLR nu=inf and spiked nu=2 (the default run).",
+        description="Without --variant: max-SLR nu=inf and spiked nu=2 (the default run). With --alpha, ERM "
+        "test errors: each seed is trained from --starts random starts (k, v ~ N(0, 0.01 I)) and from the teacher "
+        "(a reference); the lowest-training-loss random start is reported, with a warning when the random starts "
+        "disagree.",
     )
-    parser.add_argument("--variant", choices=variant_names(), help="token law; default: both default settings")
+    parser.add_argument("--variant", choices=variant_names(), help="token law (default: both default settings)")
     parser.add_argument("--nu", type=number, help="signal strength (default: inf for max, 2 for spiked)")
-    parser.add_argument("--L", type=integer, nargs="+", default=list(DEFAULT_LENGTHS), help="lengths (Lbar with --variable-length)")
+    parser.add_argument("--L", type=integer, nargs="+", default=list(DEFAULT_LENGTHS),
+                        help="lengths (Lbar with --variable-length)")
     parser.add_argument("--variable-length", action="store_true", help="length uniform on {1..L}")
-    parser.add_argument("--activations", nargs="+", default=list(activation_names()), help=f"subset of {' '.join(activation_names())}")
-    parser.add_argument("--alpha", type=number, help="sample ratio N/D: adds ERM test errors")
-    parser.add_argument("--lam", type=number, default=1e-3, help="ridge penalty of ERM, >= 0")
-    parser.add_argument("--D", type=integer, default=100, help="dimension for ERM, >= 1")
-    parser.add_argument("--seeds", type=integer, default=4, help="ERM teachers/data sets, >= 1")
-    parser.add_argument("--init", choices=("random", "informed"), default="random", help="start of ERM training")
-    parser.add_argument("--optimizer", choices=("lbfgs", "sgd"), default="lbfgs", help="ERM optimiser")
-    parser.add_argument("--seed", type=integer, default=0, help="root seed of the ERM teachers, data and starts")
+    parser.add_argument("--activations", nargs="+", default=list(activation_names()),
+                        help=f"subset of {' '.join(activation_names())}")
+    parser.add_argument("--alpha", type=number, help="sample ratio N/D: adds ERM test errors (default: none)")
+    parser.add_argument("--lam", type=ridge, default=erm_defaults.lam,
+                        help=f"ridge of ERM: a number >= 0, or 'auto': chosen per seed by validation on a held-out "
+                        f"{VALIDATION_FRACTION:g} of the training set over {grid}")
+    parser.add_argument("--D", type=integer, default=erm_defaults.D, help="dimension for ERM, >= 1")
+    parser.add_argument("--Delta", type=number, default=erm_defaults.Delta,
+                        help="label noise variance of the ERM training data, >= 0; errors are the excess over it")
+    parser.add_argument("--seeds", type=integer, default=erm_defaults.seeds,
+                        help="ERM teachers/data sets, >= 1")
+    parser.add_argument("--starts", type=integer, default=erm_defaults.starts,
+                        help="random starts per ERM training set, >= 1")
+    parser.add_argument("--init", choices=INITS, default=erm_defaults.init,
+                        help="which ERM start is reported: the lowest-training-loss random start, or the informed "
+                        "start at the teacher (a reference, not an estimator)")
+    parser.add_argument("--optimizer", choices=OPTIMIZERS, default=erm_defaults.optimizer,
+                        help="L-BFGS to |grad| <= 1e-6, or one pass of SGD")
+    parser.add_argument("--seed", type=integer, default=0,
+                        help="root seed of the ERM teachers, data, starts and test samples")
     parser.add_argument("--out", type=Path, help="folder: gap.jsonl (finished points, resumable) and gap.json")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--plot", type=Path, help="PNG: error against L per activation, with Bayes")
-    parser.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
+    parser.add_argument("--plot", type=Path,
+                        help="PNG: error against L per activation, with Bayes; with --out it is redrawn from the "
+                        "log on every run")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing --plot file (not needed with --out)")
     parser.set_defaults(run=run)
 
 
@@ -55,9 +83,14 @@ def run(args: argparse.Namespace) -> None:
         settings = ((args.variant, DEFAULT_NU[args.variant] if args.nu is None else args.nu),)
     erm = None
     if args.alpha is not None:
-        erm = ERMOptions(alpha=args.alpha, lam=args.lam, D=args.D, seeds=args.seeds, init=args.init, optimizer=args.optimizer)
+        erm = ERMOptions(alpha=args.alpha, lam=args.lam, D=args.D, seeds=args.seeds, init=args.init,
+                         optimizer=args.optimizer, Delta=args.Delta, starts=args.starts)
+    else:
+        check_real("Delta", args.Delta, minimum=0.0)
     validate_sweep(settings, args.L, args.variable_length, args.activations)
-    plot = check_writable_output(args.plot, force=args.force, name="--plot") if args.plot is not None else None
+    # with --out the plot is a view of the log: redrawing it on a re-run is what the user asked for
+    plot = (check_writable_output(args.plot, force=args.force or args.out is not None, name="--plot")
+            if args.plot is not None else None)
     log = open_sweep_log(args.out, "gap.jsonl") if args.out is not None else None
     rows = gap_sweep(
         settings, args.L, variable_length=args.variable_length, activations=args.activations, erm=erm, seed=args.seed, log=log
@@ -69,21 +102,49 @@ def run(args: argparse.Namespace) -> None:
         "activations": args.activations,
         "erm": None if erm is None else vars(erm).copy(),
     }
-    result = {"config": config, "rows": [_public_row(row) for row in rows]}
+    notes, warnings = _collected(rows)
+    result = {"config": config, "rows": [_public_row(row) for row in rows], "notes": notes, "warnings": warnings}
     if args.out is not None:
-        record = {**provenance(config, args.seed), "rows": json_ready(rows)}
+        record = {**provenance(config, args.seed), "rows": json_ready(rows), "notes": notes, "warnings": warnings}
         atomic_write(args.out / "gap.json", lambda tmp: tmp.write_text(json.dumps(record, indent=1)))
     if plot is not None:
-        atomic_write(plot, lambda tmp: plot_gap(rows, tmp))
+        atomic_write(plot, lambda tmp: plot_gap(rows, tmp, erm=None if erm is None else vars(erm).copy()))
     if args.json:
         print_json(result)
     else:
         print(_table(rows, args.activations))
+        for line in notes:
+            print(f"note: {line}")
+        for line in warnings:
+            print(f"warning: {line}")
+
+
+def _collected(rows: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """Every row's notes and warnings, each prefixed with its row."""
+    notes, warnings = [], []
+    for row in rows:
+        nu = "inf" if math.isinf(row["nu"]) else f"{row['nu']:g}"
+        where = f"{row['variant']} nu={nu} L={'U1..' if row['variable_length'] else ''}{row['L']}"
+        notes += [f"{where}: {text}" for text in row.get("notes", [])]
+        warnings += [f"{where}: {text}" for text in row.get("warnings", [])]
+    return notes, warnings
 
 
 def _public_row(row: dict[str, Any]) -> dict[str, Any]:
-    keys = ("variant", "nu", "L", "variable_length", "bayes", "population", "gap", "erm")
+    keys = ("variant", "nu", "L", "variable_length", "bayes", "population", "gap", "erm", "notes", "warnings")
     return {k: row[k] for k in keys if k in row}
+
+
+def _erm_cell(erm: dict[str, Any]) -> str:
+    """``error+-stderr``, the ridge when chosen by validation, ``*`` when the random starts disagree."""
+    cell = f"{erm['test_error']:.4f}+-{erm['stderr']:.4f}"
+    if erm.get("lam_auto"):
+        low, high = min(erm["lam"]), max(erm["lam"])
+        cell += f" lam={low:.2g}" + ("" if low == high else f"..{high:.2g}")
+    above_zero = erm.get("excess_over_zero", -1.0) > 2.0 * erm.get("excess_over_zero_stderr", 0.0)
+    if erm.get("notes") or above_zero or erm.get("restarts_agree") is False or not erm.get("converged", True):
+        cell += " *"
+    return cell
 
 
 def _table(rows: list[dict[str, Any]], activations: list[str]) -> str:
@@ -96,6 +157,9 @@ def _table(rows: list[dict[str, Any]], activations: list[str]) -> str:
         line = [row["variant"], row["nu"], ("U1.." if row["variable_length"] else "") + str(row["L"]), row["bayes"]]
         line += [row["population"][a] for a in activations] + [row["gap"][a] for a in activations]
         if with_erm:
-            line += [f"{row['erm'][a]['test_error']:.4f}+-{row['erm'][a]['stderr']:.4f}" for a in activations]
+            line += [_erm_cell(row["erm"][a]) for a in activations]
         lines.append(line)
-    return format_table(header, lines)
+    table = format_table(header, lines)
+    if with_erm:
+        table += "\nERM: test error +- stderr over seeds; lam: ridge per seed; * see the warnings below"
+    return table

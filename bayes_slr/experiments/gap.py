@@ -15,8 +15,10 @@ import math
 from typing import Any, Iterable
 
 from bayes_slr.attention.activations import check_activation
-from bayes_slr.errors import check_int, check_real
-from bayes_slr.experiments.erm import erm_experiment
+from bayes_slr.attention.training import OPTIMIZERS
+from bayes_slr.errors import check_choice, check_int, check_real
+from bayes_slr.experiments.erm import DEFAULT_LAM_GRID, DEFAULT_STARTS, LAM_AUTO, check_lam, erm_experiment
+from bayes_slr.models.spec import INITS
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.records import Executor, SweepLog, run_sweep
 from bayes_slr.theory.bayes import bayes_error_exact
@@ -28,22 +30,37 @@ DEFAULT_LENGTHS = (2, 3, 5, 10, 30, 100)
 
 @dataclasses.dataclass(frozen=True)
 class ERMOptions:
-    """Finite-data training settings for the ERM columns (MODEL.md section 5)."""
+    """Finite-data training settings for the ERM columns (MODEL.md section 5).
+
+    ``lam="auto"`` (default) chooses the ridge per seed by held-out validation on
+    :data:`~bayes_slr.experiments.erm.DEFAULT_LAM_GRID`; ``Delta`` is the label noise of
+    the ERM training data (the reported error is the excess over it); ``starts`` random
+    starts per training set, plus the informed start as a reference
+    (:func:`~bayes_slr.experiments.erm.erm_experiment`).
+    """
 
     alpha: float
-    lam: float = 1e-3
+    lam: float | str = LAM_AUTO
     D: int = 100
     seeds: int = 4
     init: str = "random"
     optimizer: str = "lbfgs"
     N_test: int = 20_000
+    Delta: float = 0.0
+    starts: int = DEFAULT_STARTS
+    lam_grid: tuple[float, ...] = DEFAULT_LAM_GRID  # part of a point's identity in a resumable log
 
     def __post_init__(self) -> None:
         check_real("alpha", self.alpha, minimum=0.0, strict=True)
-        check_real("lam", self.lam, minimum=0.0)
+        check_lam(self.lam)
         check_int("D", self.D, 1)
         check_int("seeds", self.seeds, 1)
         check_int("N_test", self.N_test, 2)
+        check_real("Delta", self.Delta, minimum=0.0)
+        check_int("starts", self.starts, 1)
+        object.__setattr__(self, "lam_grid", tuple(check_real("lam_grid", x, minimum=0.0) for x in self.lam_grid))
+        check_choice("init", self.init, INITS)
+        check_choice("optimizer", self.optimizer, OPTIMIZERS)
 
 
 def task_config(variant: str, nu: float, L: int, variable_length: bool, D: int = 1, Delta: float = 0.0) -> SLRConfig:
@@ -65,20 +82,55 @@ def bayes_point(config: SLRConfig) -> dict[str, Any]:
 
 
 def erm_point(config: SLRConfig, activation: str, options: ERMOptions, seed: int) -> dict[str, Any]:
-    """ERM test error of one activation at ``options.alpha``, mean and standard error over seeds."""
+    """ERM test error of one activation at ``options.alpha``: mean and standard error over seeds
+    of the lowest-training-loss random start, with the diagnostics of
+    :func:`~bayes_slr.experiments.erm.erm_experiment`.
+
+    Returns ``test_error``, ``stderr``, ``lam`` (per seed; chosen when ``options.lam`` is
+    ``"auto"``), ``restarts_agree``, ``start_spread`` (largest over seeds), ``converged``
+    (every seed), ``informed_test_error`` (reference), ``zero_error`` (the zero predictor on
+    the same test samples) and ``zero_stderr``, ``notes``.
+    """
     summary = erm_experiment(
-        config.replace(D=options.D),
+        config.replace(D=options.D, Delta=options.Delta),
         activation,
         alpha=options.alpha,
         lam=options.lam,
         seeds=options.seeds,
         seed=seed,
         init=options.init,
+        starts=options.starts,
+        lam_grid=options.lam_grid,
         optimizer=options.optimizer,
         N_test=options.N_test,
         predict_population=False,
     )
-    return {"test_error": summary.test_error, "stderr": summary.stderr}
+    per_seed = summary.per_seed
+    zero_diffs = [r["test_error"] - r["zero_error"] for r in per_seed]
+    return {
+        "test_error": summary.test_error,
+        "stderr": summary.stderr,
+        "lam": list(summary.lam),
+        "lam_auto": options.lam == LAM_AUTO,
+        "restarts_agree": summary.restarts_agree,
+        "start_spread": max(r["start_spread"] for r in per_seed),
+        "converged": all(r["converged"] for r in per_seed),
+        "informed_test_error": summary.informed_test_error,
+        "zero_error": summary.zero_error,
+        # paired with the test error (same test samples): the spread over seeds of the difference
+        "excess_over_zero": sum(zero_diffs) / len(zero_diffs),
+        "excess_over_zero_stderr": _paired_stderr(zero_diffs, [r["stderr"] for r in per_seed]),
+        "notes": list(summary.notes),
+    }
+
+
+def _paired_stderr(diffs: list[float], stderrs: list[float]) -> float:
+    """Standard error of the mean of per-seed differences (one seed: its Monte Carlo error as a bound)."""
+    n = len(diffs)
+    if n == 1:
+        return float(stderrs[0])
+    mean = sum(diffs) / n
+    return math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1) / n)
 
 
 def _points(
@@ -143,8 +195,9 @@ def gap_sweep(
     list of dict
         ``{"variant", "nu", "L", "variable_length", "bayes", "bayes_error_bound",
         "population": {activation: error}, "gap": {activation: error - bayes},
-        "optimal_overlaps": {activation: {...}}, "erm": {activation: {"test_error", "stderr"}}}``
-        (``erm`` only with ``erm``).
+        "optimal_overlaps": {activation: {...}}, "erm": {activation: {...}}, "notes": [...],
+        "warnings": [...]}`` (``erm`` only with ``erm``; its entries: :func:`erm_point`;
+        notes and warnings: :func:`row_notes`).
     """
     settings, lengths, activations = validate_sweep(settings, lengths, variable_length, activations)
     points = _points(settings, lengths, variable_length, activations, erm)
@@ -190,4 +243,40 @@ def _rows(results: list[tuple[dict[str, Any], dict[str, Any]]], activations: tup
             row.setdefault("erm", {})[point["activation"]] = result
     for row in rows.values():
         row["gap"] = {a: row["population"][a] - row["bayes"] for a in activations}
+        row["notes"], row["warnings"] = row_notes(row, activations)
     return list(rows.values())
+
+
+def row_notes(row: dict[str, Any], activations: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """What a reader must know with a row: ``(notes, warnings)``.
+
+    Notes: limits and upper bounds of the population optima (their ``note``), the ridge
+    chosen by validation. Warnings (numbers not to read as they stand): random starts that
+    disagree, fits that did not converge, an ERM error above the zero predictor's.
+    """
+    notes, warnings = [], []
+    for activation in activations:
+        note = row["optimal_overlaps"].get(activation, {}).get("note", "")
+        if note:
+            kind = "a limit (|k| -> inf)" if "no finite optimum" in note else (
+                "an upper bound on its optimum" if "boundary" in note else "")
+            notes.append(f"population {activation}" + (f" is {kind}" if kind else "") + f": {note}")
+    for activation, erm in row.get("erm", {}).items():
+        if erm.get("lam_auto"):
+            notes.append(f"ERM {activation}: lam chosen by held-out validation per seed: "
+                         + ", ".join(f"{x:.3g}" for x in erm["lam"]))
+        for sentence in erm.get("notes", []):
+            warnings.append(f"ERM {activation}: {sentence}")
+        if erm.get("excess_over_zero", -1.0) > 2.0 * erm.get("excess_over_zero_stderr", 0.0):
+            population = row["population"].get(activation)
+            reason = (
+                f"its population optimum is {population:.3g} (zero predictor: 1), and the estimation error of "
+                f"2D parameters from N = alpha D samples exceeds that margin"
+                if population is not None else "no better estimator was found"
+            )
+            warnings.append(
+                f"ERM {activation}: test error {erm['test_error']:.3g} is above the zero predictor's "
+                f"{erm['zero_error']:.3g} (|v*|^2/D on the same samples) by {erm['excess_over_zero']:.3g} +- "
+                f"{erm['excess_over_zero_stderr']:.2g}: {reason}"
+            )
+    return notes, warnings
