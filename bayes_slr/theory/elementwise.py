@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import erf, log_ndtr
 
-from bayes_slr.theory import integrals as q
+from bayes_slr.numerics import integrals as q
 from bayes_slr.theory.normalised import PANEL_ORDER, XMAX
 
 

@@ -23,7 +23,7 @@ from scipy.optimize import minimize, minimize_scalar
 
 from bayes_slr.attention.activations import NORMALISED, check_activation
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.theory.integrals import STEP
+from bayes_slr.numerics.integrals import STEP
 from bayes_slr.theory.population import check_config, terms_with_bounds
 
 NORM_CAP = 30.0
