@@ -19,6 +19,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from bayes_slr.errors import ConfigError, check_real
 from bayes_slr.models.spec import SLRConfig
@@ -147,6 +148,33 @@ def _solve(draws, start, config, alpha, damping, tol, max_iter, key):
     result = damped_fixed_point(lambda q: _update(q, draws, config, alpha), start, damping=damping, tol=tol,
                                 max_iter=max_iter)
     return result, _errors(result.x, draws, config, key)
+
+
+@functools.partial(jax.jit, static_argnames=("config", "iterations"))
+def _history(draws, start, config, alpha, damping, iterations):
+    def step(q, _):
+        q = (1.0 - damping) * q + damping * _update(q, draws, config, alpha)
+        return q, q
+
+    _, iterates = jax.lax.scan(step, start, None, length=iterations)
+    return jnp.concatenate([start[None], iterates])
+
+
+def bayes_state_evolution_history(
+    config: SLRConfig, *, alpha: float, start: tuple[float, float], iterations: int, damping: float = 1.0,
+    mc_samples: int = 16384, seed: int = 0,
+) -> np.ndarray:
+    """The iterates ``q_t = (q_k, q_v)``, ``t = 0..iterations``, of the damped state-evolution map from ``start``.
+
+    Same channel draws as :func:`bayes_replica_point` with the same ``mc_samples`` and ``seed``; for
+    comparing an algorithm's per-iteration overlaps (AMP) with the state evolution. Returns an
+    array of shape ``(iterations + 1, 2)``.
+    """
+    config = check_bayes_config(config)
+    alpha = check_real("alpha", alpha, minimum=0.0, strict=True)
+    _, mc_samples, damping, iterations = check_solver_options("uninformed", mc_samples, damping, iterations)
+    draws = draw_channel(jax.random.split(jax.random.PRNGKey(seed))[0], config, mc_samples)
+    return np.asarray(_history(draws, jnp.asarray(start, dtype=float), config, alpha, damping, iterations))
 
 
 def bayes_replica_point(
