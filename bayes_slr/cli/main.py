@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bayes_slr.cli import bayes_risk, gap, posterior, simulate, theory
+from bayes_slr.cli import amp, bayes_risk, gap, posterior, simulate, theory
 from bayes_slr.errors import ConfigError
 from bayes_slr.jax_setup import enable_compilation_cache
 
-SUBCOMMANDS = (simulate, bayes_risk, gap, posterior, theory)
+SUBCOMMANDS = (simulate, bayes_risk, gap, posterior, theory, amp)
 
 
 def build_parser() -> argparse.ArgumentParser:
