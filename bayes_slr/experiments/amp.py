@@ -16,7 +16,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from bayes_slr.errors import ConfigError, check_int, check_real
+from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
 from bayes_slr.inference import amp
 from bayes_slr.inference.predictive import excess_test_error
 from bayes_slr.models.simulate import draw_teacher
@@ -34,7 +34,7 @@ class AMPOptions:
     Attributes
     ----------
     init : ``"random"`` or ``"informed"`` (at the teacher).
-    damping, tol, max_iter, coupled : of :func:`~bayes_slr.inference.amp.run_amp`.
+    damping, tol, max_iter, coupled, variance, adaptive : of :func:`~bayes_slr.inference.amp.run_amp`.
     dtype : working precision of the tokens and messages, ``"float64"`` or ``"float32"``.
     n_test : fresh test sequences for the error, ``>= 2``.
     se_samples : channel draws of the state evolution, ``>= 2``.
@@ -49,6 +49,8 @@ class AMPOptions:
     tol: float = 1e-6
     max_iter: int = 300
     coupled: bool = False
+    variance: str = "hessian"
+    adaptive: bool = True
     dtype: str = "float64"
     n_test: int = 20_000
     se_samples: int = 16_384
@@ -62,6 +64,7 @@ class AMPOptions:
             init=self.init, damping=self.damping, tol=self.tol, max_iter=self.max_iter, dtype=self.dtype)
         for name, value in (("init", init), ("damping", damping), ("tol", tol), ("max_iter", max_iter), ("dtype", dtype)):
             object.__setattr__(self, name, value)
+        object.__setattr__(self, "variance", check_choice("variance", self.variance, amp.VARIANCES))
         object.__setattr__(self, "n_test", check_int("n_test", self.n_test, 2))
         object.__setattr__(self, "se_samples", check_int("se_samples", self.se_samples, 2))
         if self.memory_limit is not None:
@@ -155,7 +158,7 @@ def amp_point(config: SLRConfig, alpha: float, seed: int, options: AMPOptions | 
     start = time.perf_counter()
     result = jax.block_until_ready(amp.run_amp(
         key_start, data, config, init=options.init, teacher=teacher, damping=options.damping, tol=options.tol,
-        max_iter=options.max_iter, coupled=options.coupled))
+        max_iter=options.max_iter, coupled=options.coupled, variance=options.variance, adaptive=options.adaptive))
     seconds = time.perf_counter() - start
     iterations = int(result.state.iteration)
     error = excess_test_error(key_test, config, teacher, amp.amp_predictor(config, result.state), N_test=options.n_test)
@@ -171,7 +174,7 @@ def amp_point(config: SLRConfig, alpha: float, seed: int, options: AMPOptions | 
         "posterior_mean_f_error": plain.value, "posterior_mean_f_stderr": plain.stderr,
         "overlaps": dict(zip(("m_k", "q_k", "m_v", "q_v"), (float(x) for x in final))),
         "iterations": iterations, "converged": bool(result.converged) and math.isfinite(error.value),
-        "residual": float(result.state.residual), "seconds": seconds,
+        "residual": float(result.state.residual), "final_damping": float(result.damping), "seconds": seconds,
     }
     if options.history:
         row["history"] = np.asarray(result.history[: iterations + 1]).tolist()

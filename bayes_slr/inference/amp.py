@@ -46,12 +46,15 @@ from bayes_slr.numerics import location_integrals
 
 INITS = ("random", "informed")
 DTYPES = ("float64", "float32")
+VARIANCES = ("hessian", "nishimori")
 START_OVERLAP = 1e-3
 """Random start: ``|W_hat_a|^2 / D = START_OVERLAP``, ``C = (1 - START_OVERLAP) I`` (the state evolution's
 uninformed ``q = 1e-3``); informed start: overlap ``1 - START_OVERLAP`` with the teacher, Nishimori-consistent."""
 DEFAULT_DAMPING = 0.7
 """Plain GAMP (damping 1) follows the state evolution for a few steps and then diverges for spiked
 SLR (a finite-size mode grows by about 1.7 per step, docs/theory.md part C); 0.7 converges."""
+ADAPT_DOWN, ADAPT_UP, MIN_DAMPING = 0.7, 1.05, 0.05
+"""Adaptive damping of :func:`run_amp`."""
 PRECISION_FLOOR = 1e-6
 """Smallest eigenvalue allowed for ``A + Lambda_0`` (a transient iterate can make ``A`` indefinite)."""
 
@@ -103,12 +106,14 @@ class AMPResult(NamedTuple):
         (row ``t`` after ``t`` steps; ``m`` are NaN without a teacher; rows past the last are NaN).
     residual_history : (max_iter + 1,) residual after each step (row 0 is ``inf``).
     converged : residual ``<= tol`` reached with finite values.
+    damping : the damping of the last step (lowered by the adaptive rule, see :func:`run_amp`).
     """
 
     state: AMPState
     history: jax.Array
     residual_history: jax.Array
     converged: jax.Array
+    damping: jax.Array
 
 
 def check_amp_options(
@@ -261,7 +266,8 @@ def _posterior_covariance(precision: jax.Array) -> jax.Array:
 
 
 def amp_step(
-    state: AMPState, data: AMPData, config: SLRConfig, damping: float = DEFAULT_DAMPING, *, coupled: bool = False
+    state: AMPState, data: AMPData, config: SLRConfig, damping: float = DEFAULT_DAMPING, *, coupled: bool = False,
+    variance: str = "hessian",
 ) -> tuple[AMPState, dict]:
     """One damped GAMP iteration (see the module docstring); pure, jit- and loop-friendly.
 
@@ -270,6 +276,11 @@ def amp_step(
     conjugates vanish in the limit). ``coupled=True`` keeps the full ``2 x 2`` ``A`` and ``C`` (for spiked
     SLR the cross term enters ``Z_out`` exactly; max-SLR's ``Z_out`` ignores it). Without damping,
     ``coupled=True`` shows a period-2 growth of ``A_kv`` (docs/theory.md part C).
+
+    ``variance="hessian"`` (default): ``A = -(1/D) sum_{mu l} dg_{mu l}``, plain GAMP.
+    ``variance="nishimori"``: ``A = (1/D) sum g g^T - (Lambda_0 - I)`` (the Nishimori identity of the
+    normalised likelihood, whose ``k`` part carries the tilt normaliser); the same in expectation at
+    the Bayes-optimal point, always ``>= -(Lambda_0 - I)``.
 
     Returns
     -------
@@ -282,7 +293,10 @@ def amp_step(
     omega = jnp.einsum("nld,da->nla", data.X, state.W) / math.sqrt(D) - state.g @ state.C
     omega = jnp.where(data.mask[..., None], omega, 0.0)
     g_new, dg = jax.vmap(output_denoiser, in_axes=(None, 0, 0, 0, None))(config, omega, data.y, data.mask, state.C)
-    A_new = -jnp.sum(dg, axis=(0, 1)) / D
+    if variance == "hessian":
+        A_new = -jnp.sum(dg, axis=(0, 1)) / D
+    else:
+        A_new = jnp.einsum("nla,nlb->ab", g_new, g_new) / D - (prior_precision(config, N) - jnp.eye(2))
     A_new = 0.5 * (A_new + A_new.T) if coupled else jnp.diag(jnp.diag(A_new))
     g = ((1.0 - damping) * state.g + damping * g_new).astype(dtype)
     A = ((1.0 - damping) * state.A + damping * A_new).astype(dtype)
@@ -311,29 +325,34 @@ def overlaps(W: jax.Array, teacher: Teacher | None) -> jax.Array:
     return jnp.stack([m[0], q[0], m[1], q[1]])
 
 
-@functools.partial(jax.jit, static_argnames=("config", "max_iter", "coupled"))
+@functools.partial(jax.jit, static_argnames=("config", "max_iter", "coupled", "variance", "adaptive"))
 def _run(state: AMPState, data: AMPData, config: SLRConfig, teacher: Teacher | None, damping, tol, max_iter: int,
-         coupled: bool):
+         coupled: bool, variance: str, adaptive: bool):
     history = jnp.full((max_iter + 1, 4), jnp.nan).at[0].set(overlaps(state.W, teacher))
     residuals = jnp.full(max_iter + 1, jnp.nan).at[0].set(jnp.inf)
 
     def keep_going(carry: tuple) -> jax.Array:
-        state, _, _ = carry
+        state = carry[0]
         r = state.residual
         return (state.iteration == 0) | ((state.iteration < max_iter) & (r > tol) & jnp.isfinite(r))
 
     def body(carry: tuple) -> tuple:
-        state, history, residuals = carry
-        state, _ = amp_step(state, data, config, damping, coupled=coupled)
+        state, history, residuals, d = carry
+        previous = state.residual
+        state, _ = amp_step(state, data, config, d, coupled=coupled, variance=variance)
         finite = jnp.all(jnp.isfinite(state.W)) & jnp.all(jnp.isfinite(state.C))
         state = state._replace(residual=jnp.where(finite, state.residual, jnp.nan))
         history = history.at[state.iteration].set(overlaps(state.W, teacher))
         residuals = residuals.at[state.iteration].set(state.residual)
-        return state, history, residuals
+        if adaptive:
+            d = jnp.where(state.residual > previous, jnp.maximum(ADAPT_DOWN * d, MIN_DAMPING),
+                          jnp.minimum(ADAPT_UP * d, damping))
+        return state, history, residuals, d
 
-    state, history, residuals = jax.lax.while_loop(keep_going, body, (state, history, residuals))
+    start = (state, history, residuals, jnp.asarray(damping, dtype=jnp.float64))
+    state, history, residuals, d = jax.lax.while_loop(keep_going, body, start)
     converged = (state.residual <= tol) & jnp.isfinite(state.residual)
-    return AMPResult(state, history, residuals, converged)
+    return AMPResult(state, history, residuals, converged, d)
 
 
 def run_amp(
@@ -347,6 +366,8 @@ def run_amp(
     tol: float = 1e-6,
     max_iter: int = 300,
     coupled: bool = False,
+    variance: str = "hessian",
+    adaptive: bool = True,
 ) -> AMPResult:
     """Iterate :func:`amp_step` from :func:`amp_init` until the residual is ``<= tol`` or ``max_iter`` steps.
 
@@ -366,14 +387,21 @@ def run_amp(
     damping : weight of the new iterate, in ``(0, 1]`` (1: plain GAMP, unstable for spiked SLR).
     tol, max_iter : stopping rule (residual of :class:`AMPState`).
     coupled : keep the ``k``-``v`` cross term of ``A`` and ``C`` (see :func:`amp_step`).
+    variance : ``"hessian"`` (``A = -(1/D) sum dg``) or ``"nishimori"`` (``A = (1/D) sum g g^T`` minus the
+        tilt normaliser's precision, equal in expectation at the Bayes-optimal point), see :func:`amp_step`.
+    adaptive : after a step whose residual exceeds the previous one, multiply the damping by
+        ``ADAPT_DOWN`` (not below ``MIN_DAMPING``); after a decrease, by ``ADAPT_UP`` (up to ``damping``).
+        It tames the oscillating finite-size mode of spiked SLR (docs/theory.md part C); ``False`` keeps
+        the damping fixed (per-iteration comparison with the state evolution).
     """
     config = check_amp_config(config)
     init, damping, tol, max_iter, _ = check_amp_options(init=init, damping=damping, tol=tol, max_iter=max_iter,
                                                         dtype=str(data.X.dtype))
     if data.X.ndim != 3 or data.X.shape[1:] != (config.Lbar, config.D):
         raise ConfigError(f"data.X must have shape (N, {config.Lbar}, {config.D}), got {tuple(data.X.shape)}")
+    variance = check_choice("variance", variance, VARIANCES)
     state = amp_init(key, data, config, init, teacher)
-    return _run(state, data, config, teacher, damping, tol, max_iter, bool(coupled))
+    return _run(state, data, config, teacher, damping, tol, max_iter, bool(coupled), variance, bool(adaptive))
 
 
 def amp_predictor(config: SLRConfig, state: AMPState, *, own_tilt: bool = True) -> Callable[[jax.Array, jax.Array], jax.Array]:
