@@ -420,23 +420,24 @@ def amp_predictor(config: SLRConfig, state: AMPState, *, own_tilt: bool = True) 
     temperature ``c_nu``). For max-SLR the two coincide.
     """
     W, C = state.W.astype(jnp.float64), state.C.astype(jnp.float64)
-    plain_mean = config.variant == "spiked" and not own_tilt
+    own_tilt = bool(own_tilt) or config.variant != "spiked"
+    return lambda X, lengths: _predict(config, own_tilt, W, C, jnp.asarray(X), jnp.asarray(lengths))
 
-    @jax.jit
-    def predict(X: jax.Array, lengths: jax.Array) -> jax.Array:
-        mask = jnp.arange(X.shape[1]) < lengths[:, None]
-        omega = jnp.einsum("nld,da->nla", X.astype(jnp.float64), W) / math.sqrt(X.shape[-1])
-        c = math.sqrt(config.nu)
-        if plain_mean:
-            log_post = jax.vmap(location_integrals.softmax_log_posterior, in_axes=(None, 0, None, 0))(
-                c, omega[..., 0], jnp.minimum(C[0, 0], 1.0), mask)
-            values = omega[..., 1]
-        elif config.variant == "spiked":
-            log_post = jax.nn.log_softmax(jnp.where(mask, c * omega[..., 0], -jnp.inf), where=mask)
-            values = omega[..., 1] + c * C[0, 1]
-        else:
-            log_post = jax.vmap(location_log_posterior, in_axes=(None, 0, None, 0))(config, omega[..., 0], C[0, 0], mask)
-            values = omega[..., 1]
-        return jnp.sum(jnp.where(mask, jnp.exp(log_post) * values, 0.0), axis=-1)
 
-    return predict
+@functools.partial(jax.jit, static_argnames=("config", "own_tilt"))
+def _predict(config: SLRConfig, own_tilt: bool, W: jax.Array, C: jax.Array, X: jax.Array, lengths: jax.Array) -> jax.Array:
+    """:func:`amp_predictor` (compiled once per configuration and shape, not per posterior)."""
+    mask = jnp.arange(X.shape[1]) < lengths[:, None]
+    omega = jnp.einsum("nld,da->nla", X.astype(jnp.float64), W) / math.sqrt(X.shape[-1])
+    c = math.sqrt(config.nu)
+    if not own_tilt:
+        log_post = jax.vmap(location_integrals.softmax_log_posterior, in_axes=(None, 0, None, 0))(
+            c, omega[..., 0], jnp.minimum(C[0, 0], 1.0), mask)
+        values = omega[..., 1]
+    elif config.variant == "spiked":
+        log_post = jax.nn.log_softmax(jnp.where(mask, c * omega[..., 0], -jnp.inf), where=mask)
+        values = omega[..., 1] + c * C[0, 1]
+    else:
+        log_post = jax.vmap(location_log_posterior, in_axes=(None, 0, None, 0))(config, omega[..., 0], C[0, 0], mask)
+        values = omega[..., 1]
+    return jnp.sum(jnp.where(mask, jnp.exp(log_post) * values, 0.0), axis=-1)
