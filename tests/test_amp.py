@@ -26,6 +26,14 @@ from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.theory.replica_bayes import bayes_state_evolution_history
 
 SPIKED = SLRConfig("spiked", 200, LengthLaw.fixed(3), 2.0, 0.1)
+FLUCTUATION = {"overlap": 1.5, "error": 0.6}
+"""Seed-to-seed standard deviation of (AMP - state evolution) times ``sqrt(D)``, spiked ``nu = 2``,
+``L = 3``, ``Delta = 0.1`` (docs/theory.md part C): overlaps 0.04 at D = 1000 (1.3), 0.016 at 2000
+(0.7), 0.009 at 4000 (0.6); test errors 0.015 at D = 1000 (0.5). Rounded up."""
+SE_SAMPLES = 16384
+SE_ERROR = 0.005
+"""Monte Carlo error of the state evolution at ``SE_SAMPLES`` draws (seed-to-seed spread of ``q_v``:
+0.0044 at alpha = 1, docs/theory.md part B)."""
 
 
 def small_run(config: SLRConfig, alpha: float, seed: int = 0, **options) -> tuple[amp.AMPResult, amp.AMPData]:
@@ -122,3 +130,100 @@ def test_float32_reaches_the_float64_fixed_point():
     o64 = np.asarray(r64.history[int(r64.state.iteration)])
     o32 = np.asarray(r32.history[int(r32.state.iteration)])
     np.testing.assert_allclose(o32, o64, atol=1e-4)
+
+
+def gibbs_comparison(config: SLRConfig, alpha: float, seed: int) -> dict[str, float]:
+    """AMP and the exact Gibbs sampler on the same training set (one exact teacher).
+
+    Returns the squared distance ``|W_hat - <W>|^2 / D`` per direction relative to ``|<W>|^2 / D``
+    (the Gibbs mean's Monte Carlo noise removed by two independent halves of the chains), and the
+    difference of the test errors of the two training-set posterior means of ``f`` on one test set.
+    """
+    key_teacher, key_data, key_start, key_gibbs, key_test = jax.random.split(jax.random.PRNGKey(100 + seed), 5)
+    teacher = draw_teacher(key_teacher, config.D, exact=True)
+    batch = simulate(key_data, config, teacher, round(alpha * config.D))
+    result = amp.run_amp(key_start, amp.AMPData(batch.X, batch.y, batch.mask), config, teacher=teacher, tol=1e-8)
+    assert bool(result.converged)
+    draws = run_gibbs(key_gibbs, config, batch, chains=4, warmup=300, samples=300)
+    half = draws.k.shape[0] // 2
+    row = {}
+    for column, name in enumerate(("k", "v")):
+        x = getattr(draws, name)
+        first, second = x[:half].mean(axis=(0, 1)), x[half:].mean(axis=(0, 1))
+        w = np.asarray(result.state.W[:, column])
+        row[f"distance_{name}"] = float((w - first) @ (w - second)) / float(first @ second)
+    k_draws, v_draws = thin_draws(draws.k, 200), thin_draws(draws.v, 200)
+    predict = amp.amp_predictor(config, result.state, own_tilt=False)
+
+    def difference(test):
+        errors = [excess_error_given_teacher(config, teacher, test, f) for f in
+                  (predict(test.X, test.lengths), posterior_mean_predictor(config, k_draws, v_draws, test.X, test.lengths))]
+        return errors[0] - errors[1]
+
+    row["error_difference"] = float(streamed_mean(difference, key_test, config, teacher, 10_000).mean)
+    return row
+
+
+@pytest.mark.slow
+def test_amp_agrees_with_the_exact_gibbs_posterior_on_the_same_data(full_size):
+    """Spiked ``nu = 2``, ``L = 3``, ``Delta = 0.1``, alpha = 2: AMP's posterior mean against Gibbs's.
+
+    AMP is exact only as ``D -> inf``. Measured (docs/theory.md part C, 3-4 teachers each): the
+    relative squared distance ``|W_hat - <W>|^2 / |<W>|^2`` is at most 1.1e-3 at D = 50 and 100;
+    the test-error difference of the two training-set posterior means of ``f`` (same test set) has
+    root mean square 0.36/D at D = 50 and 0.22/D at D = 100. Tolerances: a relative distance of
+    1e-2 per teacher, and a root-mean-square error difference of 1/D (3x the largest measured).
+    """
+    D, teachers = (100, 4) if full_size else (50, 3)
+    config = SPIKED.replace(D=D)
+    rows = [gibbs_comparison(config, 2.0, seed) for seed in range(teachers)]
+    for row in rows:
+        assert row["distance_k"] < 1e-2 and row["distance_v"] < 1e-2, row
+    rms = math.sqrt(np.mean([row["error_difference"] ** 2 for row in rows]))
+    assert rms < 1.0 / D, rows
+
+
+def tolerance(kind: str, D: int, seeds: int) -> float:
+    """Four standard errors of a mean over ``seeds`` runs (finite-size spread), plus the theory's error."""
+    return 4 * FLUCTUATION[kind] / math.sqrt(D * seeds) + SE_ERROR
+
+
+@pytest.mark.slow
+def test_amp_iterates_follow_the_state_evolution(full_size):
+    """Plain GAMP (damping 1, no adaptation) from the random start, spiked alpha = 1: the overlaps
+    ``m_k, q_k, m_v, q_v`` of the first four iterates against the state evolution's iterates from
+    ``q = START_OVERLAP`` (Nishimori: ``m = q``). Beyond about six steps plain GAMP leaves the
+    state evolution (the oscillating finite-size mode), so only the transient is compared.
+    """
+    D, seeds = (4000, 4) if full_size else (2000, 3)
+    config = SPIKED.replace(D=D)
+    start = amp.START_OVERLAP
+    theory = bayes_state_evolution_history(config, alpha=1.0, start=(start, start), iterations=4, damping=1.0,
+                                           mc_samples=SE_SAMPLES)
+    expected = theory[:, [0, 0, 1, 1]]
+    runs = []
+    for seed in range(seeds):
+        result, _ = small_run(config, 1.0, seed, damping=1.0, adaptive=False, max_iter=4, tol=1e-12)
+        runs.append(np.asarray(result.history[:5]))
+    mean = np.mean(runs, axis=0)
+    assert np.all(np.abs(mean - expected) < tolerance("overlap", D, seeds)), (mean, expected)
+    assert np.all(np.diff(mean[:, [0, 2]], axis=0) > 0)  # the overlaps grow, as the state evolution's
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("alpha", [1.0, 4.0])
+def test_amp_fixed_point_matches_the_state_evolution(alpha, full_size):
+    """Spiked ``nu = 2``, ``L = 3``, ``Delta = 0.1``: AMP's test error and overlaps at convergence
+    (random start) against the state evolution's fixed point, averaged over exact teachers.
+    Tolerance: :func:`tolerance` (measured finite-size spread, 4 standard errors)."""
+    D, seeds = (2000, 4) if full_size else (1000, 2)
+    options = AMPOptions(n_test=10_000, se_samples=SE_SAMPLES, history=False)
+    rows = [amp_point(SPIKED.replace(D=D), alpha, seed, options) for seed in range(seeds)]
+    assert all(row["converged"] for row in rows)
+    theory = rows[0]["state_evolution"]
+    assert theory["converged"]
+    error = np.mean([row["test_error"] for row in rows])
+    assert abs(error - theory["test_error"]) < tolerance("error", D, seeds)
+    for name in ("m_k", "q_k", "m_v", "q_v"):
+        value = np.mean([row["overlaps"][name] for row in rows])
+        assert abs(value - theory["q_" + name[-1]]) < tolerance("overlap", D, seeds), (name, value, theory)
