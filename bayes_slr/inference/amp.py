@@ -153,12 +153,13 @@ def check_amp_config(config: SLRConfig) -> SLRConfig:
 
 
 def memory_bytes(config: SLRConfig, N: int, dtype: str = "float64", chunk_size: int = 10_000) -> int:
-    """Estimated peak memory of a run: the tokens in ``dtype``, one float64 simulation chunk
-    (three copies of its tokens), and the per-token messages."""
+    """Estimated peak memory of a run: the tokens in ``dtype`` twice (the host buffer :func:`amp_data`
+    fills and the device array), one float64 simulation chunk (three copies of its tokens), and the
+    per-token messages."""
     itemsize = np.dtype(dtype).itemsize
     tokens = N * config.Lbar * config.D
     chunk = 3 * min(N, chunk_size) * config.Lbar * config.D * 8
-    return int(tokens * itemsize + chunk + 12 * N * config.Lbar * 2 * 8)
+    return int(2 * tokens * itemsize + chunk + 12 * N * config.Lbar * 2 * 8)
 
 
 def amp_data(key: jax.Array, config: SLRConfig, teacher: Teacher, N: int, *, dtype: str = "float64",
@@ -166,17 +167,18 @@ def amp_data(key: jax.Array, config: SLRConfig, teacher: Teacher, N: int, *, dty
     """Draw ``N`` training sequences from ``teacher`` and store them in ``dtype``.
 
     Generated ``chunk_size`` at a time (:func:`~bayes_slr.models.simulate.iterate_batches`), so the
-    peak memory is the tokens in ``dtype`` plus one float64 chunk. The same ``key`` gives the same
-    data in every dtype.
+    tokens are written chunk by chunk into one host buffer in ``dtype`` (peak: that buffer, its
+    device copy and one float64 chunk). The same ``key`` gives the same data in every dtype.
     """
-    X, y, mask = [], [], []
+    X = np.empty((N, config.Lbar, config.D), dtype=dtype)
+    y = np.empty(N, dtype=dtype)
+    mask = np.empty((N, config.Lbar), dtype=bool)
+    start = 0
     for batch in iterate_batches(key, config, teacher, N, chunk_size):
-        X.append(batch.X.astype(dtype))
-        y.append(batch.y.astype(dtype))
-        mask.append(batch.mask)
-    if len(X) == 1:
-        return AMPData(X[0], y[0], mask[0])
-    return AMPData(jnp.concatenate(X), jnp.concatenate(y), jnp.concatenate(mask))
+        stop = start + batch.y.shape[0]
+        X[start:stop], y[start:stop], mask[start:stop] = batch.X, batch.y, batch.mask
+        start = stop
+    return AMPData(jax.device_put(X), jax.device_put(y), jax.device_put(mask))
 
 
 def prior_precision(config: SLRConfig, N: int) -> jax.Array:
@@ -306,7 +308,7 @@ def amp_step(
     W_new = B @ C_new
     residual = jnp.maximum(jnp.max(jnp.sqrt(jnp.mean((W_new - state.W) ** 2, axis=0))), jnp.max(jnp.abs(C_new - state.C)))
     W = (1.0 - damping) * state.W + damping * W_new
-    C = (1.0 - damping) * state.C + damping * C_new
+    C = ((1.0 - damping) * state.C + damping * C_new).astype(dtype)
     new_state = AMPState(W.astype(dtype), C, g, A, state.iteration + 1, residual.astype(dtype))
     info = {"residual": residual, "A": A_new, "A_kv": -jnp.sum(dg[..., 0, 1]) / D,
             "min_precision": jnp.min(jnp.linalg.eigvalsh(precision))}
