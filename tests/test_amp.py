@@ -8,6 +8,7 @@ Gibbs sampler on the same data. Tolerances are finite-size fluctuations measured
 
 from __future__ import annotations
 
+import json
 import math
 
 import jax
@@ -15,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from bayes_slr.cli.main import main
 from bayes_slr.errors import ConfigError
 from bayes_slr.experiments.amp import AMPOptions, amp_point, check_point
 from bayes_slr.inference import amp
@@ -266,3 +268,31 @@ def test_random_and_informed_starts_reach_the_same_fixed_point():
     assert bool(random_start.converged) and bool(informed.converged)
     gap = np.mean((np.asarray(random_start.state.W) - np.asarray(informed.state.W)) ** 2, axis=0)
     assert np.all(gap < 1e-8), gap
+
+
+@pytest.mark.parametrize("argv, name", [
+    (["--damping", "0"], "damping"), (["--damping", "2"], "damping"), (["--alpha", "0"], "alpha"),
+    (["--D", "1"], "D"), (["--seeds", "0"], "seeds"), (["--D", "100000", "--alpha", "64"], "GiB"),
+])
+def test_cli_refuses_bad_input_with_exit_2_and_writes_nothing(argv, name, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["amp", *argv, "--out", str(out), "--plot", str(tmp_path / "a.png")]) == 2
+    assert name in capsys.readouterr().err
+    assert not out.exists() and not (tmp_path / "a.png").exists()
+
+
+def test_cli_json_rows_and_resume(tmp_path, capsys):
+    """``bayes-slr amp --json``: one row per (alpha, seed) with the documented keys; a second run with
+    the same ``--out`` reads the finished points back (same numbers, no recomputation)."""
+    argv = ["amp", "--nu", "2", "--Delta", "0.1", "--D", "100", "--alpha", "2", "--seeds", "2", "--n-test", "2000",
+            "--se-samples", "512", "--json", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [(row["alpha"], row["seed"]) for row in rows] == [(2.0, 0), (2.0, 1)]
+    for row in rows:
+        assert {"alpha", "D", "seed", "test_error", "stderr", "overlaps", "iterations", "converged", "residual",
+                "state_evolution"} <= set(row)
+        assert set(row["overlaps"]) == {"m_k", "q_k", "m_v", "q_v"}
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["rows"] == rows
+    assert (tmp_path / "amp.json").exists()
