@@ -292,7 +292,8 @@ def amp_step(
     """
     N, _, D = data.X.shape
     dtype = data.X.dtype
-    omega = jnp.einsum("nld,da->nla", data.X, state.W) / math.sqrt(D) - state.g @ state.C
+    tokens = data.X.reshape(-1, D)  # (N Lbar, D): both products below stream it row by row
+    omega = (tokens @ state.W).reshape(state.g.shape) / math.sqrt(D) - state.g @ state.C
     omega = jnp.where(data.mask[..., None], omega, 0.0)
     g_new, dg = jax.vmap(output_denoiser, in_axes=(None, 0, 0, 0, None))(config, omega, data.y, data.mask, state.C)
     if variance == "hessian":
@@ -302,7 +303,7 @@ def amp_step(
     A_new = 0.5 * (A_new + A_new.T) if coupled else jnp.diag(jnp.diag(A_new))
     g = ((1.0 - damping) * state.g + damping * g_new).astype(dtype)
     A = ((1.0 - damping) * state.A + damping * A_new).astype(dtype)
-    B = jnp.einsum("nld,nla->da", data.X, g) / math.sqrt(D) + state.W @ A
+    B = (g.reshape(-1, 2).T @ tokens).T / math.sqrt(D) + state.W @ A  # g^T X, not X^T g: no transposed copy of X
     precision = A + prior_precision(config, N).astype(dtype)
     C_new = _posterior_covariance(precision).astype(dtype)
     W_new = B @ C_new
