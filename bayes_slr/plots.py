@@ -143,8 +143,9 @@ def plot_amp_points(rows: list[dict[str, Any]], path: Path, *, title: str = "") 
                       next(r["stderr"] for r in rows if r["alpha"] == alpha))
     ax.errorbar(alphas, means, errors, fmt="s", mfc="none", capsize=2, label=f"AMP, D = {rows[0]['D']}")
     bad = [r for r in rows if not r["converged"]]
-    ax.plot([r["alpha"] for r in bad], [r["test_error"] for r in bad], "o", mfc="white", color="C3",
-            label="not converged")
+    if bad:
+        ax.plot([r["alpha"] for r in bad], [r["test_error"] for r in bad], "o", mfc="white", color="C3",
+                label="not converged")
     theory = {r["alpha"]: r["state_evolution"]["test_error"] for r in rows if "state_evolution" in r}
     if theory:
         ax.plot(sorted(theory), [theory[a] for a in sorted(theory)], "k-", lw=1, label="state evolution")
