@@ -166,3 +166,32 @@ def plot_posterior_sweep(
     figure.tight_layout()
     figure.savefig(path, format="png")
     plt.close(figure)
+
+
+def plot_amp_points(rows: list[dict[str, Any]], path: Path, *, title: str = "") -> None:
+    """AMP test error against alpha (mean over seeds, error bars: spread of the mean) with the
+    state evolution's Bayes error; unconverged runs drawn hollow."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    alphas = sorted({r["alpha"] for r in rows})
+    means, errors = [], []
+    for alpha in alphas:
+        values = np.array([r["test_error"] for r in rows if r["alpha"] == alpha])
+        means.append(values.mean())
+        errors.append(values.std(ddof=1) / math.sqrt(values.size) if values.size > 1 else
+                      next(r["stderr"] for r in rows if r["alpha"] == alpha))
+    ax.errorbar(alphas, means, errors, fmt="s", mfc="none", capsize=2, label=f"AMP, D = {rows[0]['D']}")
+    bad = [r for r in rows if not r["converged"]]
+    if bad:
+        ax.plot([r["alpha"] for r in bad], [r["test_error"] for r in bad], "o", mfc="white", color="C3",
+                label="not converged")
+    theory = {r["alpha"]: r["state_evolution"]["test_error"] for r in rows if "state_evolution" in r}
+    if theory:
+        ax.plot(sorted(theory), [theory[a] for a in sorted(theory)], "k-", lw=1, label="state evolution")
+    ax.set_xscale("log")
+    ax.set_xlabel("alpha = N / D")
+    ax.set_ylabel("excess test error")
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, format="png", dpi=120)
+    plt.close(fig)

@@ -40,6 +40,9 @@ class SquaredSpiked(PlantedLaw):
     def amplitude(self, nu):
         return nu
 
+    def nu_with_c(self, c):
+        return c
+
 
 class MinLaw(TiltedLaw):
     name = "min"
@@ -47,6 +50,9 @@ class MinLaw(TiltedLaw):
 
     def tilt(self, nu):
         return -nu
+
+    def nu_with_c(self, c):
+        return -c
 
 
 @pytest.fixture(scope="module", autouse=True)

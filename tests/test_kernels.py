@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from bayes_slr.inference import diagnostics, posterior_io
-from bayes_slr.inference.kernels import AUTO_ORDER, KERNELS, SamplerData, auto_sampler, run_chains
+from bayes_slr.inference.kernels import AUTO_ORDER, KERNELS, SamplerData, auto_sampler, run_chains, supports
+from bayes_slr.models.variants import get_variant
 from bayes_slr.inference.kernels.gibbs_hmc import mass_matrix
 from bayes_slr.inference.samplers import initial_positions, resolve_sampler, sample_posterior
 from bayes_slr.models.simulate import draw_teacher, simulate
@@ -31,7 +32,7 @@ def data():
 
 
 def test_auto_picks_exact_gibbs_for_spiked_and_gibbs_hmc_for_max():
-    assert auto_sampler("spiked") == "gibbs" and auto_sampler("max") == "gibbs-hmc"
+    assert auto_sampler(get_variant("spiked")) == "gibbs" and auto_sampler(get_variant("max")) == "gibbs-hmc"
     assert resolve_sampler(MAX, "auto") == "gibbs-hmc" and resolve_sampler(MAX, "nuts") == "nuts"
     assert set(AUTO_ORDER) == set(KERNELS)
 
@@ -40,7 +41,7 @@ def test_auto_picks_exact_gibbs_for_spiked_and_gibbs_hmc_for_max():
 def test_kernel_is_pure_and_driver_returns_warmup_then_draws(name, data):
     """Same key, same start: same draws (no hidden state); the driver returns warm-up + kept steps."""
     teacher, batch = data
-    config = MAX if MAX.variant in KERNELS[name].VARIANTS else MAX.replace(variant="spiked")
+    config = MAX if supports(name, MAX.law) else MAX.replace(variant="spiked")
     batch = simulate(jax.random.PRNGKey(1), config, teacher, 40)
     kernel = KERNELS[name].make_kernel(config, 5)
     starts = initial_positions(jax.random.PRNGKey(2), config, 2, "random", None)

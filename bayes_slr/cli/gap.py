@@ -15,11 +15,10 @@ from bayes_slr.errors import ConfigError, check_real
 from bayes_slr.experiments.erm import DEFAULT_LAM_GRID, LAM_AUTO, VALIDATION_FRACTION
 from bayes_slr.experiments.gap import DEFAULT_LENGTHS, DEFAULT_SETTINGS, ERMOptions, gap_sweep, validate_sweep
 from bayes_slr.models.spec import INITS
-from bayes_slr.models.variants import variant_names
+from bayes_slr.models.variants import get_variant, variant_names
 from bayes_slr.plots import plot_gap
 from bayes_slr.records import atomic_write, check_writable_output, json_ready, open_sweep_log, provenance
 
-DEFAULT_NU = {"spiked": 2.0, "max": math.inf}
 
 
 def ridge(text: str) -> float | str:
@@ -80,7 +79,7 @@ def run(args: argparse.Namespace) -> None:
             raise ConfigError("--nu needs --variant (without --variant the two default settings run)")
         settings = DEFAULT_SETTINGS
     else:
-        settings = ((args.variant, DEFAULT_NU[args.variant] if args.nu is None else args.nu),)
+        settings = ((args.variant, get_variant(args.variant).default_nu if args.nu is None else args.nu),)
     erm = None
     if args.alpha is not None:
         erm = ERMOptions(alpha=args.alpha, lam=args.lam, D=args.D, seeds=args.seeds, init=args.init,

@@ -6,13 +6,13 @@ import argparse
 import sys
 
 from bayes_slr import __version__
-from bayes_slr.cli import bayes_risk, gap, posterior, simulate, theory
+from bayes_slr.cli import amp, bayes_risk, gap, posterior, simulate, theory
 from bayes_slr.cli.common import DefaultsHelpFormatter, OneLineErrorParser
 from bayes_slr.errors import ConfigError
-from bayes_slr.records import SomePointsFailed
 from bayes_slr.jax_setup import enable_compilation_cache
+from bayes_slr.records import SomePointsFailed
 
-SUBCOMMANDS = (simulate, bayes_risk, gap, posterior, theory)
+SUBCOMMANDS = (simulate, bayes_risk, gap, posterior, theory, amp)
 
 
 def build_parser() -> argparse.ArgumentParser:

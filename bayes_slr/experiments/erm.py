@@ -498,7 +498,7 @@ def predicted_population_error(activation: str, config: SLRConfig, fitted_overla
     if not all(np.isfinite(value) for value in o.values()):
         return float("nan")  # a diverged fit: its test error is reported as it is
     rho_k, rho_v = o["rho_k"], o["rho_v"]
-    nu = config.nu * (rho_k if config.variant == "spiked" else np.sqrt(rho_k))
+    nu = config.law.nu_with_c(config.c_nu * np.sqrt(rho_k))
     error = population_error(
         activation, config.replace(nu=float(nu)), o["m_k"] / np.sqrt(rho_k), o["q_k"], o["m_v"] / rho_v,
         o["q_v"] / rho_v, c=o["c"],

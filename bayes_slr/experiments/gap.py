@@ -18,13 +18,14 @@ from bayes_slr.attention.activations import check_activation
 from bayes_slr.attention.training import OPTIMIZERS
 from bayes_slr.errors import check_choice, check_int, check_real
 from bayes_slr.experiments.erm import DEFAULT_LAM_GRID, DEFAULT_STARTS, LAM_AUTO, check_lam, erm_experiment
-from bayes_slr.models.spec import INITS
-from bayes_slr.models.spec import LengthLaw, SLRConfig
+from bayes_slr.models.spec import INITS, LengthLaw, SLRConfig
+from bayes_slr.models.variants import get_variant, variant_names
 from bayes_slr.records import Executor, SweepLog, run_sweep
 from bayes_slr.theory.bayes import bayes_error_exact
 from bayes_slr.theory.optimum import optimal_population_error
 
-DEFAULT_SETTINGS = (("max", math.inf), ("spiked", 2.0))
+DEFAULT_SETTINGS = tuple((name, get_variant(name).default_nu) for name in variant_names())
+"""Every registered variant at its default ``nu`` (max-SLR at ``nu = inf``, spiked at ``nu = 2``)."""
 DEFAULT_LENGTHS = (2, 3, 5, 10, 30, 100)
 
 

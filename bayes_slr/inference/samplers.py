@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from bayes_slr.errors import ConfigError, check_choice, check_int
-from bayes_slr.inference.kernels import KERNELS, PosteriorDraws, SamplerData, auto_sampler, run_chains
+from bayes_slr.inference.kernels import KERNELS, PosteriorDraws, SamplerData, auto_sampler, run_chains, supports
 from bayes_slr.inference.kernels.gibbs import DirectionConditionals, direction_conditionals, draw_directions
 from bayes_slr.models.numpyro_models import marginal_log_density
 from bayes_slr.models.simulate import SLRBatch, Teacher
@@ -39,7 +39,7 @@ __all__ = ["SAMPLERS", "PosteriorDraws", "DirectionConditionals", "direction_con
 def resolve_sampler(config: SLRConfig, sampler: str) -> str:
     """The kernel name ``sampler`` stands for (``"auto"`` resolved by the variant)."""
     check_choice("sampler", sampler, SAMPLERS)
-    return auto_sampler(config.variant) if sampler == "auto" else sampler
+    return auto_sampler(config.law) if sampler == "auto" else sampler
 
 
 def check_sampling_arguments(
@@ -67,11 +67,11 @@ def check_sampling_arguments(
             "is an argmax indicator, which no sampler here supports (no gradient, no conjugate form)"
         )
     name = resolve_sampler(config, sampler)
-    supported = KERNELS[name].VARIANTS
-    if config.variant not in supported:
-        others = [n for n, module in KERNELS.items() if config.variant in module.VARIANTS]
+    if not supports(name, config.law):
+        families = ", ".join(family.__name__ for family in KERNELS[name].FAMILIES)
+        others = [n for n in KERNELS if supports(n, config.law)]
         raise ConfigError(
-            f"sampler {name} supports variant {', '.join(supported)} only; for variant {config.variant} "
+            f"sampler {name} supports token laws of type {families} only; for variant {config.variant} "
             f"use --sampler {' or '.join(['auto', *others])}"
         )
     return chains, warmup, samples

@@ -75,6 +75,8 @@ class TokenLaw(abc.ABC):
     name: ClassVar[str]
     default_nu: ClassVar[float]
     allows_infinite_nu: ClassVar[bool] = False
+    tokens_carry_key: ClassVar[bool]
+    """Whether ``p(X | k)`` depends on ``k`` (planted laws): a new sequence is then evidence about ``k``."""
 
     def check_nu(self, nu: object) -> float:
         """``nu`` as a float, or ``ConfigError`` naming the accepted range for this variant."""
@@ -87,6 +89,10 @@ class TokenLaw(abc.ABC):
     @abc.abstractmethod
     def c_nu(self, nu: float | jax.Array) -> float | jax.Array:
         """Inverse temperature of the location posterior with known directions."""
+
+    @abc.abstractmethod
+    def nu_with_c(self, c: float) -> float:
+        """The ``nu`` whose ``c_nu`` is ``c`` (inverse of :meth:`c_nu`, used to rescale a teacher's norm)."""
 
     @abc.abstractmethod
     def location_log_weights(
@@ -191,6 +197,7 @@ class TiltedLaw(TokenLaw):
     """
 
     allows_infinite_nu = True
+    tokens_carry_key = False
 
     @abc.abstractmethod
     def tilt(self, nu: float | jax.Array) -> float | jax.Array:
@@ -233,6 +240,9 @@ class SpikedLaw(PlantedLaw):
     def amplitude(self, nu):
         return math.sqrt(nu) if isinstance(nu, (int, float)) else jnp.sqrt(nu)
 
+    def nu_with_c(self, c):
+        return c**2
+
 
 class MaxLaw(TiltedLaw):
     """Max-SLR: the location is drawn from ``softmax(nu chi*)``; ``nu = inf`` is the argmax."""
@@ -242,6 +252,9 @@ class MaxLaw(TiltedLaw):
 
     def tilt(self, nu):
         return nu
+
+    def nu_with_c(self, c):
+        return c
 
 
 _REGISTRY: Registry[TokenLaw] = Registry("variant", TokenLaw)

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.theory import normalised
-from bayes_slr.theory.integrals import BOUND_FLOOR
+from bayes_slr.numerics.integrals import BOUND_FLOOR
 from bayes_slr.theory.population import check_config, length_support, location_mean
 
 

@@ -24,7 +24,7 @@ import numpy as np
 from jax.scipy.special import log_ndtr
 
 from bayes_slr.attention.activations import get_activation
-from bayes_slr.theory import integrals as q
+from bayes_slr.numerics import integrals as q
 from bayes_slr.theory.normalised import PANEL_ORDER, XMAX
 
 

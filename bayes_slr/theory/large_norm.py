@@ -31,7 +31,7 @@ import numpy as np
 from numpy.polynomial import legendre
 
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.theory.integrals import BOUND_FLOOR
+from bayes_slr.numerics.integrals import BOUND_FLOOR
 from bayes_slr.theory.population import Terms, length_support
 
 X_RANGE = 10.0

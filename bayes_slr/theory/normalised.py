@@ -2,7 +2,7 @@
 
 ``s_l = phi(chi_l) / S`` with ``S = sum_j phi(chi_j)``. With ``1/S = int exp(-t S) dt``,
 ``1/S^2 = int t exp(-t S) dt`` and ``t = e^u``, every integrand depends on
-``y = u + log phi(chi)`` only through the kernels of :mod:`bayes_slr.theory.integrals`,
+``y = u + log phi(chi)`` only through the kernels of :mod:`bayes_slr.numerics.integrals`,
 and tokens that are independent contribute a product, i.e. a power
 ``exp((L - 1) log M)``:
 
@@ -34,7 +34,7 @@ import numpy as np
 from jax.scipy.special import ndtr
 
 from bayes_slr.attention.activations import get_activation
-from bayes_slr.theory import integrals as q
+from bayes_slr.numerics import integrals as q
 
 PANEL_ORDER = 12
 """Gauss-Legendre nodes per panel of the ``nu = inf`` rule (the coarse rule uses half)."""

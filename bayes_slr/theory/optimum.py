@@ -25,7 +25,7 @@ from scipy.optimize import minimize, minimize_scalar
 from bayes_slr.attention.activations import theory_terms_of
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.models.variants import TiltedScores
-from bayes_slr.theory.integrals import STEP
+from bayes_slr.numerics.integrals import STEP
 from bayes_slr.theory.large_norm import limit_terms
 from bayes_slr.theory.population import check_config, score_law, terms_with_bounds
 

@@ -18,7 +18,7 @@ from bayes_slr.errors import ConfigError, check_real
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.models.variants import PlantedScores, TiltedScores
 from bayes_slr.theory import elementwise, normalised
-from bayes_slr.theory.integrals import BOUND_FLOOR, STEP
+from bayes_slr.numerics.integrals import BOUND_FLOOR, STEP
 
 
 class Terms(NamedTuple):

@@ -27,10 +27,11 @@ from bayes_slr.inference.kernels.conditionals import (
     value_conditional,
 )
 from bayes_slr.models.spec import SLRConfig
+from bayes_slr.models.variants import PlantedLaw
 
 NAME = "gibbs"
-VARIANTS = ("spiked",)
-"""Token laws this kernel samples exactly (``k | eps`` is Gaussian only for the spike)."""
+FAMILIES = (PlantedLaw,)
+"""Token laws this kernel samples exactly (``k | eps`` is Gaussian only for a planted spike)."""
 
 
 class DirectionConditionals(NamedTuple):
@@ -48,8 +49,9 @@ class DirectionConditionals(NamedTuple):
 def direction_conditionals(tokens: jax.Array, y: jax.Array, config: SLRConfig) -> DirectionConditionals:
     """Conditional laws of ``k`` and ``v`` given the token at each sequence's location (``(N, D)``)."""
     N, D = tokens.shape
-    k_precision = jnp.asarray(1.0 + N * config.nu / D)
-    k_mean = math.sqrt(config.nu / D) * jnp.sum(tokens, axis=0) / k_precision
+    amplitude = config.c_nu  # the spike a(nu) k / sqrt(D): sqrt(nu) for spiked SLR
+    k_precision = jnp.asarray(1.0 + N * amplitude**2 / D)
+    k_mean = amplitude / math.sqrt(D) * jnp.sum(tokens, axis=0) / k_precision
     value = value_conditional(tokens, y, config.Delta)
     return DirectionConditionals(k_mean, k_precision, value.mean, value.cholesky)
 

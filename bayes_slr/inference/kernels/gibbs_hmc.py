@@ -42,9 +42,10 @@ from bayes_slr.inference.kernels.conditionals import draw_gaussian, draw_locatio
 from bayes_slr.models.numpyro_models import location_joint_log_weights
 from bayes_slr.models.simulate import token_mask
 from bayes_slr.models.spec import SLRConfig
+from bayes_slr.models.variants import TiltedLaw
 
 NAME = "gibbs-hmc"
-VARIANTS = ("max",)
+FAMILIES = (TiltedLaw,)
 """Token laws served (the move is valid for any law; where ``k | eps`` is Gaussian the exact
 Gibbs kernel is preferred)."""
 N_LEAPFROG = 8
@@ -73,7 +74,7 @@ def mass_matrix(config: SLRConfig, X: jax.Array, lengths: jax.Array) -> jax.Arra
     u = _uniform_weights(config, X, lengths)
     mean_token = jnp.einsum("nl,nld->nd", u, X)
     covariance = jnp.einsum("nl,nld,nle->de", u, X, X) - mean_token.T @ mean_token
-    return jnp.eye(config.D) + config.nu**2 / config.D * covariance
+    return jnp.eye(config.D) + config.c_nu**2 / config.D * covariance
 
 
 def value_mass_matrix(config: SLRConfig, X: jax.Array, lengths: jax.Array) -> jax.Array:

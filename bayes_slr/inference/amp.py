@@ -1,0 +1,445 @@
+"""Bayes-optimal GAMP for single-location regression (docs/theory.md, part C).
+
+The unknowns are ``W = (k, v)`` in ``R^{D x 2}`` with prior ``N(0, I)`` on each column; each
+sequence ``mu`` is seen through the ``Lbar x 2`` projections ``h_{mu l} = x_{mu l} . W / sqrt(D)``
+of its tokens (the sequence multi-index setting). The output channel is the SLR likelihood
+with the location summed out and the token tilt included,
+
+    w(y | h) = sum_l pi_l(h_k) N(y; h_{l,v}, Delta),
+
+``pi_l = exp(sqrt(nu) h_{l,k}) / L`` (spiked: the tilt's normaliser ``-nu |k|^2 / (2D)`` does not
+depend on ``h``; summed over the ``N`` sequences it is the Gaussian factor
+``exp(-N nu |k|^2 / (2D))``, moved into the prior of ``k``, whose precision becomes ``1 + N nu / D``)
+or ``pi_l = softmax(nu h_k)_l`` (max; the argmax indicator at ``nu = inf``).
+
+One iteration (damping ``d``, ``d = 1`` is plain GAMP):
+
+    omega_{mu l} = x_{mu l} . W_hat / sqrt(D) - C g_{mu l}                        (Onsager)
+    g_{mu l}, dg_{mu l} = d log Z_out / d omega_{mu l}, its 2 x 2 diagonal block per token,
+        Z_out(y, omega, C) = E_{h_l ~ N(omega_l, C)}[w(y | h)]
+    g <- (1 - d) g + d g_new;  A <- (1 - d) A + d (-(1/D) sum_{mu l} dg_{mu l})
+    B_i = sum_{mu l} x_{mu l i} g_{mu l} / sqrt(D) + A W_hat_i
+    W_hat_i <- (1 - d) W_hat_i + d (A + Lambda_0)^-1 B_i,  C <- (1 - d) C + d (A + Lambda_0)^-1
+
+``Z_out``: spiked, exact Gaussian mixture over the location with the full ``2 x 2`` ``C``;
+max, the one-dimensional location integrals of :mod:`bayes_slr.numerics.location_integrals`
+(the state evolution's), with the ``k``-``v`` cross term of ``C`` dropped inside ``Z_out`` (it is
+``O(1/sqrt(D))`` and zero in the limit by the reflection symmetry of docs/theory.md).
+Each iteration reads the tokens twice (``X W`` and ``X^T g``); everything else is per token.
+``C`` is the same for every coordinate ``i`` (Gaussian prior, ``A`` averaged over coordinates).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
+from bayes_slr.models.simulate import Teacher, iterate_batches
+from bayes_slr.models.spec import INITS, SLRConfig
+from bayes_slr.numerics import location_integrals
+
+DTYPES = ("float64", "float32")
+VARIANCES = ("hessian", "nishimori")
+START_OVERLAP = 1e-3
+"""Random start: ``|W_hat_a|^2 / D = START_OVERLAP``, ``C = (1 - START_OVERLAP) I`` (the state evolution's
+uninformed ``q = 1e-3``); informed start: overlap ``1 - START_OVERLAP`` with the teacher, Nishimori-consistent."""
+DEFAULT_DAMPING = 0.7
+"""Plain GAMP (damping 1) follows the state evolution for a few steps and then diverges for spiked
+SLR (a finite-size mode grows by about 1.7 per step, docs/theory.md part C); 0.7 converges."""
+ADAPT_DOWN, ADAPT_UP, MIN_DAMPING = 0.7, 1.05, 0.05
+"""Adaptive damping of :func:`run_amp`."""
+PRECISION_FLOOR = 1e-6
+"""Smallest eigenvalue allowed for ``A + Lambda_0`` (a transient iterate can make ``A`` indefinite)."""
+
+
+class AMPData(NamedTuple):
+    """A training set in the form AMP reads it.
+
+    Attributes
+    ----------
+    X : (N, Lbar, D) tokens in the working dtype, zero on padded tokens.
+    y : (N,) outputs.
+    mask : (N, Lbar) True on real tokens.
+    """
+
+    X: jax.Array
+    y: jax.Array
+    mask: jax.Array
+
+
+class AMPState(NamedTuple):
+    """The iterate of :func:`amp_step`.
+
+    Attributes
+    ----------
+    W : (D, 2) posterior means of ``(k, v)``.
+    C : (2, 2) posterior covariance of one coordinate ``(k_i, v_i)`` (the same for every ``i``).
+    g : (N, Lbar, 2) output messages ``d log Z_out / d omega`` (damped), zero on padding.
+    A : (2, 2) channel precision ``-(1/D) sum dg`` (damped).
+    iteration : number of steps taken.
+    residual : root-mean-square change of ``W`` (largest of the two columns) and largest change
+        of ``C`` at the last step, before damping; ``inf`` before the first step.
+    """
+
+    W: jax.Array
+    C: jax.Array
+    g: jax.Array
+    A: jax.Array
+    iteration: jax.Array
+    residual: jax.Array
+
+
+class AMPResult(NamedTuple):
+    """Outcome of :func:`run_amp`.
+
+    Attributes
+    ----------
+    state : the last :class:`AMPState`.
+    history : (max_iter + 1, 4) overlaps ``m_k, q_k, m_v, q_v`` of ``W_hat`` at every iterate
+        (row ``t`` after ``t`` steps; ``m`` are NaN without a teacher; rows past the last are NaN).
+    residual_history : (max_iter + 1,) residual after each step (row 0 is ``inf``).
+    converged : residual ``<= tol`` reached with finite values.
+    damping : the damping of the last step (lowered by the adaptive rule, see :func:`run_amp`).
+    """
+
+    state: AMPState
+    history: jax.Array
+    residual_history: jax.Array
+    converged: jax.Array
+    damping: jax.Array
+
+
+def check_amp_options(
+    *, init: object = "random", damping: object = DEFAULT_DAMPING, tol: object = 1e-6, max_iter: object = 300,
+    dtype: object = "float64",
+) -> tuple[str, float, float, int, str]:
+    """Validate the AMP options; raise ``ConfigError`` naming the bad one.
+
+    Returns ``(init, damping, tol, max_iter, dtype)``: ``init`` in :data:`INITS`,
+    ``0 < damping <= 1``, ``tol > 0``, ``max_iter >= 1``, ``dtype`` in :data:`DTYPES`.
+    """
+    init = check_choice("init", init, INITS)
+    damping = check_real("damping", damping, minimum=0.0, strict=True)
+    if damping > 1:
+        raise ConfigError(f"damping must be a number in (0, 1] (weight of the new iterate), got {damping!r}")
+    tol = check_real("tol", tol, minimum=0.0, strict=True)
+    max_iter = check_int("max_iter", max_iter, 1)
+    dtype = check_choice("dtype", str(np.dtype(dtype)) if _is_dtype(dtype) else dtype, DTYPES)
+    return init, damping, tol, max_iter, dtype
+
+
+def _is_dtype(value: object) -> bool:
+    try:
+        np.dtype(value)  # type: ignore[call-overload]
+    except TypeError:
+        return False
+    return True
+
+
+def check_amp_config(config: SLRConfig) -> SLRConfig:
+    """Refuse what AMP does not cover: ``D < 2``, and max-SLR with ``MAX_FINITE_NU < nu < inf``."""
+    check_int("D", config.D, 2)
+    if not config.law.tokens_carry_key and location_integrals.MAX_FINITE_NU < config.c_nu < math.inf:
+        raise ConfigError(f"nu must be <= {location_integrals.MAX_FINITE_NU:g} or inf for max-SLR AMP "
+                          f"(got {config.nu:g}; nu = inf differs by O(1/nu^2)); use --nu inf")
+    return config
+
+
+def memory_bytes(config: SLRConfig, N: int, dtype: str = "float64", chunk_size: int = 10_000) -> int:
+    """Estimated peak memory of a run: the tokens in ``dtype`` twice (the host buffer :func:`amp_data`
+    fills and the device array), one float64 simulation chunk (three copies of its tokens), and the
+    per-token messages."""
+    itemsize = np.dtype(dtype).itemsize
+    tokens = N * config.Lbar * config.D
+    chunk = 3 * min(N, chunk_size) * config.Lbar * config.D * 8
+    return int(2 * tokens * itemsize + chunk + 12 * N * config.Lbar * 2 * 8)
+
+
+def amp_data(key: jax.Array, config: SLRConfig, teacher: Teacher, N: int, *, dtype: str = "float64",
+             chunk_size: int = 10_000) -> AMPData:
+    """Draw ``N`` training sequences from ``teacher`` and store them in ``dtype``.
+
+    Generated ``chunk_size`` at a time (:func:`~bayes_slr.models.simulate.iterate_batches`), so the
+    tokens are written chunk by chunk into one host buffer in ``dtype`` (peak: that buffer, its
+    device copy and one float64 chunk). The same ``key`` gives the same data in every dtype.
+    """
+    X = np.empty((N, config.Lbar, config.D), dtype=dtype)
+    y = np.empty(N, dtype=dtype)
+    mask = np.empty((N, config.Lbar), dtype=bool)
+    start = 0
+    for batch in iterate_batches(key, config, teacher, N, chunk_size):
+        stop = start + batch.y.shape[0]
+        X[start:stop], y[start:stop], mask[start:stop] = batch.X, batch.y, batch.mask
+        start = stop
+    return AMPData(jax.device_put(X), jax.device_put(y), jax.device_put(mask))
+
+
+def prior_precision(config: SLRConfig, N: int) -> jax.Array:
+    """``Lambda_0 = diag(1 + N nu / D, 1)`` (spiked: the tilt normaliser in the prior of ``k``) or ``I`` (max)."""
+    k_precision = 1.0 + N * config.c_nu**2 / config.D if config.law.tokens_carry_key else 1.0
+    return jnp.diag(jnp.array([k_precision, 1.0]))
+
+
+def log_partition(config: SLRConfig, omega: jax.Array, y: jax.Array, mask: jax.Array, V: jax.Array) -> jax.Array:
+    """``log Z_out(y, omega, V)`` of one sequence up to a constant, ``omega`` of shape ``(Lbar, 2)``, ``V`` ``(2, 2)``.
+
+    Spiked: ``E_h[exp(sqrt(nu) h_{l,k}) N(y; h_{l,v}, Delta)] = exp(sqrt(nu) omega_{l,k} + nu V_kk / 2)
+    N(y; omega_{l,v} + sqrt(nu) V_kv, Delta + V_vv)`` (exact); the factor ``1/L`` and ``nu V_kk / 2``
+    are the same for every token and dropped. Max: ``sum_l P_l N(y; omega_{l,v}, Delta + V_vv)`` with
+    ``P_l`` the location posterior of the key fields of variance ``V_kk``
+    (:func:`~bayes_slr.numerics.location_integrals.softmax_log_posterior`, or
+    :func:`~bayes_slr.numerics.location_integrals.argmax_log_posterior` at ``nu = inf``).
+    """
+    variance = config.Delta + V[1, 1]
+    if config.law.tokens_carry_key:
+        c = config.c_nu
+        log_tilt, mean = c * omega[:, 0], omega[:, 1] + c * V[0, 1]
+    else:
+        log_tilt, mean = location_log_posterior(config, omega[:, 0], V[0, 0], mask), omega[:, 1]
+    log_gauss = -0.5 * (y - mean) ** 2 / variance - 0.5 * jnp.log(variance)
+    return jax.scipy.special.logsumexp(jnp.where(mask, log_tilt + log_gauss, -jnp.inf))
+
+
+def location_log_posterior(config: SLRConfig, omega_k: jax.Array, V_kk: jax.Array, mask: jax.Array) -> jax.Array:
+    """``log P(eps = l | key fields)`` of max-SLR (the location integrals, ``V_kk`` capped at 1)."""
+    V_kk = jnp.minimum(V_kk, 1.0)
+    if math.isinf(config.nu):
+        return location_integrals.argmax_log_posterior(omega_k, V_kk, mask)
+    return location_integrals.softmax_log_posterior(config.c_nu, omega_k, V_kk, mask)
+
+
+def output_denoiser(
+    config: SLRConfig, omega: jax.Array, y: jax.Array, mask: jax.Array, V: jax.Array
+) -> tuple[jax.Array, jax.Array]:
+    """``g = d log Z_out / d omega`` ``(Lbar, 2)`` and the ``2 x 2`` diagonal blocks of its Jacobian ``(Lbar, 2, 2)``.
+
+    By automatic differentiation of :func:`log_partition`; zero on padded tokens.
+    """
+    f = functools.partial(log_partition, config, y=y, mask=mask, V=V)
+    g = jax.grad(f)(omega)
+    hessian = jax.hessian(f)(omega)
+    tokens = jnp.arange(omega.shape[0])
+    dg = hessian[tokens, :, tokens, :]
+    return jnp.where(mask[:, None], g, 0.0), jnp.where(mask[:, None, None], dg, 0.0)
+
+
+def _random_like(key: jax.Array, shape: tuple[int, ...], dtype: jnp.dtype) -> jax.Array:
+    return jax.random.normal(key, shape, dtype=jnp.float64).astype(dtype)
+
+
+def amp_init(
+    key: jax.Array, data: AMPData, config: SLRConfig, init: str = "random", teacher: Teacher | None = None
+) -> AMPState:
+    """The starting iterate.
+
+    ``random``: ``W_hat = sqrt(START_OVERLAP) xi`` (``xi`` standard normal), ``C = (1 - START_OVERLAP) I``.
+    ``informed``: ``W_hat = c W* + sqrt(c (1 - c)) xi``, ``c = 1 - START_OVERLAP``, ``C = (1 - c) I``
+    (overlap ``m = q = c`` with the teacher, as the state evolution's informed start). Onsager memory
+    ``g = 0``; ``A = C^-1 - Lambda_0`` (consistent with ``C``).
+    """
+    init = check_choice("init", init, INITS)
+    N, Lbar, D = data.X.shape
+    dtype = data.X.dtype
+    xi = _random_like(key, (D, 2), dtype)
+    if init == "random":
+        W, c = math.sqrt(START_OVERLAP) * xi, START_OVERLAP
+    else:
+        if teacher is None:
+            raise ConfigError("init informed needs the teacher (k*, v*); pass teacher=")
+        c = 1.0 - START_OVERLAP
+        W_star = jnp.stack([teacher.k_star, teacher.v_star], axis=1).astype(dtype)
+        W = c * W_star + math.sqrt(c * (1.0 - c)) * xi
+    C = (1.0 - c) * jnp.eye(2, dtype=dtype)
+    A = jnp.linalg.inv(C) - prior_precision(config, N).astype(dtype)
+    return AMPState(W, C, jnp.zeros((N, Lbar, 2), dtype), A, jnp.asarray(0), jnp.asarray(jnp.inf, dtype))
+
+
+def _posterior_covariance(precision: jax.Array) -> jax.Array:
+    """``precision^-1`` of a symmetric ``2 x 2`` matrix, eigenvalues floored at :data:`PRECISION_FLOOR`."""
+    values, vectors = jnp.linalg.eigh(0.5 * (precision + precision.T))
+    return (vectors / jnp.maximum(values, PRECISION_FLOOR)) @ vectors.T
+
+
+def amp_step(
+    state: AMPState, data: AMPData, config: SLRConfig, damping: float = DEFAULT_DAMPING, *, coupled: bool = False,
+    variance: str = "hessian",
+) -> tuple[AMPState, dict]:
+    """One damped GAMP iteration (see the module docstring); pure, jit- and loop-friendly.
+
+    With ``coupled=False`` (default) the ``k``-``v`` cross term of the channel precision ``A`` is
+    dropped, so ``C`` is diagonal (the state evolution's structure: the cross overlaps and
+    conjugates vanish in the limit). ``coupled=True`` keeps the full ``2 x 2`` ``A`` and ``C`` (for spiked
+    SLR the cross term enters ``Z_out`` exactly; max-SLR's ``Z_out`` ignores it). Without damping,
+    ``coupled=True`` shows a period-2 growth of ``A_kv`` (docs/theory.md part C).
+
+    ``variance="hessian"`` (default): ``A = -(1/D) sum_{mu l} dg_{mu l}``, plain GAMP.
+    ``variance="nishimori"``: ``A = (1/D) sum g g^T - (Lambda_0 - I)`` (the Nishimori identity of the
+    normalised likelihood, whose ``k`` part carries the tilt normaliser); the same in expectation at
+    the Bayes-optimal point, always ``>= -(Lambda_0 - I)``.
+
+    Returns
+    -------
+    (AMPState, dict)
+        The new state and ``info``: ``residual``, ``A`` (undamped channel precision of this step),
+        ``min_precision`` (smallest eigenvalue of ``A + Lambda_0`` before the floor).
+    """
+    N, _, D = data.X.shape
+    dtype = data.X.dtype
+    tokens = data.X.reshape(-1, D)  # (N Lbar, D): both products below stream it row by row
+    omega = (tokens @ state.W).reshape(state.g.shape) / math.sqrt(D) - state.g @ state.C
+    omega = jnp.where(data.mask[..., None], omega, 0.0)
+    g_new, dg = jax.vmap(output_denoiser, in_axes=(None, 0, 0, 0, None))(config, omega, data.y, data.mask, state.C)
+    if variance == "hessian":
+        A_new = -jnp.sum(dg, axis=(0, 1)) / D
+    else:
+        A_new = jnp.einsum("nla,nlb->ab", g_new, g_new) / D - (prior_precision(config, N) - jnp.eye(2))
+    A_new = 0.5 * (A_new + A_new.T) if coupled else jnp.diag(jnp.diag(A_new))
+    g = ((1.0 - damping) * state.g + damping * g_new).astype(dtype)
+    A = ((1.0 - damping) * state.A + damping * A_new).astype(dtype)
+    B = (g.reshape(-1, 2).T @ tokens).T / math.sqrt(D) + state.W @ A  # g^T X, not X^T g: no transposed copy of X
+    precision = A + prior_precision(config, N).astype(dtype)
+    C_new = _posterior_covariance(precision).astype(dtype)
+    W_new = B @ C_new
+    residual = jnp.maximum(jnp.max(jnp.sqrt(jnp.mean((W_new - state.W) ** 2, axis=0))), jnp.max(jnp.abs(C_new - state.C)))
+    W = (1.0 - damping) * state.W + damping * W_new
+    C = ((1.0 - damping) * state.C + damping * C_new).astype(dtype)
+    new_state = AMPState(W.astype(dtype), C, g, A, state.iteration + 1, residual.astype(dtype))
+    info = {"residual": residual, "A": A_new, "A_kv": -jnp.sum(dg[..., 0, 1]) / D,
+            "min_precision": jnp.min(jnp.linalg.eigvalsh(precision))}
+    return new_state, info
+
+
+def overlaps(W: jax.Array, teacher: Teacher | None) -> jax.Array:
+    """``(m_k, q_k, m_v, q_v)`` of ``W_hat``: ``m_a = W_hat_a . W*_a / D``, ``q_a = |W_hat_a|^2 / D``; ``m`` NaN without teacher."""
+    D = W.shape[0]
+    q = jnp.sum(W.astype(jnp.float64) ** 2, axis=0) / D
+    if teacher is None:
+        m = jnp.full(2, jnp.nan)
+    else:
+        W_star = jnp.stack([teacher.k_star, teacher.v_star], axis=1).astype(jnp.float64)
+        m = jnp.sum(W.astype(jnp.float64) * W_star, axis=0) / D
+    return jnp.stack([m[0], q[0], m[1], q[1]])
+
+
+@functools.partial(jax.jit, static_argnames=("config", "max_iter", "coupled", "variance", "adaptive"))
+def _run(state: AMPState, data: AMPData, config: SLRConfig, teacher: Teacher | None, damping, tol, max_iter: int,
+         coupled: bool, variance: str, adaptive: bool):
+    history = jnp.full((max_iter + 1, 4), jnp.nan).at[0].set(overlaps(state.W, teacher))
+    residuals = jnp.full(max_iter + 1, jnp.nan).at[0].set(jnp.inf)
+
+    def keep_going(carry: tuple) -> jax.Array:
+        state = carry[0]
+        r = state.residual
+        return (state.iteration == 0) | ((state.iteration < max_iter) & (r > tol) & jnp.isfinite(r))
+
+    def body(carry: tuple) -> tuple:
+        state, history, residuals, d = carry
+        previous = state.residual
+        state, _ = amp_step(state, data, config, d, coupled=coupled, variance=variance)
+        finite = jnp.all(jnp.isfinite(state.W)) & jnp.all(jnp.isfinite(state.C))
+        state = state._replace(residual=jnp.where(finite, state.residual, jnp.nan))
+        history = history.at[state.iteration].set(overlaps(state.W, teacher))
+        residuals = residuals.at[state.iteration].set(state.residual)
+        if adaptive:
+            d = jnp.where(state.residual > previous, jnp.maximum(ADAPT_DOWN * d, MIN_DAMPING),
+                          jnp.minimum(ADAPT_UP * d, damping))
+        return state, history, residuals, d
+
+    start = (state, history, residuals, jnp.asarray(damping, dtype=jnp.float64))
+    state, history, residuals, d = jax.lax.while_loop(keep_going, body, start)
+    converged = (state.residual <= tol) & jnp.isfinite(state.residual)
+    return AMPResult(state, history, residuals, converged, d)
+
+
+def run_amp(
+    key: jax.Array,
+    data: AMPData,
+    config: SLRConfig,
+    *,
+    init: str = "random",
+    teacher: Teacher | None = None,
+    damping: float = DEFAULT_DAMPING,
+    tol: float = 1e-6,
+    max_iter: int = 300,
+    coupled: bool = False,
+    variance: str = "hessian",
+    adaptive: bool = True,
+) -> AMPResult:
+    """Iterate :func:`amp_step` from :func:`amp_init` until the residual is ``<= tol`` or ``max_iter`` steps.
+
+    The whole loop is one ``lax.while_loop`` (no host round trip per iteration). A non-finite
+    iterate stops it and is reported as not converged (residual NaN).
+
+    Parameters
+    ----------
+    key : PRNG key of the start.
+    data : AMPData
+        Training set (:func:`amp_data`); its dtype is the working precision.
+    config : SLRConfig
+        Task; ``config.D`` must match the tokens.
+    init : {"random", "informed"}
+    teacher : Teacher, optional
+        Needed for ``init="informed"``; when given, ``history`` holds the overlaps ``m``.
+    damping : weight of the new iterate, in ``(0, 1]`` (1: plain GAMP, unstable for spiked SLR).
+    tol, max_iter : stopping rule (residual of :class:`AMPState`).
+    coupled : keep the ``k``-``v`` cross term of ``A`` and ``C`` (see :func:`amp_step`).
+    variance : ``"hessian"`` (``A = -(1/D) sum dg``) or ``"nishimori"`` (``A = (1/D) sum g g^T`` minus the
+        tilt normaliser's precision, equal in expectation at the Bayes-optimal point), see :func:`amp_step`.
+    adaptive : after a step whose residual exceeds the previous one, multiply the damping by
+        ``ADAPT_DOWN`` (not below ``MIN_DAMPING``); after a decrease, by ``ADAPT_UP`` (up to ``damping``).
+        It tames the oscillating finite-size mode of spiked SLR (docs/theory.md part C); ``False`` keeps
+        the damping fixed (per-iteration comparison with the state evolution).
+    """
+    config = check_amp_config(config)
+    init, damping, tol, max_iter, _ = check_amp_options(init=init, damping=damping, tol=tol, max_iter=max_iter,
+                                                        dtype=str(data.X.dtype))
+    if data.X.ndim != 3 or data.X.shape[1:] != (config.Lbar, config.D):
+        raise ConfigError(f"data.X must have shape (N, {config.Lbar}, {config.D}), got {tuple(data.X.shape)}")
+    variance = check_choice("variance", variance, VARIANCES)
+    state = amp_init(key, data, config, init, teacher)
+    return _run(state, data, config, teacher, damping, tol, max_iter, bool(coupled), variance, bool(adaptive))
+
+
+def amp_predictor(config: SLRConfig, state: AMPState, *, own_tilt: bool = True) -> Callable[[jax.Array, jax.Array], jax.Array]:
+    """A predictor of new sequences from the AMP posterior; ``predict(X, lengths) -> (n,)``.
+
+    A new sequence's key and value fields are ``h_l ~ N(omega_l, C)``, ``omega_l = x_l . W_hat / sqrt(D)``
+    (the sequence is not in the training set: no Onsager term).
+
+    ``own_tilt=True``: the Bayes-optimal ``E[y | X, data]``, whose location posterior includes the new
+    sequence's own tilt (MODEL.md section 5): spiked ``softmax(sqrt(nu) omega_k)`` with
+    ``E[h_{l,v} | eps = l] = omega_{l,v} + sqrt(nu) C_kv``; max, the location integrals of variance
+    ``C_kk`` (:func:`location_log_posterior`).
+    ``own_tilt=False``: the training-set posterior mean of ``sum_l softmax(c_nu chi)_l z_l``, what a
+    sampler's plain average of draws estimates: ``sum_l E[softmax(c_nu h_k)_l] omega_{l,v}`` (the
+    location integral :func:`~bayes_slr.numerics.location_integrals.softmax_log_posterior` at inverse
+    temperature ``c_nu``). For max-SLR the two coincide.
+    """
+    W, C = state.W.astype(jnp.float64), state.C.astype(jnp.float64)
+    own_tilt = bool(own_tilt) or not config.law.tokens_carry_key
+    return lambda X, lengths: _predict(config, own_tilt, W, C, jnp.asarray(X), jnp.asarray(lengths))
+
+
+@functools.partial(jax.jit, static_argnames=("config", "own_tilt"))
+def _predict(config: SLRConfig, own_tilt: bool, W: jax.Array, C: jax.Array, X: jax.Array, lengths: jax.Array) -> jax.Array:
+    """:func:`amp_predictor` (compiled once per configuration and shape, not per posterior)."""
+    mask = jnp.arange(X.shape[1]) < lengths[:, None]
+    omega = jnp.einsum("nld,da->nla", X.astype(jnp.float64), W) / math.sqrt(X.shape[-1])
+    c = config.c_nu
+    if not own_tilt:
+        log_post = jax.vmap(location_integrals.softmax_log_posterior, in_axes=(None, 0, None, 0))(
+            c, omega[..., 0], jnp.minimum(C[0, 0], 1.0), mask)
+        values = omega[..., 1]
+    elif config.law.tokens_carry_key:
+        log_post = jax.nn.log_softmax(jnp.where(mask, c * omega[..., 0], -jnp.inf), where=mask)
+        values = omega[..., 1] + c * C[0, 1]
+    else:
+        log_post = jax.vmap(location_log_posterior, in_axes=(None, 0, None, 0))(config, omega[..., 0], C[0, 0], mask)
+        values = omega[..., 1]
+    return jnp.sum(jnp.where(mask, jnp.exp(log_post) * values, 0.0), axis=-1)
