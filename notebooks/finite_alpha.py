@@ -19,7 +19,7 @@
 # the replica-symmetric ERM equations (part A) for softmax and linear attention with
 # ridge `lam = 1`. Markers: L-BFGS ERM from random starts at fixed `sqrt(N D)`
 # (`D = size / sqrt(alpha)`), mean and standard error over independent teachers.
-# Thin horizontal lines: population values (MODEL.md sections 2 and 4), the
+# Thin horizontal lines: population values (docs/model.md sections 2 and 4), the
 # `alpha -> inf` limits.
 #
 # Why `lam = 1`: at `lam = 0.1` and below, the RS fixed point of linear attention is

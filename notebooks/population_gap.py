@@ -14,7 +14,7 @@
 # %% [markdown]
 # # Population-level gap between attention activations and the Bayes error
 #
-# Exact integrals of `bayes_slr.theory` (MODEL.md sections 2 and 4): the Bayes error
+# Exact integrals of `bayes_slr.theory` (docs/model.md sections 2 and 4): the Bayes error
 # and the best population error of softmax, linear, erf and softplus attention, each
 # optimised over its overlaps, as functions of the sequence length `L` (fixed, and
 # uniform on `{1..Lbar}`) and of the signal strength `nu`.

@@ -20,7 +20,8 @@ from bayes_slr.cli.main import main
 from bayes_slr.errors import ConfigError
 from bayes_slr.experiments.amp import AMPOptions, amp_point, check_point
 from bayes_slr.inference import amp
-from bayes_slr.inference.predictive import excess_error_given_teacher, posterior_mean_predictor, thin_draws
+from bayes_slr.inference.predictive import posterior_mean_predictor, thin_draws
+from bayes_slr.models.scoring import excess_error_given_teacher
 from bayes_slr.inference.samplers import run_gibbs
 from bayes_slr.models.simulate import draw_teacher, simulate, streamed_mean
 from bayes_slr.models.spec import LengthLaw, SLRConfig

@@ -23,7 +23,7 @@ D, LBAR, N = 7, 5, 12
 def numpy_predict(
     k: np.ndarray, v: np.ndarray, c: float, X: np.ndarray, lengths: np.ndarray, activation: str
 ) -> np.ndarray:
-    """MODEL.md section 3 written out sequence by sequence, token by token, over real tokens only."""
+    """docs/model.md section 3 written out sequence by sequence, token by token, over real tokens only."""
     out = np.zeros(len(lengths))
     for n, length in enumerate(lengths):
         chi = np.array([X[n, l] @ k / math.sqrt(D) for l in range(length)])
@@ -84,7 +84,7 @@ def test_gradients_finite_and_blind_to_padding(padded_batch, key, activation):
 
 @pytest.mark.parametrize("variant,nu", [("spiked", 2.0), ("max", 1.5)])
 def test_informed_softmax_is_the_bayes_estimator(padded_batch, key, variant, nu):
-    """Softmax at ``k = c_nu k*``, ``v = v*`` is ``sum_l softmax(c_nu chi*)_l z*_l`` (MODEL.md section 2)."""
+    """Softmax at ``k = c_nu k*``, ``v = v*`` is ``sum_l softmax(c_nu chi*)_l z*_l`` (docs/model.md section 2)."""
     X, lengths, _ = padded_batch
     config = SLRConfig(variant, D, LengthLaw.uniform(LBAR), nu)
     teacher = draw_teacher(key, D)

@@ -1,4 +1,4 @@
-"""ERM training and its test error, tied to the population theory (MODEL.md sections 4-5).
+"""ERM training and its test error, tied to the population theory (docs/model.md sections 4-5).
 
 Routes compared: the Monte Carlo test error of trained estimators; the population
 error (quadrature, ``bayes_slr.theory``) at their overlaps; the population optimum of

@@ -1,7 +1,7 @@
 """The Bayes-optimal posterior predictor (draws weighted by p(X | k)) and the unbiased error estimate.
 
 Routes compared: the streamed, grouped, log-space predictor against a direct NumPy
-evaluation of MODEL.md section 5's formula; the weighted and plain predictors (equal for
+evaluation of docs/model.md section 5's formula; the weighted and plain predictors (equal for
 max-SLR, different for spiked); the cross-replicate error estimate against the plain
 square of a finite-draw average (whose bias is ``E_X[Var(f_bar)]``).
 """
@@ -18,9 +18,9 @@ from scipy.special import logsumexp, softmax
 from bayes_slr.inference.predictive import (
     PosteriorPredictor,
     bayes_test_error,
-    excess_error_given_teacher,
     posterior_errors,
 )
+from bayes_slr.models.scoring import excess_error_given_teacher
 from bayes_slr.inference.samplers import sample_posterior
 from bayes_slr.models.simulate import draw_teacher, simulate, streamed_mean
 from bayes_slr.models.spec import LengthLaw, SLRConfig
@@ -51,7 +51,7 @@ def max_slr():
 
 
 def _direct_prediction(config, k, v, X, L):
-    """MODEL.md section 5 in NumPy: weights p(X | k_s) (spiked: (1/L) sum_l exp(sqrt(nu) chi_l - nu|k|^2/2D);
+    """docs/model.md section 5 in NumPy: weights p(X | k_s) (spiked: (1/L) sum_l exp(sqrt(nu) chi_l - nu|k|^2/2D);
     max: 1), then the weighted mean of sum_l softmax(c_nu chi)_l z_l."""
     D = config.D
     chi, z = X[:L] @ k.T / math.sqrt(D), X[:L] @ v.T / math.sqrt(D)  # (L, S)

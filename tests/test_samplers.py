@@ -23,11 +23,11 @@ from bayes_slr.inference import diagnostics, posterior_io
 from bayes_slr.inference.location import bayes_estimator
 from bayes_slr.inference.predictive import (
     bayes_test_error,
-    excess_test_error,
     posterior_mean_predictor,
     sequence_location_posterior,
     zero_predictor_error,
 )
+from bayes_slr.models.scoring import excess_test_error
 from bayes_slr.inference.samplers import direction_conditionals, run_gibbs, sample_posterior
 from bayes_slr.models.numpyro_models import slr_model_enumerated
 from bayes_slr.models.simulate import draw_teacher, simulate, streamed_mean

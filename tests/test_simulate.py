@@ -1,4 +1,4 @@
-"""The simulator draws from the SLR law of MODEL.md section 1.
+"""The simulator draws from the SLR law of docs/model.md section 1.
 
 Tolerances are 4.5 standard errors of the Monte Carlo statistic (a false alarm rate
 below 1e-5 per check), computed from the sample size of each test.

@@ -1,4 +1,4 @@
-"""The exact population Bayes error against independent routes (MODEL.md section 2).
+"""The exact population Bayes error against independent routes (docs/model.md section 2).
 
 Tolerances: Monte Carlo comparisons allow 4 standard errors plus the stated
 quadrature bound; quadrature-vs-quadrature comparisons allow the stated bounds

@@ -126,7 +126,7 @@ def max_nu2_curve(full_size) -> dict[tuple[float, str], object]:
 @pytest.mark.slow
 def test_max_finite_nu_curve_limits(max_nu2_curve):
     """max-SLR, nu = 2, L = 3: error decreasing in alpha, prior-predictive error 1 at alpha -> 0,
-    and the population Bayes error (MODEL.md section 2) approached from above like 1/alpha.
+    and the population Bayes error (docs/model.md section 2) approached from above like 1/alpha.
 
     The errors come by quadrature at the fixed point, so only the fixed point carries Monte
     Carlo error (a few % of the O(1/alpha) excess). From alpha = 64 to 256 the excess must

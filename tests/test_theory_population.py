@@ -1,6 +1,6 @@
-"""Population terms and optima of the attention activations (MODEL.md section 4).
+"""Population terms and optima of the attention activations (docs/model.md section 4).
 
-Independent routes: the Bayes error (softmax's optimum), MODEL.md's closed forms
+Independent routes: the Bayes error (softmax's optimum), docs/model.md's closed forms
 (linear), SciPy quadrature of the maximum of L normals, and the empirical error of
 an estimator built from given overlaps on data from the simulator. With an exact
 teacher (``|k*|^2 = |v*|^2 = D``, ``k* . v* = 0``) and the extra directions exactly

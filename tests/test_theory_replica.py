@@ -28,7 +28,7 @@ def spiked_bayes_curve() -> dict[float, object]:
 
 
 def test_bayes_spiked_tends_to_population_bayes_error_from_above(spiked_bayes_curve):
-    """alpha -> inf: the known-direction Bayes error (MODEL.md section 2) is a lower bound and the limit.
+    """alpha -> inf: the known-direction Bayes error (docs/model.md section 2) is a lower bound and the limit.
 
     The excess over it is O(1/alpha) (q -> 1 like 1 - O(1/alpha)): from alpha = 64 to 256
     it must shrink by well over half (asymptotically by 4), and stay >= 0 up to the
@@ -51,14 +51,14 @@ def test_bayes_spiked_decreases_with_alpha_and_starts_at_one(spiked_bayes_curve)
 def test_bayes_nishimori_identity_and_posterior_mean_excess(spiked_bayes_curve):
     """E[yhat^2] = E[y yhat] for yhat = E[y | X, data], to Monte Carlo precision (4 standard errors).
 
-    The training-set posterior mean of f (MODEL.md section 5) cannot beat E[y | X, data]:
+    The training-set posterior mean of f (docs/model.md section 5) cannot beat E[y | X, data]:
     its excess is a mean square (up to the inner Monte Carlo error, 1e-3 here).
     """
     for point in spiked_bayes_curve.values():
         d = point.diagnostics
         assert abs(d["nishimori_gap"]) < 4 * d["nishimori_gap_stderr"] + 1e-12
         assert d["posterior_mean_f_error"] >= point.test_error - 1e-3
-        # quadrature (MODEL.md section 4) and Monte Carlo evaluations of the same error agree
+        # quadrature (docs/model.md section 4) and Monte Carlo evaluations of the same error agree
         assert abs(d["monte_carlo_error"] - point.test_error) < 4 * d["nishimori_gap_stderr"] + 4 / math.sqrt(SAMPLES)
         assert d["test_error_stderr"] == 0.0  # spiked: quadrature
 
@@ -95,7 +95,7 @@ def test_erm_small_alpha_gives_error_one_linearly():
 
 @pytest.mark.slow
 def test_erm_softmax_tends_to_population_optimum(full_size):
-    """alpha -> inf at small lam: ERM tends to the activation's population optimum (MODEL.md section 4).
+    """alpha -> inf at small lam: ERM tends to the activation's population optimum (docs/model.md section 4).
 
     For spiked SLR the softmax optimum is the Bayes error. The excess is O(1/alpha): from
     alpha = 64 to 256 it must shrink by more than half (asymptotically by 4) and stay

@@ -4,7 +4,7 @@ Spiked SLR (exact Gibbs) and max-SLR (Gibbs-HMC), ``nu = 2``, ``L = 3``, ``Delta
 (the setting of docs/posterior.md). For ``N, D -> inf`` at fixed ``alpha`` the theory predicts
 
 * ``test_error``: the excess test error of the Bayes-optimal predictor (draws weighted by
-  ``p(X | k)``, MODEL.md section 5), the sampler's ``bayes_test_error``;
+  ``p(X | k)``, docs/model.md section 5), the sampler's ``bayes_test_error``;
 * ``posterior_mean_f_error``: the excess test error of the training-set posterior mean of
   ``f``, the sampler's plain average;
 * ``q_k, q_v``: under the Nishimori identities both the overlap of the posterior mean with

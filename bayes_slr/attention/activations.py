@@ -1,4 +1,4 @@
-"""The attention activations ``s(chi)`` of MODEL.md section 3: one record per activation, in a registry.
+"""The attention activations ``s(chi)`` of docs/model.md section 3: one record per activation, in a registry.
 
 A record says everything the toolkit needs of an activation:
 

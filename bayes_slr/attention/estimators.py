@@ -1,20 +1,21 @@
-"""Attention estimators ``f(X) = sum_l s(chi)_l z_l`` (MODEL.md section 3) and their overlaps.
+"""Attention estimators ``f(X) = sum_l s(chi)_l z_l`` (docs/model.md section 3) and their overlaps.
 
 One jitted function, :func:`predict`, evaluates any activation of
 any registered activation (:func:`~bayes_slr.attention.activations.activation_names`) on a padded batch;
-:func:`overlaps` reports the order parameters of MODEL.md section 4 against a teacher.
+:func:`overlaps` reports the order parameters of docs/model.md section 4 against a teacher.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from bayes_slr.attention.activations import attention_weights, check_activation
+from bayes_slr.models.scoring import direction_overlaps
 from bayes_slr.models.simulate import Teacher, token_mask
 from bayes_slr.models.spec import SLRConfig
 
@@ -38,7 +39,7 @@ def informed_params(config: SLRConfig, teacher: Teacher) -> AttentionParams:
     """The informed start: the teacher, ``k = c_nu k*``, ``v = v*``, ``c = 0``.
 
     For finite ``nu`` this is the Bayes estimator with known directions (softmax
-    attention, MODEL.md section 2). For ``nu = inf`` (max-SLR) the Bayes key is
+    attention, docs/model.md section 2). For ``nu = inf`` (max-SLR) the Bayes key is
     infinite; the start keeps its direction with unit scale, ``k = k*``.
     """
     scale = config.c_nu if math.isfinite(config.c_nu) else 1.0
@@ -80,23 +81,20 @@ def predict(params: AttentionParams, X: jax.Array, lengths: jax.Array, activatio
 
 
 def overlaps(params: AttentionParams, teacher: Teacher) -> dict[str, float]:
-    """Order parameters of ``(k, v)`` against the teacher, all divided by ``D``.
+    """Order parameters of ``(k, v)`` against the teacher, all divided by ``D`` (:func:`direction_overlaps`).
 
     Returns
     -------
     dict with ``m_k = k.k*/D``, ``q_k = k.k/D``, ``m_v = v.v*/D``, ``q_v = v.v/D``, the
     cross overlaps ``k_vstar = k.v*/D``, ``v_kstar = v.k*/D``, ``k_v = k.v/D`` (zero on
-    the manifold of MODEL.md section 4), the teacher norms ``rho_k = |k*|^2/D``,
+    the manifold of docs/model.md section 4), the teacher norms ``rho_k = |k*|^2/D``,
     ``rho_v = |v*|^2/D``, ``kstar_vstar = k*.v*/D`` and the erf offset ``c``.
     """
-    k, v = jnp.asarray(params.k), jnp.asarray(params.v)
-    k_star, v_star = jnp.asarray(teacher.k_star), jnp.asarray(teacher.v_star)
-    D = k.shape[-1]
-    pairs = {
-        "m_k": (k, k_star), "q_k": (k, k), "m_v": (v, v_star), "q_v": (v, v),
-        "k_vstar": (k, v_star), "v_kstar": (v, k_star), "k_v": (k, v),
-        "rho_k": (k_star, k_star), "rho_v": (v_star, v_star), "kstar_vstar": (k_star, v_star),
-    }
-    result = {name: float(a @ b / D) for name, (a, b) in pairs.items()}
+    result = {name: float(value) for name, value in direction_overlaps(params.k, params.v, teacher).items()}
     result["c"] = float(params.c)
     return result
+
+
+def attention_predictor(params: AttentionParams, activation: str) -> Callable[[jax.Array, jax.Array], jax.Array]:
+    """The trained estimator as a predictor ``predict(X, lengths)`` (scored by ``models.scoring``)."""
+    return functools.partial(predict, params, activation=activation)

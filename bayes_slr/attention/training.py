@@ -1,6 +1,6 @@
-"""Empirical risk minimisation of an attention estimator (MODEL.md section 5).
+"""Empirical risk minimisation of an attention estimator (docs/model.md section 5).
 
-Objective, per sample (the minimiser is that of MODEL.md's sum):
+Objective, per sample (the minimiser is that of docs/model.md's sum):
 ``(1/N) [ sum_mu (y_mu - f(X_mu))^2 / 2 + lam/2 (|k|^2 + |v|^2 + c^2) ]``
 (``c`` stays 0 for the activations other than erf). Two optimisers:
 

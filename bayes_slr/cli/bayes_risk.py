@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "bayes-risk",
         help="population Bayes error 1 - E[sum_l p_l^2] for each (L, nu)",
-        description="Bayes error with known directions (excess error over the noise, MODEL.md section 2), "
+        description="Bayes error with known directions (excess error over the noise, docs/model.md section 2), "
         "one row per (L, nu) pair. --Delta does not change it.",
     )
     add_task_arguments(parser, several=True, with_D=False)

@@ -8,7 +8,7 @@ import math
 import sys
 from typing import Any, NoReturn
 
-from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.errors import check_int
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.models.variants import variant_names
 from bayes_slr.records import json_ready

@@ -18,7 +18,7 @@ import numpy as np
 
 from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
 from bayes_slr.inference import amp
-from bayes_slr.inference.predictive import excess_test_error
+from bayes_slr.models.scoring import excess_test_error
 from bayes_slr.models.simulate import draw_teacher
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.theory.replica_bayes import bayes_replica_point, bayes_state_evolution_history

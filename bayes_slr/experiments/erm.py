@@ -4,7 +4,7 @@
 re-exported here. :func:`erm_experiment` draws a teacher and ``N = round(alpha D)``
 training samples per seed, trains all seeds together (``jax.vmap``), and reports the
 test error of each fit (fresh samples, Monte Carlo) beside the population error that
-MODEL.md section 4 predicts from its overlaps.
+docs/model.md section 4 predicts from its overlaps.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from bayes_slr.attention.activations import check_activation
-from bayes_slr.attention.estimators import AttentionParams, overlaps, predict
+from bayes_slr.attention.estimators import AttentionParams, attention_predictor, overlaps, predict
 from bayes_slr.attention.training import (
     ERMFit,
     check_training_options,
@@ -27,22 +27,12 @@ from bayes_slr.attention.training import (
     train,
 )
 from bayes_slr.errors import ConfigError, check_int, check_real
-from bayes_slr.models.simulate import SLRBatch, Teacher, draw_teacher, simulate, streamed_mean
+from bayes_slr.models.scoring import excess_test_error, zero_predictor
+from bayes_slr.models.simulate import SLRBatch, Teacher, draw_teacher, simulate
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.theory.population import population_error
 
-__all__ = ["DEFAULT_LAM_GRID", "ERMFit", "ERMSummary", "LAM_AUTO", "erm_experiment", "fit_erm", "squared_errors", "test_error"]
-
-
-@functools.partial(jax.jit, static_argnames=("activation",))
-def squared_errors(params: AttentionParams, batch: SLRBatch, activation: str) -> jax.Array:
-    """Per-sample ``(z*_{eps*} - f(X))^2``: its mean is the excess error ``E[(y - f)^2] - Delta``.
-
-    The noise of ``y`` is independent of ``X`` with mean zero, so leaving it out keeps
-    the expectation and lowers the Monte Carlo variance.
-    """
-    target = jnp.take_along_axis(batch.z_star, batch.eps[:, None], axis=1)[:, 0]
-    return (target - predict(params, batch.X, batch.lengths, activation)) ** 2
+__all__ = ["DEFAULT_LAM_GRID", "ERMFit", "ERMSummary", "LAM_AUTO", "erm_experiment", "fit_erm", "test_error"]
 
 
 def test_error(
@@ -55,8 +45,9 @@ def test_error(
 ) -> tuple[float, float]:
     """Excess test error ``E[(y - f(X))^2] - Delta`` of ``params`` and its standard error.
 
-    Estimated on ``N_test`` fresh samples of the task ``config`` with ``teacher``,
-    generated in chunks (memory stays flat).
+    Estimated on ``N_test`` fresh samples of the task ``config`` with ``teacher``, generated in
+    chunks (memory stays flat), by the toolkit's one estimator
+    (:func:`~bayes_slr.models.scoring.excess_test_error`).
 
     Returns
     -------
@@ -66,14 +57,14 @@ def test_error(
     N_test = check_int("N_test", N_test, 2)
     if jnp.shape(params.k)[-1] != config.D:
         raise ConfigError(f"params have D = {jnp.shape(params.k)[-1]} but config.D = {config.D}; they must match")
-    result = streamed_mean(lambda batch: squared_errors(params, batch, activation), key, config, teacher, N_test)
-    return float(result.mean), float(result.stderr)
+    result = excess_test_error(key, config, teacher, attention_predictor(params, activation), N_test=N_test)
+    return result.value, result.stderr
 
 
 LAM_AUTO = "auto"
 DEFAULT_LAM_GRID = tuple(float(x) for x in np.logspace(-3, 2, 11))
 """Ridge values tried by ``lam="auto"``: ``1e-3 .. 100``, two per decade (the ridge of the sum
-objective of MODEL.md section 5, so the same ``lam`` means the same prior at any ``N``). The
+objective of docs/model.md section 5, so the same ``lam`` means the same prior at any ``N``). The
 top reaches 100 because with ``1e-3 .. 10`` linear attention at spiked ``nu = 2``, ``L = 5``,
 ``D = 100``, ``alpha = 16`` chose the edge 10 for two of four seeds; large values cost few
 iterations (the path starts there)."""
@@ -100,7 +91,7 @@ class ERMSummary(NamedTuple):
     per_seed : one dict per seed: ``seed``, ``lam`` (given or chosen), ``test_error``,
         ``stderr`` (Monte Carlo), ``train_loss``, ``grad_norm``, ``iterations``,
         ``converged``, ``overlaps`` (:func:`~bayes_slr.attention.estimators.overlaps`) and
-        ``predicted_population_error`` (MODEL.md section 4 at those overlaps, rescaled for
+        ``predicted_population_error`` (docs/model.md section 4 at those overlaps, rescaled for
         the teacher norms: :func:`predicted_population_error`; ``None`` if not asked for),
         all of the selected start; ``selected_start``; ``starts`` (``test_error``,
         ``train_loss``, ``converged`` of every random start); ``start_spread`` (largest minus
@@ -449,14 +440,16 @@ def erm_experiment(
 
 def _start_test_errors(key, fits, config, teacher, activation, N_test):
     """Test errors of every start (leading axis of ``fits``) and of the zero predictor, on the same samples."""
-    def statistic(batch):
-        target = jnp.take_along_axis(batch.z_star, batch.eps[:, None], axis=1)[:, 0]
-        errors = jax.vmap(lambda p: squared_errors(p, batch, activation))(fits)  # (starts, n)
-        return jnp.concatenate([errors.T, target[:, None] ** 2], axis=1)
+    starts = jax.tree_util.tree_leaves(fits)[0].shape[0]
 
-    result = streamed_mean(statistic, key, config, teacher, N_test)
-    mean, stderr = np.asarray(result.mean), np.asarray(result.stderr)
-    return mean[:-1], stderr[:-1], float(mean[-1]), float(stderr[-1])
+    def every_start(X, lengths):
+        predictions = jax.vmap(lambda p: predict(p, X, lengths, activation))(fits)  # (starts, n)
+        return {**{str(i): predictions[i] for i in range(starts)}, "zero": zero_predictor(X, lengths)}
+
+    errors = excess_test_error(key, config, teacher, every_start, N_test=N_test)
+    per_start = [errors[str(i)] for i in range(starts)]
+    return (np.array([e.value for e in per_start]), np.array([e.stderr for e in per_start]),
+            errors["zero"].value, errors["zero"].stderr)
 
 
 def _notes(per_seed: list[dict[str, Any]], lam: float | str, lam_grid: tuple[float, ...], tol: float) -> list[str]:
@@ -483,9 +476,9 @@ def _notes(per_seed: list[dict[str, Any]], lam: float | str, lam_grid: tuple[flo
 
 
 def predicted_population_error(activation: str, config: SLRConfig, fitted_overlaps: dict[str, float]) -> float:
-    """Population error (MODEL.md section 4) predicted from the overlaps of a fit.
+    """Population error (docs/model.md section 4) predicted from the overlaps of a fit.
 
-    MODEL.md's formula assumes ``|k*|^2 = |v*|^2 = D``. A teacher with
+    docs/model.md's formula assumes ``|k*|^2 = |v*|^2 = D``. A teacher with
     ``rho_k = |k*|^2/D`` and ``rho_v = |v*|^2/D`` is rescaled onto it exactly: with
     ``chi*' = chi*/sqrt(rho_k)`` and ``z*' = z*/sqrt(rho_v)`` standard, the location law
     has ``c_nu' = c_nu sqrt(rho_k)`` (``nu' = nu rho_k`` spiked, ``nu sqrt(rho_k)`` max),

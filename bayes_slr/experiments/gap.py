@@ -1,7 +1,7 @@
 """Gap to Bayes across sequence lengths: the project's main measurement.
 
 For one task (variant, nu, length law) a *gap point* holds the population Bayes error,
-each activation's population-optimal error (MODEL.md sections 2 and 4) and, when a
+each activation's population-optimal error (docs/model.md sections 2 and 4) and, when a
 sample ratio ``alpha`` is given, the ERM test error of each activation at finite data
 (section 5). :func:`gap_sweep` runs a grid of lengths, resumable through a
 :class:`~bayes_slr.records.SweepLog`.
@@ -31,7 +31,7 @@ DEFAULT_LENGTHS = (2, 3, 5, 10, 30, 100)
 
 @dataclasses.dataclass(frozen=True)
 class ERMOptions:
-    """Finite-data training settings for the ERM columns (MODEL.md section 5).
+    """Finite-data training settings for the ERM columns (docs/model.md section 5).
 
     ``lam="auto"`` (default) chooses the ridge per seed by held-out validation on
     :data:`~bayes_slr.experiments.erm.DEFAULT_LAM_GRID`; ``Delta`` is the label noise of

@@ -22,10 +22,10 @@ from bayes_slr.inference import diagnostics, posterior_io
 from bayes_slr.inference.location import bayes_estimator
 from bayes_slr.inference.predictive import (
     IMPORTANCE_ESS_WARNING,
-    excess_test_error,
     posterior_errors,
     zero_predictor_error,
 )
+from bayes_slr.models.scoring import excess_test_error
 from bayes_slr.inference.samplers import PosteriorDraws, check_sampling_arguments, sample_posterior
 from bayes_slr.models.simulate import draw_teacher, simulate
 from bayes_slr.models.spec import SLRConfig, training_size

@@ -413,7 +413,7 @@ def amp_predictor(config: SLRConfig, state: AMPState, *, own_tilt: bool = True) 
     (the sequence is not in the training set: no Onsager term).
 
     ``own_tilt=True``: the Bayes-optimal ``E[y | X, data]``, whose location posterior includes the new
-    sequence's own tilt (MODEL.md section 5): spiked ``softmax(sqrt(nu) omega_k)`` with
+    sequence's own tilt (docs/model.md section 5): spiked ``softmax(sqrt(nu) omega_k)`` with
     ``E[h_{l,v} | eps = l] = omega_{l,v} + sqrt(nu) C_kv``; max, the location integrals of variance
     ``C_kk`` (:func:`location_log_posterior`).
     ``own_tilt=False``: the training-set posterior mean of ``sum_l softmax(c_nu chi)_l z_l``, what a

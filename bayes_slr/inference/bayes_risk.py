@@ -13,7 +13,7 @@ Two routes, independent of the exact integrals in :mod:`bayes_slr.theory.bayes`:
 * :func:`bayes_risk_empirical` simulates whole sequences at finite ``D`` from a teacher
   and measures ``(y - E[y | X])^2 - Delta``: it checks the pipeline end to end.
 
-Errors follow MODEL.md section 2: excess squared error over the noise.
+Errors follow docs/model.md section 2: excess squared error over the noise.
 """
 
 from __future__ import annotations

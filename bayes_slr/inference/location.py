@@ -1,4 +1,4 @@
-"""Posterior over the location with known directions, and the Bayes estimator (MODEL.md section 2).
+"""Posterior over the location with known directions, and the Bayes estimator (docs/model.md section 2).
 
 With ``k*`` known, ``P(eps* = l | X) = softmax(c_nu chi*)_l`` over the real tokens,
 ``c_nu = sqrt(nu)`` (spiked) or ``nu`` (max); for max-SLR with ``nu = inf`` it is the

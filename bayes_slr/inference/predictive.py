@@ -1,15 +1,14 @@
 """The Bayes-optimal predictor at finite alpha and location posteriors from posterior draws.
 
 For one draw ``(k, v)`` the predictor is ``E[y | X, k, v] = sum_l P(eps = l | X, k) z_l``
-with ``P(eps = l | X, k) = softmax(c_nu chi)_l`` (MODEL.md section 2); the Bayes-optimal
+with ``P(eps = l | X, k) = softmax(c_nu chi)_l`` (docs/model.md section 2); the Bayes-optimal
 predictor given the training set is its posterior mean over the draws.
 """
 
 from __future__ import annotations
 
 import functools
-import math
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -18,7 +17,8 @@ import numpy as np
 from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.inference.location import location_posterior
 from bayes_slr.models.numpyro_models import location_joint_log_weights, location_log_weights
-from bayes_slr.models.simulate import SLRBatch, Teacher, streamed_mean, token_mask
+from bayes_slr.models.scoring import ExcessError, excess_test_error, zero_predictor
+from bayes_slr.models.simulate import SLRBatch, Teacher, token_mask
 from bayes_slr.models.spec import SLRConfig
 
 DRAWS_PER_BLOCK = 64  # posterior draws evaluated together by the predictor
@@ -90,47 +90,12 @@ def posterior_mean_predictor(
     return _predict(config, blocks(k), blocks(v), weights, jnp.asarray(X), jnp.asarray(lengths))
 
 
-@functools.partial(jax.jit, static_argnames=("config",))
-def excess_error_given_teacher(
-    config: SLRConfig, teacher: Teacher, batch: SLRBatch, predictions: jax.Array
-) -> jax.Array:
-    """Per-sequence ``E[(z*_{eps*} - f(X))^2 | X]``, ``(n,)``.
-
-    The location is integrated out exactly with the teacher's location posterior
-    ``p*_l = P(eps* = l | X, k*)``: ``sum_l p*_l (z*_l - f(X))^2``. Its mean over fresh
-    ``X`` is the excess test error ``E[(y - f(X))^2] - Delta`` (noise is independent),
-    with less Monte Carlo variance than squaring ``y - f(X)``.
-    """
-    p_star = location_posterior(batch.X, batch.lengths, config, k=jnp.asarray(teacher.k_star))
-    return jnp.sum(p_star * (batch.z_star - predictions[:, None]) ** 2, axis=-1)
-
-
 def thin_draws(draws: jax.Array | np.ndarray, max_draws: int) -> jax.Array:
     """At most ``max_draws`` (``>= 1``) of the draws, evenly spaced, as ``(S, D)``."""
     max_draws = check_int("max_draws", max_draws, 1)
     flat = _flat(draws)
     step = -(-flat.shape[0] // max_draws)
     return flat[::step]
-
-
-class ExcessError(NamedTuple):
-    """Monte Carlo estimate of an excess test error.
-
-    ``stderr`` covers the test-set noise and, for a predictor given as independent
-    replicates, the draw-to-draw noise too (``stderr_test``, ``stderr_draws`` separately).
-    """
-
-    value: float
-    stderr: float
-    n_test: int
-    stderr_test: float | None = None
-    stderr_draws: float | None = None
-
-    def as_dict(self) -> dict[str, float]:
-        out = {"value": self.value, "stderr": self.stderr}
-        if self.stderr_draws is not None:
-            out.update(stderr_test=self.stderr_test, stderr_draws=self.stderr_draws)
-        return out
 
 
 IMPORTANCE_ESS_WARNING = 100.0
@@ -199,7 +164,7 @@ def _evaluate(config: SLRConfig, k: jax.Array, v: jax.Array, valid: jax.Array, X
 
 
 class PosteriorPredictor:
-    """The Bayes-optimal predictor of new sequences from posterior draws (MODEL.md section 5).
+    """The Bayes-optimal predictor of new sequences from posterior draws (docs/model.md section 5).
 
     ``predict(X, lengths)`` is ``E[y | X, training set]``: the posterior mean of
     ``f(X; k, v) = sum_l P(eps = l | X, k) z_l`` under the posterior given the training set
@@ -412,92 +377,4 @@ def zero_predictor_error(
     the Bayes error at alpha -> 0 is ``E[z*_{eps*}^2]`` (about 1). Estimated on the test
     set that :func:`bayes_test_error` draws from the same ``key``.
     """
-    return excess_test_error(
-        key, config, teacher, lambda X, lengths: jnp.zeros(X.shape[0], X.dtype), N_test=N_test, chunk_size=chunk_size
-    )
-
-
-def _replicate_statistic(p_star: jax.Array, z_star: jax.Array, f: jax.Array) -> jax.Array:
-    """Per sequence: the cross-replicate error ``U`` and its leave-one-group-out versions, ``(n, 1 + G)``.
-
-    ``U = mean over g != h of sum_l p*_l (z*_l - f_g)(z*_l - f_h)``: independent replicates
-    make ``E[(z - f_g)(z - f_h)] = (z - E f_g)^2`` exactly, so ``U`` carries no
-    ``Var(f_g)`` bias (squaring one average does).
-    """
-    G = f.shape[-1]
-    Q = jnp.sum(p_star * z_star**2, axis=-1)
-    zbar = jnp.sum(p_star * z_star, axis=-1)
-
-    def cross(mask: jax.Array) -> jax.Array:
-        count = jnp.sum(mask)
-        s1 = jnp.sum(f * mask, axis=-1)
-        s2 = jnp.sum(f**2 * mask, axis=-1)
-        return Q - 2 * zbar * s1 / count + (s1**2 - s2) / (count * (count - 1))
-
-    full = cross(jnp.ones(G))
-    if G < 3:
-        return full[:, None]
-    leave_one_out = jax.vmap(lambda j: cross(jnp.arange(G) != j), out_axes=1)(jnp.arange(G))
-    return jnp.concatenate([full[:, None], leave_one_out], axis=1)
-
-
-def excess_test_error(
-    key: jax.Array,
-    config: SLRConfig,
-    teacher: Teacher,
-    predict: Callable[[jax.Array, jax.Array], jax.Array | dict[str, jax.Array]],
-    *,
-    N_test: int = 100_000,
-    chunk_size: int = 10_000,
-) -> ExcessError | dict[str, ExcessError]:
-    """Excess test error ``E[(y - f(X))^2] - Delta`` of ``f = predict(X, lengths)`` with its standard error.
-
-    ``N_test`` (``>= 2``) fresh sequences from ``teacher``, generated ``chunk_size`` at a
-    time from ``key`` (the same key gives the same test set); the location is integrated
-    out exactly with the teacher's location posterior ``p*`` (:func:`excess_error_given_teacher`).
-
-    ``predict`` returns ``(n,)`` predictions, or ``(n, G)`` with ``G >= 2`` independent
-    replicates of a Monte Carlo predictor (e.g. posterior means over disjoint groups of
-    draws), or a dict of such arrays (one error per key, one pass over the test set).
-    With replicates the estimate is ``mean over g != h of sum_l p*_l (z*_l - f_g)(z*_l - f_h)``:
-    unbiased for the error of the replicates' common mean (no ``Var(f_g)`` term), and
-    ``stderr`` combines the test-set standard error with a leave-one-group-out jackknife
-    over the groups (``G >= 3``) for the draw-to-draw noise.
-    """
-    N_test = check_int("N_test", N_test, 2)
-    names: list[str] = []
-
-    def columns(batch: SLRBatch, f: jax.Array) -> jax.Array:
-        if f.ndim == 1:
-            return excess_error_given_teacher(config, teacher, batch, f)[:, None]
-        p_star = location_posterior(batch.X, batch.lengths, config, k=jnp.asarray(teacher.k_star))
-        return _replicate_statistic(p_star, batch.z_star, f)
-
-    widths: dict[str, int] = {}
-
-    def statistic(batch: SLRBatch) -> jax.Array:
-        out = predict(batch.X, batch.lengths)
-        parts = out if isinstance(out, dict) else {"": out}
-        values = []
-        for name, f in parts.items():
-            column = columns(batch, jnp.asarray(f))
-            widths[name] = column.shape[1]
-            values.append(column)
-        if not names:
-            names.extend(parts)
-        return jnp.concatenate(values, axis=1)
-
-    result = streamed_mean(statistic, key, config, teacher, N_test, chunk_size)
-    errors, offset = {}, 0
-    for name in names:
-        width = widths[name]
-        mean, stderr = result.mean[offset:offset + width], result.stderr[offset:offset + width]
-        offset += width
-        if width == 1:
-            errors[name] = ExcessError(float(mean[0]), float(stderr[0]), result.count)
-            continue
-        G = width - 1
-        jackknife = math.sqrt((G - 1) / G * float(np.sum((mean[1:] - mean[1:].mean()) ** 2)))
-        errors[name] = ExcessError(float(mean[0]), math.hypot(float(stderr[0]), jackknife), result.count,
-                                   float(stderr[0]), jackknife)
-    return errors if len(names) > 1 or names != [""] else errors[""]
+    return excess_test_error(key, config, teacher, zero_predictor, N_test=N_test, chunk_size=chunk_size)

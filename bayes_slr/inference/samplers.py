@@ -1,4 +1,4 @@
-"""Posterior samplers over the SLR directions ``(k*, v*)`` at finite alpha (MODEL.md section 5).
+"""Posterior samplers over the SLR directions ``(k*, v*)`` at finite alpha (docs/model.md section 5).
 
 Every sampler is a pure kernel in :mod:`bayes_slr.inference.kernels` (``init``/``step``)
 driven by the one ``lax.scan`` loop :func:`~bayes_slr.inference.kernels.base.run_chains`

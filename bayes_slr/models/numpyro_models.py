@@ -1,4 +1,4 @@
-"""The SLR likelihood as NumPyro models with latent ``k*, v* ~ N(0, I_D)`` (MODEL.md section 5).
+"""The SLR likelihood as NumPyro models with latent ``k*, v* ~ N(0, I_D)`` (docs/model.md section 5).
 
 Two forms of the same joint law:
 

@@ -3,7 +3,7 @@
 Every estimator of the toolkit is a *predictor*: a callable ``predict(X, lengths) -> (n,)``
 (Bayes with known directions, the posterior predictor, AMP, trained attention, zero).
 :func:`excess_test_error` scores all of them the same way, on fresh sequences from the
-teacher, with the location integrated out exactly (MODEL.md section 2's error
+teacher, with the location integrated out exactly (docs/model.md section 2's error
 convention: ``E[(y - f(X))^2] - Delta``). :func:`direction_overlaps` gives the order
 parameters of any direction estimate.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import NamedTuple, Protocol
+from typing import Callable, NamedTuple, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -32,11 +32,23 @@ class Predictor(Protocol):
 
 
 class ExcessError(NamedTuple):
-    """Monte Carlo estimate of an excess test error."""
+    """Monte Carlo estimate of an excess test error.
+
+    ``stderr`` covers the test-set noise and, for a predictor given as independent
+    replicates, the draw-to-draw noise too (``stderr_test``, ``stderr_draws`` separately).
+    """
 
     value: float
     stderr: float
     n_test: int
+    stderr_test: float | None = None
+    stderr_draws: float | None = None
+
+    def as_dict(self) -> dict[str, float]:
+        out = {"value": self.value, "stderr": self.stderr}
+        if self.stderr_draws is not None:
+            out.update(stderr_test=self.stderr_test, stderr_draws=self.stderr_draws)
+        return out
 
 
 def zero_predictor(X: jax.Array, lengths: jax.Array) -> jax.Array:
@@ -45,52 +57,109 @@ def zero_predictor(X: jax.Array, lengths: jax.Array) -> jax.Array:
 
 
 @functools.partial(jax.jit, static_argnames=("config",))
-def excess_error_given_teacher(config: SLRConfig, teacher: Teacher, batch: SLRBatch, predictions: jax.Array) -> jax.Array:
+def excess_error_given_teacher(
+    config: SLRConfig, teacher: Teacher, batch: SLRBatch, predictions: jax.Array
+) -> jax.Array:
     """Per-sequence ``E[(z*_{eps*} - f(X))^2 | X]``, ``(n,)``.
 
     The location is integrated out exactly with the teacher's location posterior
     ``p*_l = P(eps* = l | X, k*)``: ``sum_l p*_l (z*_l - f(X))^2``. Its mean over fresh
-    ``X`` is the excess test error ``E[(y - f(X))^2] - Delta`` (the noise is independent),
+    ``X`` is the excess test error ``E[(y - f(X))^2] - Delta`` (noise is independent),
     with less Monte Carlo variance than squaring ``y - f(X)``.
     """
-    chi_star = batch.X @ jnp.asarray(teacher.k_star) / math.sqrt(config.D)
-    p_star = config.law.location_posterior(chi_star, batch.mask, config.nu)
-    return jnp.sum(p_star * (batch.z_star - predictions[:, None]) ** 2, axis=-1)
+    return jnp.sum(teacher_location_posterior(config, teacher, batch) * (batch.z_star - predictions[:, None]) ** 2,
+                   axis=-1)
+
+
+def teacher_location_posterior(config: SLRConfig, teacher: Teacher, batch: SLRBatch) -> jax.Array:
+    """``p*_l = P(eps* = l | X, k*)`` of every sequence of ``batch``, ``(n, Lbar)``, from the token law."""
+    chi_star = batch.X @ jnp.asarray(teacher.k_star) / math.sqrt(batch.X.shape[-1])
+    return config.law.location_posterior(chi_star, batch.mask, config.nu)
+
+
+def _replicate_statistic(p_star: jax.Array, z_star: jax.Array, f: jax.Array) -> jax.Array:
+    """Per sequence: the cross-replicate error ``U`` and its leave-one-group-out versions, ``(n, 1 + G)``.
+
+    ``U = mean over g != h of sum_l p*_l (z*_l - f_g)(z*_l - f_h)``: independent replicates
+    make ``E[(z - f_g)(z - f_h)] = (z - E f_g)^2`` exactly, so ``U`` carries no
+    ``Var(f_g)`` bias (squaring one average does).
+    """
+    G = f.shape[-1]
+    Q = jnp.sum(p_star * z_star**2, axis=-1)
+    zbar = jnp.sum(p_star * z_star, axis=-1)
+
+    def cross(mask: jax.Array) -> jax.Array:
+        count = jnp.sum(mask)
+        s1 = jnp.sum(f * mask, axis=-1)
+        s2 = jnp.sum(f**2 * mask, axis=-1)
+        return Q - 2 * zbar * s1 / count + (s1**2 - s2) / (count * (count - 1))
+
+    full = cross(jnp.ones(G))
+    if G < 3:
+        return full[:, None]
+    leave_one_out = jax.vmap(lambda j: cross(jnp.arange(G) != j), out_axes=1)(jnp.arange(G))
+    return jnp.concatenate([full[:, None], leave_one_out], axis=1)
 
 
 def excess_test_error(
     key: jax.Array,
     config: SLRConfig,
     teacher: Teacher,
-    predict: Predictor,
+    predict: Callable[[jax.Array, jax.Array], jax.Array | dict[str, jax.Array]],
     *,
     N_test: int = 100_000,
     chunk_size: int = 10_000,
-) -> ExcessError:
+) -> ExcessError | dict[str, ExcessError]:
     """Excess test error ``E[(y - f(X))^2] - Delta`` of ``f = predict(X, lengths)`` with its standard error.
 
-    Parameters
-    ----------
-    key : PRNG key of the test set (the same key gives the same test set, so several
-        predictors scored with one key are compared on common sequences).
-    config : the task.
-    teacher : the teacher that generates the test sequences.
-    predict : any :class:`Predictor`.
-    N_test : number of fresh sequences, ``>= 2``, generated ``chunk_size`` at a time.
-    chunk_size : sequences per chunk (memory stays flat).
+    ``N_test`` (``>= 2``) fresh sequences from ``teacher``, generated ``chunk_size`` at a
+    time from ``key`` (the same key gives the same test set); the location is integrated
+    out exactly with the teacher's location posterior ``p*`` (:func:`excess_error_given_teacher`).
 
-    Returns
-    -------
-    ExcessError
-        The mean over test sequences of :func:`excess_error_given_teacher` and its standard error.
+    ``predict`` returns ``(n,)`` predictions, or ``(n, G)`` with ``G >= 2`` independent
+    replicates of a Monte Carlo predictor (e.g. posterior means over disjoint groups of
+    draws), or a dict of such arrays (one error per key, one pass over the test set).
+    With replicates the estimate is ``mean over g != h of sum_l p*_l (z*_l - f_g)(z*_l - f_h)``:
+    unbiased for the error of the replicates' common mean (no ``Var(f_g)`` term), and
+    ``stderr`` combines the test-set standard error with a leave-one-group-out jackknife
+    over the groups (``G >= 3``) for the draw-to-draw noise.
     """
     N_test = check_int("N_test", N_test, 2)
+    names: list[str] = []
+
+    def columns(batch: SLRBatch, f: jax.Array) -> jax.Array:
+        if f.ndim == 1:
+            return excess_error_given_teacher(config, teacher, batch, f)[:, None]
+        return _replicate_statistic(teacher_location_posterior(config, teacher, batch), batch.z_star, f)
+
+    widths: dict[str, int] = {}
 
     def statistic(batch: SLRBatch) -> jax.Array:
-        return excess_error_given_teacher(config, teacher, batch, predict(batch.X, batch.lengths))
+        out = predict(batch.X, batch.lengths)
+        parts = out if isinstance(out, dict) else {"": out}
+        values = []
+        for name, f in parts.items():
+            column = columns(batch, jnp.asarray(f))
+            widths[name] = column.shape[1]
+            values.append(column)
+        if not names:
+            names.extend(parts)
+        return jnp.concatenate(values, axis=1)
 
     result = streamed_mean(statistic, key, config, teacher, N_test, chunk_size)
-    return ExcessError(float(result.mean), float(result.stderr), result.count)
+    errors, offset = {}, 0
+    for name in names:
+        width = widths[name]
+        mean, stderr = result.mean[offset:offset + width], result.stderr[offset:offset + width]
+        offset += width
+        if width == 1:
+            errors[name] = ExcessError(float(mean[0]), float(stderr[0]), result.count)
+            continue
+        G = width - 1
+        jackknife = math.sqrt((G - 1) / G * float(np.sum((mean[1:] - mean[1:].mean()) ** 2)))
+        errors[name] = ExcessError(float(mean[0]), math.hypot(float(stderr[0]), jackknife), result.count,
+                                   float(stderr[0]), jackknife)
+    return errors if len(names) > 1 or names != [""] else errors[""]
 
 
 def direction_overlaps(k: jax.Array | np.ndarray, v: jax.Array | np.ndarray, teacher: Teacher) -> dict[str, np.ndarray]:
@@ -98,7 +167,7 @@ def direction_overlaps(k: jax.Array | np.ndarray, v: jax.Array | np.ndarray, tea
 
     Returns ``m_k = k.k*/D``, ``q_k = k.k/D``, ``m_v = v.v*/D``, ``q_v = v.v/D``, the cross
     overlaps ``k_vstar = k.v*/D``, ``v_kstar = v.k*/D``, ``k_v = k.v/D`` (zero on the manifold
-    of MODEL.md section 4) and the teacher's ``rho_k = |k*|^2/D``, ``rho_v = |v*|^2/D``,
+    of docs/model.md section 4) and the teacher's ``rho_k = |k*|^2/D``, ``rho_v = |v*|^2/D``,
     ``kstar_vstar = k*.v*/D``.
     """
     k, v = np.asarray(k, dtype=np.float64), np.asarray(v, dtype=np.float64)

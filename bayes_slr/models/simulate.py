@@ -1,4 +1,4 @@
-"""Vectorised, jitted SLR simulator (MODEL.md section 1).
+"""Vectorised, jitted SLR simulator (docs/model.md section 1).
 
 Locations ``eps`` are 0-based token indices. Batches are padded to ``Lbar``: padded
 tokens are zero and carry ``mask = False``.

@@ -1,4 +1,4 @@
-"""The immutable description of an SLR task (MODEL.md section 1)."""
+"""The immutable description of an SLR task (docs/model.md section 1)."""
 
 from __future__ import annotations
 
@@ -159,7 +159,7 @@ class SLRConfig:
 
 
 def training_size(alpha: object, D: int) -> int:
-    """Training-set size ``N = round(alpha D)`` of the finite-data setting (MODEL.md section 5).
+    """Training-set size ``N = round(alpha D)`` of the finite-data setting (docs/model.md section 5).
 
     Raises ``ConfigError`` unless ``alpha > 0`` and ``N >= 1``.
     """

@@ -1,11 +1,11 @@
-"""Token laws of SLR (MODEL.md section 1): one object per variant, the only place that knows them.
+"""Token laws of SLR (docs/model.md section 1): one object per variant, the only place that knows them.
 
 A variant fixes how the hidden location ``eps`` and the key direction ``k`` shape the
 tokens. Everything that depends on the variant asks its object:
 
 * :meth:`TokenLaw.location_log_weights`: ``log P(eps = l | L) + log g_nu(l, chi)``, the
   location-dependent token factor with its normaliser (``chi = X k / sqrt(D)``); its
-  softmax is the location posterior with known directions (MODEL.md section 2), its
+  softmax is the location posterior with known directions (docs/model.md section 2), its
   log-sum-exp the log-likelihood of a sequence's tokens given ``k`` (section 5);
 * :meth:`TokenLaw.draw_tokens_and_location` (the simulator) and
   :meth:`TokenLaw.sample_tokens_and_location` (the NumPyro generative model);
@@ -156,7 +156,7 @@ class PlantedLaw(TokenLaw):
     """The location (uniform) holds a token ``N(a(nu) k / sqrt(D), I)``; the others are ``N(0, I)``.
 
     ``g = exp(a chi_eps - a^2 |k|^2 / (2D))``; the normaliser stays in the likelihood of a free ``k``
-    (without it the posterior inflates ``|k|``, MODEL.md section 1).
+    (without it the posterior inflates ``|k|``, docs/model.md section 1).
     """
 
     @abc.abstractmethod

@@ -1,4 +1,4 @@
-"""Quadrature machinery for the population integrals (MODEL.md sections 2 and 4).
+"""Quadrature machinery for the population integrals (docs/model.md sections 2 and 4).
 
 Every population quantity is a nested integral of smooth, analytic integrands:
 Gaussian expectations over one token and an outer integral over ``u = log t`` of

@@ -1,4 +1,4 @@
-"""Exact Bayes error at population level (MODEL.md section 2).
+"""Exact Bayes error at population level (docs/model.md section 2).
 
 ``E_Bayes = 1 - E[sum_l p_l^2]``, ``p = softmax(c_nu chi*)``: the ``B`` term of softmax
 attention at ``k = c_nu k*``. Under the spiked law the location's score is

@@ -1,4 +1,4 @@
-"""Population-optimal error of each attention activation (MODEL.md section 4).
+"""Population-optimal error of each attention activation (docs/model.md section 4).
 
 Minimising ``1 - 2 m_v A + q_v B`` over the value overlaps gives ``m_v = A / B``,
 ``q_v = m_v^2`` and the error ``1 - A^2 / B``; what remains is the maximisation of
@@ -152,7 +152,7 @@ def _search_linear(config: SLRConfig) -> np.ndarray:
     ``rho``, while ``B = b0 + b1 m_k + b2 m_k^2 + Lbar rho^2`` (every token's second
     moment grows by ``rho^2``), whatever the variant, ``nu`` and length law. So
     ``rho = 0`` and ``d/dm (A^2 / B) = 0`` gives ``m_k = (2 a b0 - A0 b1) / (2 A0 b2 - a b1)``
-    (MODEL.md's closed forms are its special cases). ``(A, B)`` at ``m_k = -1, 0, 1``
+    (docs/model.md's closed forms are its special cases). ``(A, B)`` at ``m_k = -1, 0, 1``
     give the coefficients.
     """
     (a_minus, b_minus), (a_zero, b_zero), (a_plus, b_plus) = (

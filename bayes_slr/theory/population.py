@@ -1,4 +1,4 @@
-"""Population-level test error of attention estimators through the overlaps (MODEL.md section 4).
+"""Population-level test error of attention estimators through the overlaps (docs/model.md section 4).
 
 On the overlap manifold ``chi_l = m_k chi*_l + r u_l`` (``r = sqrt(q_k - m_k^2)``),
 ``z_l = m_v z*_l + sqrt(q_v - m_v^2) w_l``, the excess test error is

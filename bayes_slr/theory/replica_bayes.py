@@ -96,7 +96,7 @@ def _errors(q: jax.Array, draws: ChannelDraws, config: SLRConfig, key: jax.Array
     ``bayes``: of ``E[y | X, data] = sum_l P(eps = l | X, data) omega_{l,v}`` (uses the test
     tokens' likelihood), as the mean of ``(y - yhat)^2 - Delta`` (small variance when
     ``yhat`` is close to ``y``), with ``nishimori_gap`` = ``E[yhat^2] - E[y yhat]``. ``posterior_mean_f_excess``: how much worse the posterior
-    mean of ``sum_l softmax(c_nu chi)_l z_l`` given the training set only (MODEL.md
+    mean of ``sum_l softmax(c_nu chi)_l z_l`` given the training set only (docs/model.md
     section 5) does; zero for max-SLR, where the tokens carry no information on ``k*``.
     """
     omega = student_fields(draws, q, q)
@@ -125,7 +125,7 @@ def _errors(q: jax.Array, draws: ChannelDraws, config: SLRConfig, key: jax.Array
 
 
 def _quadrature_error(config: SLRConfig, q_k: float, q_v: float) -> float | None:
-    """The Bayes error at overlaps ``(q_k, q_v)`` by quadrature (MODEL.md section 4), free of Monte Carlo error.
+    """The Bayes error at overlaps ``(q_k, q_v)`` by quadrature (docs/model.md section 4), free of Monte Carlo error.
 
     Spiked: ``E[y | X, data]`` is softmax attention with key overlaps ``(c q_k, c^2 q_k)`` and
     value overlaps ``(q_v, q_v)``. Max, finite ``nu``: the error is

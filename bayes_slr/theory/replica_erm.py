@@ -254,7 +254,7 @@ def erm_replica_point(
     Returns
     -------
     TheoryPoint
-        ``test_error`` is MODEL.md section 4 at the fixed-point overlaps; ``converged`` is
+        ``test_error`` is docs/model.md section 4 at the fixed-point overlaps; ``converged`` is
         False if the iteration did not reach ``tol`` or a proximal problem was left
         unsolved (then ``test_error`` is still reported but must not be trusted).
         ``diagnostics["train_objective"]`` is the RS prediction of the per-sample training

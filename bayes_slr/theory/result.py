@@ -32,7 +32,7 @@ class TheoryPoint:
     ----------
     alpha : samples per dimension.
     estimator : an activation name (ERM) or ``"bayes"``.
-    test_error : excess test error (MODEL.md convention) at the fixed point.
+    test_error : excess test error (docs/model.md convention) at the fixed point.
     overlaps : order parameters at the fixed point.
     converged : whether the fixed point was reached to tolerance (never trust the error otherwise).
     init : ``"random"`` (uninformed) or ``"informed"`` start of the iteration.

@@ -1,4 +1,4 @@
-"""Exact conditional laws shared by the Gibbs-type kernels (MODEL.md section 5).
+"""Exact conditional laws shared by the Gibbs-type kernels (docs/model.md section 5).
 
 Given the location ``eps_mu`` of every training sequence:
 

@@ -7,7 +7,8 @@ from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.models.simulate import draw_teacher, simulate, streamed_mean
 from bayes_slr.inference import amp
 from bayes_slr.inference.samplers import run_gibbs
-from bayes_slr.inference.predictive import excess_error_given_teacher, posterior_mean_predictor, thin_draws
+from bayes_slr.inference.predictive import posterior_mean_predictor, thin_draws
+from bayes_slr.models.scoring import excess_error_given_teacher
 D = int(sys.argv[1]); alpha = float(sys.argv[2]); seeds = range(int(sys.argv[3]))
 cfg = SLRConfig("spiked", D, LengthLaw.fixed(3), 2.0, 0.1)
 for seed in seeds:
