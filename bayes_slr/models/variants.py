@@ -159,6 +159,8 @@ class PlantedLaw(TokenLaw):
     (without it the posterior inflates ``|k|``, docs/model.md section 1).
     """
 
+    tokens_carry_key = True
+
     @abc.abstractmethod
     def amplitude(self, nu: float | jax.Array) -> float | jax.Array:
         """Spike amplitude ``a(nu)``: the location's score has mean ``a`` when ``|k|^2 = D``."""
