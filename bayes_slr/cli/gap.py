@@ -23,7 +23,12 @@ DEFAULT_NU = {"spiked": 2.0, "max": math.inf}
 
 def ridge(text: str) -> float | str:
     """``--lam``: ``auto`` or a number (validated later: ``>= 0``)."""
-    return LAM_AUTO if text == LAM_AUTO else number(text)
+    if text == LAM_AUTO:
+        return LAM_AUTO
+    try:
+        return number(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0 or 'auto', got {text!r}") from None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
