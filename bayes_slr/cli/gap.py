@@ -23,7 +23,12 @@ from bayes_slr.records import atomic_write, check_writable_output, json_ready, o
 
 def ridge(text: str) -> float | str:
     """``--lam``: ``auto`` or a number (validated later: ``>= 0``)."""
-    return LAM_AUTO if text == LAM_AUTO else number(text)
+    if text == LAM_AUTO:
+        return LAM_AUTO
+    try:
+        return number(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0 or 'auto', got {text!r}") from None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
