@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 
+import arviz as az
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -19,10 +20,10 @@ import pytest
 from bayes_slr.cli.main import main
 from bayes_slr.errors import ConfigError
 from bayes_slr.experiments.amp import AMPOptions, amp_point, check_point
-from bayes_slr.inference import amp
+from bayes_slr.inference import amp, posterior_io
 from bayes_slr.inference.predictive import posterior_mean_predictor, thin_draws
-from bayes_slr.models.scoring import excess_error_given_teacher
 from bayes_slr.inference.samplers import run_gibbs
+from bayes_slr.models.scoring import excess_error_given_teacher
 from bayes_slr.models.simulate import draw_teacher, simulate, streamed_mean
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.theory.replica_bayes import bayes_state_evolution_history
@@ -148,7 +149,8 @@ def gibbs_comparison(config: SLRConfig, alpha: float, seed: int) -> dict[str, fl
     assert bool(result.converged)
     draws = run_gibbs(key_gibbs, config, batch, chains=4, warmup=300, samples=300)
     half = draws.k.shape[0] // 2
-    row = {}
+    overlaps = posterior_io.overlaps(draws.k, draws.v, teacher)
+    row = {"gibbs_rhat": max(float(az.rhat(overlaps[name])) for name in ("m_k", "m_v"))}
     for column, name in enumerate(("k", "v")):
         x = getattr(draws, name)
         first, second = x[:half].mean(axis=(0, 1)), x[half:].mean(axis=(0, 1))
@@ -178,7 +180,11 @@ def test_amp_agrees_with_the_exact_gibbs_posterior_on_the_same_data(full_size):
     """
     D, teachers = (100, 4) if full_size else (50, 3)
     config = SPIKED.replace(D=D)
-    rows = [gibbs_comparison(config, 2.0, seed) for seed in range(teachers)]
+    every = [gibbs_comparison(config, 2.0, seed) for seed in range(teachers)]
+    # the reference only where its chains agree: at D = 50 one teacher's Gibbs chains sit in two
+    # modes (m_v 0.38 and 0.78 after 2000 sweeps), a finite-D metastability that r_hat reveals
+    rows = [row for row in every if row["gibbs_rhat"] < 1.05]
+    assert len(rows) >= 2, every
     for row in rows:
         assert row["distance_k"] < 1e-2 and row["distance_v"] < 1e-2, row
     rms = math.sqrt(np.mean([row["error_difference"] ** 2 for row in rows]))

@@ -235,7 +235,7 @@ def test_bad_sampling_input(data):
         sample_posterior(key, SPIKED, batch, chains=0)
     with pytest.raises(ConfigError, match="samples"):
         sample_posterior(key, SPIKED, batch, samples=0)
-    with pytest.raises(ConfigError, match="spiked"):
+    with pytest.raises(ConfigError, match="sampler gibbs supports token laws of type PlantedLaw only"):
         sample_posterior(key, SPIKED.replace(variant="max"), batch, sampler="gibbs")
     with pytest.raises(ConfigError, match="nu must be finite"):
         sample_posterior(key, SPIKED.replace(variant="max", nu=math.inf), batch)

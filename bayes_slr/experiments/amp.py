@@ -116,7 +116,7 @@ def check_point(config: SLRConfig, alpha: object, options: AMPOptions) -> tuple[
 @functools.lru_cache(maxsize=64)
 def state_evolution_point(config: SLRConfig, alpha: float, init: str, samples: int, seed: int) -> dict[str, Any]:
     """The Bayes-optimal state evolution's fixed point at ``alpha`` (``D`` ignored), as a JSON-ready dict."""
-    point = bayes_replica_point(config.replace(D=1), alpha=alpha, init="informed" if init == "informed" else "uninformed",
+    point = bayes_replica_point(config.replace(D=1), alpha=alpha, init=init,
                                 mc_samples=samples, seed=seed)
     return {"test_error": point.test_error, "test_error_stderr": point.diagnostics["test_error_stderr"],
             "posterior_mean_f_error": point.diagnostics["posterior_mean_f_error"],

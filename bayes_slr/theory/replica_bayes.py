@@ -172,7 +172,7 @@ def bayes_state_evolution_history(
     """
     config = check_bayes_config(config)
     alpha = check_real("alpha", alpha, minimum=0.0, strict=True)
-    _, mc_samples, damping, iterations = check_solver_options("uninformed", mc_samples, damping, iterations)
+    _, mc_samples, damping, iterations = check_solver_options("random", mc_samples, damping, iterations)
     draws = draw_channel(jax.random.split(jax.random.PRNGKey(seed))[0], config, mc_samples)
     return np.asarray(_history(draws, jnp.asarray(start, dtype=float), config, alpha, damping, iterations))
 
