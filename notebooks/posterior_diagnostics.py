@@ -16,7 +16,7 @@
 #
 # We simulate a spiked-SLR training set, sample the posterior of `(k*, v*)` with the
 # exact blocked Gibbs sampler (NUTS on the summed-out model gives the same posterior:
-# `tests/test_samplers.py` checks it), diagnose it with ArviZ, look at the location
+# `tests/inference/test_samplers.py` checks it), diagnose it with ArviZ, look at the location
 # posteriors of training sequences, run a posterior predictive check, and show a
 # regime where chains from random and informed starts disagree.
 #

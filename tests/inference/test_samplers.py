@@ -36,7 +36,7 @@ from bayes_slr.theory.bayes import bayes_error_exact
 
 SPIKED = SLRConfig("spiked", 10, LengthLaw.fixed(3), 4.0, 0.1)
 ALPHA = 8
-# One Gibbs setting, test-set size and draw count for every test (and tests/test_posterior_cli.py):
+# One Gibbs setting, test-set size and draw count for every test (and tests/cli/test_cli_posterior.py):
 # each compiled shape is then reused instead of compiled again.
 GIBBS = {"chains": 4, "warmup": 200, "samples": 500}
 N_TEST = 10_000

@@ -1,6 +1,6 @@
 """Posterior files from the previous stack (ArviZ 0.23 ``InferenceData``) load, or are refused by version.
 
-``tests/data/posterior_arviz023.nc`` was written by bayes-slr 0.1.0 on Python 3.11 with
+``tests/inference/data/posterior_arviz023.nc`` was written by bayes-slr 0.1.0 on Python 3.11 with
 jax 0.10.2 and ArviZ 0.23.4, and ``posterior_arviz023.json`` is what that version printed::
 
     bayes-slr posterior --variant spiked --D 4 --L 3 --nu 4 --Delta 0.1 --seed 3 --sampler gibbs \\

@@ -1,7 +1,7 @@
 """The fixed commands whose JSON output is recorded as golden files (issue 10, item 8).
 
-Run ``python tests/golden/commands.py --record`` to (re)write ``tests/golden/*.json``;
-``tests/test_golden.py`` re-runs every command and compares. Each entry says how to
+Run ``python tests/experiments/golden/commands.py --record`` to (re)write ``tests/experiments/golden/*.json``;
+``tests/experiments/test_golden.py`` re-runs every command and compares. Each entry says how to
 compare: ``exact`` (deterministic computation: equal up to float64 round-off) or
 ``stderr`` (Monte Carlo / MCMC: every number within a few of its recorded standard errors).
 """
@@ -60,5 +60,5 @@ def record() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--record"]:
-        sys.exit("usage: python tests/golden/commands.py --record")
+        sys.exit("usage: python tests/experiments/golden/commands.py --record")
     record()

@@ -12,7 +12,7 @@ from bayes_slr.cli import posterior as posterior_cli
 from bayes_slr.cli.main import main
 from bayes_slr.inference import posterior_io
 
-# Same task and shapes as tests/test_samplers.py (compiled samplers are reused).
+# Same task and shapes as tests/inference/test_samplers.py (compiled samplers are reused).
 TASK = ["--variant", "spiked", "--D", "10", "--L", "3", "--nu", "4", "--Delta", "0.1", "--seed", "0"]
 FAST = ["--sampler", "gibbs", "--chains", "4", "--warmup", "200", "--samples", "500", "--N-test", "10000",
         "--max-draws", "200"]
@@ -60,7 +60,7 @@ def test_from_file_reproduces_summary(posterior_file, capsys):
 
 
 def test_posterior_text_report(tmp_path, capsys):
-    """Text report with trace/rank plots (NUTS runs through the same code: tests/test_samplers.py)."""
+    """Text report with trace/rank plots (NUTS runs through the same code: tests/inference/test_samplers.py)."""
     plot = tmp_path / "trace.png"
     assert main(["posterior", *TASK, *FAST, "--alpha", "8", "--no-erm", "--plot", str(plot)]) == 0
     out = capsys.readouterr().out
