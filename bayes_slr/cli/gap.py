@@ -10,7 +10,7 @@ from typing import Any
 
 from bayes_slr.attention.activations import activation_names
 from bayes_slr.attention.training import OPTIMIZERS
-from bayes_slr.cli.common import format_table, integer, number, print_json
+from bayes_slr.cli.common import add_executor_arguments, format_table, integer, make_executor, number, print_json
 from bayes_slr.errors import ConfigError, check_real
 from bayes_slr.experiments.erm import DEFAULT_LAM_GRID, LAM_AUTO, VALIDATION_FRACTION
 from bayes_slr.experiments.gap import DEFAULT_LENGTHS, DEFAULT_SETTINGS, ERMOptions, gap_sweep, validate_sweep
@@ -69,6 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=integer, default=0,
                         help="root seed of the ERM teachers, data, starts and test samples")
     parser.add_argument("--out", type=Path, help="folder: gap.jsonl (finished points, resumable) and gap.json")
+    add_executor_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--plot", type=Path,
                         help="PNG: error against L per activation, with Bayes; with --out it is redrawn from the "
@@ -96,9 +97,13 @@ def run(args: argparse.Namespace) -> None:
     plot = (check_writable_output(args.plot, force=args.force or args.out is not None, name="--plot")
             if args.plot is not None else None)
     log = open_sweep_log(args.out, "gap.jsonl") if args.out is not None else None
-    rows = gap_sweep(
-        settings, args.L, variable_length=args.variable_length, activations=args.activations, erm=erm, seed=args.seed, log=log
-    )
+    executor = make_executor(args)
+    try:
+        rows = gap_sweep(settings, args.L, variable_length=args.variable_length, activations=args.activations, erm=erm,
+                         seed=args.seed, log=log, executor=executor, progress=not args.quiet)
+    finally:
+        if executor is not None:
+            executor.close()
     config = {
         "settings": [{"variant": v, "nu": nu} for v, nu in settings],
         "L": args.L,

@@ -10,7 +10,7 @@ from bayes_slr.cli import amp, bayes_risk, gap, posterior, simulate, theory
 from bayes_slr.cli.common import DefaultsHelpFormatter, OneLineErrorParser
 from bayes_slr.errors import ConfigError
 from bayes_slr.jax_setup import enable_compilation_cache
-from bayes_slr.records import SomePointsFailed
+from bayes_slr.records import PointFailed, SomePointsFailed
 
 SUBCOMMANDS = (simulate, bayes_risk, gap, posterior, theory, amp)
 
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"bayes-slr {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    except SomePointsFailed as exc:
+    except (SomePointsFailed, PointFailed) as exc:
         print(f"bayes-slr {args.command}: {exc}", file=sys.stderr)
         return 3
     except KeyboardInterrupt as exc:

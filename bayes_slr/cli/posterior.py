@@ -15,10 +15,21 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
-from bayes_slr.cli.common import add_task_arguments, format_table, integer, make_config, number, print_json
+from bayes_slr.cli.common import (
+    add_executor_arguments,
+    add_task_arguments,
+    failure_lines,
+    format_table,
+    integer,
+    make_config,
+    make_executor,
+    number,
+    print_json,
+)
 from bayes_slr.experiments.posterior import (
     ERM_ACTIVATIONS,
     PosteriorOptions,
@@ -30,7 +41,14 @@ from bayes_slr.inference import diagnostics, posterior_io
 from bayes_slr.inference.samplers import SAMPLERS
 from bayes_slr.models.spec import INITS, training_size
 from bayes_slr.plots import plot_posterior_sweep
-from bayes_slr.records import atomic_write, check_writable_output, json_ready, open_sweep_log, provenance
+from bayes_slr.records import (
+    SomePointsFailed,
+    atomic_write,
+    check_writable_output,
+    json_ready,
+    open_sweep_log,
+    provenance,
+)
 
 def _add_sampling_arguments(parser: argparse.ArgumentParser) -> None:
     add_task_arguments(parser)
@@ -85,6 +103,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sweep.add_argument("--plot", type=Path, help="PNG: error against alpha with the population Bayes error")
     sweep.add_argument("--check-start", action=argparse.BooleanOptionalAction, default=False,
                        help="also run chains from the other start at every alpha (default off)")
+    add_executor_arguments(sweep)
     sweep.set_defaults(run=run_sweep)
 
 
@@ -156,9 +175,17 @@ def run_sweep(args: argparse.Namespace) -> None:
     options.check(config)
     for alpha in args.alpha:
         training_size(alpha, config.D)
-    plot = check_writable_output(args.plot, force=args.force, name="--plot") if args.plot is not None else None
+    derived = args.force or args.out is not None  # with --out the plot is re-derived from the log
+    plot = check_writable_output(args.plot, force=derived, name="--plot") if args.plot is not None else None
     log = None if args.out is None else open_sweep_log(args.out, "posterior_sweep.jsonl")
-    rows = posterior_sweep(config, args.alpha, options, args.seed, out=args.out, log=log)
+    failures: list = []
+    executor = make_executor(args)
+    try:
+        rows = posterior_sweep(config, args.alpha, options, args.seed, out=args.out, log=log, executor=executor,
+                               progress=not args.quiet, failures=failures)
+    finally:
+        if executor is not None:
+            executor.close()
     record = {**provenance(config.to_dict(), args.seed), "options": dataclasses.asdict(options), "rows": rows}
     if args.out is not None:
         atomic_write(args.out / "posterior_sweep.json", lambda tmp: tmp.write_text(json.dumps(json_ready(record), indent=1)))
@@ -168,6 +195,9 @@ def run_sweep(args: argparse.Namespace) -> None:
         print_json({"config": config.to_dict(), "options": dataclasses.asdict(options), "rows": rows})
     else:
         print(_sweep_table(rows))
+    if failures:
+        print(failure_lines(failures), file=sys.stderr)
+        raise SomePointsFailed(f"{len(failures)} point(s) failed (not logged); re-run the same command to retry them")
 
 
 def _sweep_table(rows: list[dict[str, Any]]) -> str:

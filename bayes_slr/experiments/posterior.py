@@ -243,8 +243,11 @@ def posterior_sweep(
     log: SweepLog | None = None,
     executor: Executor | None = None,
     progress: bool = True,
+    failures: list[tuple[dict[str, Any], str]] | None = None,
 ) -> list[dict[str, Any]]:
     """One posterior per alpha, skipping points finished in ``log``; netCDF files go to ``out``.
+
+    ``failures`` collects the points that raised (the sweep goes on); None: the first failure raises.
 
     Returns one row per alpha: ``{"alpha", **summary}`` without the configuration and the full
     diagnostics table.
@@ -262,7 +265,7 @@ def posterior_sweep(
                            if key not in ("config", "diagnostics")})
 
     done = run_sweep(points, solve, log=log, seed_of=lambda point: seed, executor=executor, progress=progress,
-                     description="posterior-sweep")
+                     description="posterior-sweep", failures=failures)
     return [{"alpha": point["alpha"], **result} for point, result in done]
 
 
