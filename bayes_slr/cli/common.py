@@ -61,6 +61,16 @@ class DefaultsHelpFormatter(argparse.RawDescriptionHelpFormatter):
         return f"{text} (default: {default_text(default).replace('%', '%%')})".lstrip()
 
 
+def ridge(text: str) -> float | str:
+    """``--lam``: ``auto`` or a number (validated later: ``>= 0``)."""
+    if text == "auto":
+        return "auto"
+    try:
+        return number(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0 or 'auto', got {text!r}") from None
+
+
 def add_task_arguments(parser: argparse.ArgumentParser, *, several: bool = False, with_D: bool = True) -> None:
     """Add ``--variant --L --variable-length --nu --Delta`` (and ``--D``).
 

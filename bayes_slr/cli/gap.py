@@ -10,25 +10,15 @@ from typing import Any
 
 from bayes_slr.attention.activations import activation_names
 from bayes_slr.attention.training import OPTIMIZERS
-from bayes_slr.cli.common import add_executor_arguments, format_table, integer, make_executor, number, print_json
+from bayes_slr.cli.common import add_executor_arguments, format_table, integer, make_executor, number, print_json, ridge
 from bayes_slr.errors import ConfigError, check_real
-from bayes_slr.experiments.erm import DEFAULT_LAM_GRID, LAM_AUTO, VALIDATION_FRACTION
+from bayes_slr.experiments.erm import DEFAULT_LAM_GRID, VALIDATION_FRACTION
 from bayes_slr.experiments.gap import DEFAULT_LENGTHS, DEFAULT_SETTINGS, ERMOptions, gap_sweep, validate_sweep
 from bayes_slr.models.spec import INITS
 from bayes_slr.models.variants import get_variant, variant_names
 from bayes_slr.plots import plot_gap
 from bayes_slr.records import atomic_write, check_writable_output, json_ready, open_sweep_log, provenance
 
-
-
-def ridge(text: str) -> float | str:
-    """``--lam``: ``auto`` or a number (validated later: ``>= 0``)."""
-    if text == LAM_AUTO:
-        return LAM_AUTO
-    try:
-        return number(text)
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0 or 'auto', got {text!r}") from None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

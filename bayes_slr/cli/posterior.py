@@ -29,6 +29,7 @@ from bayes_slr.cli.common import (
     make_executor,
     number,
     print_json,
+    ridge,
 )
 from bayes_slr.experiments.posterior import (
     ERM_ACTIVATIONS,
@@ -53,9 +54,9 @@ from bayes_slr.records import (
 def _add_sampling_arguments(parser: argparse.ArgumentParser) -> None:
     add_task_arguments(parser)
     parser.set_defaults(D=50, Delta=0.1, nu=2.0)
-    parser.add_argument("--chains", type=integer, default=4, help="chains, >= 1 (default 4)")
-    parser.add_argument("--warmup", type=integer, default=500, help="warm-up steps per chain, >= 0 (default 500)")
-    parser.add_argument("--samples", type=integer, default=500, help="kept draws per chain, >= 1 (default 500)")
+    parser.add_argument("--chains", type=integer, default=4, help="chains, >= 1")
+    parser.add_argument("--warmup", type=integer, default=500, help="warm-up steps per chain, >= 0")
+    parser.add_argument("--samples", type=integer, default=500, help="kept draws per chain, >= 1")
     parser.add_argument("--sampler", choices=SAMPLERS, default="auto",
                         help="auto (default: exact Gibbs for spiked, Gibbs-HMC for max), gibbs (spiked only), "
                              "gibbs-hmc (max), nuts (any variant)")
@@ -64,8 +65,9 @@ def _add_sampling_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--N-test", dest="N_test", type=integer, default=100_000, help="fresh test sequences, >= 2")
     parser.add_argument("--max-draws", type=integer, default=1_000,
                         help="draws (evenly thinned, split in 4 groups for the unbiased error) forming the "
-                             "posterior predictors, >= 1 (default 1000)")
-    parser.add_argument("--lam", type=number, default=1e-3, help="ridge penalty of the ERM comparison (default 1e-3)")
+                             "posterior predictors, >= 1")
+    parser.add_argument("--lam", type=ridge, default="auto",
+                        help="ridge of the ERM comparison: >= 0, or auto (chosen by held-out validation, as in gap)")
     parser.add_argument("--no-erm", dest="erm", action="store_false", help="skip the ERM comparison")
     parser.add_argument("--exact-teacher", action="store_true", help="|k*|^2 = |v*|^2 = D, k* orthogonal to v*")
     parser.add_argument("--seed", type=integer, default=0)
@@ -85,14 +87,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``posterior`` and ``posterior-sweep`` subcommands."""
     single = subparsers.add_parser("posterior", help="sample the finite-alpha posterior; Bayes-optimal test error")
     _add_sampling_arguments(single)
-    single.add_argument("--alpha", type=number, default=4.0, help="N / D, > 0 (default 4)")
+    single.add_argument("--alpha", type=number, default=4.0, help="N / D, > 0")
     single.add_argument("--out", type=Path, help="netCDF file of the posterior (ArviZ DataTree)")
     single.add_argument("--from", dest="source", type=Path,
                         help="summarise this netCDF (written by bayes-slr posterior) instead of sampling")
     single.add_argument("--plot", type=Path, help="PNG: trace and rank plots of the overlaps")
     single.add_argument("--check-start", action=argparse.BooleanOptionalAction, default=True,
                         help="also run chains from the other start (informed if --init random) and report "
-                             "start_agreement and multimodal (default on; needs --chains >= 2)")
+                             "start_agreement and multimodal")
     single.set_defaults(run=run)
 
     sweep = subparsers.add_parser("posterior-sweep", help="Bayes-optimal test error against alpha (resumable)")
@@ -102,7 +104,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="folder: posterior_sweep.jsonl (finished points), one netCDF per alpha, posterior_sweep.json")
     sweep.add_argument("--plot", type=Path, help="PNG: error against alpha with the population Bayes error")
     sweep.add_argument("--check-start", action=argparse.BooleanOptionalAction, default=False,
-                       help="also run chains from the other start at every alpha (default off)")
+                       help="also run chains from the other start at every alpha")
     add_executor_arguments(sweep)
     sweep.set_defaults(run=run_sweep)
 

@@ -29,7 +29,7 @@ from bayes_slr.attention.training import (
 from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.models.scoring import excess_test_error, zero_predictor
 from bayes_slr.models.simulate import SLRBatch, Teacher, draw_teacher, simulate
-from bayes_slr.models.spec import SLRConfig
+from bayes_slr.models.spec import SLRConfig, training_size
 from bayes_slr.theory.population import population_error
 
 __all__ = ["DEFAULT_LAM_GRID", "ERMFit", "ERMSummary", "LAM_AUTO", "erm_experiment", "fit_erm", "test_error"]
@@ -255,6 +255,7 @@ def erm_experiment(
     lam_grid: tuple[float, ...] = DEFAULT_LAM_GRID,
     validation_fraction: float = VALIDATION_FRACTION,
     patience: int = VALIDATION_PATIENCE,
+    data: tuple[Teacher, SLRBatch] | None = None,
 ) -> ERMSummary:
     """Train ERM on ``seeds`` independent tasks, each from several starts, and report the test error.
 
@@ -289,7 +290,7 @@ def erm_experiment(
     activation : str
         ``softmax``, ``linear``, ``erf`` or ``softplus``.
     alpha : float
-        Samples per dimension, ``> 0``: ``N = max(1, round(alpha D))``.
+        Samples per dimension, ``> 0``: ``N = round(alpha D) >= 1`` (:func:`~bayes_slr.models.spec.training_size`).
     lam : float or "auto"
         Ridge strength ``>= 0``, or chosen by held-out validation on ``lam_grid``.
     seeds : int
@@ -315,6 +316,8 @@ def erm_experiment(
     validation_fraction : share held out by ``lam="auto"``, in ``(0, 1)``; at least one
         sample is held out and one kept.
     patience : see :data:`VALIDATION_PATIENCE` (``>= 1``; ``len(lam_grid)`` walks the whole grid).
+    data : a given ``(teacher, training set)`` instead of drawing them (``seeds = 1``): ERM on the
+        data another estimator saw (the posterior command's comparison).
 
     Returns
     -------
@@ -329,7 +332,7 @@ def erm_experiment(
     starts = check_int("starts", starts, 1)
     patience = check_int("patience", patience, 1)
     N_test = check_int("N_test", N_test, 2)
-    N = max(1, round(alpha * config.D))
+    N = training_size(alpha, config.D)
     if lam == LAM_AUTO:
         lam_grid = tuple(check_real("lam_grid", value, minimum=0.0) for value in lam_grid)
         if not lam_grid:
@@ -342,8 +345,13 @@ def erm_experiment(
     learning_rate = default_learning_rate(config, activation)
 
     keys = jax.vmap(lambda s: seed_keys(seed, s))(jnp.arange(seeds))
-    teachers = jax.vmap(lambda k: draw_teacher(k, config.D, exact=exact_teacher))(keys[:, 0])
-    batches = jax.vmap(lambda k, t: simulate(k, config, t, N))(keys[:, 1], teachers)
+    if data is None:
+        teachers = jax.vmap(lambda k: draw_teacher(k, config.D, exact=exact_teacher))(keys[:, 0])
+        batches = jax.vmap(lambda k, t: simulate(k, config, t, N))(keys[:, 1], teachers)
+    else:
+        if seeds != 1 or data[1].y.shape[0] != N:
+            raise ConfigError(f"data: one given training set needs seeds = 1 and N = round(alpha D) = {N} samples")
+        teachers, batches = (jax.tree_util.tree_map(lambda leaf: jnp.asarray(leaf)[None], part) for part in data)
     start_keys = jax.vmap(lambda k: jax.random.split(k, starts))(keys[:, 2])
     random_starts = jax.vmap(jax.vmap(lambda k: initial_params(k, config, "random", None)))(start_keys)
     informed = jax.vmap(lambda t: initial_params(None, config, "informed", t))(teachers)

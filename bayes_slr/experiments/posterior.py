@@ -17,7 +17,8 @@ import jax
 import numpy as np
 import xarray as xr
 
-from bayes_slr.errors import ConfigError, check_int, check_real
+from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.experiments.erm import check_lam, erm_experiment
 from bayes_slr.inference import diagnostics, posterior_io
 from bayes_slr.inference.location import bayes_estimator
 from bayes_slr.inference.predictive import (
@@ -25,8 +26,8 @@ from bayes_slr.inference.predictive import (
     posterior_errors,
     zero_predictor_error,
 )
-from bayes_slr.models.scoring import excess_test_error
 from bayes_slr.inference.samplers import PosteriorDraws, check_sampling_arguments, sample_posterior
+from bayes_slr.models.scoring import excess_test_error
 from bayes_slr.models.simulate import draw_teacher, simulate
 from bayes_slr.models.spec import SLRConfig, training_size
 from bayes_slr.records import Executor, SweepLog, json_ready, run_sweep
@@ -47,7 +48,7 @@ class PosteriorOptions:
     N_test: int = 100_000
     max_draws: int = 1_000
     erm: bool = True
-    lam: float = 1e-3
+    lam: float | str = "auto"
     exact_teacher: bool = False
     check_start: bool = False
 
@@ -66,7 +67,7 @@ class PosteriorOptions:
         """Raise ``ConfigError`` on a bad test-set size, draw count or ERM penalty."""
         check_int("N_test", self.N_test, 2)
         check_int("max_draws", self.max_draws, 1)
-        check_real("lam", self.lam, minimum=0.0)
+        check_lam(self.lam)
 
 
 CHECK_GROUP = "check_start_posterior"
@@ -222,14 +223,17 @@ def warnings_of(summary: dict[str, Any]) -> list[str]:
 
 
 def _erm_errors(key_fit, key_test, config, teacher, batch, options: PosteriorOptions) -> dict[str, dict[str, Any]]:
-    from bayes_slr.experiments.erm import fit_erm, test_error
-
+    """ERM on the posterior's own training set, as ``gap`` runs it: several starts, the ridge by validation."""
     errors = {}
+    alpha = batch.y.shape[0] / config.D
     for activation in ERM_ACTIVATIONS:
-        fit = fit_erm(key_fit, batch, config, activation, lam=options.lam)
-        value, stderr = test_error(key_test, fit.params, config, teacher, activation, options.N_test)
-        errors[activation] = {"test_error": value, "stderr": stderr, "converged": bool(fit.converged),
-                              "lam": options.lam}
+        summary = erm_experiment(config, activation, alpha=alpha, lam=options.lam, seeds=1,
+                                 seed=int(jax.random.randint(key_fit, (), 0, 2**31 - 1)), N_test=options.N_test,
+                                 predict_population=False, data=(teacher, batch))
+        seed_row = summary.per_seed[0]
+        errors[activation] = {"test_error": summary.test_error, "stderr": summary.stderr,
+                              "converged": bool(seed_row["converged"]), "lam": seed_row["lam"],
+                              "restarts_agree": summary.restarts_agree, "notes": list(summary.notes)}
     return errors
 
 
