@@ -42,6 +42,19 @@ Solve = Callable[[Point], dict[str, Any]]
 ALLOWED_FAILURES = 3  # times a point is run again after the worker running it died
 
 
+def _compilation_cache_plugin() -> Any:
+    """A worker plugin that turns on the package's persistent JIT cache in every (new) worker process."""
+    from distributed import WorkerPlugin
+
+    class CompilationCache(WorkerPlugin):
+        def setup(self, worker: Any) -> None:
+            from bayes_slr.jax_setup import enable_compilation_cache
+
+            enable_compilation_cache()
+
+    return CompilationCache()
+
+
 class DaskExecutor:
     """Run sweep points as Dask tasks on a local cluster or on an existing scheduler.
 
@@ -98,6 +111,8 @@ class DaskExecutor:
                 dashboard_address=":0", silence_logs=logging.CRITICAL,  # failures come back as results
             )
         self._client = Client(self._cluster)
+        # the workers share this machine's persistent JIT cache: a point compiled once is not compiled per process
+        self._client.register_plugin(_compilation_cache_plugin(), name="bayes-slr-compilation-cache")
 
     def worker_addresses(self) -> list[str]:
         """Addresses of the workers connected now."""

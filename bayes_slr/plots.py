@@ -131,6 +131,11 @@ def plot_theory_curves(rows: list[dict[str, Any]], path: Path, *, title: str = "
         ax.errorbar([r["alpha"] for r in sims], [r["test_error"] for r in sims],
                     [r["diagnostics"]["stderr"] for r in sims], fmt="s", mfc="none", capsize=2,
                     color=colours.get(estimator), label=f"{estimator} L-BFGS")
+    _save_against_alpha(fig, ax, path, title)
+
+
+def _save_against_alpha(fig: plt.Figure, ax: plt.Axes, path: Path, title: str) -> None:
+    """Finish an error-against-alpha figure (log axis, labels, legend) and write it as PNG."""
     ax.set_xscale("log")
     ax.set_xlabel("alpha = N / D")
     ax.set_ylabel("excess test error")
@@ -187,11 +192,4 @@ def plot_amp_points(rows: list[dict[str, Any]], path: Path, *, title: str = "") 
     theory = {r["alpha"]: r["state_evolution"]["test_error"] for r in rows if "state_evolution" in r}
     if theory:
         ax.plot(sorted(theory), [theory[a] for a in sorted(theory)], "k-", lw=1, label="state evolution")
-    ax.set_xscale("log")
-    ax.set_xlabel("alpha = N / D")
-    ax.set_ylabel("excess test error")
-    ax.set_title(title)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, format="png", dpi=120)
-    plt.close(fig)
+    _save_against_alpha(fig, ax, path, title)

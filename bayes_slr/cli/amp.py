@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 from bayes_slr.cli.common import (
     add_executor_arguments,
     add_task_arguments,
-    failure_lines,
     format_table,
     integer,
     make_config,
-    make_executor,
     number,
     print_json,
+    raise_if_points_failed,
+    sweep_executor,
     warning_lines,
 )
 from bayes_slr.errors import check_int
@@ -25,7 +24,6 @@ from bayes_slr.inference.amp import DEFAULT_DAMPING, DTYPES
 from bayes_slr.models.spec import INITS
 from bayes_slr.plots import plot_amp_points
 from bayes_slr.records import (
-    SomePointsFailed,
     atomic_write,
     check_writable_output,
     json_ready,
@@ -77,14 +75,10 @@ def run(args: argparse.Namespace) -> None:
     settings = {**config.to_dict(), "options": vars(options)}
     points = [{**settings, "alpha": alpha, "seed": seed} for alpha in args.alpha for seed in range(args.seeds)]
     failures: list = []
-    executor = make_executor(args)
-    try:
+    with sweep_executor(args) as executor:
         done = run_sweep(points, lambda point: amp_point(config, point["alpha"], point["seed"], options), log=log,
                          seed_of=lambda point: point["seed"], executor=executor, progress=not args.quiet,
                          description="amp points", failures=failures)
-    finally:
-        if executor is not None:
-            executor.close()
     rows = [row for _, row in done]
     warnings = [f"alpha={r['alpha']:g} seed {r['seed']}: GAMP did not converge (last residual {r['residual']:.3g}); "
                 "do not read its error" for r in rows if not r["converged"]]
@@ -101,9 +95,7 @@ def run(args: argparse.Namespace) -> None:
         print(_table(rows))
         if warnings:
             print(warning_lines(warnings))
-    if failures:
-        print(failure_lines(failures), file=sys.stderr)
-        raise SomePointsFailed(f"{len(failures)} point(s) failed (not logged); re-run the same command to retry them")
+    raise_if_points_failed(failures)
 
 
 def _table(rows: list[dict]) -> str:

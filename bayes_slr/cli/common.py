@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
-from typing import Any, NoReturn
+from typing import Any, Iterator, NoReturn
 
 from bayes_slr.errors import check_int
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.models.variants import variant_names
-from bayes_slr.records import json_ready
+from bayes_slr.records import SomePointsFailed, json_ready
 
 
 def number(text: str) -> float:
@@ -109,21 +110,27 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def make_executor(args: argparse.Namespace) -> Any:
-    """The executor the arguments ask for: a ``DaskExecutor`` (to be closed), or None for in-process."""
+@contextlib.contextmanager
+def sweep_executor(args: argparse.Namespace) -> Iterator[Any]:
+    """The executor the arguments ask for (a ``DaskExecutor``, closed on exit), or None for in-process."""
     if args.workers is None and args.scheduler is None:
-        return None
+        yield None
+        return
     from bayes_slr.distributed import DaskExecutor
 
     if args.workers is not None:
         check_int("workers", args.workers, 1)
-    return DaskExecutor(workers=args.workers, scheduler=args.scheduler)
+    with DaskExecutor(workers=args.workers, scheduler=args.scheduler) as executor:
+        yield executor
 
 
-def failure_lines(failures: list[tuple[dict[str, Any], str]]) -> str:
-    """One line per failed sweep point (they are not logged: a re-run tries them again)."""
-    return "\n".join(f"failed: {json.dumps(json_ready(point), sort_keys=True)}: {message}"
-                     for point, message in failures)
+def raise_if_points_failed(failures: list[tuple[dict[str, Any], str]]) -> None:
+    """List the failed sweep points on stderr (they are not logged: a re-run tries them again) and end with exit 3."""
+    if not failures:
+        return
+    for point, message in failures:
+        print(f"failed: {json.dumps(json_ready(point), sort_keys=True)}: {message}", file=sys.stderr)
+    raise SomePointsFailed(f"{len(failures)} point(s) failed (not logged); re-run the same command to retry them")
 
 
 def warning_lines(warnings: list[str]) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 from bayes_slr.attention.activations import activation_names
 from bayes_slr.attention.training import OPTIMIZERS
-from bayes_slr.cli.common import add_executor_arguments, format_table, integer, make_executor, number, print_json, ridge
+from bayes_slr.cli.common import add_executor_arguments, format_table, integer, number, print_json, ridge, sweep_executor
 from bayes_slr.errors import ConfigError, check_real
 from bayes_slr.experiments.erm import DEFAULT_LAM_GRID, VALIDATION_FRACTION
 from bayes_slr.experiments.gap import DEFAULT_LENGTHS, DEFAULT_SETTINGS, ERMOptions, gap_sweep, validate_sweep
@@ -87,13 +87,9 @@ def run(args: argparse.Namespace) -> None:
     plot = (check_writable_output(args.plot, force=args.force or args.out is not None, name="--plot")
             if args.plot is not None else None)
     log = open_sweep_log(args.out, "gap.jsonl") if args.out is not None else None
-    executor = make_executor(args)
-    try:
+    with sweep_executor(args) as executor:
         rows = gap_sweep(settings, args.L, variable_length=args.variable_length, activations=args.activations, erm=erm,
                          seed=args.seed, log=log, executor=executor, progress=not args.quiet)
-    finally:
-        if executor is not None:
-            executor.close()
     config = {
         "settings": [{"variant": v, "nu": nu} for v, nu in settings],
         "L": args.L,

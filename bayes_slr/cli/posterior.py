@@ -15,21 +15,20 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from bayes_slr.cli.common import (
     add_executor_arguments,
     add_task_arguments,
-    failure_lines,
     format_table,
     integer,
     make_config,
-    make_executor,
     number,
     print_json,
+    raise_if_points_failed,
     ridge,
+    sweep_executor,
 )
 from bayes_slr.experiments.posterior import (
     ERM_ACTIVATIONS,
@@ -43,7 +42,6 @@ from bayes_slr.inference.samplers import SAMPLERS
 from bayes_slr.models.spec import INITS, training_size
 from bayes_slr.plots import plot_posterior_sweep
 from bayes_slr.records import (
-    SomePointsFailed,
     atomic_write,
     check_writable_output,
     json_ready,
@@ -181,13 +179,9 @@ def run_sweep(args: argparse.Namespace) -> None:
     plot = check_writable_output(args.plot, force=derived, name="--plot") if args.plot is not None else None
     log = None if args.out is None else open_sweep_log(args.out, "posterior_sweep.jsonl")
     failures: list = []
-    executor = make_executor(args)
-    try:
+    with sweep_executor(args) as executor:
         rows = posterior_sweep(config, args.alpha, options, args.seed, out=args.out, log=log, executor=executor,
                                progress=not args.quiet, failures=failures)
-    finally:
-        if executor is not None:
-            executor.close()
     record = {**provenance(config.to_dict(), args.seed), "options": dataclasses.asdict(options), "rows": rows}
     if args.out is not None:
         atomic_write(args.out / "posterior_sweep.json", lambda tmp: tmp.write_text(json.dumps(json_ready(record), indent=1)))
@@ -197,9 +191,7 @@ def run_sweep(args: argparse.Namespace) -> None:
         print_json({"config": config.to_dict(), "options": dataclasses.asdict(options), "rows": rows})
     else:
         print(_sweep_table(rows))
-    if failures:
-        print(failure_lines(failures), file=sys.stderr)
-        raise SomePointsFailed(f"{len(failures)} point(s) failed (not logged); re-run the same command to retry them")
+    raise_if_points_failed(failures)
 
 
 def _sweep_table(rows: list[dict[str, Any]]) -> str:

@@ -4,25 +4,24 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 from bayes_slr.attention.activations import activation_names
 from bayes_slr.cli.common import (
     add_executor_arguments,
     add_task_arguments,
-    failure_lines,
     format_table,
     integer,
     make_config,
-    make_executor,
     number,
     print_json,
+    raise_if_points_failed,
+    sweep_executor,
     warning_lines,
 )
 from bayes_slr.models.spec import INITS
 from bayes_slr.plots import plot_theory_curves
-from bayes_slr.records import SomePointsFailed, atomic_write, check_writable_output, json_ready, open_sweep_log, provenance
+from bayes_slr.records import atomic_write, check_writable_output, json_ready, open_sweep_log, provenance
 from bayes_slr.experiments.theory_curve import SimulationOptions, curve_warnings, theory_curve, validate_curve
 
 DEFAULT_ALPHAS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0)
@@ -64,14 +63,10 @@ def run(args: argparse.Namespace) -> None:
     plot = check_writable_output(args.plot, force=derived, name="--plot") if args.plot is not None else None
     log = open_sweep_log(args.out, "theory.jsonl") if args.out is not None else None
     failures: list = []
-    executor = make_executor(args)
-    try:
+    with sweep_executor(args) as executor:
         rows = theory_curve(config, args.activation, args.alpha, lam=args.lam, bayes=args.bayes,
                             erm_init=args.erm_init, mc_samples=args.mc_samples, seed=args.seed, simulation=simulation,
                             log=log, executor=executor, progress=not args.quiet, failures=failures)
-    finally:
-        if executor is not None:
-            executor.close()
     settings = {**config.to_dict(), "lam": args.lam, "mc_samples": args.mc_samples,
                 "simulation": vars(simulation) if simulation is not None else None}
     settings.pop("D")
@@ -95,6 +90,4 @@ def run(args: argparse.Namespace) -> None:
         ))
         if warnings:
             print(warning_lines(warnings))
-    if failures:
-        print(failure_lines(failures), file=sys.stderr)
-        raise SomePointsFailed(f"{len(failures)} point(s) failed (not logged); re-run the same command to retry them")
+    raise_if_points_failed(failures)
