@@ -57,7 +57,8 @@ class DefaultsHelpFormatter(argparse.RawDescriptionHelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
         default = action.default
-        if not action.option_strings or default is None or default is False or default is argparse.SUPPRESS:
+        flag = isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction))
+        if not action.option_strings or flag or default is None or default is argparse.SUPPRESS:
             return text
         return f"{text} (default: {default_text(default).replace('%', '%%')})".lstrip()
 

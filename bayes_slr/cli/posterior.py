@@ -68,7 +68,7 @@ def _add_sampling_arguments(parser: argparse.ArgumentParser) -> None:
                         help="ridge of the ERM comparison: >= 0, or auto (chosen by held-out validation, as in gap)")
     parser.add_argument("--no-erm", dest="erm", action="store_false", help="skip the ERM comparison")
     parser.add_argument("--exact-teacher", action="store_true", help="|k*|^2 = |v*|^2 = D, k* orthogonal to v*")
-    parser.add_argument("--seed", type=integer, default=0)
+    parser.add_argument("--seed", type=integer, default=0, help="seed of the teacher, data, chains and test set")
     parser.add_argument("--force", action="store_true", help="overwrite existing output files")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 

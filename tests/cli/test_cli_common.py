@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import stat
@@ -26,12 +27,13 @@ def _subparsers():
 def test_help_states_the_default_that_runs(command):
     subparser = _subparsers()[command]
     defaults = vars(subparser.parse_args(REQUIRED.get(command, [])))
-    text = re.sub(r"\s+", " ", subparser.format_help())
     for action in subparser._actions:
-        if not action.option_strings or action.default in (None, False) or action.dest == "help":
+        flag = isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction))
+        if not action.option_strings or flag or action.default is None or action.dest == "help":
             continue
+        text = re.sub(r"\s+", " ", subparser._get_formatter()._format_action(action))
         stated = f"(default: {default_text(defaults[action.dest])})"
-        assert stated in text, f"{command} {action.option_strings[0]}: help does not say {stated}"
+        assert stated in text, f"{command} {action.option_strings[0]}: its help does not say {stated}"
 
 
 def test_version(capsys):
