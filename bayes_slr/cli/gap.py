@@ -10,7 +10,7 @@ from typing import Any
 
 from bayes_slr.attention.activations import activation_names
 from bayes_slr.attention.training import OPTIMIZERS
-from bayes_slr.cli.common import add_executor_arguments, format_table, integer, number, print_json, ridge, sweep_executor
+from bayes_slr.cli.common import add_executor_arguments, format_table, integer, number, print_json, ridge, sweep_executor, warning_lines
 from bayes_slr.errors import ConfigError, check_real
 from bayes_slr.experiments.erm import DEFAULT_LAM_GRID, VALIDATION_FRACTION
 from bayes_slr.experiments.gap import DEFAULT_LENGTHS, DEFAULT_SETTINGS, ERMOptions, gap_sweep, validate_sweep
@@ -110,8 +110,8 @@ def run(args: argparse.Namespace) -> None:
         print(_table(rows, args.activations))
         for line in notes:
             print(f"note: {line}")
-        for line in warnings:
-            print(f"warning: {line}")
+        if warnings:
+            print(warning_lines(warnings))
 
 
 def _collected(rows: list[dict[str, Any]]) -> tuple[list[str], list[str]]:

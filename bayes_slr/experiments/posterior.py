@@ -20,7 +20,7 @@ import xarray as xr
 from bayes_slr.errors import ConfigError, check_int
 from bayes_slr.experiments.erm import check_lam, erm_experiment
 from bayes_slr.inference import diagnostics, posterior_io
-from bayes_slr.inference.location import bayes_estimator
+from bayes_slr.inference.location import known_directions_predictor
 from bayes_slr.inference.predictive import (
     IMPORTANCE_ESS_WARNING,
     posterior_errors,
@@ -134,7 +134,7 @@ def summarise(tree: xr.DataTree, options: PosteriorOptions) -> dict[str, Any]:
     table = diagnostics.diagnostics_table(tree)
     errors = posterior_errors(key_test, config, teacher, k, v, N_test=options.N_test, max_draws=options.max_draws)
     zero = zero_predictor_error(key_test, config, teacher, N_test=options.N_test)
-    oracle = excess_test_error(key_test, config, teacher, lambda X, lengths: bayes_estimator(X, lengths, config, teacher),
+    oracle = excess_test_error(key_test, config, teacher, known_directions_predictor(config, teacher),
                                N_test=options.N_test)
     population = bayes_error_exact(config)
     stats = tree.sample_stats
