@@ -4,7 +4,9 @@ Every estimator of the toolkit is a *predictor*: a callable ``predict(X, lengths
 (Bayes with known directions, the posterior predictor, AMP, trained attention, zero).
 :func:`excess_test_error` scores all of them the same way, on fresh sequences from the
 teacher, with the location integrated out exactly (docs/model.md section 2's error
-convention: ``E[(y - f(X))^2] - Delta``). :func:`direction_overlaps` gives the order
+convention: ``E[(y - f(X))^2] - Delta``); :func:`held_out_error` is the same estimator on
+given held-out sequences when there is no teacher (bring-your-own data). A
+:data:`Scorer` is either, bound to its test set. :func:`direction_overlaps` gives the order
 parameters of any direction estimate.
 """
 
@@ -12,14 +14,14 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Callable, NamedTuple, Protocol
+from typing import Callable, Iterable, NamedTuple, Protocol
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from bayes_slr.errors import check_int
-from bayes_slr.models.simulate import SLRBatch, Teacher, streamed_mean
+from bayes_slr.models.simulate import SLRBatch, Teacher, iterate_batches, mean_from_sums
 from bayes_slr.models.spec import SLRConfig
 
 
@@ -101,11 +103,59 @@ def _replicate_statistic(p_star: jax.Array, z_star: jax.Array, f: jax.Array) -> 
     return jnp.concatenate([full[:, None], leave_one_out], axis=1)
 
 
+PredictFn = Callable[[jax.Array, jax.Array], "jax.Array | dict[str, jax.Array]"]
+"""``predict(X, lengths)``: ``(n,)`` predictions, ``(n, G)`` replicates, or a dict of those."""
+Scorer = Callable[[PredictFn], "ExcessError | dict[str, ExcessError]"]
+"""A test set with its estimator: ``score(predict)`` is :func:`excess_test_error` or :func:`held_out_error`."""
+
+
+def _score(predict: PredictFn, chunks: Iterable[tuple[jax.Array, jax.Array, jax.Array, jax.Array]],
+           offset: float = 0.0) -> ExcessError | dict[str, ExcessError]:
+    """Mean over sequences of ``sum_l p_l (z_l - f)^2 - offset`` (or its replicate form), per prediction.
+
+    ``chunks`` yields ``(X, lengths, p, z)``: tokens, lengths, per-token weights ``p`` (summing
+    to one) and per-token targets ``z``. ``(n,)`` predictions score
+    ``sum_l p_l (z_l - f)^2``; ``(n, G)`` replicates the cross-replicate statistic of
+    :func:`_replicate_statistic`, whose ``stderr`` adds a leave-one-group-out jackknife (``G >= 3``).
+    """
+    names: list[str] = []
+    widths: dict[str, int] = {}
+    total, total_sq, count = 0.0, 0.0, 0
+    for X, lengths, p, z in chunks:
+        out = predict(X, lengths)
+        parts = out if isinstance(out, dict) else {"": out}
+        columns = []
+        for name, f in parts.items():
+            f = jnp.asarray(f)
+            column = (jnp.sum(p * (z - f[:, None]) ** 2, axis=-1)[:, None] if f.ndim == 1
+                      else _replicate_statistic(p, z, f))
+            widths[name] = column.shape[1]
+            columns.append(column)
+        if not names:
+            names.extend(parts)
+        values = np.asarray(jnp.concatenate(columns, axis=1), dtype=np.float64)
+        total, total_sq, count = total + values.sum(axis=0), total_sq + (values**2).sum(axis=0), count + values.shape[0]
+    result = mean_from_sums(total, total_sq, count)
+    errors, start = {}, 0
+    for name in names:
+        width = widths[name]
+        mean, stderr = result.mean[start:start + width] - offset, result.stderr[start:start + width]
+        start += width
+        if width == 1:
+            errors[name] = ExcessError(float(mean[0]), float(stderr[0]), result.count)
+            continue
+        G = width - 1
+        jackknife = math.sqrt((G - 1) / G * float(np.sum((mean[1:] - mean[1:].mean()) ** 2)))
+        errors[name] = ExcessError(float(mean[0]), math.hypot(float(stderr[0]), jackknife), result.count,
+                                   float(stderr[0]), jackknife)
+    return errors if len(names) > 1 or names != [""] else errors[""]
+
+
 def excess_test_error(
     key: jax.Array,
     config: SLRConfig,
     teacher: Teacher,
-    predict: Callable[[jax.Array, jax.Array], jax.Array | dict[str, jax.Array]],
+    predict: PredictFn,
     *,
     N_test: int = 100_000,
     chunk_size: int = 10_000,
@@ -125,41 +175,36 @@ def excess_test_error(
     over the groups (``G >= 3``) for the draw-to-draw noise.
     """
     N_test = check_int("N_test", N_test, 2)
-    names: list[str] = []
+    chunks = ((batch.X, batch.lengths, teacher_location_posterior(config, teacher, batch), batch.z_star)
+              for batch in iterate_batches(key, config, teacher, N_test, chunk_size))
+    return _score(predict, chunks)
 
-    def columns(batch: SLRBatch, f: jax.Array) -> jax.Array:
-        if f.ndim == 1:
-            return excess_error_given_teacher(config, teacher, batch, f)[:, None]
-        return _replicate_statistic(teacher_location_posterior(config, teacher, batch), batch.z_star, f)
 
-    widths: dict[str, int] = {}
+def held_out_error(
+    config: SLRConfig, held_out: SLRBatch, predict: PredictFn, *, chunk_size: int = 10_000
+) -> ExcessError | dict[str, ExcessError]:
+    """Excess error ``mean (y - f(X))^2 - Delta`` of ``predict`` on given held-out sequences (no teacher needed).
 
-    def statistic(batch: SLRBatch) -> jax.Array:
-        out = predict(batch.X, batch.lengths)
-        parts = out if isinstance(out, dict) else {"": out}
-        values = []
-        for name, f in parts.items():
-            column = columns(batch, jnp.asarray(f))
-            widths[name] = column.shape[1]
-            values.append(column)
-        if not names:
-            names.extend(parts)
-        return jnp.concatenate(values, axis=1)
+    The estimator of :func:`excess_test_error` with the observed output in place of the
+    teacher's integrated location (one "token" of weight 1 and target ``y``): the same
+    replicate form and standard errors, over the ``n >= 2`` held-out sequences; ``Delta`` is
+    ``config.Delta`` (the noise the excess is measured over, docs/model.md section 2).
+    """
+    n = check_int("held-out sequences", held_out.y.shape[0], 2)
+    chunks = ((held_out.X[i:i + chunk_size], held_out.lengths[i:i + chunk_size],
+               jnp.ones((min(chunk_size, n - i), 1)), jnp.asarray(held_out.y[i:i + chunk_size])[:, None])
+              for i in range(0, n, chunk_size))
+    return _score(predict, chunks, offset=config.Delta)
 
-    result = streamed_mean(statistic, key, config, teacher, N_test, chunk_size)
-    errors, offset = {}, 0
-    for name in names:
-        width = widths[name]
-        mean, stderr = result.mean[offset:offset + width], result.stderr[offset:offset + width]
-        offset += width
-        if width == 1:
-            errors[name] = ExcessError(float(mean[0]), float(stderr[0]), result.count)
-            continue
-        G = width - 1
-        jackknife = math.sqrt((G - 1) / G * float(np.sum((mean[1:] - mean[1:].mean()) ** 2)))
-        errors[name] = ExcessError(float(mean[0]), math.hypot(float(stderr[0]), jackknife), result.count,
-                                   float(stderr[0]), jackknife)
-    return errors if len(names) > 1 or names != [""] else errors[""]
+
+def fresh_sample_scorer(key: jax.Array, config: SLRConfig, teacher: Teacher, N_test: int) -> Scorer:
+    """``score(predict)``: :func:`excess_test_error` on ``N_test`` fresh sequences of ``teacher`` from ``key``."""
+    return functools.partial(excess_test_error, key, config, teacher, N_test=N_test)
+
+
+def held_out_scorer(config: SLRConfig, held_out: SLRBatch) -> Scorer:
+    """``score(predict)``: :func:`held_out_error` on ``held_out``."""
+    return functools.partial(held_out_error, config, held_out)
 
 
 def direction_overlaps(k: jax.Array | np.ndarray, v: jax.Array | np.ndarray, teacher: Teacher) -> dict[str, np.ndarray]:
