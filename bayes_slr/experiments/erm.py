@@ -27,7 +27,7 @@ from bayes_slr.attention.training import (
     train,
 )
 from bayes_slr.errors import ConfigError, check_int, check_real
-from bayes_slr.models.scoring import excess_test_error, zero_predictor
+from bayes_slr.models.scoring import Scorer, excess_test_error, fresh_sample_scorer, held_out_scorer, zero_predictor
 from bayes_slr.models.simulate import SLRBatch, Teacher, draw_teacher, simulate
 from bayes_slr.models.spec import SLRConfig, training_size
 from bayes_slr.theory.population import population_error
@@ -105,7 +105,8 @@ class ERMSummary(NamedTuple):
     restarts_agree : all seeds' ``restarts_agree`` (``None`` with one random start).
     lam : the ``lam`` of each seed.
     zero_error : mean over seeds of ``zero_error``.
-    informed_test_error : mean over seeds of the informed start's test error.
+    informed_test_error : mean over seeds of the informed start's test error (``None`` for given data
+        without a teacher: no informed start, and ``overlaps``, ``informed`` are ``None`` per seed).
     notes : sentences a reader must see with the number (disagreeing restarts, no
         convergence, a ``lam`` chosen at the edge of the grid).
     """
@@ -116,7 +117,7 @@ class ERMSummary(NamedTuple):
     restarts_agree: bool | None = None
     lam: tuple[float, ...] = ()
     zero_error: float = float("nan")
-    informed_test_error: float = float("nan")
+    informed_test_error: float | None = float("nan")
     notes: tuple[str, ...] = ()
 
 
@@ -255,7 +256,8 @@ def erm_experiment(
     lam_grid: tuple[float, ...] = DEFAULT_LAM_GRID,
     validation_fraction: float = VALIDATION_FRACTION,
     patience: int = VALIDATION_PATIENCE,
-    data: tuple[Teacher, SLRBatch] | None = None,
+    data: tuple[Teacher | None, SLRBatch] | None = None,
+    test_set: SLRBatch | None = None,
 ) -> ERMSummary:
     """Train ERM on ``seeds`` independent tasks, each from several starts, and report the test error.
 
@@ -317,7 +319,11 @@ def erm_experiment(
         sample is held out and one kept.
     patience : see :data:`VALIDATION_PATIENCE` (``>= 1``; ``len(lam_grid)`` walks the whole grid).
     data : a given ``(teacher, training set)`` instead of drawing them (``seeds = 1``): ERM on the
-        data another estimator saw (the posterior command's comparison).
+        data another estimator saw (the posterior command's comparison), or on a user's data
+        (:mod:`bayes_slr.models.dataset`). The teacher may be ``None``: then there is no informed
+        start (``init`` must be ``"random"``), no overlaps, and ``test_set`` is required.
+    test_set : held-out sequences to measure the test error on (:func:`~bayes_slr.models.scoring.held_out_error`)
+        instead of ``N_test`` fresh sequences from the teacher (only with ``data``).
 
     Returns
     -------
@@ -333,6 +339,7 @@ def erm_experiment(
     patience = check_int("patience", patience, 1)
     N_test = check_int("N_test", N_test, 2)
     N = training_size(alpha, config.D)
+    _check_given_data(data, test_set, init)
     if lam == LAM_AUTO:
         lam_grid = tuple(check_real("lam_grid", value, minimum=0.0) for value in lam_grid)
         if not lam_grid:
@@ -354,7 +361,7 @@ def erm_experiment(
         teachers, batches = (jax.tree_util.tree_map(lambda leaf: jnp.asarray(leaf)[None], part) for part in data)
     start_keys = jax.vmap(lambda k: jax.random.split(k, starts))(keys[:, 2])
     random_starts = jax.vmap(jax.vmap(lambda k: initial_params(k, config, "random", None)))(start_keys)
-    informed = jax.vmap(lambda t: initial_params(None, config, "informed", t))(teachers)
+    informed = None if teachers is None else jax.vmap(lambda t: initial_params(None, config, "informed", t))(teachers)
     candidates = random_starts if init == "random" else _broadcast(informed, (1,))
 
     validation = [None] * seeds
@@ -383,9 +390,9 @@ def erm_experiment(
     else:
         lams = np.full(seeds, lam)
 
-    all_starts = jax.tree_util.tree_map(
+    all_starts = random_starts if informed is None else jax.tree_util.tree_map(
         lambda r, i: jnp.concatenate([r, i[:, None]], axis=1), random_starts, informed
-    )  # (seeds, starts + 1): the random starts, then the informed one
+    )  # (seeds, starts + 1): the random starts, then the informed one (when there is a teacher)
     params, values, grad_norms, counts = _train_batch(
         _broadcast(all_starts, (1,)), batches.X, batches.lengths, batches.y, jnp.asarray(lams)[:, None],
         tol, max_iter, learning_rate, activation=activation, optimizer=optimizer,
@@ -397,11 +404,13 @@ def erm_experiment(
     per_seed = []
     for s in range(seeds):
         fits = jax.tree_util.tree_map(lambda leaf: leaf[s], params)
-        teacher = jax.tree_util.tree_map(lambda leaf: leaf[s], teachers)
-        errors, stderrs, zero, zero_stderr = _start_test_errors(keys[s, 3], fits, config, teacher, activation, N_test)
+        teacher = None if teachers is None else jax.tree_util.tree_map(lambda leaf: leaf[s], teachers)
+        score = (held_out_scorer(config, test_set) if test_set is not None
+                 else fresh_sample_scorer(keys[s, 3], config, teacher, N_test))
+        errors, stderrs, zero, zero_stderr = _start_test_errors(score, fits, activation)
         chosen = int(selected[s])
         fitted = jax.tree_util.tree_map(lambda leaf: leaf[chosen], fits)
-        fitted_overlaps = overlaps(fitted, teacher)
+        fitted_overlaps = None if teacher is None else overlaps(fitted, teacher)
         spread = float(np.ptp(errors[:starts]))
         tolerance = max(2.0 * float(stderrs[chosen]), AGREEMENT_FLOOR)
         per_seed.append({
@@ -415,7 +424,8 @@ def erm_experiment(
             "converged": bool(grad_norms[s, chosen] <= tol),
             "overlaps": fitted_overlaps,
             "predicted_population_error": (
-                predicted_population_error(activation, config, fitted_overlaps) if predict_population else None
+                predicted_population_error(activation, config, fitted_overlaps)
+                if predict_population and teacher is not None else None
             ),
             "selected_start": "informed" if chosen == starts else chosen,
             "starts": {
@@ -426,7 +436,7 @@ def erm_experiment(
             "start_spread": spread,
             "agreement_tolerance": tolerance,
             "restarts_agree": None if starts == 1 else bool(np.isfinite(spread) and spread <= tolerance),
-            "informed": {
+            "informed": None if teacher is None else {
                 "test_error": float(errors[starts]), "stderr": float(stderrs[starts]),
                 "train_loss": float(values[s, starts]), "converged": bool(grad_norms[s, starts] <= tol),
             },
@@ -441,20 +451,33 @@ def erm_experiment(
         restarts_agree=None if starts == 1 else all(agree),
         lam=tuple(float(x) for x in lams),
         zero_error=float(np.mean([r["zero_error"] for r in per_seed])),
-        informed_test_error=float(np.mean([r["informed"]["test_error"] for r in per_seed])),
+        informed_test_error=(None if teachers is None
+                             else float(np.mean([r["informed"]["test_error"] for r in per_seed]))),
         notes=tuple(_notes(per_seed, lam, lam_grid, tol)),
     )
 
 
-def _start_test_errors(key, fits, config, teacher, activation, N_test):
-    """Test errors of every start (leading axis of ``fits``) and of the zero predictor, on the same samples."""
+def _check_given_data(data: tuple[Teacher | None, SLRBatch] | None, test_set: SLRBatch | None, init: str) -> None:
+    """Refuse given data that cannot be scored: no teacher and no test set, or informed without a teacher."""
+    if test_set is not None and data is None:
+        raise ConfigError("test_set goes with given data (data=(teacher, training set))")
+    if data is None or data[0] is not None:
+        return
+    if test_set is None:
+        raise ConfigError("data without a teacher needs a test_set of held-out sequences to measure the error on")
+    if init != "random":
+        raise ConfigError("init must be random for data without a teacher (the informed start is the teacher)")
+
+
+def _start_test_errors(score: Scorer, fits, activation):
+    """Test errors of every start (leading axis of ``fits``) and of the zero predictor, on the same sequences."""
     starts = jax.tree_util.tree_leaves(fits)[0].shape[0]
 
     def every_start(X, lengths):
         predictions = jax.vmap(lambda p: predict(p, X, lengths, activation))(fits)  # (starts, n)
         return {**{str(i): predictions[i] for i in range(starts)}, "zero": zero_predictor(X, lengths)}
 
-    errors = excess_test_error(key, config, teacher, every_start, N_test=N_test)
+    errors = score(every_start)
     per_start = [errors[str(i)] for i in range(starts)]
     return (np.array([e.value for e in per_start]), np.array([e.stderr for e in per_start]),
             errors["zero"].value, errors["zero"].stderr)

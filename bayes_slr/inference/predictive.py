@@ -17,7 +17,7 @@ import numpy as np
 from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.inference.location import location_posterior
 from bayes_slr.models.numpyro_models import location_joint_log_weights, location_log_weights
-from bayes_slr.models.scoring import ExcessError, excess_test_error, zero_predictor
+from bayes_slr.models.scoring import ExcessError, Scorer, excess_test_error, zero_predictor
 from bayes_slr.models.simulate import SLRBatch, Teacher, token_mask
 from bayes_slr.models.spec import SLRConfig
 
@@ -242,12 +242,27 @@ def posterior_errors(
 ) -> PosteriorErrors:
     """Unbiased excess test errors of the Bayes-optimal (weighted) and plain posterior predictors.
 
-    One pass over the test set and the draws; both scored by :func:`excess_test_error` from
-    ``groups`` independent replicates (see there). ``groups >= 2`` is needed for the
-    unbiased estimate (``>= 3`` for its draw-noise standard error).
+    One pass over ``N_test`` fresh sequences of ``teacher`` and the draws
+    (:func:`scored_posterior_errors` with :func:`excess_test_error`).
+    """
+    score = functools.partial(excess_test_error, key, config, teacher, N_test=N_test, chunk_size=chunk_size)
+    return scored_posterior_errors(score, config, k_draws, v_draws, max_draws=max_draws, groups=groups)
+
+
+def scored_posterior_errors(
+    score: Scorer, config: SLRConfig, k_draws, v_draws, *, max_draws: int = 1_000, groups: int = GROUPS,
+) -> PosteriorErrors:
+    """Errors of the Bayes-optimal (weighted) and plain posterior predictors on the test set of ``score``.
+
+    ``score`` is fresh sequences from a teacher or held-out sequences
+    (:data:`~bayes_slr.models.scoring.Scorer`); both predictors are scored from ``groups``
+    independent replicates (one pass over the test set and the draws). ``groups >= 2`` is
+    needed for the unbiased estimate (``>= 3`` for its draw-noise standard error). The
+    weighted predictor conditions each test sequence's prediction on that sequence
+    (:class:`PosteriorPredictor`).
     """
     predictor = PosteriorPredictor(config, k_draws, v_draws, max_draws=max_draws, groups=groups)
-    errors = excess_test_error(key, config, teacher, predictor.both, N_test=N_test, chunk_size=chunk_size)
+    errors = score(predictor.both)
     return PosteriorErrors(errors["bayes"], errors["plain"], predictor.ess_summary())
 
 
