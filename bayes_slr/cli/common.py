@@ -9,7 +9,10 @@ import math
 import sys
 from typing import Any, Iterator, NoReturn
 
-from bayes_slr.errors import check_int
+from pathlib import Path
+
+from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.models.dataset import DEFAULT_HOLDOUT, Dataset, data_config, held_out_count, load_dataset
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.models.variants import variant_names
 from bayes_slr.records import SomePointsFailed, json_ready
@@ -94,6 +97,45 @@ def make_config(args: argparse.Namespace, *, L: int, nu: float, D: int | None = 
     """Build a validated :class:`SLRConfig` from parsed arguments and one ``(L, nu)``."""
     length = LengthLaw.uniform(L) if args.variable_length else LengthLaw.fixed(L)
     return SLRConfig(args.variant, D if D is not None else getattr(args, "D", 1), length, nu, args.Delta)
+
+
+def add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--data FILE.npz`` (bring-your-own data) and ``--holdout``."""
+    parser.add_argument("--data", type=Path,
+                        help="run on this .npz data set (X, y; optional lengths, eps, k_star and v_star, config: "
+                        "the format simulate writes, see the README) instead of simulated data; D, N and Lbar come "
+                        "from the arrays, variant, nu, Delta and the length law from its config record if it has one")
+    parser.add_argument("--holdout", type=number, default=DEFAULT_HOLDOUT,
+                        help="with --data without a teacher (k_star, v_star): share of the sequences held out as "
+                        "the test set, chosen by --seed, in (0, 1)")
+
+
+def load_data_task(
+    args: argparse.Namespace, flags: dict[str, Any], not_with_data: tuple[str, ...]
+) -> tuple[Dataset, SLRConfig, dict[str, str]]:
+    """Read ``--data`` and the task it implies (:func:`~bayes_slr.models.dataset.data_config`).
+
+    ``flags``: the command's task flags; ``not_with_data``: options that --data sets or makes
+    meaningless (an explicit one is refused). Without a teacher ``--holdout`` is checked here.
+    """
+    explicit = getattr(args, "explicit", frozenset())
+    for name in not_with_data:
+        if name in explicit:
+            raise ConfigError(f"--{name.replace('_', '-')} does not apply with --data (the data set fixes it)")
+    data = load_dataset(args.data)
+    config, sources = data_config(data, flags, explicit)
+    if data.teacher is None:
+        held_out_count(args.holdout, data.N)
+    return data, config, sources
+
+
+def describe_sources(config: SLRConfig, data: dict[str, Any]) -> str:
+    """One line: each task setting of a ``--data`` run and where it came from."""
+    sources = data["sources"]
+    nu = "inf" if math.isinf(config.nu) else f"{config.nu:g}"
+    values = {"variant": config.variant, "nu": nu, "Delta": f"{config.Delta:g}", "length": config.length.describe(),
+              "D": config.D, "N": data["N"], "Lbar": config.Lbar}
+    return f"data {data['path']}: " + ", ".join(f"{name} {values[name]} ({sources[name]})" for name in values)
 
 
 def print_json(obj: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 from pathlib import Path
@@ -10,11 +11,24 @@ from typing import Any
 
 from bayes_slr.attention.activations import activation_names
 from bayes_slr.attention.training import OPTIMIZERS
-from bayes_slr.cli.common import add_executor_arguments, format_table, integer, number, print_json, ridge, sweep_executor, warning_lines
+from bayes_slr.cli.common import (
+    add_data_arguments,
+    add_executor_arguments,
+    describe_sources,
+    format_table,
+    integer,
+    load_data_task,
+    number,
+    print_json,
+    ridge,
+    sweep_executor,
+    warning_lines,
+)
 from bayes_slr.errors import ConfigError, check_real
 from bayes_slr.experiments.erm import DEFAULT_LAM_GRID, VALIDATION_FRACTION
 from bayes_slr.experiments.gap import DEFAULT_LENGTHS, DEFAULT_SETTINGS, ERMOptions, gap_sweep, validate_sweep
-from bayes_slr.models.spec import INITS
+from bayes_slr.models.dataset import held_out_count
+from bayes_slr.models.spec import INITS, LengthLaw
 from bayes_slr.models.variants import get_variant, variant_names
 from bayes_slr.plots import plot_gap
 from bayes_slr.records import atomic_write, check_writable_output, json_ready, open_sweep_log, provenance
@@ -48,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--Delta", type=number, default=erm_defaults.Delta,
                         help="label noise variance of the ERM training data, >= 0; errors are the excess over it")
     parser.add_argument("--seeds", type=integer, default=erm_defaults.seeds,
-                        help="ERM teachers/data sets, >= 1")
+                        help="ERM teachers/data sets, >= 1; with --data only 1 (one data set), which is then the default")
     parser.add_argument("--starts", type=integer, default=erm_defaults.starts,
                         help="random starts per ERM training set, >= 1")
     parser.add_argument("--init", choices=INITS, default=erm_defaults.init,
@@ -58,6 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="L-BFGS to |grad| <= 1e-6, or one pass of SGD")
     parser.add_argument("--seed", type=integer, default=0,
                         help="root seed of the ERM teachers, data, starts and test samples")
+    add_data_arguments(parser)
     parser.add_argument("--out", type=Path, help="folder: gap.jsonl (finished points, resumable) and gap.json")
     add_executor_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -70,32 +85,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> None:
     """Validate, sweep (resuming from --out), then print and write the results."""
-    if args.variant is None:
-        if args.nu is not None:
-            raise ConfigError("--nu needs --variant (without --variant the two default settings run)")
-        settings = DEFAULT_SETTINGS
+    if args.data is not None:
+        settings, lengths, variable_length, erm, about = _data_run(args)
     else:
-        settings = ((args.variant, get_variant(args.variant).default_nu if args.nu is None else args.nu),)
-    erm = None
-    if args.alpha is not None:
-        erm = ERMOptions(alpha=args.alpha, lam=args.lam, D=args.D, seeds=args.seeds, init=args.init,
-                         optimizer=args.optimizer, Delta=args.Delta, starts=args.starts)
-    else:
-        check_real("Delta", args.Delta, minimum=0.0)
-    validate_sweep(settings, args.L, args.variable_length, args.activations)
+        settings, lengths, variable_length, about = _settings(args), args.L, args.variable_length, None
+        erm = None
+        if args.alpha is not None:
+            erm = ERMOptions(alpha=args.alpha, lam=args.lam, D=args.D, seeds=args.seeds, init=args.init,
+                             optimizer=args.optimizer, Delta=args.Delta, starts=args.starts)
+        else:
+            check_real("Delta", args.Delta, minimum=0.0)
+    validate_sweep(settings, lengths, variable_length, args.activations)
     # with --out the plot is a view of the log: redrawing it on a re-run is what the user asked for
     plot = (check_writable_output(args.plot, force=args.force or args.out is not None, name="--plot")
             if args.plot is not None else None)
     log = open_sweep_log(args.out, "gap.jsonl") if args.out is not None else None
     with sweep_executor(args) as executor:
-        rows = gap_sweep(settings, args.L, variable_length=args.variable_length, activations=args.activations, erm=erm,
+        rows = gap_sweep(settings, lengths, variable_length=variable_length, activations=args.activations, erm=erm,
                          seed=args.seed, log=log, executor=executor, progress=not args.quiet)
     config = {
         "settings": [{"variant": v, "nu": nu} for v, nu in settings],
-        "L": args.L,
-        "variable_length": args.variable_length,
+        "L": lengths,
+        "variable_length": variable_length,
         "activations": args.activations,
         "erm": None if erm is None else vars(erm).copy(),
+        "data": about,
     }
     notes, warnings = _collected(rows)
     result = {"config": config, "rows": [_public_row(row) for row in rows], "notes": notes, "warnings": warnings}
@@ -107,11 +121,45 @@ def run(args: argparse.Namespace) -> None:
     if args.json:
         print_json(result)
     else:
+        if about is not None:
+            print(about["description"])
         print(_table(rows, args.activations))
         for line in notes:
             print(f"note: {line}")
         if warnings:
             print(warning_lines(warnings))
+
+
+def _settings(args: argparse.Namespace) -> tuple[tuple[str, float], ...]:
+    """The ``(variant, nu)`` pairs to run: both default settings without ``--variant``."""
+    if args.variant is None:
+        if args.nu is not None:
+            raise ConfigError("--nu needs --variant (without --variant the two default settings run)")
+        return DEFAULT_SETTINGS
+    return ((args.variant, get_variant(args.variant).default_nu if args.nu is None else args.nu),)
+
+
+def _data_run(args: argparse.Namespace) -> tuple[tuple[tuple[str, float]], list[int], bool, ERMOptions, dict]:
+    """``--data``: the one task the file implies (settings, ``[Lbar]``, variable length), its ERM options, and a
+    record of the file and of where each setting came from."""
+    variant_nu = None if args.variant is None else (
+        get_variant(args.variant).default_nu if args.nu is None else args.nu)
+    flags = {"variant": args.variant, "nu": variant_nu, "Delta": args.Delta,
+             "L": args.L[0] if len(args.L) == 1 else args.L, "variable_length": args.variable_length, "D": args.D}
+    data, config, sources = load_data_task(args, flags, ("alpha",))
+    if not (config.length.is_fixed or config.length == LengthLaw.uniform(config.Lbar)):
+        raise ConfigError(f"--data: gap runs fixed or uniform length laws; the config record has {config.length.describe()}")
+    n_train = data.N if data.teacher is not None else data.N - held_out_count(args.holdout, data.N)
+    erm = ERMOptions(alpha=n_train / data.D, lam=args.lam, D=data.D, seeds=args.seeds if "seeds" in getattr(args, "explicit", ()) else 1,
+                     init=args.init, optimizer=args.optimizer, Delta=config.Delta, starts=args.starts,
+                     data=str(args.data), holdout=args.holdout,
+                     data_digest=hashlib.sha256(Path(args.data).read_bytes()).hexdigest())
+    about = {"path": str(args.data), "sources": sources, "N": data.N, "n_train": n_train,
+             "n_held_out": data.N - n_train, "teacher": data.teacher is not None}
+    about["description"] = describe_sources(config, about) + (
+        "; ERM errors on fresh sequences of the file's teacher" if data.teacher is not None else
+        f"; ERM trained on {n_train} sequences, errors on the {data.N - n_train} held out (--holdout, --seed)")
+    return ((config.variant, config.nu),), [config.Lbar], not config.length.is_fixed, erm, about
 
 
 def _collected(rows: list[dict[str, Any]]) -> tuple[list[str], list[str]]:

@@ -30,6 +30,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def explicit_options(argv: list[str] | None) -> frozenset[str]:
+    """The ``dest`` of every option given on the command line (not filled from a default).
+
+    ``argv`` is parsed again by a parser whose defaults are all suppressed, so whatever it
+    returns was typed (abbreviations and ``--opt=value`` included).
+    """
+    parser = build_parser()
+    subparsers = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+    for subparser in subparsers.choices.values():
+        subparser._defaults.clear()
+        for action in subparser._actions:
+            action.default = argparse.SUPPRESS
+    return frozenset(vars(parser.parse_args(argv))) - {"command"}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv``, run the subcommand.
 
@@ -38,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.explicit = explicit_options(argv)
     enable_compilation_cache()
     try:
         args.run(args)

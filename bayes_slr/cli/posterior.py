@@ -6,7 +6,9 @@ prints convergence diagnostics, posterior overlaps, the unbiased test errors of 
 Bayes-optimal predictor (draws weighted by ``p(X | k)``) and of the plain posterior mean
 of ``f``, a start check (``--check-start``), warnings, and ERM (softmax, linear) test
 errors on the same data.
-``--from FILE`` re-summarises a netCDF written before instead of sampling.
+``--from FILE`` re-summarises a netCDF written before instead of sampling; ``--data FILE.npz``
+samples the posterior of a given data set (with its teacher: the same report; without: errors on
+held-out sequences, no oracle, no overlaps).
 ``posterior-sweep`` does the same across alpha, resumable from ``--out``.
 """
 
@@ -19,27 +21,33 @@ from pathlib import Path
 from typing import Any
 
 from bayes_slr.cli.common import (
+    add_data_arguments,
     add_executor_arguments,
     add_task_arguments,
+    describe_sources,
     format_table,
     integer,
+    load_data_task,
     make_config,
     number,
     print_json,
     raise_if_points_failed,
     ridge,
     sweep_executor,
+    warning_lines,
 )
 from bayes_slr.experiments.posterior import (
     ERM_ACTIVATIONS,
     PosteriorOptions,
+    posterior_on_data,
     posterior_sweep,
     sample_point,
     summarise,
 )
 from bayes_slr.inference import diagnostics, posterior_io
 from bayes_slr.inference.samplers import SAMPLERS
-from bayes_slr.models.spec import INITS, training_size
+from bayes_slr.models.spec import INITS, SLRConfig, training_size
+from bayes_slr.errors import ConfigError
 from bayes_slr.plots import plot_posterior_sweep
 from bayes_slr.records import (
     atomic_write,
@@ -92,7 +100,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     single.add_argument("--plot", type=Path, help="PNG: trace and rank plots of the overlaps")
     single.add_argument("--check-start", action=argparse.BooleanOptionalAction, default=True,
                         help="also run chains from the other start (informed if --init random) and report "
-                             "start_agreement and multimodal")
+                             "start_agreement and multimodal (not possible with --data without a teacher)")
+    add_data_arguments(single)
     single.set_defaults(run=run)
 
     sweep = subparsers.add_parser("posterior-sweep", help="Bayes-optimal test error against alpha (resumable)")
@@ -110,19 +119,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> None:
     """``posterior``: validate everything, sample (or load), write atomically, print."""
     options = _options(args)
+    data = None
     if args.source is not None:
+        if args.data is not None:
+            raise ConfigError("--from and --data exclude each other (--from re-summarises a posterior file)")
         tree = posterior_io.load_posterior(args.source)
         config = posterior_io.config_of(tree)
+    elif args.data is not None:
+        flags = {name: getattr(args, name) for name in ("variant", "nu", "Delta", "L", "variable_length", "D")}
+        data, config, sources = load_data_task(args, flags, ("alpha", "exact_teacher"))
+        options.check(config)
     else:
         config = make_config(args, L=args.L, nu=args.nu, D=args.D)
         options.check(config)
         training_size(args.alpha, config.D)
     options.check_evaluation()
+    if args.out is not None and data is not None and data.teacher is None:
+        raise ConfigError("--out needs a teacher in the --data file: without one the held-out split is not stored, "
+                          "so the file could not be re-summarised by --from")
     out = check_writable_output(args.out, force=args.force) if args.out is not None else None
     plot = check_writable_output(args.plot, force=args.force, name="--plot") if args.plot is not None else None
-    if args.source is None:
-        tree = sample_point(config, args.alpha, options, args.seed)
-    summary = summarise(tree, options)
+    if data is not None:
+        tree, summary = posterior_on_data(config, data, options, args.seed, holdout=args.holdout,
+                                          about={"path": str(args.data), "sources": sources})
+    else:
+        if args.source is None:
+            tree = sample_point(config, args.alpha, options, args.seed)
+        summary = summarise(tree, options)
     if out is not None:
         posterior_io.save_posterior(tree, out, force=True)
     if plot is not None:
@@ -131,28 +154,34 @@ def run(args: argparse.Namespace) -> None:
     if args.json:
         print_json(summary)
     else:
-        print(_report(summary))
+        print(_report(summary, config))
 
 
-def _report(summary: dict[str, Any]) -> str:
+def _report(summary: dict[str, Any], config: SLRConfig) -> str:
     rows = [[name, row["mean"], row["sd"], row["mcse_mean"], row["r_hat"], row["ess_bulk"], row["ess_tail"]]
             for name, row in summary["diagnostics"].items()]
-    lines = [
-        f"config: {json.dumps(json_ready(summary['config']))}",
+    held_out = summary["test_set"] != "fresh sequences from the teacher"
+    lines = [f"config: {json.dumps(json_ready(summary['config']))}"]
+    if summary.get("data"):
+        lines.append(describe_sources(config, summary["data"]))
+    lines += [
         format_table(["quantity", "mean", "sd", "mcse", "r_hat", "ess_bulk", "ess_tail"], rows),
         f"r_hat max {summary['rhat_max']:.4f}, ESS bulk min {summary['ess_bulk_min']:.0f}, "
         f"divergences {summary['divergences']}",
-        f"sampler {summary['sampler']}",
+        f"sampler {summary['sampler']}; errors on {summary['n_test']} {summary['test_set']}",
         f"Bayes-optimal test error (excess over Delta): {summary['bayes_test_error']:.5f} +- {summary['stderr']:.5f}"
         f" (importance ESS median {summary['importance_ess']['median']:.0f}, 5% quantile "
         f"{summary['importance_ess']['q05']:.0f} of {summary['importance_ess']['draws']} draws)",
         f"posterior mean of f (plain average) test error: {summary['posterior_mean_f_error']['value']:.5f} "
         f"+- {summary['posterior_mean_f_error']['stderr']:.5f}",
-        f"known-direction (oracle) error of this teacher: {summary['oracle_error']['value']:.5f} "
-        f"+- {summary['oracle_error']['stderr']:.5f}",
+    ]
+    if "oracle_error" in summary:
+        lines.append(f"known-direction (oracle) error of this teacher: {summary['oracle_error']['value']:.5f} "
+                     f"+- {summary['oracle_error']['stderr']:.5f}")
+    lines += [
         f"population Bayes error (alpha -> inf, D -> inf): {summary['population_bayes_error']:.5f}",
-        f"prior-predictive error (alpha -> 0): {summary['prior_predictive_error']['value']:.5f} "
-        f"+- {summary['prior_predictive_error']['stderr']:.5f}",
+        f"prior-predictive error (alpha -> 0){' (zero predictor, held out)' if held_out else ''}: "
+        f"{summary['prior_predictive_error']['value']:.5f} +- {summary['prior_predictive_error']['stderr']:.5f}",
     ]
     if summary.get("start_check"):
         check = summary["start_check"]
@@ -164,7 +193,9 @@ def _report(summary: dict[str, Any]) -> str:
                      + ("" if erm["converged"] else " (not converged)"))
     if summary.get("out"):
         lines.append(f"posterior written to {summary['out']}")
-    lines += [f"WARNING: {warning}" for warning in summary.get("warnings", [])]
+    lines += [f"note: {note}" for note in summary.get("notes", [])]
+    if summary.get("warnings"):
+        lines.append(warning_lines(summary["warnings"]))
     return "\n".join(lines)
 
 
@@ -206,5 +237,5 @@ def _sweep_table(rows: list[dict[str, Any]]) -> str:
         if with_erm:
             line += [f"{row['erm'][a]['test_error']:.4f}+-{row['erm'][a]['stderr']:.4f}" for a in ERM_ACTIVATIONS]
         lines.append(line)
-    notes = [f"WARNING alpha {row['alpha']:g}: {warning}" for row in rows for warning in row.get("warnings", [])]
-    return "\n".join([format_table(header, lines), *notes])
+    warnings = [f"alpha {row['alpha']:g}: {warning}" for row in rows for warning in row.get("warnings", [])]
+    return "\n".join([format_table(header, lines), *([warning_lines(warnings)] if warnings else [])])

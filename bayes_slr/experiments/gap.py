@@ -16,8 +16,9 @@ from typing import Any, Iterable
 
 from bayes_slr.attention.activations import check_activation
 from bayes_slr.attention.training import OPTIMIZERS
-from bayes_slr.errors import check_choice, check_int, check_real
+from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
 from bayes_slr.experiments.erm import DEFAULT_LAM_GRID, DEFAULT_STARTS, LAM_AUTO, check_lam, erm_experiment
+from bayes_slr.models.dataset import DEFAULT_HOLDOUT, load_dataset, training_and_test
 from bayes_slr.models.spec import INITS, LengthLaw, SLRConfig
 from bayes_slr.models.variants import get_variant, variant_names
 from bayes_slr.records import Executor, SweepLog, run_sweep
@@ -38,6 +39,13 @@ class ERMOptions:
     the ERM training data (the reported error is the excess over it); ``starts`` random
     starts per training set, plus the informed start as a reference
     (:func:`~bayes_slr.experiments.erm.erm_experiment`).
+
+    ``data``: the path of a user's data set (:mod:`bayes_slr.models.dataset`) to train on
+    instead of drawing teachers and data: then ``seeds`` must be 1 (one data set; the seed
+    chooses the held-out split and the random starts), ``D`` and ``alpha`` are the data's
+    (``alpha`` = training sequences / ``D``), and without a teacher in the file a share
+    ``holdout`` of the sequences is the test set. ``data_digest`` (the file's SHA-256) makes
+    a changed file a new point of a resumable log.
     """
 
     alpha: float
@@ -50,6 +58,9 @@ class ERMOptions:
     Delta: float = 0.0
     starts: int = DEFAULT_STARTS
     lam_grid: tuple[float, ...] = DEFAULT_LAM_GRID  # part of a point's identity in a resumable log
+    data: str | None = None
+    holdout: float = DEFAULT_HOLDOUT
+    data_digest: str | None = None
 
     def __post_init__(self) -> None:
         check_real("alpha", self.alpha, minimum=0.0, strict=True)
@@ -62,6 +73,9 @@ class ERMOptions:
         object.__setattr__(self, "lam_grid", tuple(check_real("lam_grid", x, minimum=0.0) for x in self.lam_grid))
         check_choice("init", self.init, INITS)
         check_choice("optimizer", self.optimizer, OPTIMIZERS)
+        if self.data is not None and self.seeds != 1:
+            raise ConfigError(f"seeds must be 1 with --data (one data set: --seed chooses the held-out split and the "
+                              f"random starts), got {self.seeds}")
 
 
 def task_config(variant: str, nu: float, L: int, variable_length: bool, D: int = 1, Delta: float = 0.0) -> SLRConfig:
@@ -90,12 +104,14 @@ def erm_point(config: SLRConfig, activation: str, options: ERMOptions, seed: int
     Returns ``test_error``, ``stderr``, ``lam`` (per seed; chosen when ``options.lam`` is
     ``"auto"``), ``restarts_agree``, ``start_spread`` (largest over seeds), ``converged``
     (every seed), ``informed_test_error`` (reference), ``zero_error`` (the zero predictor on
-    the same test samples) and ``zero_stderr``, ``notes``.
+    the same test samples) and ``zero_stderr``, ``notes``. With ``options.data`` the one training set
+    is the user's (:func:`_training_data`), scored on fresh sequences of its teacher or, without
+    one, on its held-out part (``informed_test_error`` is then ``None``).
     """
     summary = erm_experiment(
         config.replace(D=options.D, Delta=options.Delta),
         activation,
-        alpha=options.alpha,
+        **_training_data(options, seed),
         lam=options.lam,
         seeds=options.seeds,
         seed=seed,
@@ -123,6 +139,15 @@ def erm_point(config: SLRConfig, activation: str, options: ERMOptions, seed: int
         "excess_over_zero_stderr": _paired_stderr(zero_diffs, [r["stderr"] for r in per_seed]),
         "notes": list(summary.notes),
     }
+
+
+def _training_data(options: ERMOptions, seed: int) -> dict[str, Any]:
+    """``erm_experiment``'s data arguments: ``alpha`` alone (drawn data), or the user's data set split by ``seed``."""
+    if options.data is None:
+        return {"alpha": options.alpha}
+    train, test = training_and_test(load_dataset(options.data), options.holdout, seed)
+    return {"alpha": train.N / train.D, "data": (train.teacher, train.as_batch()),
+            "test_set": None if test is None else test.as_batch()}
 
 
 def _paired_stderr(diffs: list[float], stderrs: list[float]) -> float:

@@ -21,14 +21,11 @@ from bayes_slr.errors import ConfigError, check_int
 from bayes_slr.experiments.erm import check_lam, erm_experiment
 from bayes_slr.inference import diagnostics, posterior_io
 from bayes_slr.inference.location import known_directions_predictor
-from bayes_slr.inference.predictive import (
-    IMPORTANCE_ESS_WARNING,
-    posterior_errors,
-    zero_predictor_error,
-)
+from bayes_slr.inference.predictive import IMPORTANCE_ESS_WARNING, posterior_errors, scored_posterior_errors
 from bayes_slr.inference.samplers import PosteriorDraws, check_sampling_arguments, sample_posterior
-from bayes_slr.models.scoring import excess_test_error
-from bayes_slr.models.simulate import draw_teacher, simulate
+from bayes_slr.models.dataset import DEFAULT_HOLDOUT, Dataset, training_and_test
+from bayes_slr.models.scoring import Scorer, fresh_sample_scorer, held_out_scorer, zero_predictor
+from bayes_slr.models.simulate import SLRBatch, Teacher, draw_teacher, simulate
 from bayes_slr.models.spec import SLRConfig, training_size
 from bayes_slr.records import Executor, SweepLog, json_ready, run_sweep
 from bayes_slr.theory.bayes import bayes_error_exact
@@ -82,8 +79,15 @@ def _other_init(init: str) -> str:
     return "informed" if init == "random" else "random"
 
 
-def sample_point(config: SLRConfig, alpha: float, options: PosteriorOptions, seed: int) -> xr.DataTree:
+def sample_point(config: SLRConfig, alpha: float, options: PosteriorOptions, seed: int, *,
+                 data: tuple[Teacher | None, SLRBatch] | None = None,
+                 about_data: dict[str, Any] | None = None) -> xr.DataTree:
     """Draw the teacher and training set of ``seed``, sample the posterior, return its ArviZ ``DataTree``.
+
+    ``data``: a given ``(teacher, training set)`` of ``N = round(alpha D)`` sequences instead
+    (:func:`posterior_on_data`); the chains use the same key as for drawn data, so the same
+    sequences give the same draws. The teacher may be ``None`` (then ``init`` must be random and
+    there is no start check); ``about_data`` is recorded with the settings.
 
     With ``options.check_start`` a second set of chains from the other start (informed when
     the main chains start at random, with the teacher known) samples the same posterior;
@@ -91,15 +95,22 @@ def sample_point(config: SLRConfig, alpha: float, options: PosteriorOptions, see
     """
     N = training_size(alpha, config.D)
     key_teacher, key_data, key_sampler = jax.random.split(jax.random.PRNGKey(seed), 3)
-    teacher = draw_teacher(key_teacher, config.D, exact=options.exact_teacher)
-    batch = simulate(key_data, config, teacher, N)
+    if data is None:
+        teacher = draw_teacher(key_teacher, config.D, exact=options.exact_teacher)
+        batch = simulate(key_data, config, teacher, N)
+    else:
+        teacher, batch = data
+        if batch.y.shape[0] != N:
+            raise ConfigError(f"data: the training set has {batch.y.shape[0]} sequences, alpha D = {N}")
+    if teacher is None and options.init != "random":
+        raise ConfigError("init must be random for data without a teacher (the informed start is the teacher)")
     sampling = {"sampler": options.sampler, "chains": options.chains, "warmup": options.warmup,
                 "samples": options.samples, "teacher": teacher}
     draws = sample_posterior(key_sampler, config, batch, init=options.init, **sampling)
     settings = {"alpha": alpha, "N": N, **dataclasses.asdict(options), "sampler": draws.sampler,
-                "sampler_option": options.sampler}
+                "sampler_option": options.sampler, "data": about_data}
     tree = posterior_io.to_datatree(draws, config, batch, teacher, seed=seed, settings=settings)
-    if options.check_start:
+    if options.check_start and teacher is not None:
         other = sample_posterior(jax.random.fold_in(key_sampler, 1), config, batch, init=_other_init(options.init),
                                  **sampling)
         tree[CHECK_GROUP] = xr.DataTree(xr.Dataset(
@@ -117,7 +128,7 @@ def _check_start_table(tree: xr.DataTree, config: SLRConfig, teacher, batch) -> 
     return diagnostics.diagnostics_table(posterior_io.to_datatree(draws, config, batch, teacher, seed=None))
 
 
-def summarise(tree: xr.DataTree, options: PosteriorOptions) -> dict[str, Any]:
+def summarise(tree: xr.DataTree, options: PosteriorOptions, held_out: Dataset | None = None) -> dict[str, Any]:
     """Diagnostics, overlaps, the two posterior predictors' test errors, warnings, start check, ERM.
 
     The test set comes from the recorded seed, so a re-summarised file gives the same numbers.
@@ -125,18 +136,21 @@ def summarise(tree: xr.DataTree, options: PosteriorOptions) -> dict[str, Any]:
     ``p(X | k)``), ``posterior_mean_f_error`` the plain posterior mean of ``f``; both are
     unbiased for the error of the exact posterior predictor (disjoint draw groups), with
     standard errors covering the test set and the draws.
+
+    A tree without a teacher (bring-your-own data) is scored on ``held_out`` (required then)
+    by :func:`~bayes_slr.models.scoring.held_out_error`: every error is the held-out mean of
+    ``(y - f)^2`` minus ``Delta``, ERM is trained on the tree's training set, and the oracle
+    error, the overlaps ``m_k, m_v`` and the start check are absent (``notes`` says so).
     """
     record = posterior_io.record_of(tree)
     config = posterior_io.config_of(tree)
     teacher, batch = posterior_io.teacher_of(tree), posterior_io.batch_of(tree)
     k, v = posterior_io.draws_of(tree)
     key_test, key_erm = jax.random.split(jax.random.fold_in(jax.random.PRNGKey(record["seed"] or 0), 1))
+    score = _scorer(key_test, config, teacher, held_out, options)
     table = diagnostics.diagnostics_table(tree)
-    errors = posterior_errors(key_test, config, teacher, k, v, N_test=options.N_test, max_draws=options.max_draws)
-    zero = zero_predictor_error(key_test, config, teacher, N_test=options.N_test)
-    oracle = excess_test_error(key_test, config, teacher, known_directions_predictor(config, teacher),
-                               N_test=options.N_test)
-    population = bayes_error_exact(config)
+    errors = scored_posterior_errors(score, config, k, v, max_draws=options.max_draws)
+    zero = score(zero_predictor)
     stats = tree.sample_stats
     convergence = diagnostics.convergence_summary(table)
     divergences = int(stats["diverging"].sum()) if "diverging" in stats else None
@@ -144,28 +158,55 @@ def summarise(tree: xr.DataTree, options: PosteriorOptions) -> dict[str, Any]:
         "config": record["config"],
         "seed": record["seed"],
         "sampler": record["config"].get("sampler"),
+        "data": record["config"].get("data"),
         "bayes_test_error": errors.bayes.value,
         "stderr": errors.bayes.stderr,
         "bayes_error": errors.bayes.as_dict(),
         "posterior_mean_f_error": errors.plain.as_dict(),
         "importance_ess": errors.importance_ess,
         "n_test": errors.bayes.n_test,
-        "oracle_error": {"value": oracle.value, "stderr": oracle.stderr},
-        "population_bayes_error": population.value,
+        "test_set": "fresh sequences from the teacher" if held_out is None else "held-out sequences of the data",
+        "population_bayes_error": bayes_error_exact(config).value,
         "prior_predictive_error": {"value": zero.value, "stderr": zero.stderr},
         **convergence,
         "divergences": divergences,
-        "overlaps": {name: table[name]["mean"] for name in posterior_io.OVERLAPS},
         "diagnostics": table,
         "start_check": None,
         "start_agreement": None,
         "multimodal": None,
+        "notes": [],
     }
+    if teacher is None:
+        summary["notes"] = _teacherless_notes(errors.bayes.n_test, options)
+    else:
+        oracle = score(known_directions_predictor(config, teacher))
+        summary["oracle_error"] = {"value": oracle.value, "stderr": oracle.stderr}
+        summary["overlaps"] = {name: table[name]["mean"] for name in posterior_io.OVERLAPS}
     if CHECK_GROUP in tree.children:
         summary.update(_start_check(tree, options, config, teacher, batch, key_test, table, errors.bayes))
     summary["warnings"] = warnings_of(summary)
-    summary["erm"] = _erm_errors(key_erm, key_test, config, teacher, batch, options) if options.erm else None
+    summary["erm"] = (_erm_errors(key_erm, key_test, config, teacher, batch, options, held_out)
+                      if options.erm else None)
     return summary
+
+
+def _scorer(key_test: jax.Array, config: SLRConfig, teacher: Teacher | None, held_out: Dataset | None,
+            options: PosteriorOptions) -> Scorer:
+    """The test set: ``N_test`` fresh sequences of the teacher, or the held-out sequences when there is none."""
+    if teacher is not None:
+        return fresh_sample_scorer(key_test, config, teacher, options.N_test)
+    if held_out is None:
+        raise ConfigError("a posterior without a teacher needs held-out sequences to measure the test error on")
+    return held_out_scorer(config, held_out.as_batch())
+
+
+def _teacherless_notes(n_held_out: int, options: PosteriorOptions) -> list[str]:
+    """What a reader must know about errors measured without a teacher."""
+    notes = [f"no teacher in the data: errors are mean (y - f)^2 - Delta on {n_held_out} held-out sequences "
+             "(not used for sampling or training); the oracle error and the overlaps m_k, m_v are omitted"]
+    if options.check_start:
+        notes.append("no start check: its other start is the teacher (informed), which the data do not have")
+    return notes
 
 
 def _start_check(tree, options, config, teacher, batch, key_test, table, error) -> dict[str, Any]:
@@ -222,19 +263,50 @@ def warnings_of(summary: dict[str, Any]) -> list[str]:
     return out
 
 
-def _erm_errors(key_fit, key_test, config, teacher, batch, options: PosteriorOptions) -> dict[str, dict[str, Any]]:
-    """ERM on the posterior's own training set, as ``gap`` runs it: several starts, the ridge by validation."""
+def _erm_errors(key_fit, key_test, config, teacher, batch, options: PosteriorOptions,
+                held_out: Dataset | None = None) -> dict[str, dict[str, Any]]:
+    """ERM on the posterior's own training set, as ``gap`` runs it: several starts, the ridge by validation;
+    scored on the posterior's test set (fresh sequences of the teacher, or ``held_out``)."""
     errors = {}
     alpha = batch.y.shape[0] / config.D
+    test = None if teacher is not None or held_out is None else held_out.as_batch()
     for activation in ERM_ACTIVATIONS:
         summary = erm_experiment(config, activation, alpha=alpha, lam=options.lam, seeds=1,
                                  seed=int(jax.random.randint(key_fit, (), 0, 2**31 - 1)), N_test=options.N_test,
-                                 predict_population=False, data=(teacher, batch))
+                                 predict_population=False, data=(teacher, batch), test_set=test)
         seed_row = summary.per_seed[0]
         errors[activation] = {"test_error": summary.test_error, "stderr": summary.stderr,
                               "converged": bool(seed_row["converged"]), "lam": seed_row["lam"],
                               "restarts_agree": summary.restarts_agree, "notes": list(summary.notes)}
     return errors
+
+
+def posterior_on_data(config: SLRConfig, data: Dataset, options: PosteriorOptions, seed: int, *,
+                      holdout: float = DEFAULT_HOLDOUT,
+                      about: dict[str, Any] | None = None) -> tuple[xr.DataTree, dict[str, Any]]:
+    """The posterior of a given data set and its summary (bring-your-own data).
+
+    With a teacher in ``data`` every sequence is a training sequence and the summary is
+    :func:`summarise`'s as for drawn data (test errors on fresh sequences of the teacher).
+    Without one, ``round(holdout N)`` sequences chosen by ``seed`` are held out
+    (:func:`~bayes_slr.models.dataset.split_holdout`), the posterior is sampled on the rest,
+    and every error (Bayes-optimal and plain posterior predictors, zero predictor, ERM softmax
+    and linear trained on the same rest) is measured on them. ``about`` (file, where each
+    setting came from) is recorded in the tree and returned as ``summary["data"]``.
+
+    Returns
+    -------
+    (tree, summary)
+    """
+    options.check(config)
+    if data.teacher is None and options.init != "random":
+        raise ConfigError("init must be random for data without a teacher (the informed start is the teacher)")
+    train, test = training_and_test(data, holdout, seed)
+    about = {**(about or {}), "N": data.N, "n_train": train.N, "n_held_out": 0 if test is None else test.N,
+             "holdout": None if test is None else holdout, "teacher": data.teacher is not None}
+    tree = sample_point(config, train.N / config.D, options, seed, data=(train.teacher, train.as_batch()),
+                        about_data=about)
+    return tree, summarise(tree, options, held_out=test)
 
 
 def posterior_sweep(

@@ -26,16 +26,22 @@ SUMMARY_COLUMNS = ("mean", "sd", "r_hat", "ess_bulk", "ess_tail", "mcse_mean")
 def diagnostics_table(tree: xr.DataTree) -> dict[str, dict[str, float]]:
     """``mean, sd, r_hat, ess_bulk, ess_tail, mcse_mean`` of the overlaps and a few coordinates.
 
-    Keys: ``m_k, m_v, q_k, q_v, k[0], ..., v[0], ...``. With one chain ``r_hat`` is nan.
+    Keys: ``m_k, m_v, q_k, q_v, k[0], ..., v[0], ...`` (without a teacher no ``m_k, m_v``).
+    With one chain ``r_hat`` is nan.
     """
     posterior = tree.posterior.to_dataset()
     D = posterior.sizes["dim"]
-    selected = posterior[list(OVERLAPS)].assign(
+    selected = posterior[present_overlaps(tree)].assign(
         {f"{name}[{i}]": posterior[name].isel(dim=i, drop=True)
          for name in ("k", "v") for i in range(min(COORDINATES_SUMMARISED, D))}
     )
     table = arviz_stats.summary(selected, kind="all", round_to="none")
     return {str(name): {c: float(table.loc[name, c]) for c in SUMMARY_COLUMNS} for name in table.index}
+
+
+def present_overlaps(tree: xr.DataTree) -> list[str]:
+    """The overlaps stored in ``tree``: all of ``OVERLAPS`` with a teacher, the norms ``q_k, q_v`` without."""
+    return [name for name in OVERLAPS if name in tree.posterior]
 
 
 def convergence_summary(table: dict[str, dict[str, float]]) -> dict[str, float]:
@@ -57,10 +63,10 @@ def plot_diagnostics(tree: xr.DataTree, path: str | os.PathLike | None = None):
     collection = arviz_plots.combine_plots(
         tree,
         [(arviz_plots.plot_trace, {}), (arviz_plots.plot_dist, {}), (arviz_plots.plot_rank, {})],
-        var_names=list(OVERLAPS),
+        var_names=present_overlaps(tree),
         plot_names=["trace", "density", "rank"],
         backend="matplotlib",
-        figure_kwargs={"figsize": (12, 2.8 * len(OVERLAPS))},
+        figure_kwargs={"figsize": (12, 2.8 * len(present_overlaps(tree)))},
     )
     figure = collection.viz["figure"].item()
     figure.subplots_adjust(left=0.07, right=0.98, top=0.95, bottom=0.07, hspace=0.6, wspace=0.2)

@@ -45,8 +45,14 @@ _REQUIRED = {
 }
 
 
-def overlaps(k: np.ndarray, v: np.ndarray, teacher: Teacher) -> dict[str, np.ndarray]:
-    """``m_k, m_v, q_k, q_v`` of draws ``(..., D)`` against the teacher (:func:`direction_overlaps`)."""
+def overlaps(k: np.ndarray, v: np.ndarray, teacher: Teacher | None) -> dict[str, np.ndarray]:
+    """``m_k, m_v, q_k, q_v`` of draws ``(..., D)`` against the teacher (:func:`direction_overlaps`).
+
+    Without a teacher (bring-your-own data) only the norms ``q_k``, ``q_v``.
+    """
+    if teacher is None:
+        D = k.shape[-1]
+        return {"q_k": np.sum(k * k, axis=-1) / D, "q_v": np.sum(v * v, axis=-1) / D}
     every = direction_overlaps(k, v, teacher)
     return {name: every[name] for name in OVERLAPS}
 
@@ -55,7 +61,7 @@ def to_datatree(
     draws: PosteriorDraws,
     config: SLRConfig,
     batch: SLRBatch,
-    teacher: Teacher,
+    teacher: Teacher | None,
     *,
     seed: int | None,
     settings: dict[str, Any] | None = None,
@@ -68,8 +74,11 @@ def to_datatree(
     config : SLRConfig
     batch : SLRBatch
         The training set the draws condition on.
-    teacher : Teacher
-        The teacher that generated ``batch`` (for the overlaps).
+    teacher : Teacher or None
+        The teacher that generated ``batch`` (for the overlaps), or ``None`` for data without
+        one: the posterior group then has ``q_k``, ``q_v`` only and ``constant_data`` no
+        ``k_star``, ``v_star`` (such a tree is summarised in memory; :func:`load_posterior`
+        reads only trees with a teacher).
     seed : int or None
         Recorded with the full configuration and package versions.
     settings : dict, optional
@@ -86,8 +95,8 @@ def to_datatree(
                 "X": np.asarray(batch.X),
                 "lengths": np.asarray(batch.lengths),
                 "eps_true": np.asarray(batch.eps),
-                "k_star": np.asarray(teacher.k_star),
-                "v_star": np.asarray(teacher.v_star),
+                **({} if teacher is None else {"k_star": np.asarray(teacher.k_star),
+                                               "v_star": np.asarray(teacher.v_star)}),
             },
         },
         dims={"k": ["dim"], "v": ["dim"], "y": ["sequence"], "X": ["sequence", "token", "dim"],
@@ -111,22 +120,24 @@ def config_of(tree: xr.DataTree) -> SLRConfig:
     return SLRConfig.from_dict(record_of(tree)["config"])
 
 
-def teacher_of(tree: xr.DataTree) -> Teacher:
-    """The teacher stored in ``tree``."""
+def teacher_of(tree: xr.DataTree) -> Teacher | None:
+    """The teacher stored in ``tree`` (``None`` for data without one)."""
     data = tree.constant_data
+    if "k_star" not in data:
+        return None
     return Teacher(jnp.asarray(data["k_star"].values), jnp.asarray(data["v_star"].values))
 
 
 def batch_of(tree: xr.DataTree) -> SLRBatch:
-    """The training set stored in ``tree`` (teacher projections recomputed)."""
+    """The training set stored in ``tree`` (teacher projections recomputed; NaN without a teacher)."""
     data = tree.constant_data
     X = jnp.asarray(data["X"].values)
     teacher = teacher_of(tree)
     D = X.shape[-1]
-    return SLRBatch(
-        X, jnp.asarray(data["lengths"].values), jnp.asarray(tree.observed_data["y"].values),
-        jnp.asarray(data["eps_true"].values), X @ teacher.k_star / np.sqrt(D), X @ teacher.v_star / np.sqrt(D),
-    )
+    chi_star, z_star = ((jnp.full(X.shape[:2], jnp.nan),) * 2 if teacher is None
+                        else (X @ teacher.k_star / np.sqrt(D), X @ teacher.v_star / np.sqrt(D)))
+    return SLRBatch(X, jnp.asarray(data["lengths"].values), jnp.asarray(tree.observed_data["y"].values),
+                    jnp.asarray(data["eps_true"].values), chi_star, z_star)
 
 
 def draws_of(tree: xr.DataTree) -> tuple[np.ndarray, np.ndarray]:

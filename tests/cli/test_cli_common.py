@@ -73,3 +73,12 @@ def test_interrupted_sweep_keeps_finished_points_and_says_how_to_resume(tmp_path
     done = run_sweep(points, lambda point: {"value": point["i"] ** 2}, log=SweepLog(tmp_path / "sweep.jsonl"),
                      progress=False)
     assert [result["value"] for _, result in done] == [0, 1, 4, 9]
+
+
+def test_explicit_options_are_the_typed_ones():
+    """What --data runs compare with the file: only options typed (abbreviated, ``=value`` or flags), never defaults."""
+    from bayes_slr.cli.main import explicit_options
+
+    assert explicit_options(["posterior", "--D", "3", "--nu=2", "--Del", "0.1", "--no-erm", "--variable-length"]) == {
+        "D", "nu", "Delta", "erm", "variable_length"}
+    assert explicit_options(["gap", "--L", "3", "5"]) == {"L"}

@@ -69,7 +69,8 @@ def test_posterior_text_report(tmp_path, capsys):
 
 
 def test_warnings_in_table_and_json(capsys):
-    """Too few draws for the diagnostics: a one-line WARNING in the table and the same text in the JSON list."""
+    """Too few draws for the diagnostics: a one-line ``warning:`` (the shared format) under the table, the same text
+    in the JSON list."""
     short = ["--sampler", "gibbs", "--chains", "2", "--warmup", "5", "--samples", "20", "--N-test", "200",
              "--no-erm", "--no-check-start", "--alpha", "2"]
     assert main(["posterior", *TASK, *short, "--json"]) == 0
@@ -77,7 +78,8 @@ def test_warnings_in_table_and_json(capsys):
     assert any("ESS bulk" in warning for warning in summary["warnings"])
     assert main(["posterior", *TASK, *short]) == 0
     out = capsys.readouterr().out
-    assert sum(line.startswith("WARNING: ") for line in out.splitlines()) == len(summary["warnings"])
+    assert [line for line in out.splitlines() if line.lower().startswith("warning")] == [
+        f"warning: {warning}" for warning in summary["warnings"]]
 
 
 @pytest.mark.parametrize(
