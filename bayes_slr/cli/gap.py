@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> None:
     else:
         if about is not None:
             print(about["description"])
-        print(_table(rows, args.activations))
+        print(_table(rows, args.activations, data=about is not None))
         for line in notes:
             print(f"note: {line}")
         if warnings:
@@ -190,7 +190,7 @@ def _erm_cell(erm: dict[str, Any]) -> str:
     return cell
 
 
-def _table(rows: list[dict[str, Any]], activations: list[str]) -> str:
+def _table(rows: list[dict[str, Any]], activations: list[str], *, data: bool = False) -> str:
     header = ["variant", "nu", "L", "bayes"] + [f"{a}" for a in activations] + [f"gap {a}" for a in activations]
     with_erm = any("erm" in row for row in rows)
     if with_erm:
@@ -204,5 +204,6 @@ def _table(rows: list[dict[str, Any]], activations: list[str]) -> str:
         lines.append(line)
     table = format_table(header, lines)
     if with_erm:
-        table += "\nERM: test error +- stderr over seeds; lam: ridge per seed; * see the warnings below"
+        spread = "over its test sequences (one data set)" if data else "over seeds"
+        table += f"\nERM: test error +- stderr {spread}; lam: ridge per seed; * see the warnings below"
     return table

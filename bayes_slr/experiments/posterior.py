@@ -4,7 +4,8 @@
 samples the posterior of ``(k*, v*)``; :func:`summarise` reports convergence
 diagnostics, posterior overlaps, the test error of the posterior predictor, reference
 errors and ERM (softmax, linear) on the same data; :func:`posterior_sweep` runs points
-over alpha through the resumable sweep runner.
+over alpha through the resumable sweep runner; :func:`posterior_on_data` does one point on a
+user's data set (with its teacher, or scored on held-out sequences without one).
 """
 
 from __future__ import annotations

@@ -71,11 +71,14 @@ def test_data_holding_posteriors_own_draws_gives_its_numbers(tmp_path, capsys):
     path = _save(tmp_path / "own.npz", teacher, simulate(key_data, CONFIG, teacher, 80), record=False)
     drawn = _run(capsys, ["posterior", *SETTINGS, "--D", "10", "--L", "3", "--alpha", "8", *FAST, "--no-erm",
                           "--no-check-start", "--json"])
-    given = _run(capsys, ["posterior", *SETTINGS, "--data", str(path), *FAST, "--no-erm", "--no-check-start", "--json"])
+    out = tmp_path / "post.nc"
+    given = _run(capsys, ["posterior", *SETTINGS, "--data", str(path), *FAST, "--no-erm", "--no-check-start",
+                          "--out", str(out), "--json"])
+    again = _run(capsys, ["posterior", "--from", str(out), "--N-test", "20000", "--max-draws", "200", "--no-erm", "--json"])
     for name in ("bayes_test_error", "stderr", "oracle_error", "prior_predictive_error", "overlaps",
                  "population_bayes_error"):
-        assert given[name] == drawn[name], name
-    assert given["data"]["sources"]["nu"] == "--nu" and given["notes"] == []
+        assert given[name] == drawn[name] == again[name], name
+    assert given["data"]["sources"]["nu"] == "--nu" and given["notes"] == [] and again["data"] == given["data"]
 
 
 @pytest.fixture(scope="module")
