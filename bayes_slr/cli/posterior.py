@@ -134,6 +134,9 @@ def run(args: argparse.Namespace) -> None:
         options.check(config)
         training_size(args.alpha, config.D)
     options.check_evaluation()
+    if data is not None and data.teacher is None and "N_test" in args.explicit:
+        raise ConfigError("--N-test needs a teacher in the --data file: without one the errors are measured on the "
+                          "held-out sequences (set their share with --holdout)")
     if args.out is not None and data is not None and data.teacher is None:
         raise ConfigError("--out needs a teacher in the --data file: without one the held-out split is not stored, "
                           "so the file could not be re-summarised by --from")

@@ -302,7 +302,7 @@ def row_notes(row: dict[str, Any], activations: tuple[str, ...]) -> tuple[list[s
             )
             warnings.append(
                 f"ERM {activation}: test error {erm['test_error']:.3g} is above the zero predictor's "
-                f"{erm['zero_error']:.3g} (|v*|^2/D on the same samples) by {erm['excess_over_zero']:.3g} +- "
+                f"{erm['zero_error']:.3g} (on the same test sequences) by {erm['excess_over_zero']:.3g} +- "
                 f"{erm['excess_over_zero_stderr']:.2g}: {reason}"
             )
     return notes, warnings

@@ -24,8 +24,10 @@ from bayes_slr.models.spec import LengthLaw, SLRConfig
 
 SETTINGS = ["--variant", "spiked", "--nu", "4", "--Delta", "0.1"]
 CONFIG = SLRConfig("spiked", 10, LengthLaw.fixed(3), 4.0, 0.1)
-FAST = ["--sampler", "gibbs", "--chains", "4", "--warmup", "200", "--samples", "300", "--N-test", "20000",
-        "--max-draws", "200", "--seed", "0"]
+FAST = ["--sampler", "gibbs", "--chains", "4", "--warmup", "200", "--samples", "300", "--max-draws", "200",
+        "--seed", "0"]
+FRESH = ["--N-test", "20000"]
+"""Fresh test sequences, for runs with a teacher (without one the held-out sequences are the test set)."""
 ERM = ["--activations", "softmax", "linear", "--starts", "2", "--lam", "1", "--quiet"]
 N, HOLDOUT = 600, 0.5
 
@@ -69,10 +71,10 @@ def test_data_holding_posteriors_own_draws_gives_its_numbers(tmp_path, capsys):
     key_teacher, key_data, _ = jax.random.split(jax.random.PRNGKey(0), 3)
     teacher = draw_teacher(key_teacher, CONFIG.D)
     path = _save(tmp_path / "own.npz", teacher, simulate(key_data, CONFIG, teacher, 80), record=False)
-    drawn = _run(capsys, ["posterior", *SETTINGS, "--D", "10", "--L", "3", "--alpha", "8", *FAST, "--no-erm",
+    drawn = _run(capsys, ["posterior", *SETTINGS, "--D", "10", "--L", "3", "--alpha", "8", *FAST, *FRESH, "--no-erm",
                           "--no-check-start", "--json"])
     out = tmp_path / "post.nc"
-    given = _run(capsys, ["posterior", *SETTINGS, "--data", str(path), *FAST, "--no-erm", "--no-check-start",
+    given = _run(capsys, ["posterior", *SETTINGS, "--data", str(path), *FAST, *FRESH, "--no-erm", "--no-check-start",
                           "--out", str(out), "--json"])
     again = _run(capsys, ["posterior", "--from", str(out), "--N-test", "20000", "--max-draws", "200", "--no-erm", "--json"])
     for name in ("bayes_test_error", "stderr", "oracle_error", "prior_predictive_error", "overlaps",
@@ -88,7 +90,7 @@ def held_out_runs(files):
     import io
 
     runs = {}
-    for name, extra in (("stripped", []), ("plain", SETTINGS), ("train", [])):
+    for name, extra in (("stripped", []), ("plain", SETTINGS), ("train", FRESH)):
         stdout = io.StringIO()
         with contextlib.redirect_stdout(stdout):
             assert main(["posterior", "--data", str(files[name]), *extra, *FAST, "--holdout", str(HOLDOUT),
@@ -197,6 +199,7 @@ REFUSED = {
     "holdout": (["posterior", "--holdout", "1.5"], "holdout must be in (0, 1)"),
     "init informed": (["posterior", "--init", "informed"], "init must be random for data without a teacher"),
     "out": (["posterior", "--out", "OUT"], "--out needs a teacher in the --data file"),
+    "N-test": (["posterior", "--N-test", "1000"], "--N-test needs a teacher in the --data file"),
     "from": (["posterior", "--from", "post.nc"], "--from and --data exclude each other"),
 }
 
