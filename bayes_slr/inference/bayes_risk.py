@@ -146,8 +146,10 @@ def bayes_risk_mc(
         Most sequences per compiled step; default ``TOKENS_PER_BATCH // Lbar`` (at least
         1). Memory is proportional to ``batch_size * Lbar`` only (per device).
 
-    The batches are spread over every device JAX sees (``jax.devices()``); the numbers do
-    not depend on how many there are, up to the order of the floating-point sums.
+    The batches are spread over every device JAX sees (``jax.devices()``, or the one
+    chosen with ``jax.default_device``: :func:`~bayes_slr.numerics.devices.work_devices`);
+    the numbers do not depend on how many there are, up to the order of the floating-point
+    sums.
 
     Returns
     -------

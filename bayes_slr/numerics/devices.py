@@ -3,6 +3,7 @@
 Every multi-device computation of the package (the chain axis of the samplers, the batches
 of the Monte Carlo Bayes risk, the sample axis of the test-error Monte Carlo) goes through
 these helpers, with ``jax.sharding`` (no ``pmap``). With one device they change nothing.
+They honour ``jax.default_device``.
 """
 
 from __future__ import annotations
@@ -14,14 +15,27 @@ AXIS = "devices"
 """Name of the one mesh axis."""
 
 
+def work_devices() -> list[jax.Device]:
+    """The devices work is spread over: ``jax.devices()``, unless a default device is set.
+
+    Inside ``jax.default_device(device)`` only that device; inside
+    ``jax.default_device("cpu")`` (a platform) every device of that platform. So a
+    computation asked for on the CPU runs there even when a GPU is the default backend.
+    """
+    default = jax.config.jax_default_device
+    if default is None:
+        return jax.devices()
+    return jax.devices(default) if isinstance(default, str) else [default]
+
+
 def device_count() -> int:
-    """Number of devices of the default backend (``jax.devices()``)."""
-    return len(jax.devices())
+    """Number of devices work is spread over (:func:`work_devices`)."""
+    return len(work_devices())
 
 
 def device_mesh(n_devices: int | None = None) -> Mesh:
-    """A 1-D mesh over the first ``n_devices`` of ``jax.devices()`` (default: all), axis :data:`AXIS`."""
-    devices = jax.devices()
+    """A 1-D mesh over the first ``n_devices`` of :func:`work_devices` (default: all), axis :data:`AXIS`."""
+    devices = work_devices()
     n_devices = len(devices) if n_devices is None else n_devices
     return jax.make_mesh((n_devices,), (AXIS,), axis_types=(jax.sharding.AxisType.Auto,), devices=devices[:n_devices])
 

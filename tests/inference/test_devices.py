@@ -2,7 +2,8 @@
 
 One script runs in a subprocess with 1 and with 2 host devices (``XLA_FLAGS`` must be set
 before JAX starts): the Monte Carlo Bayes risk (batches over devices), posterior chains
-(the chain axis over devices) and test errors (each test chunk's sequences over devices).
+(the chain axis over devices) and test errors (each test chunk's sequences over devices);
+inside ``jax.default_device`` everything stays on that device.
 
 Tolerances. A chain's numbers depend only on its key and start, and each device runs the
 same per-chain program on fewer chains; but XLA compiles the vmapped program for another
@@ -40,6 +41,7 @@ from bayes_slr.inference.samplers import initial_positions, sample_posterior
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.scoring import excess_test_error, zero_predictor
 from bayes_slr.models.simulate import draw_teacher, iterate_batches, simulate
+from bayes_slr.numerics.devices import device_count
 
 enable_compilation_cache()
 out = {"devices": len(jax.devices()), "risk": []}
@@ -64,8 +66,13 @@ for variant, sampler, chains in (("spiked", "gibbs", 3), ("max", "gibbs-hmc", 2)
                                 samples=2, n_devices=len(jax.devices()))
         chunk = next(iterate_batches(key_test, config, teacher, 1_000, 1_000))
         f = PosteriorPredictor(config, d.k, d.v)(chunk.X, chunk.lengths)
+        with jax.default_device(jax.devices()[-1]):  # asked for on one device: everything runs there
+            (k_pinned, _), _ = scan_chains(kernel, jax.random.split(key_run, 4), SamplerData.of(batch), k0, v0,
+                                           warmup=2, samples=2, n_devices=device_count())
+            chunk_pinned = next(iterate_batches(key_test, config, teacher, 1_000, 1_000))
         out["layout"] = {name: sorted((s.device.id, s.data.shape[0]) for s in x.addressable_shards)
-                         for name, x in (("chains", k), ("test chunk", chunk.X), ("predictions", f))}
+                         for name, x in (("chains", k), ("test chunk", chunk.X), ("predictions", f),
+                                         ("pinned chains", k_pinned), ("pinned chunk", chunk_pinned.X))}
 out["errors"] = errors
 np.savez(sys.argv[2], **draws)
 print(json.dumps(out))
@@ -93,6 +100,7 @@ def test_the_work_is_laid_out_over_two_devices(runs):
     layout = runs[2][0]["layout"]
     assert layout["chains"] == [[0, 2], [1, 2]]  # 4 chains: 2 on each device
     assert layout["test chunk"] == layout["predictions"] == [[0, 500], [1, 500]]
+    assert layout["pinned chains"] == [[1, 4]] and layout["pinned chunk"] == [[1, 1000]]  # jax.default_device
     assert all(len(shards) == 1 for shards in runs[1][0]["layout"].values())
 
 
