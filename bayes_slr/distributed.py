@@ -184,9 +184,10 @@ class DaskExecutor:
         workers = self.client.scheduler_info(n_workers=-1)["workers"]
         running: Running = {}
         for address, processing in self.client.processing().items():
-            count = min(len(keys.intersection(processing)), workers.get(address, {}).get("nthreads", 1))
+            worker = workers.get(address, {})
+            count = min(len(keys.intersection(processing)), worker.get("nthreads", 1))
             if count:
-                running[_worker_label(address, workers.get(address, {}).get("name"))] = count
+                running[_worker_label(address, worker.get("name"))] = count
         return running
 
     def close(self) -> None:

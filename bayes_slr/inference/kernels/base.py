@@ -11,8 +11,8 @@ A kernel (BlackJAX style) is a :class:`Kernel` record of pure functions:
 :func:`run_chains` drives any kernel with ONE ``lax.scan`` over ``warmup + samples``
 steps, ``vmap``-ed over chains, inside one ``jit``, the chains split over the devices
 (:func:`scan_chains`); :func:`~bayes_slr.inference.samplers.sample_posterior` turns its
-output into one :class:`PosteriorDraws` (kept draws, plus the warm-up trajectory). A new inference
-algorithm is one module with a ``make_kernel(config, warmup) -> Kernel`` function.
+output into one :class:`PosteriorDraws` (kept draws, plus the warm-up trajectory). A new
+inference algorithm is one module with a ``make_kernel(config, warmup) -> Kernel`` function.
 """
 
 from __future__ import annotations
@@ -81,7 +81,9 @@ def scan_chains(kernel: Kernel, keys: jax.Array, data: SamplerData, k0: jax.Arra
     ``n_devices``) is split into equal blocks over the first ``n_devices`` devices
     (:func:`~bayes_slr.numerics.devices.device_mesh`, ``jax.shard_map``); the data are
     replicated. The outputs ``((k, v), infos)``, chain axis first, stay laid out that way.
-    A chain's numbers depend only on its key and start, not on where it runs.
+    A chain's numbers depend only on its key and start, not on where it runs (up to
+    rounding: XLA may round the vmapped program at another batch size differently in the
+    last bit, which long HMC/NUTS trajectories amplify; ``docs/performance.md``).
     """
 
     def chain(key, k_start, v_start):
@@ -95,10 +97,7 @@ def scan_chains(kernel: Kernel, keys: jax.Array, data: SamplerData, k0: jax.Arra
         _, (positions, infos) = jax.lax.scan(body, state, jax.random.split(key_run, warmup + samples))
         return positions, infos
 
-    def per_device(keys, k0, v0):
-        return jax.vmap(chain)(keys, k0, v0)
-
-    return jax.shard_map(per_device, mesh=device_mesh(n_devices), in_specs=P(AXIS), out_specs=P(AXIS),
+    return jax.shard_map(jax.vmap(chain), mesh=device_mesh(n_devices), in_specs=P(AXIS), out_specs=P(AXIS),
                          check_vma=False)(keys, k0, v0)
 
 
@@ -111,7 +110,7 @@ def run_chains(
     The chains are spread over the devices JAX sees (at most one device per chain): with
     ``n`` devices in use the chain count is padded up to a multiple of ``n`` by repeating
     the last chain, whose copies are dropped. Each chain's draws are the same on any
-    number of devices.
+    number of devices up to rounding (:func:`scan_chains`).
 
     Parameters
     ----------
