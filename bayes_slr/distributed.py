@@ -31,15 +31,24 @@ from __future__ import annotations
 import logging
 import os
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from bayes_slr.errors import ConfigError, check_int
 
 Point = dict[str, Any]
 Solve = Callable[[Point], dict[str, Any]]
+Running = dict[str, int]  # points running now, by worker label (the sweep runner's progress bar)
 
 ALLOWED_FAILURES = 3  # times a point is run again after the worker running it died
+POLL_SECONDS = 1.0  # how often a run that reports its running points asks the scheduler
+
+
+def _worker_label(address: str, name: Any) -> str:
+    """A short label of a worker: ``w<name>`` for a numbered worker (a local cluster's), else its name or address."""
+    if isinstance(name, int) or (isinstance(name, str) and name.isdigit()):
+        return f"w{name}"
+    return str(name) if name not in (None, "") else address
 
 
 def _compilation_cache_plugin() -> Any:
@@ -118,13 +127,16 @@ class DaskExecutor:
         """Addresses of the workers connected now."""
         return sorted(self.client.scheduler_info(n_workers=-1)["workers"])
 
-    def run(self, solve: Solve, points: Sequence[Point]) -> Iterator[tuple[Point, dict[str, Any] | BaseException]]:
+    def run(self, solve: Solve, points: Sequence[Point], *, on_running: Callable[[Running], None] | None = None,
+            ) -> Iterator[tuple[Point, dict[str, Any] | BaseException]]:
         """Submit one task per point; yield ``(point, result or exception)`` as each completes.
 
         Every point comes back exactly once. Closing the iterator early (the caller
-        stopped, or was interrupted) cancels the points not yet finished.
+        stopped, or was interrupted) cancels the points not yet finished. ``on_running``,
+        if given, is called with ``{worker label: points running there}`` whenever that
+        changes (checked every :data:`POLL_SECONDS`; see :meth:`running`).
         """
-        from distributed import as_completed
+        from distributed import wait
 
         points = list(points)
         if not points:
@@ -136,19 +148,47 @@ class DaskExecutor:
             for index, point in enumerate(points)
         }
         pending = set(futures)
+        reported: Running | None = None
         try:
-            for future in as_completed(futures):
-                pending.discard(future)
-                point = futures[future]
-                if future.status == "finished":
-                    yield point, future.result()
-                else:
-                    exception = future.exception()
-                    yield point, exception if exception is not None else RuntimeError(f"task {future.status}")
-                future.release()
+            while pending:
+                if on_running is not None and (now := self.running(pending)) != reported:
+                    on_running(now)
+                    reported = now
+                try:
+                    done, _ = wait(list(pending), timeout=POLL_SECONDS if on_running else None,
+                                   return_when="FIRST_COMPLETED")
+                except TimeoutError:
+                    continue
+                for future in done:
+                    pending.discard(future)
+                    point = futures[future]
+                    if future.status == "finished":
+                        yield point, future.result()
+                    else:
+                        exception = future.exception()
+                        yield point, exception if exception is not None else RuntimeError(f"task {future.status}")
+                    future.release()
+            if on_running is not None and reported:
+                on_running({})
         finally:
             if pending:
                 client.cancel(list(pending))
+
+    def running(self, futures: Iterable[Any]) -> Running:
+        """Which workers run which of ``futures`` now: ``{label: count}``, labels ``w<name>`` (or the address).
+
+        A worker holds at most as many running tasks as it has threads (the scheduler may
+        assign it more, queued behind them).
+        """
+        keys = {future.key for future in futures}
+        workers = self.client.scheduler_info(n_workers=-1)["workers"]
+        running: Running = {}
+        for address, processing in self.client.processing().items():
+            worker = workers.get(address, {})
+            count = min(len(keys.intersection(processing)), worker.get("nthreads", 1))
+            if count:
+                running[_worker_label(address, worker.get("name"))] = count
+        return running
 
     def close(self) -> None:
         """Disconnect, and stop the local cluster if this executor started one."""

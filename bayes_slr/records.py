@@ -182,30 +182,50 @@ def open_sweep_log(folder: str | os.PathLike, name: str) -> SweepLog:
 
 Point = dict[str, Any]
 Solve = Callable[[Point], dict[str, Any]]
+Running = dict[str, int]
+"""Points running now, by the worker running them (a label such as ``"w0"``, or ``"local"``)."""
 
 
 class Executor(Protocol):
     """How the points of a sweep are run: in this process, or on a cluster.
 
     ``run`` yields each point with its result, or with the exception its computation
-    raised, as soon as it completes (in any order).
+    raised, as soon as it completes (in any order). It calls ``on_running`` (if given)
+    with the points running now, by worker, whenever that changes.
     """
 
-    def run(self, solve: Solve, points: Sequence[Point]) -> Iterator[tuple[Point, dict[str, Any] | BaseException]]:
+    def run(self, solve: Solve, points: Sequence[Point], *, on_running: Callable[[Running], None] | None = None,
+            ) -> Iterator[tuple[Point, dict[str, Any] | BaseException]]:
         """Run ``solve`` on every point; yield ``(point, result or exception)`` as each completes."""
         ...
+
+
+LOCAL = "local"
+"""The worker label of the points the serial executor runs in this process."""
 
 
 class SerialExecutor:
     """Run the points one after another in this process."""
 
-    def run(self, solve: Solve, points: Sequence[Point]) -> Iterator[tuple[Point, dict[str, Any] | BaseException]]:
+    def run(self, solve: Solve, points: Sequence[Point], *, on_running: Callable[[Running], None] | None = None,
+            ) -> Iterator[tuple[Point, dict[str, Any] | BaseException]]:
         """Yield ``(point, solve(point))`` in order, or the exception a point raised (Ctrl-C propagates)."""
+        report = on_running or (lambda running: None)
         for point in points:
+            report({LOCAL: 1})
             try:
                 yield point, solve(point)
             except Exception as exc:  # noqa: BLE001 - a failed point is reported, the sweep goes on
                 yield point, exc
+        report({})
+
+
+def progress_postfix(failed: int, running: Running) -> dict[str, Any]:
+    """What the sweep's progress bar shows after its counts: ``failed=3, running=2 on w0,w1`` (zeros left out)."""
+    postfix: dict[str, Any] = {"failed": failed} if failed else {}
+    if running:
+        postfix["running"] = f"{sum(running.values())} on {','.join(sorted(running))}"
+    return postfix
 
 
 class SweepInterrupted(KeyboardInterrupt):
@@ -246,7 +266,9 @@ def run_sweep(
     log : finished points are read from it and appended to it as they complete.
     seed_of : the seed recorded with a point's result.
     executor : how pending points are run; default :class:`SerialExecutor`.
-    progress : show one progress bar on stderr.
+    progress : show one progress bar on stderr: points done of all, and after them the
+        points failed and those running now with the workers running them
+        (``failed=1, running=2 on w0,w1``; the serial executor runs one ``on local``).
     description : label of the progress bar.
     failures : if given, a point whose computation raises is appended to it as ``(point, message)``
         and the sweep goes on (the point is not logged, so a re-run tries it again); if None the
@@ -273,13 +295,20 @@ def run_sweep(
         else:
             results[SweepLog.point_key(point)] = done
     bar = tqdm(total=len(points), initial=len(results), desc=description, unit="point", disable=not progress)
+    running: Running = {}
+
+    def show_running(now: Running) -> None:
+        running.clear()
+        running.update(now)
+        bar.set_postfix(progress_postfix(len(failures or ()), running))
+
     try:
-        for point, outcome in (executor or SerialExecutor()).run(solve, pending):
+        for point, outcome in (executor or SerialExecutor()).run(solve, pending, on_running=show_running):
             if isinstance(outcome, BaseException):
                 if failures is None:
                     raise PointFailed(f"point {SweepLog.point_key(point)} failed: {outcome}") from outcome
                 failures.append((point, f"{type(outcome).__name__}: {outcome}"))
-                bar.set_postfix(failed=len(failures))
+                bar.set_postfix(progress_postfix(len(failures), running), refresh=False)
                 bar.update(1)
                 continue
             outcome = json_ready(outcome)

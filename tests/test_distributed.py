@@ -2,8 +2,9 @@
 
 One worker is killed while it runs a point: every point still comes back exactly once,
 with the values of a serial run, and the killed point was run again. A point that
-raises comes back as its exception (not retried). The same cluster reached by its
-scheduler address gives the same results.
+raises comes back as its exception (not retried). The sweep's progress bar shows the
+workers running points. The same cluster reached by its scheduler address gives the
+same results.
 """
 
 from __future__ import annotations
@@ -90,6 +91,21 @@ def test_failing_point_comes_back_as_its_exception(executor, tmp_path):
     assert isinstance(outcomes[2], ValueError) and "point 2 is bad" in str(outcomes[2])
     assert all(isinstance(outcomes[i], dict) for i in (0, 1, 3))
     assert [index for kind, index, _ in _journal(journal) if kind == "start"].count(2) == 1  # not retried
+
+
+def test_progress_bar_shows_failed_and_running_points_with_their_workers(executor, tmp_path, capsys):
+    """One bar for the sweep; its postfix names the workers running points (both, while 4 points of 1.5 s run)."""
+    from bayes_slr.records import run_sweep
+
+    points = [{"index": i, "seed": i, "seconds": 1.5, "fail": i == 0} for i in range(4)]  # polled at 1 s: both run
+    failures: list = []
+    done = run_sweep(points, functools.partial(solve, tmp_path / "journal.txt"), executor=executor,
+                     failures=failures, description="sweep")
+    assert len(done) == 3 and len(failures) == 1
+    lines = [line for line in capsys.readouterr().err.split("\n") if "sweep:" in line]
+    assert len(lines) == 1  # one bar, redrawn in place
+    assert "running=2 on w0,w1" in lines[0] and lines[0].split("\r")[-1].startswith("sweep: 100%")
+    assert "4/4" in lines[0].split("\r")[-1] and "failed=1" in lines[0].split("\r")[-1]
 
 
 def test_existing_scheduler_same_results(executor, tmp_path):

@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 
 import pytest
 
@@ -79,6 +80,23 @@ def test_a_failing_point_is_reported_and_the_sweep_goes_on(tmp_path):
     assert [point["i"] for point, _ in done] == [0, 2]
     assert failures == [({"i": 1}, "ValueError: no convergence")]
     assert SweepLog(tmp_path / "sweep.jsonl").result({"i": 1}) is None  # not logged: a re-run retries it
+
+
+def test_serial_progress_bar_shows_the_point_running_in_this_process(capsys):
+    from bayes_slr.records import run_sweep
+
+    seen = []
+
+    def solve(point):
+        seen.append(capsys.readouterr().err.split("\r")[-1])  # the bar as drawn while this point runs
+        if point["i"] == 1:
+            raise ValueError("no convergence")
+        return {"value": point["i"]}
+
+    run_sweep([{"i": i} for i in range(3)], solve, failures=[], description="sweep")
+    assert [re.search(r"\d/3", line).group() for line in seen] == ["0/3", "1/3", "2/3"]
+    assert all(line.rstrip().endswith("running=1 on local]") for line in seen) and "failed=1" in seen[2]
+    assert "running" not in capsys.readouterr().err.split("\r")[-1]  # none once the sweep is done
 
 
 def test_theory_command_exits_3_when_a_point_fails(tmp_path, monkeypatch, capsys):

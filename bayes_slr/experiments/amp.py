@@ -11,7 +11,7 @@ import functools
 import math
 import os
 import time
-from typing import Any
+from typing import Any, Callable
 
 import jax
 import numpy as np
@@ -188,3 +188,20 @@ def amp_point(config: SLRConfig, alpha: float, seed: int, options: AMPOptions | 
                 damping=options.damping, mc_samples=options.se_samples, seed=options.se_seed).tolist()
         row["state_evolution"] = theory
     return row
+
+
+def amp_check_kernel(config: SLRConfig, dtype: str, alpha: float = 2.0) -> Callable[[], tuple[float, float]]:
+    """One AMP point of ``benchmarks/gpu_check.py``: GAMP at ``config`` (its ``D``) in ``dtype``, scored.
+
+    Returns a zero-argument function that runs :func:`amp_point` (seed 0: the same
+    training and test sets on every call and device; no state evolution, no history) on
+    the current default device and returns the excess test error with the tolerance of
+    a comparison between two devices: 4 of its standard errors.
+    """
+    options = AMPOptions(dtype=dtype, n_test=10_000, state_evolution=False, history=False)
+
+    def run() -> tuple[float, float]:
+        row = amp_point(config, alpha, 0, options)
+        return row["test_error"], 4 * row["stderr"]
+
+    return run

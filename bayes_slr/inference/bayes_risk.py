@@ -31,6 +31,7 @@ from bayes_slr.errors import check_int
 from bayes_slr.inference.location import bayes_estimator, location_posterior
 from bayes_slr.models.simulate import SLRBatch, StreamedMean, Teacher, draw_teacher, mean_from_sums, streamed_mean
 from bayes_slr.models.spec import SLRConfig
+from bayes_slr.numerics.devices import AXIS, device_count, device_mesh
 
 TOKENS_PER_BATCH = 2**18
 """Default batch budget: ``batch_size * Lbar`` scores are drawn per step."""
@@ -103,13 +104,13 @@ def _streamed_population_sums(
 ) -> tuple[jax.Array, jax.Array]:
     """Sums and sums of squares of the statistics over ``n_batches`` batches, in one compiled loop per device.
 
-    Batch ``i`` always uses ``fold_in(key, i)``; device ``d`` of ``n_devices`` (a mesh over
-    ``jax.devices()``, ``jax.shard_map``) runs the batches ``i = d, d + n_devices, ...`` and the
-    partial sums are added across devices, so the result is the same on any number of
-    devices up to the order of the floating-point additions. ``shape`` fixes what needs
-    recompiling (variant, length law, whether ``nu`` is infinite); ``nu`` itself is traced.
+    Batch ``i`` always uses ``fold_in(key, i)``; device ``d`` of ``n_devices``
+    (:func:`~bayes_slr.numerics.devices.device_mesh`, ``jax.shard_map``) runs the batches
+    ``i = d, d + n_devices, ...`` and the partial sums are added across devices, so the
+    result is the same on any number of devices up to the order of the floating-point
+    additions. ``shape`` fixes what needs recompiling (variant, length law, whether ``nu``
+    is infinite); ``nu`` itself is traced.
     """
-    mesh = jax.make_mesh((n_devices,), ("devices",), axis_types=(jax.sharding.AxisType.Auto,))
 
     def per_device(offset: jax.Array) -> tuple[jax.Array, jax.Array]:
         def accumulate(j: jax.Array, sums: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
@@ -120,9 +121,10 @@ def _streamed_population_sums(
 
         zeros = jnp.zeros(2)
         sums = lax.fori_loop(0, (n_batches + n_devices - 1) // n_devices, accumulate, (zeros, zeros))
-        return jax.lax.psum(sums[0], "devices"), jax.lax.psum(sums[1], "devices")
+        return jax.lax.psum(sums[0], AXIS), jax.lax.psum(sums[1], AXIS)
 
-    sharded = jax.shard_map(per_device, mesh=mesh, in_specs=P("devices"), out_specs=(P(), P()), check_vma=False)
+    sharded = jax.shard_map(per_device, mesh=device_mesh(n_devices), in_specs=P(AXIS), out_specs=(P(), P()),
+                            check_vma=False)
     return sharded(jnp.arange(n_devices))
 
 
@@ -144,8 +146,10 @@ def bayes_risk_mc(
         Most sequences per compiled step; default ``TOKENS_PER_BATCH // Lbar`` (at least
         1). Memory is proportional to ``batch_size * Lbar`` only (per device).
 
-    The batches are spread over every device JAX sees (``jax.devices()``); the numbers do
-    not depend on how many there are, up to the order of the floating-point sums.
+    The batches are spread over every device JAX sees (``jax.devices()``, or the one
+    chosen with ``jax.default_device``: :func:`~bayes_slr.numerics.devices.work_devices`);
+    the numbers do not depend on how many there are, up to the order of the floating-point
+    sums.
 
     Returns
     -------
@@ -158,8 +162,7 @@ def bayes_risk_mc(
     batch_size = -(-samples // n_batches)
     shape = config.replace(D=1, Delta=0.0, nu=config.nu if math.isinf(config.nu) else 1.0)
     nu = jnp.asarray(0.0 if math.isinf(config.nu) else config.nu)
-    total, total_sq = _streamed_population_sums(key, jnp.asarray(n_batches), nu, shape, batch_size,
-                                                len(jax.devices()))
+    total, total_sq = _streamed_population_sums(key, jnp.asarray(n_batches), nu, shape, batch_size, device_count())
     count = n_batches * batch_size
     estimate = mean_from_sums(jax.device_get(total), jax.device_get(total_sq), count)
     return PopulationMC(*(StreamedMean(estimate.mean[i], estimate.stderr[i], count) for i in range(2)))

@@ -16,6 +16,7 @@ import numpy as np
 
 from bayes_slr.errors import ConfigError, check_int
 from bayes_slr.models.spec import SLRConfig
+from bayes_slr.numerics.devices import leading_axis_sharding
 
 
 class Teacher(NamedTuple):
@@ -76,8 +77,9 @@ def draw_teacher(key: jax.Array, D: int, *, exact: bool = False) -> Teacher:
     return Teacher(k, v)
 
 
-@functools.partial(jax.jit, static_argnames=("config", "N"))
-def simulate(key: jax.Array, config: SLRConfig, teacher: Teacher, N: int) -> SLRBatch:
+@functools.partial(jax.jit, static_argnames=("config", "N", "sharding"))
+def simulate(key: jax.Array, config: SLRConfig, teacher: Teacher, N: int,
+             sharding: jax.sharding.Sharding | None = None) -> SLRBatch:
     """Draw ``N`` i.i.d. samples from the SLR law of ``config`` given a teacher.
 
     Parameters
@@ -89,6 +91,11 @@ def simulate(key: jax.Array, config: SLRConfig, teacher: Teacher, N: int) -> SLR
         ``(k*, v*)``, each of shape ``(D,)``.
     N : int
         Number of sequences (static).
+    sharding : jax.sharding.Sharding, optional
+        Layout of every array of the batch (e.g. the sequences split over the devices,
+        :func:`~bayes_slr.numerics.devices.leading_axis_sharding`); the random numbers are
+        drawn where they land and are the same as without it (JAX's partitionable
+        Threefry, the default).
 
     Returns
     -------
@@ -105,7 +112,8 @@ def simulate(key: jax.Array, config: SLRConfig, teacher: Teacher, N: int) -> SLR
     z_star = X @ teacher.v_star / math.sqrt(D)
     z_at_eps = jnp.take_along_axis(z_star, eps[:, None], axis=1)[:, 0]
     y = z_at_eps + math.sqrt(config.Delta) * jax.random.normal(k_noise, (N,))
-    return SLRBatch(X, lengths.astype(jnp.int32), y, eps, chi_star, z_star)
+    batch = SLRBatch(X, lengths.astype(jnp.int32), y, eps, chi_star, z_star)
+    return batch if sharding is None else jax.lax.with_sharding_constraint(batch, sharding)
 
 
 def iterate_batches(
@@ -113,12 +121,16 @@ def iterate_batches(
 ) -> Iterator[SLRBatch]:
     """Yield ``N`` samples in chunks of at most ``chunk_size`` (memory stays flat).
 
-    Chunk ``i`` uses ``fold_in(key, i)``; all full chunks share one compiled shape.
+    Chunk ``i`` uses ``fold_in(key, i)``; all full chunks share one compiled shape. Each
+    chunk's sequences are split evenly over the devices (when their number is a multiple
+    of the device count; otherwise that chunk stays on one device), so what is computed
+    from a chunk runs where its sequences lie; the values do not depend on the layout.
     """
     N = check_int("N", N, 1)
     chunk_size = check_int("chunk_size", chunk_size, 1)
     for i, start in enumerate(range(0, N, chunk_size)):
-        yield simulate(jax.random.fold_in(key, i), config, teacher, min(chunk_size, N - start))
+        n = min(chunk_size, N - start)
+        yield simulate(jax.random.fold_in(key, i), config, teacher, n, sharding=leading_axis_sharding(n))
 
 
 class StreamedMean(NamedTuple):

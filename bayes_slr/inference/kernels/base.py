@@ -9,9 +9,10 @@ A kernel (BlackJAX style) is a :class:`Kernel` record of pure functions:
 * ``position(state) -> (k, v)``.
 
 :func:`run_chains` drives any kernel with ONE ``lax.scan`` over ``warmup + samples``
-steps, ``vmap``-ed over chains, inside one ``jit``; it returns one
-:class:`PosteriorDraws` (kept draws, plus the warm-up trajectory). A new inference
-algorithm is one module with a ``make_kernel(config, warmup) -> Kernel`` function.
+steps, ``vmap``-ed over chains, inside one ``jit``, the chains split over the devices
+(:func:`scan_chains`); :func:`~bayes_slr.inference.samplers.sample_posterior` turns its
+output into one :class:`PosteriorDraws` (kept draws, plus the warm-up trajectory). A new
+inference algorithm is one module with a ``make_kernel(config, warmup) -> Kernel`` function.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from typing import Any, Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import PartitionSpec as P
 
 from bayes_slr.models.simulate import SLRBatch
+from bayes_slr.numerics.devices import AXIS, device_count, device_mesh
 
 
 class SamplerData(NamedTuple):
@@ -69,9 +72,20 @@ class PosteriorDraws(NamedTuple):
     warmup: dict[str, np.ndarray] | None = None
 
 
-@functools.partial(jax.jit, static_argnames=("kernel", "warmup", "samples"))
-def _scan_chains(kernel: Kernel, keys: jax.Array, data: SamplerData, k0: jax.Array, v0: jax.Array,
-                 *, warmup: int, samples: int):
+@functools.partial(jax.jit, static_argnames=("kernel", "warmup", "samples", "n_devices"))
+def scan_chains(kernel: Kernel, keys: jax.Array, data: SamplerData, k0: jax.Array, v0: jax.Array,
+                *, warmup: int, samples: int, n_devices: int = 1):
+    """Every chain's ``warmup + samples`` steps: one ``lax.scan``, ``vmap``-ed over the chains of each device.
+
+    The chain axis (``keys``, ``k0``, ``v0``, all with ``chains`` rows, a multiple of
+    ``n_devices``) is split into equal blocks over the first ``n_devices`` devices
+    (:func:`~bayes_slr.numerics.devices.device_mesh`, ``jax.shard_map``); the data are
+    replicated. The outputs ``((k, v), infos)``, chain axis first, stay laid out that way.
+    A chain's numbers depend only on its key and start, not on where it runs (up to
+    rounding: XLA may round the vmapped program at another batch size differently in the
+    last bit, which long HMC/NUTS trajectories amplify; ``docs/performance.md``).
+    """
+
     def chain(key, k_start, v_start):
         key_init, key_run = jax.random.split(key)
         state = kernel.init(key_init, data, (k_start, v_start))
@@ -83,7 +97,8 @@ def _scan_chains(kernel: Kernel, keys: jax.Array, data: SamplerData, k0: jax.Arr
         _, (positions, infos) = jax.lax.scan(body, state, jax.random.split(key_run, warmup + samples))
         return positions, infos
 
-    return jax.vmap(chain, in_axes=(0, 0, 0))(keys, k0, v0)
+    return jax.shard_map(jax.vmap(chain), mesh=device_mesh(n_devices), in_specs=P(AXIS), out_specs=P(AXIS),
+                         check_vma=False)(keys, k0, v0)
 
 
 def run_chains(
@@ -91,6 +106,11 @@ def run_chains(
     warmup: int, samples: int,
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Run one chain per start with ``kernel``: ``warmup`` then ``samples`` steps, one ``lax.scan``.
+
+    The chains are spread over the devices JAX sees (at most one device per chain): with
+    ``n`` devices in use the chain count is padded up to a multiple of ``n`` by repeating
+    the last chain, whose copies are dropped. Each chain's draws are the same on any
+    number of devices up to rounding (:func:`scan_chains`).
 
     Parameters
     ----------
@@ -106,6 +126,11 @@ def run_chains(
         per-step ``info`` arrays ``(chains, warmup + samples)``.
     """
     k0, v0 = (jnp.asarray(x) for x in starts)
-    keys = jax.random.split(key, k0.shape[0])
-    (k, v), infos = _scan_chains(kernel, keys, data, k0, v0, warmup=warmup, samples=samples)
-    return {"k": np.asarray(k), "v": np.asarray(v)}, {name: np.asarray(x) for name, x in infos.items()}
+    chains = k0.shape[0]
+    keys = jax.random.split(key, chains)
+    n_devices = min(device_count(), chains)
+    padding = -chains % n_devices
+    keys, k0, v0 = (jnp.concatenate([x, jnp.repeat(x[-1:], padding, axis=0)]) for x in (keys, k0, v0))
+    (k, v), infos = scan_chains(kernel, keys, data, k0, v0, warmup=warmup, samples=samples, n_devices=n_devices)
+    return ({"k": np.asarray(k)[:chains], "v": np.asarray(v)[:chains]},
+            {name: np.asarray(x)[:chains] for name, x in infos.items()})
