@@ -76,7 +76,9 @@ def run(args: argparse.Namespace) -> None:
     points = [{**settings, "alpha": alpha, "seed": seed} for alpha in args.alpha for seed in range(args.seeds)]
     failures: list = []
     with sweep_executor(args) as executor:
-        done = run_sweep(points, lambda point: amp_point(config, point["alpha"], point["seed"], options), log=log,
+        iterations_bar = not args.quiet and executor is None  # a bar over one point's iterations, in process only
+        done = run_sweep(points, lambda point: amp_point(config, point["alpha"], point["seed"], options,
+                                                         progress=iterations_bar), log=log,
                          seed_of=lambda point: point["seed"], executor=executor, progress=not args.quiet,
                          description="amp points", failures=failures)
     rows = [row for _, row in done]

@@ -124,7 +124,8 @@ def state_evolution_point(config: SLRConfig, alpha: float, init: str, samples: i
             "iterations": point.diagnostics["iterations"]}
 
 
-def amp_point(config: SLRConfig, alpha: float, seed: int, options: AMPOptions | None = None) -> dict[str, Any]:
+def amp_point(config: SLRConfig, alpha: float, seed: int, options: AMPOptions | None = None, *,
+              progress: bool = False) -> dict[str, Any]:
     """Run GAMP on one training set and score it.
 
     Parameters
@@ -135,6 +136,8 @@ def amp_point(config: SLRConfig, alpha: float, seed: int, options: AMPOptions | 
     seed : seeds the exact teacher (``|k*|^2 = |v*|^2 = D``, ``k* ⟂ v*``), the data, the start and
         the test set.
     options : AMPOptions
+    progress : show a transient progress bar of the GAMP iterations (not part of the point's
+        configuration: it changes no number).
 
     Returns
     -------
@@ -158,7 +161,8 @@ def amp_point(config: SLRConfig, alpha: float, seed: int, options: AMPOptions | 
     start = time.perf_counter()
     result = jax.block_until_ready(amp.run_amp(
         key_start, data, config, init=options.init, teacher=teacher, damping=options.damping, tol=options.tol,
-        max_iter=options.max_iter, coupled=options.coupled, variance=options.variance, adaptive=options.adaptive))
+        max_iter=options.max_iter, coupled=options.coupled, variance=options.variance, adaptive=options.adaptive,
+        progress=progress))
     seconds = time.perf_counter() - start
     iterations = int(result.state.iteration)
     error = excess_test_error(key_test, config, teacher, amp.amp_predictor(config, result.state), N_test=options.n_test)
