@@ -24,8 +24,9 @@ One iteration (damping ``d``, ``d = 1`` is plain GAMP):
 ``Z_out``: spiked, exact Gaussian mixture over the location with the full ``2 x 2`` ``C``;
 max, the one-dimensional location integrals of :mod:`bayes_slr.numerics.location_integrals`
 (the state evolution's), with the ``k``-``v`` cross term of ``C`` dropped inside ``Z_out`` (it is
-``O(1/sqrt(D))`` and zero in the limit by the reflection symmetry of docs/theory.md).
-Each iteration reads the tokens twice (``X W`` and ``X^T g``); everything else is per token.
+``O(1/sqrt(D))`` and zero in the limit by the reflection symmetry of docs/theory.md); ``g`` and
+``dg`` in closed form (:func:`output_denoiser`). Each iteration reads the tokens twice (``X W`` and
+``X^T g``, computed as ``g^T X`` with ``W_hat`` stored as two rows); everything else is per token.
 ``C`` is the same for every coordinate ``i`` (Gaussian prior, ``A`` averaged over coordinates).
 """
 
