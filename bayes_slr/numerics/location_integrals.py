@@ -136,23 +136,18 @@ def laplace_table(s: jax.Array, rule: integrals.Rule) -> LaplaceTable:
     return LaplaceTable(x_lo, spacing, pieces, jnp.stack([values[:, 0], values[:, -1], slopes[:, -1]], axis=-1))
 
 
-def table_lookup(table: LaplaceTable, x: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``(log M(x), log F(x))``: cubic Hermite inside the table, exact tails outside.
+def table_lookup(table: LaplaceTable, x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """``(log M(x), log F(x))`` with their first and second derivatives in ``x``.
 
-    Continuously differentiable in ``x``. Below the table ``log M`` decays like ``e^x``
-    and ``log F`` grows like ``x`` (exact there); above, both continue linearly with the
-    end slopes (values below ``e^-400``, immaterial).
-    """
-    values, _, _ = table_lookup_derivatives(table, x)
-    return values[0], values[1]
+    Cubic Hermite inside the table, exact tails outside; continuously differentiable in ``x``. Below
+    the table ``log M`` decays like ``e^x`` and ``log F`` grows like ``x`` (exact there); above, both
+    continue linearly with the end slopes (values below ``e^-400``, immaterial).
 
-
-def table_lookup_derivatives(table: LaplaceTable, x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """Values, first and second derivatives in ``x`` of ``(log M, log F)`` as :func:`table_lookup` evaluates them.
-
-    Returns three arrays of shape ``(2,) + x.shape`` (``log M`` first): the derivatives of the cubic
-    piece inside the table, of ``m_lo e^(x - x_lo)`` and ``f_lo + x - x_lo`` below it and of the
-    linear continuation above it.
+    Returns
+    -------
+    values, slopes, curvatures : each of shape ``(2,) + x.shape``, ``log M`` first; the derivatives are
+        those of the piece that gives the value (the cubic, ``m_lo e^(x - x_lo)`` and ``f_lo + x - x_lo``
+        below, the linear continuation above).
     """
     count = table.pieces.shape[1]
     position = (x - table.x_lo) / table.spacing
@@ -254,7 +249,7 @@ def softmax_location_derivatives(nu: float, omega_k: jax.Array, V_k: jax.Array, 
     nodes ``u`` held fixed: their centre is not differentiated, as in :func:`softmax_log_posterior`)
     have ``dT_l / d omega_j = nu (log F)'(u + a_l)`` for ``j = l`` and ``nu (log M)'(u + a_j)`` otherwise,
     and second derivatives with ``nu^2`` and the second derivatives of the table pieces
-    (:func:`table_lookup_derivatives`). See :func:`node_integral`.
+    (:func:`table_lookup`). See :func:`node_integral`.
     """
     with jax.ensure_compile_time_eval():  # the rules are cached: never build them as tracers
         gaussian, rule = integrals.gaussian_rule(nu), integrals.uniform_rule(*LOG_T_RANGE, LOG_T_STEP)
@@ -263,7 +258,7 @@ def softmax_location_derivatives(nu: float, omega_k: jax.Array, V_k: jax.Array, 
     scores = jnp.where(mask, nu * omega_k, 0.0)
     centre = -jax.lax.stop_gradient(jax.scipy.special.logsumexp(jnp.where(mask, scores, -jnp.inf)))
     scale = jnp.maximum(1.0, s)
-    values, slopes, curvatures = table_lookup_derivatives(table, centre + scores[:, None] + scale * rule.nodes[None, :])
+    values, slopes, curvatures = table_lookup(table, centre + scores[:, None] + scale * rule.nodes[None, :])
     real = mask[:, None]
     log_m, log_f = jnp.where(real, values[0], 0.0), values[1]
     terms = log_f + jnp.sum(log_m, axis=0) - log_m
