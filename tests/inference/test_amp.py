@@ -362,3 +362,16 @@ def test_cli_json_rows_and_resume(tmp_path, capsys):
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out)["rows"] == rows
     assert (tmp_path / "amp.json").exists()
+
+
+def test_cli_shows_the_iterations_bar_unless_quiet(capsys):
+    """``bayes-slr amp`` shows a bar over the running point's iterations (besides the points bar) on
+    stderr; ``--quiet`` shows neither."""
+    argv = ["amp", "--nu", "2", "--Delta", "0.1", "--D", "100", "--alpha", "2", "--n-test", "1000",
+            "--no-state-evolution", "--json"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "GAMP iterations" in err and "amp points" in err
+    assert main([*argv, "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "GAMP iterations" not in err and "amp points" not in err
