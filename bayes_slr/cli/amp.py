@@ -19,7 +19,7 @@ from bayes_slr.cli.common import (
     warning_lines,
 )
 from bayes_slr.errors import check_int
-from bayes_slr.experiments.amp import AMPOptions, amp_point, check_point
+from bayes_slr.experiments.amp import AMPOptions, amp_sweep, check_point
 from bayes_slr.inference.amp import DEFAULT_DAMPING, DTYPES
 from bayes_slr.models.spec import INITS
 from bayes_slr.plots import plot_amp_points
@@ -29,7 +29,6 @@ from bayes_slr.records import (
     json_ready,
     open_sweep_log,
     provenance,
-    run_sweep,
 )
 
 DEFAULT_ALPHAS = (0.5, 1.0, 2.0, 4.0, 16.0)
@@ -73,13 +72,10 @@ def run(args: argparse.Namespace) -> None:
     plot = check_writable_output(args.plot, force=derived, name="--plot") if args.plot is not None else None
     log = open_sweep_log(args.out, "amp.jsonl") if args.out is not None else None
     settings = {**config.to_dict(), "options": vars(options)}
-    points = [{**settings, "alpha": alpha, "seed": seed} for alpha in args.alpha for seed in range(args.seeds)]
     failures: list = []
     with sweep_executor(args) as executor:
-        done = run_sweep(points, lambda point: amp_point(config, point["alpha"], point["seed"], options), log=log,
-                         seed_of=lambda point: point["seed"], executor=executor, progress=not args.quiet,
-                         description="amp points", failures=failures)
-    rows = [row for _, row in done]
+        rows = amp_sweep(config, args.alpha, args.seeds, options, log=log, executor=executor, progress=not args.quiet,
+                         failures=failures)
     warnings = [f"alpha={r['alpha']:g} seed {r['seed']}: GAMP did not converge (last residual {r['residual']:.3g}); "
                 "do not read its error" for r in rows if not r["converged"]]
     if args.out is not None:

@@ -21,6 +21,7 @@ from bayes_slr.inference import amp
 from bayes_slr.models.scoring import excess_test_error
 from bayes_slr.models.simulate import draw_teacher
 from bayes_slr.models.spec import SLRConfig
+from bayes_slr.records import Executor, SweepLog, run_sweep
 from bayes_slr.theory.replica_bayes import bayes_replica_point, bayes_state_evolution_history
 
 MEMORY_FRACTION = 0.8
@@ -124,7 +125,8 @@ def state_evolution_point(config: SLRConfig, alpha: float, init: str, samples: i
             "iterations": point.diagnostics["iterations"]}
 
 
-def amp_point(config: SLRConfig, alpha: float, seed: int, options: AMPOptions | None = None) -> dict[str, Any]:
+def amp_point(config: SLRConfig, alpha: float, seed: int, options: AMPOptions | None = None, *,
+              progress: bool = False) -> dict[str, Any]:
     """Run GAMP on one training set and score it.
 
     Parameters
@@ -135,6 +137,8 @@ def amp_point(config: SLRConfig, alpha: float, seed: int, options: AMPOptions | 
     seed : seeds the exact teacher (``|k*|^2 = |v*|^2 = D``, ``k* ⟂ v*``), the data, the start and
         the test set.
     options : AMPOptions
+    progress : show a transient progress bar of the GAMP iterations (not part of the point's
+        configuration: it changes no number).
 
     Returns
     -------
@@ -158,7 +162,8 @@ def amp_point(config: SLRConfig, alpha: float, seed: int, options: AMPOptions | 
     start = time.perf_counter()
     result = jax.block_until_ready(amp.run_amp(
         key_start, data, config, init=options.init, teacher=teacher, damping=options.damping, tol=options.tol,
-        max_iter=options.max_iter, coupled=options.coupled, variance=options.variance, adaptive=options.adaptive))
+        max_iter=options.max_iter, coupled=options.coupled, variance=options.variance, adaptive=options.adaptive,
+        progress=progress))
     seconds = time.perf_counter() - start
     iterations = int(result.state.iteration)
     error = excess_test_error(key_test, config, teacher, amp.amp_predictor(config, result.state), N_test=options.n_test)
@@ -205,3 +210,40 @@ def amp_check_kernel(config: SLRConfig, dtype: str, alpha: float = 2.0) -> Calla
         return row["test_error"], 4 * row["stderr"]
 
     return run
+
+
+def amp_sweep(
+    config: SLRConfig,
+    alphas: list[float],
+    seeds: int,
+    options: AMPOptions | None = None,
+    *,
+    log: SweepLog | None = None,
+    executor: Executor | None = None,
+    progress: bool = False,
+    failures: list | None = None,
+) -> list[dict[str, Any]]:
+    """:func:`amp_point` at every ``alpha`` and seed ``0 .. seeds - 1``, through :func:`~bayes_slr.records.run_sweep`.
+
+    Every point is validated first (:func:`check_point`: memory included). Each point's key is its full
+    configuration (``config``, ``options``, ``alpha``, ``seed``): points finished in ``log`` are read back, not
+    recomputed. ``progress`` shows a bar over the points and, when they run in this process, a transient
+    one over the iterations of the running point. ``failures``: as in ``run_sweep``.
+
+    Returns
+    -------
+    list of dict
+        The rows of :func:`amp_point`, in the order alpha, seed.
+    """
+    options = options or AMPOptions()
+    seeds = check_int("seeds", seeds, 1)
+    for alpha in alphas:
+        check_point(config, alpha, options)
+    settings = {**config.to_dict(), "options": vars(options)}
+    points = [{**settings, "alpha": alpha, "seed": seed} for alpha in alphas for seed in range(seeds)]
+    iterations_bar = progress and executor is None  # a bar over one point's iterations, in process only
+    done = run_sweep(points, lambda point: amp_point(config, point["alpha"], point["seed"], options,
+                                                     progress=iterations_bar),
+                     log=log, seed_of=lambda point: point["seed"], executor=executor, progress=progress,
+                     description="amp points", failures=failures)
+    return [row for _, row in done]

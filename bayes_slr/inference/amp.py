@@ -24,8 +24,9 @@ One iteration (damping ``d``, ``d = 1`` is plain GAMP):
 ``Z_out``: spiked, exact Gaussian mixture over the location with the full ``2 x 2`` ``C``;
 max, the one-dimensional location integrals of :mod:`bayes_slr.numerics.location_integrals`
 (the state evolution's), with the ``k``-``v`` cross term of ``C`` dropped inside ``Z_out`` (it is
-``O(1/sqrt(D))`` and zero in the limit by the reflection symmetry of docs/theory.md).
-Each iteration reads the tokens twice (``X W`` and ``X^T g``); everything else is per token.
+``O(1/sqrt(D))`` and zero in the limit by the reflection symmetry of docs/theory.md); ``g`` and
+``dg`` in closed form (:func:`output_denoiser`). Each iteration reads the tokens twice (``X W`` and
+``X^T g``, computed as ``g^T X`` with ``W_hat`` stored as two rows); everything else is per token.
 ``C`` is the same for every coordinate ``i`` (Gaussian prior, ``A`` averaged over coordinates).
 """
 
@@ -38,6 +39,7 @@ from typing import Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from tqdm import tqdm
 
 from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
 from bayes_slr.models.simulate import Teacher, iterate_batches
@@ -54,6 +56,8 @@ DEFAULT_DAMPING = 0.7
 SLR (a finite-size mode grows by about 1.7 per step, docs/theory.md part C); 0.7 converges."""
 ADAPT_DOWN, ADAPT_UP, MIN_DAMPING = 0.7, 1.05, 0.05
 """Adaptive damping of :func:`run_amp`."""
+ITERATION_CHUNK = 10
+"""Iterations per compiled call of :func:`run_amp` when it shows progress (one host round trip per chunk)."""
 PRECISION_FLOOR = 1e-6
 """Smallest eigenvalue allowed for ``A + Lambda_0`` (a transient iterate can make ``A`` indefinite)."""
 
@@ -78,7 +82,8 @@ class AMPState(NamedTuple):
 
     Attributes
     ----------
-    W : (D, 2) posterior means of ``(k, v)``.
+    W : (2, D) posterior means of ``k`` (row 0) and ``v`` (row 1); rows, so that both token products
+        stream the tokens without a transposed copy (docs/performance.md).
     C : (2, 2) posterior covariance of one coordinate ``(k_i, v_i)`` (the same for every ``i``).
     g : (N, Lbar, 2) output messages ``d log Z_out / d omega`` (damped), zero on padding.
     A : (2, 2) channel precision ``-(1/D) sum dg`` (damped).
@@ -186,32 +191,14 @@ def prior_precision(config: SLRConfig, N: int) -> jax.Array:
     return jnp.diag(jnp.array([k_precision, 1.0]))
 
 
-def log_partition(config: SLRConfig, omega: jax.Array, y: jax.Array, mask: jax.Array, V: jax.Array) -> jax.Array:
-    """``log Z_out(y, omega, V)`` of one sequence up to a constant, ``omega`` of shape ``(Lbar, 2)``, ``V`` ``(2, 2)``.
-
-    Spiked: ``E_h[exp(sqrt(nu) h_{l,k}) N(y; h_{l,v}, Delta)] = exp(sqrt(nu) omega_{l,k} + nu V_kk / 2)
-    N(y; omega_{l,v} + sqrt(nu) V_kv, Delta + V_vv)`` (exact); the factor ``1/L`` and ``nu V_kk / 2``
-    are the same for every token and dropped. Max: ``sum_l P_l N(y; omega_{l,v}, Delta + V_vv)`` with
-    ``P_l`` the location posterior of the key fields of variance ``V_kk``
-    (:func:`~bayes_slr.numerics.location_integrals.softmax_log_posterior`, or
-    :func:`~bayes_slr.numerics.location_integrals.argmax_log_posterior` at ``nu = inf``).
-    """
-    variance = config.Delta + V[1, 1]
-    if config.law.tokens_carry_key:
-        c = config.c_nu
-        log_tilt, mean = c * omega[:, 0], omega[:, 1] + c * V[0, 1]
-    else:
-        log_tilt, mean = location_log_posterior(config, omega[:, 0], V[0, 0], mask), omega[:, 1]
-    log_gauss = -0.5 * (y - mean) ** 2 / variance - 0.5 * jnp.log(variance)
-    return jax.scipy.special.logsumexp(jnp.where(mask, log_tilt + log_gauss, -jnp.inf))
-
-
-def location_log_posterior(config: SLRConfig, omega_k: jax.Array, V_kk: jax.Array, mask: jax.Array) -> jax.Array:
-    """``log P(eps = l | key fields)`` of max-SLR (the location integrals, ``V_kk`` capped at 1)."""
+def location_derivatives(config: SLRConfig, omega_k: jax.Array, V_kk: jax.Array,
+                         mask: jax.Array) -> location_integrals.LocationDerivatives:
+    """Max-SLR's ``log P(eps = l | key fields)`` and its derivatives in ``omega_k`` (the location integrals,
+    ``V_kk`` capped at 1)."""
     V_kk = jnp.minimum(V_kk, 1.0)
     if math.isinf(config.nu):
-        return location_integrals.argmax_log_posterior(omega_k, V_kk, mask)
-    return location_integrals.softmax_log_posterior(config.c_nu, omega_k, V_kk, mask)
+        return location_integrals.argmax_location_derivatives(omega_k, V_kk, mask)
+    return location_integrals.softmax_location_derivatives(config.c_nu, omega_k, V_kk, mask)
 
 
 def output_denoiser(
@@ -219,13 +206,40 @@ def output_denoiser(
 ) -> tuple[jax.Array, jax.Array]:
     """``g = d log Z_out / d omega`` ``(Lbar, 2)`` and the ``2 x 2`` diagonal blocks of its Jacobian ``(Lbar, 2, 2)``.
 
-    By automatic differentiation of :func:`log_partition`; zero on padded tokens.
+    ``Z_out(y, omega, V) = sum_l P_l(omega_k) N(y; mu_l, Delta + V_vv)`` up to a constant, a mixture over
+    the location with log weights ``log P_l``: spiked, ``sqrt(nu) omega_{l,k}`` and ``mu_l = omega_{l,v} +
+    sqrt(nu) V_kv`` (exact: ``E_h[exp(sqrt(nu) h_{l,k}) N(y; h_{l,v}, Delta)]``; the factor ``1/L`` and
+    ``nu V_kk / 2`` are the same for every token); max, the location integrals of variance ``V_kk``
+    (:func:`location_derivatives`) and ``mu_l = omega_{l,v}``. With the responsibilities
+    ``r_l = P(eps = l | y, omega)``, ``e_l = (y - mu_l) / (Delta + V_vv)``, ``J_lj = d log P_l / d omega_{j,k}``
+    and ``K_lj = d^2 log P_l / d omega_{j,k}^2``, in closed form:
+
+        g_{j,k} = sum_l r_l J_lj,                          g_{j,v} = r_j e_j,
+        dg_{j,kk} = sum_l r_l (K_lj + J_lj^2) - g_{j,k}^2,  dg_{j,kv} = r_j e_j (J_jj - g_{j,k}),
+        dg_{j,vv} = r_j (1 - r_j) e_j^2 - r_j / (Delta + V_vv).
+
+    (Spiked: ``J = sqrt(nu) I``, ``K = 0``.) Zero on padded tokens. ``tests/inference/test_amp.py`` checks
+    them against automatic differentiation of ``log Z_out``.
     """
-    f = functools.partial(log_partition, config, y=y, mask=mask, V=V)
-    g = jax.grad(f)(omega)
-    hessian = jax.hessian(f)(omega)
-    tokens = jnp.arange(omega.shape[0])
-    dg = hessian[tokens, :, tokens, :]
+    variance = config.Delta + V[1, 1]
+    if config.law.tokens_carry_key:
+        c = config.c_nu
+        eye = jnp.eye(omega.shape[0], dtype=omega.dtype)
+        location = location_integrals.LocationDerivatives(c * omega[:, 0], c * eye, jnp.zeros_like(eye))
+        mean = omega[:, 1] + c * V[0, 1]
+    else:
+        location = location_derivatives(config, omega[:, 0], V[0, 0], mask)
+        mean = omega[:, 1]
+    residual = y - mean
+    score = residual / variance
+    r = jax.nn.softmax(jnp.where(mask, location.log_post - 0.5 * score * residual, -jnp.inf))
+    g_k = r @ location.jacobian
+    g_v = r * score
+    dg_kk = r @ (location.curvature + location.jacobian**2) - g_k**2
+    dg_kv = g_v * (jnp.diagonal(location.jacobian) - g_k)
+    dg_vv = g_v * score * (1.0 - r) - r / variance
+    g = jnp.stack([g_k, g_v], axis=-1)
+    dg = jnp.stack([jnp.stack([dg_kk, dg_kv], axis=-1), jnp.stack([dg_kv, dg_vv], axis=-1)], axis=-2)
     return jnp.where(mask[:, None], g, 0.0), jnp.where(mask[:, None, None], dg, 0.0)
 
 
@@ -246,14 +260,14 @@ def amp_init(
     init = check_choice("init", init, INITS)
     N, Lbar, D = data.X.shape
     dtype = data.X.dtype
-    xi = _random_like(key, (D, 2), dtype)
+    xi = _random_like(key, (D, 2), dtype).T
     if init == "random":
         W, c = math.sqrt(START_OVERLAP) * xi, START_OVERLAP
     else:
         if teacher is None:
             raise ConfigError("init informed needs the teacher (k*, v*); pass teacher=")
         c = 1.0 - START_OVERLAP
-        W_star = jnp.stack([teacher.k_star, teacher.v_star], axis=1).astype(dtype)
+        W_star = jnp.stack([teacher.k_star, teacher.v_star]).astype(dtype)
         W = c * W_star + math.sqrt(c * (1.0 - c)) * xi
     C = (1.0 - c) * jnp.eye(2, dtype=dtype)
     A = jnp.linalg.inv(C) - prior_precision(config, N).astype(dtype)
@@ -292,7 +306,7 @@ def amp_step(
     N, _, D = data.X.shape
     dtype = data.X.dtype
     tokens = data.X.reshape(-1, D)  # (N Lbar, D): both products below stream it row by row
-    omega = (tokens @ state.W).reshape(state.g.shape) / math.sqrt(D) - state.g @ state.C
+    omega = (tokens @ state.W.T).reshape(state.g.shape) / math.sqrt(D) - state.g @ state.C
     omega = jnp.where(data.mask[..., None], omega, 0.0)
     g_new, dg = jax.vmap(output_denoiser, in_axes=(None, 0, 0, 0, None))(config, omega, data.y, data.mask, state.C)
     if variance == "hessian":
@@ -302,11 +316,13 @@ def amp_step(
     A_new = 0.5 * (A_new + A_new.T) if coupled else jnp.diag(jnp.diag(A_new))
     g = ((1.0 - damping) * state.g + damping * g_new).astype(dtype)
     A = ((1.0 - damping) * state.A + damping * A_new).astype(dtype)
-    B = (g.reshape(-1, 2).T @ tokens).T / math.sqrt(D) + state.W @ A  # g^T X, not X^T g: no transposed copy of X
+    # g^T X, (2, D): with W stored as rows nothing is transposed after the product, so XLA keeps it a
+    # plain product (with W as columns it rewrote (g^T X)^T as X^T g, a slower kernel; docs/performance.md)
+    B = g.reshape(-1, 2).T @ tokens / math.sqrt(D) + A @ state.W
     precision = A + prior_precision(config, N).astype(dtype)
     C_new = _posterior_covariance(precision).astype(dtype)
-    W_new = B @ C_new
-    residual = jnp.maximum(jnp.max(jnp.sqrt(jnp.mean((W_new - state.W) ** 2, axis=0))), jnp.max(jnp.abs(C_new - state.C)))
+    W_new = C_new @ B
+    residual = jnp.maximum(jnp.max(jnp.sqrt(jnp.mean((W_new - state.W) ** 2, axis=1))), jnp.max(jnp.abs(C_new - state.C)))
     W = (1.0 - damping) * state.W + damping * W_new
     C = ((1.0 - damping) * state.C + damping * C_new).astype(dtype)
     new_state = AMPState(W.astype(dtype), C, g, A, state.iteration + 1, residual.astype(dtype))
@@ -317,26 +333,26 @@ def amp_step(
 
 def overlaps(W: jax.Array, teacher: Teacher | None) -> jax.Array:
     """``(m_k, q_k, m_v, q_v)`` of ``W_hat``: ``m_a = W_hat_a . W*_a / D``, ``q_a = |W_hat_a|^2 / D``; ``m`` NaN without teacher."""
-    D = W.shape[0]
-    q = jnp.sum(W.astype(jnp.float64) ** 2, axis=0) / D
+    D = W.shape[1]
+    q = jnp.sum(W.astype(jnp.float64) ** 2, axis=1) / D
     if teacher is None:
         m = jnp.full(2, jnp.nan)
     else:
-        W_star = jnp.stack([teacher.k_star, teacher.v_star], axis=1).astype(jnp.float64)
-        m = jnp.sum(W.astype(jnp.float64) * W_star, axis=0) / D
+        W_star = jnp.stack([teacher.k_star, teacher.v_star]).astype(jnp.float64)
+        m = jnp.sum(W.astype(jnp.float64) * W_star, axis=1) / D
     return jnp.stack([m[0], q[0], m[1], q[1]])
 
 
-@functools.partial(jax.jit, static_argnames=("config", "max_iter", "coupled", "variance", "adaptive"))
-def _run(state: AMPState, data: AMPData, config: SLRConfig, teacher: Teacher | None, damping, tol, max_iter: int,
-         coupled: bool, variance: str, adaptive: bool):
-    history = jnp.full((max_iter + 1, 4), jnp.nan).at[0].set(overlaps(state.W, teacher))
-    residuals = jnp.full(max_iter + 1, jnp.nan).at[0].set(jnp.inf)
+@functools.partial(jax.jit, static_argnames=("config", "coupled", "variance", "adaptive"))
+def _run_chunk(carry: tuple, data: AMPData, config: SLRConfig, teacher: Teacher | None, damping, tol, stop,
+               coupled: bool, variance: str, adaptive: bool) -> tuple:
+    """Iterate from ``carry = (state, history, residuals, damping)`` until iteration ``stop``, convergence or a
+    non-finite iterate; one ``lax.while_loop`` (``stop`` is traced: every chunk reuses one compilation)."""
 
     def keep_going(carry: tuple) -> jax.Array:
         state = carry[0]
         r = state.residual
-        return (state.iteration == 0) | ((state.iteration < max_iter) & (r > tol) & jnp.isfinite(r))
+        return (state.iteration == 0) | ((state.iteration < stop) & (r > tol) & jnp.isfinite(r))
 
     def body(carry: tuple) -> tuple:
         state, history, residuals, d = carry
@@ -351,10 +367,7 @@ def _run(state: AMPState, data: AMPData, config: SLRConfig, teacher: Teacher | N
                           jnp.minimum(ADAPT_UP * d, damping))
         return state, history, residuals, d
 
-    start = (state, history, residuals, jnp.asarray(damping, dtype=jnp.float64))
-    state, history, residuals, d = jax.lax.while_loop(keep_going, body, start)
-    converged = (state.residual <= tol) & jnp.isfinite(state.residual)
-    return AMPResult(state, history, residuals, converged, d)
+    return jax.lax.while_loop(keep_going, body, carry)
 
 
 def run_amp(
@@ -370,11 +383,14 @@ def run_amp(
     coupled: bool = False,
     variance: str = "hessian",
     adaptive: bool = True,
+    progress: bool = False,
 ) -> AMPResult:
     """Iterate :func:`amp_step` from :func:`amp_init` until the residual is ``<= tol`` or ``max_iter`` steps.
 
-    The whole loop is one ``lax.while_loop`` (no host round trip per iteration). A non-finite
-    iterate stops it and is reported as not converged (residual NaN).
+    Without ``progress`` the whole loop is one compiled ``lax.while_loop`` (no host round trip). With
+    it, the same compiled loop runs :data:`ITERATION_CHUNK` iterations at a time and a transient
+    progress bar (iterations, last residual) is updated between chunks: one host round trip per chunk.
+    A non-finite iterate stops the loop and is reported as not converged (residual NaN).
 
     Parameters
     ----------
@@ -395,6 +411,7 @@ def run_amp(
         ``ADAPT_DOWN`` (not below ``MIN_DAMPING``); after a decrease, by ``ADAPT_UP`` (up to ``damping``).
         It tames the oscillating finite-size mode of spiked SLR (docs/theory.md part C); ``False`` keeps
         the damping fixed (per-iteration comparison with the state evolution).
+    progress : show a transient (``leave=False``) progress bar of the iterations on stderr.
     """
     config = check_amp_config(config)
     init, damping, tol, max_iter, _ = check_amp_options(init=init, damping=damping, tol=tol, max_iter=max_iter,
@@ -403,7 +420,26 @@ def run_amp(
         raise ConfigError(f"data.X must have shape (N, {config.Lbar}, {config.D}), got {tuple(data.X.shape)}")
     variance = check_choice("variance", variance, VARIANCES)
     state = amp_init(key, data, config, init, teacher)
-    return _run(state, data, config, teacher, damping, tol, max_iter, bool(coupled), variance, bool(adaptive))
+    history = jnp.full((max_iter + 1, 4), jnp.nan).at[0].set(overlaps(state.W, teacher))
+    residuals = jnp.full(max_iter + 1, jnp.nan).at[0].set(jnp.inf)
+    carry = (state, history, residuals, jnp.asarray(damping, dtype=jnp.float64))
+    chunk = ITERATION_CHUNK if progress else max_iter
+    run = functools.partial(_run_chunk, data=data, config=config, teacher=teacher, damping=damping, tol=tol,
+                            coupled=bool(coupled), variance=variance, adaptive=bool(adaptive))
+    with tqdm(total=max_iter, desc="GAMP iterations", unit="it", leave=False, disable=not progress) as bar:
+        stop = 0
+        while stop < max_iter:
+            stop = min(stop + chunk, max_iter)
+            carry = run(carry, stop=stop)
+            if progress:
+                iteration = int(carry[0].iteration)
+                bar.update(iteration - bar.n)
+                bar.set_postfix(residual=f"{float(carry[0].residual):.2e}")
+                if iteration < stop:  # converged or not finite before the end of the chunk
+                    break
+    state, history, residuals, final_damping = carry
+    converged = (state.residual <= tol) & jnp.isfinite(state.residual)
+    return AMPResult(state, history, residuals, converged, final_damping)
 
 
 def amp_predictor(config: SLRConfig, state: AMPState, *, own_tilt: bool = True) -> Callable[[jax.Array, jax.Array], jax.Array]:
@@ -415,7 +451,7 @@ def amp_predictor(config: SLRConfig, state: AMPState, *, own_tilt: bool = True) 
     ``own_tilt=True``: the Bayes-optimal ``E[y | X, data]``, whose location posterior includes the new
     sequence's own tilt (docs/model.md section 5): spiked ``softmax(sqrt(nu) omega_k)`` with
     ``E[h_{l,v} | eps = l] = omega_{l,v} + sqrt(nu) C_kv``; max, the location integrals of variance
-    ``C_kk`` (:func:`location_log_posterior`).
+    ``C_kk`` (:func:`location_derivatives`).
     ``own_tilt=False``: the training-set posterior mean of ``sum_l softmax(c_nu chi)_l z_l``, what a
     sampler's plain average of draws estimates: ``sum_l E[softmax(c_nu h_k)_l] omega_{l,v}`` (the
     location integral :func:`~bayes_slr.numerics.location_integrals.softmax_log_posterior` at inverse
@@ -430,7 +466,7 @@ def amp_predictor(config: SLRConfig, state: AMPState, *, own_tilt: bool = True) 
 def _predict(config: SLRConfig, own_tilt: bool, W: jax.Array, C: jax.Array, X: jax.Array, lengths: jax.Array) -> jax.Array:
     """:func:`amp_predictor` (compiled once per configuration and shape, not per posterior)."""
     mask = jnp.arange(X.shape[1]) < lengths[:, None]
-    omega = jnp.einsum("nld,da->nla", X.astype(jnp.float64), W) / math.sqrt(X.shape[-1])
+    omega = jnp.einsum("nld,ad->nla", X.astype(jnp.float64), W) / math.sqrt(X.shape[-1])
     c = config.c_nu
     if not own_tilt:
         log_post = jax.vmap(location_integrals.softmax_log_posterior, in_axes=(None, 0, None, 0))(
@@ -440,6 +476,6 @@ def _predict(config: SLRConfig, own_tilt: bool, W: jax.Array, C: jax.Array, X: j
         log_post = jax.nn.log_softmax(jnp.where(mask, c * omega[..., 0], -jnp.inf), where=mask)
         values = omega[..., 1] + c * C[0, 1]
     else:
-        log_post = jax.vmap(location_log_posterior, in_axes=(None, 0, None, 0))(config, omega[..., 0], C[0, 0], mask)
+        log_post = jax.vmap(location_derivatives, in_axes=(None, 0, None, 0))(config, omega[..., 0], C[0, 0], mask).log_post
         values = omega[..., 1]
     return jnp.sum(jnp.where(mask, jnp.exp(log_post) * values, 0.0), axis=-1)

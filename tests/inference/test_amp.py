@@ -8,6 +8,7 @@ Gibbs sampler on the same data. Tolerances are finite-size fluctuations measured
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 
@@ -26,6 +27,7 @@ from bayes_slr.inference.samplers import run_gibbs
 from bayes_slr.models.scoring import excess_error_given_teacher
 from bayes_slr.models.simulate import draw_teacher, simulate, streamed_mean
 from bayes_slr.models.spec import LengthLaw, SLRConfig
+from bayes_slr.numerics import location_integrals
 from bayes_slr.theory.replica_bayes import bayes_state_evolution_history
 
 SPIKED = SLRConfig("spiked", 200, LengthLaw.fixed(3), 2.0, 0.1)
@@ -135,6 +137,63 @@ def test_float32_reaches_the_float64_fixed_point():
     np.testing.assert_allclose(o32, o64, atol=1e-4)
 
 
+def log_z_out(config: SLRConfig, omega: jax.Array, y: jax.Array, mask: jax.Array, V: jax.Array) -> jax.Array:
+    """``log Z_out(y, omega, V)`` up to a constant, written from its definition (docs/theory.md part C):
+    ``sum_l P_l N(y; mean_l, Delta + V_vv)`` with the spiked tilt integrated exactly or max-SLR's location
+    integrals (their values only). The independent check of the closed-form ``g``, ``dg``."""
+    variance = config.Delta + V[1, 1]
+    if config.law.tokens_carry_key:
+        log_weights, mean = config.c_nu * omega[:, 0], omega[:, 1] + config.c_nu * V[0, 1]
+    elif math.isinf(config.nu):
+        log_weights, mean = location_integrals.argmax_log_posterior(omega[:, 0], V[0, 0], mask), omega[:, 1]
+    else:
+        log_weights = location_integrals.softmax_log_posterior(config.c_nu, omega[:, 0], V[0, 0], mask)
+        mean = omega[:, 1]
+    log_gauss = -0.5 * (y - mean) ** 2 / variance
+    return jax.scipy.special.logsumexp(jnp.where(mask, log_weights + log_gauss, -jnp.inf))
+
+
+@pytest.mark.parametrize("variant, nu", [("spiked", 2.0), ("max", math.inf), ("max", 2.0), ("max", 20.0)])
+def test_closed_form_output_denoiser_matches_automatic_differentiation(variant, nu):
+    """``g`` and the diagonal ``2 x 2`` blocks of ``dg`` against ``jax.grad`` / ``jax.hessian`` of ``log Z_out``
+    at random fields, outputs and covariances, with and without a padded token.
+
+    Both sides evaluate the same quadrature rules, so they agree to float64 rounding (measured: at most
+    1.3e-14, the largest derivative being about 1e2): tolerance 1e-10.
+    """
+    config = SLRConfig(variant, 10, LengthLaw.fixed(4), nu, 0.1)
+    k_omega, k_y, k_v = jax.random.split(jax.random.PRNGKey(7), 3)
+    points = 12
+    omega = 1.5 * jax.random.normal(k_omega, (points, 4, 2))
+    y = 1.5 * jax.random.normal(k_y, (points,))
+    mask = jnp.ones((points, 4), bool).at[::2, 3].set(False)
+    a = jax.random.uniform(k_v, (points, 3), minval=0.05, maxval=0.95)
+    V = jnp.stack([jnp.stack([a[:, 0], 0.1 * (a[:, 2] - 0.5)], -1), jnp.stack([0.1 * (a[:, 2] - 0.5), a[:, 1]], -1)], -2)
+
+    def reference(omega, y, mask, V):
+        f = functools.partial(log_z_out, config, y=y, mask=mask, V=V)
+        tokens = jnp.arange(4)
+        return (jnp.where(mask[:, None], jax.grad(f)(omega), 0.0),
+                jnp.where(mask[:, None, None], jax.hessian(f)(omega)[tokens, :, tokens, :], 0.0))
+
+    g, dg = jax.jit(jax.vmap(functools.partial(amp.output_denoiser, config)))(omega, y, mask, V)
+    expected_g, expected_dg = jax.jit(jax.vmap(reference))(omega, y, mask, V)
+    np.testing.assert_allclose(g, expected_g, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(dg, expected_dg, rtol=0, atol=1e-10)
+    assert np.all(np.asarray(dg)[~np.asarray(mask)] == 0.0) and float(jnp.max(jnp.abs(dg))) > 0.1
+
+
+def test_progress_runs_in_chunks_to_the_same_fixed_point(capsys):
+    """With ``progress`` the loop runs ``ITERATION_CHUNK`` iterations per compiled call and shows a bar on
+    stderr; the iterates are the same as one compiled loop (same operations, same order)."""
+    plain, _ = small_run(SPIKED, 2.0, tol=1e-6)
+    shown, _ = small_run(SPIKED, 2.0, tol=1e-6, progress=True)
+    assert int(shown.state.iteration) == int(plain.state.iteration) > amp.ITERATION_CHUNK
+    np.testing.assert_array_equal(shown.state.W, plain.state.W)
+    np.testing.assert_array_equal(shown.history, plain.history)
+    assert "GAMP iterations" in capsys.readouterr().err
+
+
 def gibbs_comparison(config: SLRConfig, alpha: float, seed: int) -> dict[str, float]:
     """AMP and the exact Gibbs sampler on the same training set (one exact teacher).
 
@@ -154,7 +213,7 @@ def gibbs_comparison(config: SLRConfig, alpha: float, seed: int) -> dict[str, fl
     for column, name in enumerate(("k", "v")):
         x = getattr(draws, name)
         first, second = x[:half].mean(axis=(0, 1)), x[half:].mean(axis=(0, 1))
-        w = np.asarray(result.state.W[:, column])
+        w = np.asarray(result.state.W[column])
         row[f"distance_{name}"] = float((w - first) @ (w - second)) / float(first @ second)
     k_draws, v_draws = thin_draws(draws.k, 200), thin_draws(draws.v, 200)
     predict = amp.amp_predictor(config, result.state, own_tilt=False)
@@ -273,7 +332,7 @@ def test_random_and_informed_starts_reach_the_same_fixed_point():
     teacher = draw_teacher(key_teacher, config.D, exact=True)
     informed = amp.run_amp(key_start, data, config, init="informed", teacher=teacher, tol=1e-7)
     assert bool(random_start.converged) and bool(informed.converged)
-    gap = np.mean((np.asarray(random_start.state.W) - np.asarray(informed.state.W)) ** 2, axis=0)
+    gap = np.mean((np.asarray(random_start.state.W) - np.asarray(informed.state.W)) ** 2, axis=1)
     assert np.all(gap < 1e-8), gap
 
 
@@ -303,3 +362,16 @@ def test_cli_json_rows_and_resume(tmp_path, capsys):
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out)["rows"] == rows
     assert (tmp_path / "amp.json").exists()
+
+
+def test_cli_shows_the_iterations_bar_unless_quiet(capsys):
+    """``bayes-slr amp`` shows a bar over the running point's iterations (besides the points bar) on
+    stderr; ``--quiet`` shows neither."""
+    argv = ["amp", "--nu", "2", "--Delta", "0.1", "--D", "100", "--alpha", "2", "--n-test", "1000",
+            "--no-state-evolution", "--json"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "GAMP iterations" in err and "amp points" in err
+    assert main([*argv, "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "GAMP iterations" not in err and "amp points" not in err

@@ -82,6 +82,24 @@ def test_bayes_max_inf_tends_to_zero_and_both_starts_agree():
     assert large.test_error > -4 * large.diagnostics["test_error_stderr"]
 
 
+def test_bayes_noiseless_spiked_has_a_hard_phase_just_above_alpha_one():
+    """Spiked ``nu = 2``, ``L = 3``, ``Delta = 0`` (docs/theory.md part C): exact recovery of ``v`` (``q_v = 1``)
+    is a fixed point once ``alpha > 1`` (with ``q_v = 1 - eps`` the value channel gives
+    ``qhat_v ~ alpha / eps``, so ``eps -> eps / alpha``), but from the random start the state evolution
+    only reaches it above an algorithmic threshold (between 1.2 and 1.25 at 16384 draws). At
+    ``alpha = 1.1`` the two starts end at different fixed points, the informed one at ``q_v = 1`` (the cap)
+    with a lower error; at ``alpha = 2`` they agree. Margins: ``q_v`` of the random start 0.66, far from
+    both 1 and the Monte Carlo error (0.005); ``1e-6`` is the cap's distance to 1 up to rounding."""
+    config = SLRConfig("spiked", 1, LengthLaw.fixed(3), 2.0, 0.0)
+    hard = {init: bayes_replica_point(config, alpha=1.1, init=init, mc_samples=4096, seed=0) for init in ("random", "informed")}
+    assert all(point.converged for point in hard.values())
+    assert hard["random"].overlaps["q_v"] < 0.9 and hard["informed"].overlaps["q_v"] > 1 - 1e-6
+    assert hard["informed"].test_error < hard["random"].test_error - 0.1
+    easy = {init: bayes_replica_point(config, alpha=2.0, init=init, mc_samples=4096, seed=0) for init in ("random", "informed")}
+    assert abs(easy["random"].test_error - easy["informed"].test_error) < 1e-6
+    assert easy["random"].overlaps["q_v"] > 1 - 1e-6
+
+
 def test_erm_small_alpha_gives_error_one_linearly():
     """Ridge ERM with lam > 0: every hat variable is O(alpha), so 1 - E = O(alpha) -> 0.
 

@@ -20,7 +20,7 @@ for seed in seeds:
     r = amp.run_amp(ks, data, cfg, teacher=teacher, tol=1e-8)
     draws = run_gibbs(kg, cfg, batch, chains=4, warmup=300, samples=300)
     k_mean, v_mean = draws.k.mean(axis=(0, 1)), draws.v.mean(axis=(0, 1))
-    W = np.asarray(r.state.W)
+    W = np.asarray(r.state.W).T  # (D, 2): the state stores rows
     half = draws.k.shape[0] // 2
     def split(x): return float(x[:half].mean(axis=(0,1)) @ x[half:].mean(axis=(0,1)) / D)
     q_gk, q_gv = split(draws.k), split(draws.v)
