@@ -124,6 +124,8 @@ def run(args: argparse.Namespace) -> None:
         if about is not None:
             print(about["description"])
         print(_table(rows, args.activations, data=about is not None))
+        for line in _paired_lines(rows):
+            print(line)
         for line in notes:
             print(f"note: {line}")
         if warnings:
@@ -174,8 +176,21 @@ def _collected(rows: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
 
 
 def _public_row(row: dict[str, Any]) -> dict[str, Any]:
-    keys = ("variant", "nu", "L", "variable_length", "bayes", "population", "gap", "erm", "notes", "warnings")
+    keys = ("variant", "nu", "L", "variable_length", "bayes", "population", "gap", "erm", "erm_paired_differences",
+            "notes", "warnings")
     return {k: row[k] for k in keys if k in row}
+
+
+def _paired_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The paired differences of a ``--data`` row's ERM errors (held-out sequences), one line each."""
+    lines = []
+    for row in rows:
+        differences = row.get("erm_paired_differences")
+        if differences:
+            lines.append("ERM paired differences on the same held-out sequences (mean of the per-sequence "
+                         "difference of the errors +- its stderr):")
+            lines += [f"  {name}: {d['value']:+.4f} +- {d['stderr']:.4f}" for name, d in differences.items()]
+    return lines
 
 
 def _erm_cell(erm: dict[str, Any]) -> str:

@@ -38,6 +38,7 @@ from bayes_slr.cli.common import (
 )
 from bayes_slr.experiments.posterior import (
     ERM_ACTIVATIONS,
+    PAIRED_DIFFERENCES,
     PosteriorOptions,
     posterior_on_data,
     posterior_sweep,
@@ -46,6 +47,7 @@ from bayes_slr.experiments.posterior import (
 )
 from bayes_slr.inference import diagnostics, posterior_io
 from bayes_slr.inference.samplers import SAMPLERS
+from bayes_slr.models.scoring import difference_name
 from bayes_slr.models.spec import INITS, SLRConfig, training_size
 from bayes_slr.errors import ConfigError
 from bayes_slr.plots import plot_posterior_sweep
@@ -56,6 +58,10 @@ from bayes_slr.records import (
     open_sweep_log,
     provenance,
 )
+
+LABELS = {"bayes": "Bayes-optimal", "erm_softmax": "ERM softmax", "erm_linear": "ERM linear", "zero": "zero"}
+"""How the predictors of the paired differences are named in the text report."""
+
 
 def _add_sampling_arguments(parser: argparse.ArgumentParser) -> None:
     add_task_arguments(parser)
@@ -194,6 +200,13 @@ def _report(summary: dict[str, Any], config: SLRConfig) -> str:
     for activation, erm in (summary["erm"] or {}).items():
         lines.append(f"ERM {activation} test error: {erm['test_error']:.5f} +- {erm['stderr']:.5f}"
                      + ("" if erm["converged"] else " (not converged)"))
+    if summary.get("paired_differences"):
+        lines.append(f"paired differences on the same {summary['n_test']} held-out sequences (mean of the "
+                     "per-sequence difference of the errors +- its stderr):")
+        lines += [f"  {' - '.join(LABELS[name] for name in (a, b))}: "
+                  f"{summary['paired_differences'][difference_name(a, b)]['value']:+.5f} "
+                  f"+- {summary['paired_differences'][difference_name(a, b)]['stderr']:.5f}"
+                  for a, b in PAIRED_DIFFERENCES if difference_name(a, b) in summary["paired_differences"]]
     if summary.get("out"):
         lines.append(f"posterior written to {summary['out']}")
     lines += [f"note: {note}" for note in summary.get("notes", [])]

@@ -109,6 +109,8 @@ class ERMSummary(NamedTuple):
         without a teacher: no informed start, and ``overlaps``, ``informed`` are ``None`` per seed).
     notes : sentences a reader must see with the number (disagreeing restarts, no
         convergence, a ``lam`` chosen at the edge of the grid).
+    params : the selected fit of every seed (leaves with leading axis ``seeds``), to score it
+        again beside other predictors (:func:`~bayes_slr.attention.estimators.attention_predictor`).
     """
 
     test_error: float
@@ -119,6 +121,7 @@ class ERMSummary(NamedTuple):
     zero_error: float = float("nan")
     informed_test_error: float | None = float("nan")
     notes: tuple[str, ...] = ()
+    params: AttentionParams | None = None
 
 
 @functools.partial(jax.jit, static_argnames=("activation", "optimizer"))
@@ -454,6 +457,7 @@ def erm_experiment(
         informed_test_error=(None if teachers is None
                              else float(np.mean([r["informed"]["test_error"] for r in per_seed]))),
         notes=tuple(_notes(per_seed, lam, lam_grid, tol)),
+        params=jax.tree_util.tree_map(lambda leaf: leaf[jnp.arange(seeds), jnp.asarray(selected)], params),
     )
 
 

@@ -11,14 +11,20 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 from typing import Any, Iterable
 
+import jax.numpy as jnp
+import numpy as np
+
 from bayes_slr.attention.activations import check_activation
+from bayes_slr.attention.estimators import AttentionParams, attention_predictor
 from bayes_slr.attention.training import OPTIMIZERS
 from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
 from bayes_slr.experiments.erm import DEFAULT_LAM_GRID, DEFAULT_STARTS, LAM_AUTO, check_lam, erm_experiment
 from bayes_slr.models.dataset import DEFAULT_HOLDOUT, load_dataset, training_and_test
+from bayes_slr.models.scoring import difference_name, held_out_error
 from bayes_slr.models.spec import INITS, LengthLaw, SLRConfig
 from bayes_slr.models.variants import get_variant, variant_names
 from bayes_slr.records import Executor, SweepLog, run_sweep
@@ -104,14 +110,16 @@ def erm_point(config: SLRConfig, activation: str, options: ERMOptions, seed: int
     Returns ``test_error``, ``stderr``, ``lam`` (per seed; chosen when ``options.lam`` is
     ``"auto"``), ``restarts_agree``, ``start_spread`` (largest over seeds), ``converged``
     (every seed), ``informed_test_error`` (reference), ``zero_error`` (the zero predictor on
-    the same test samples) and ``zero_stderr``, ``notes``. With ``options.data`` the one training set
+    the same test samples) and ``zero_stderr``, ``notes``, ``fit``. With ``options.data`` the one training set
     is the user's (:func:`_training_data`), scored on fresh sequences of its teacher or, without
-    one, on its held-out part (``informed_test_error`` is then ``None``).
+    one, on its held-out part (``informed_test_error`` is then ``None``, and ``fit`` holds the
+    selected ``k, v, c`` for :func:`held_out_differences`; else ``fit`` is ``None``).
     """
+    data = _training_data(options, seed)
     summary = erm_experiment(
         config.replace(D=options.D, Delta=options.Delta),
         activation,
-        **_training_data(options, seed),
+        **data,
         lam=options.lam,
         seeds=options.seeds,
         seed=seed,
@@ -124,6 +132,8 @@ def erm_point(config: SLRConfig, activation: str, options: ERMOptions, seed: int
     )
     per_seed = summary.per_seed
     zero_diffs = [r["test_error"] - r["zero_error"] for r in per_seed]
+    fit = None if data.get("test_set") is None else {
+        name: np.asarray(leaf[0]).tolist() for name, leaf in summary.params._asdict().items()}
     return {
         "test_error": summary.test_error,
         "stderr": summary.stderr,
@@ -138,6 +148,7 @@ def erm_point(config: SLRConfig, activation: str, options: ERMOptions, seed: int
         "excess_over_zero": sum(zero_diffs) / len(zero_diffs),
         "excess_over_zero_stderr": _paired_stderr(zero_diffs, [r["stderr"] for r in per_seed]),
         "notes": list(summary.notes),
+        "fit": fit,
     }
 
 
@@ -148,6 +159,30 @@ def _training_data(options: ERMOptions, seed: int) -> dict[str, Any]:
     train, test = training_and_test(load_dataset(options.data), options.holdout, seed)
     return {"alpha": train.N / train.D, "data": (train.teacher, train.as_batch()),
             "test_set": None if test is None else test.as_batch()}
+
+
+def held_out_differences(row: dict[str, Any], activations: tuple[str, ...], options: ERMOptions,
+                         seed: int) -> dict[str, dict[str, float]] | None:
+    """Paired differences of the ERM errors of a ``--data`` row between every two activations, on its held-out part.
+
+    The fits stored by :func:`erm_point` are scored together on the held-out sequences of
+    ``seed``'s split (:func:`~bayes_slr.models.scoring.held_out_error` with ``pairs``): each
+    difference ``a - b`` (``a`` before ``b`` in ``activations``) is the mean of the per-sequence
+    difference of the two errors, its ``stderr`` that difference's standard error over the
+    sequences. ``None`` when a fit is missing (data with a teacher: errors on fresh sequences).
+    """
+    fits = {a: row["erm"][a].get("fit") for a in activations}
+    if any(fit is None for fit in fits.values()):
+        return None
+    test = _training_data(options, seed)["test_set"]
+    predictors = {a: attention_predictor(AttentionParams(**{name: jnp.asarray(value, jnp.float32)
+                                                             for name, value in fit.items()}), a)
+                  for a, fit in fits.items()}
+    pairs = list(itertools.combinations(activations, 2))
+    config = task_config(row["variant"], row["nu"], row["L"], row["variable_length"], options.D, options.Delta)
+    errors = held_out_error(config, test, lambda X, lengths: {a: f(X, lengths) for a, f in predictors.items()},
+                            pairs=pairs)
+    return {difference_name(a, b): errors[difference_name(a, b)].as_dict() for a, b in pairs}
 
 
 def _paired_stderr(diffs: list[float], stderrs: list[float]) -> float:
@@ -223,7 +258,8 @@ def gap_sweep(
         "population": {activation: error}, "gap": {activation: error - bayes},
         "optimal_overlaps": {activation: {...}}, "erm": {activation: {...}}, "notes": [...],
         "warnings": [...]}`` (``erm`` only with ``erm``; its entries: :func:`erm_point`;
-        notes and warnings: :func:`row_notes`).
+        notes and warnings: :func:`row_notes`); with ``erm.data``, ``erm_paired_differences``
+        (:func:`held_out_differences`).
     """
     settings, lengths, activations = validate_sweep(settings, lengths, variable_length, activations)
     points = _points(settings, lengths, variable_length, activations, erm)
@@ -232,7 +268,11 @@ def gap_sweep(
         seed_of=lambda point: seed if point["kind"] == "erm" else None, executor=executor, progress=progress,
         description="gap points",
     )
-    return _rows(results, activations)
+    rows = _rows(results, activations)
+    if erm is not None and erm.data is not None:
+        for row in rows:
+            row["erm_paired_differences"] = held_out_differences(row, activations, erm, seed)
+    return rows
 
 
 def solve_gap_point(point: dict[str, Any], *, erm: ERMOptions | None, seed: int) -> dict[str, Any]:

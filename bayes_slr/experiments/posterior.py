@@ -18,6 +18,7 @@ import jax
 import numpy as np
 import xarray as xr
 
+from bayes_slr.attention.estimators import attention_predictor
 from bayes_slr.errors import ConfigError, check_int
 from bayes_slr.experiments.erm import check_lam, erm_experiment
 from bayes_slr.inference import diagnostics, posterior_io
@@ -25,13 +26,24 @@ from bayes_slr.inference.location import known_directions_predictor
 from bayes_slr.inference.predictive import IMPORTANCE_ESS_WARNING, posterior_errors, scored_posterior_errors
 from bayes_slr.inference.samplers import PosteriorDraws, check_sampling_arguments, sample_posterior
 from bayes_slr.models.dataset import DEFAULT_HOLDOUT, Dataset, training_and_test
-from bayes_slr.models.scoring import Scorer, fresh_sample_scorer, held_out_scorer, zero_predictor
+from bayes_slr.models.scoring import (
+    Predictor,
+    Scorer,
+    difference_name,
+    fresh_sample_scorer,
+    held_out_scorer,
+    zero_predictor,
+)
 from bayes_slr.models.simulate import SLRBatch, Teacher, draw_teacher, simulate
 from bayes_slr.models.spec import SLRConfig, training_size
 from bayes_slr.records import Executor, SweepLog, json_ready, run_sweep
 from bayes_slr.theory.bayes import bayes_error_exact
 
 ERM_ACTIVATIONS = ("softmax", "linear")
+PAIRED_DIFFERENCES = (("bayes", "erm_softmax"), ("bayes", "erm_linear"), ("erm_softmax", "erm_linear"),
+                      ("bayes", "zero"))
+"""Differences reported on held-out sequences (bring-your-own data without a teacher), paired on the same
+sequences; the ERM ones only with the ERM comparison. ``bayes`` is the Bayes-optimal predictor, ``erm_<a>`` ERM."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,6 +154,11 @@ def summarise(tree: xr.DataTree, options: PosteriorOptions, held_out: Dataset | 
     by :func:`~bayes_slr.models.scoring.held_out_error`: every error is the held-out mean of
     ``(y - f)^2`` minus ``Delta``, ERM is trained on the tree's training set, and the oracle
     error, the overlaps ``m_k, m_v`` and the start check are absent (``notes`` says so).
+    ``paired_differences`` (``None`` with a teacher) then holds :data:`PAIRED_DIFFERENCES`:
+    every predictor is scored in one pass over the held-out sequences, and each difference is the
+    mean over them of the per-sequence difference of the two errors, with its standard error
+    (over sequences, combined with the posterior predictor's draw jackknife), far smaller than
+    the two errors' own when the predictors err on the same sequences.
     """
     record = posterior_io.record_of(tree)
     config = posterior_io.config_of(tree)
@@ -150,8 +167,12 @@ def summarise(tree: xr.DataTree, options: PosteriorOptions, held_out: Dataset | 
     key_test, key_erm = jax.random.split(jax.random.fold_in(jax.random.PRNGKey(record["seed"] or 0), 1))
     score = _scorer(key_test, config, teacher, held_out, options)
     table = diagnostics.diagnostics_table(tree)
-    errors = scored_posterior_errors(score, config, k, v, max_draws=options.max_draws)
-    zero = score(zero_predictor)
+    erm, erm_predictors = (_erm_errors(key_erm, key_test, config, teacher, batch, options, held_out)
+                           if options.erm else (None, {}))
+    others = {"zero": zero_predictor, **({f"erm_{a}": f for a, f in erm_predictors.items()} if teacher is None else {})}
+    paired = [pair for pair in PAIRED_DIFFERENCES if set(pair) <= {"bayes", *others}] if teacher is None else []
+    errors = scored_posterior_errors(score, config, k, v, max_draws=options.max_draws, others=others, pairs=paired)
+    zero = errors.others["zero"]
     stats = tree.sample_stats
     convergence = diagnostics.convergence_summary(table)
     divergences = int(stats["diverging"].sum()) if "diverging" in stats else None
@@ -169,6 +190,8 @@ def summarise(tree: xr.DataTree, options: PosteriorOptions, held_out: Dataset | 
         "test_set": "fresh sequences from the teacher" if held_out is None else "held-out sequences of the data",
         "population_bayes_error": bayes_error_exact(config).value,
         "prior_predictive_error": {"value": zero.value, "stderr": zero.stderr},
+        "paired_differences": ({difference_name(a, b): errors.others[difference_name(a, b)].as_dict()
+                                for a, b in paired} if teacher is None else None),
         **convergence,
         "divergences": divergences,
         "diagnostics": table,
@@ -186,8 +209,7 @@ def summarise(tree: xr.DataTree, options: PosteriorOptions, held_out: Dataset | 
     if CHECK_GROUP in tree.children:
         summary.update(_start_check(tree, options, config, teacher, batch, key_test, table, errors.bayes))
     summary["warnings"] = warnings_of(summary)
-    summary["erm"] = (_erm_errors(key_erm, key_test, config, teacher, batch, options, held_out)
-                      if options.erm else None)
+    summary["erm"] = erm
     return summary
 
 
@@ -265,10 +287,13 @@ def warnings_of(summary: dict[str, Any]) -> list[str]:
 
 
 def _erm_errors(key_fit, key_test, config, teacher, batch, options: PosteriorOptions,
-                held_out: Dataset | None = None) -> dict[str, dict[str, Any]]:
+                held_out: Dataset | None = None) -> tuple[dict[str, dict[str, Any]], dict[str, Predictor]]:
     """ERM on the posterior's own training set, as ``gap`` runs it: several starts, the ridge by validation;
-    scored on the posterior's test set (fresh sequences of the teacher, or ``held_out``)."""
-    errors = {}
+    scored on the posterior's test set (fresh sequences of the teacher, or ``held_out``).
+
+    Returns the errors per activation and the fitted predictors (to score again beside the posterior's).
+    """
+    errors, predictors = {}, {}
     alpha = batch.y.shape[0] / config.D
     test = None if teacher is not None or held_out is None else held_out.as_batch()
     for activation in ERM_ACTIVATIONS:
@@ -279,7 +304,9 @@ def _erm_errors(key_fit, key_test, config, teacher, batch, options: PosteriorOpt
         errors[activation] = {"test_error": summary.test_error, "stderr": summary.stderr,
                               "converged": bool(seed_row["converged"]), "lam": seed_row["lam"],
                               "restarts_agree": summary.restarts_agree, "notes": list(summary.notes)}
-    return errors
+        fit = jax.tree_util.tree_map(lambda leaf: leaf[0], summary.params)
+        predictors[activation] = attention_predictor(fit, activation)
+    return errors, predictors
 
 
 def posterior_on_data(config: SLRConfig, data: Dataset, options: PosteriorOptions, seed: int, *,

@@ -17,7 +17,7 @@ import numpy as np
 from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.inference.location import location_posterior
 from bayes_slr.models.numpyro_models import location_joint_log_weights, location_log_weights
-from bayes_slr.models.scoring import ExcessError, Scorer, excess_test_error, zero_predictor
+from bayes_slr.models.scoring import ExcessError, Pairs, PredictFn, Scorer, excess_test_error, zero_predictor
 from bayes_slr.models.simulate import SLRBatch, Teacher, token_mask
 from bayes_slr.models.spec import SLRConfig
 
@@ -229,11 +229,16 @@ class PosteriorPredictor:
 
 
 class PosteriorErrors(NamedTuple):
-    """Errors of the two posterior predictors on one test set, and the importance ESS."""
+    """Errors of the two posterior predictors on one test set, and the importance ESS.
+
+    ``others``: the errors of the other predictors scored in the same pass, and the paired
+    differences asked for (:func:`scored_posterior_errors`).
+    """
 
     bayes: ExcessError
     plain: ExcessError
     importance_ess: dict[str, float]
+    others: dict[str, ExcessError]
 
 
 def posterior_errors(
@@ -251,6 +256,7 @@ def posterior_errors(
 
 def scored_posterior_errors(
     score: Scorer, config: SLRConfig, k_draws, v_draws, *, max_draws: int = 1_000, groups: int = GROUPS,
+    others: dict[str, PredictFn] | None = None, pairs: Pairs = (),
 ) -> PosteriorErrors:
     """Errors of the Bayes-optimal (weighted) and plain posterior predictors on the test set of ``score``.
 
@@ -260,10 +266,19 @@ def scored_posterior_errors(
     needed for the unbiased estimate (``>= 3`` for its draw-noise standard error). The
     weighted predictor conditions each test sequence's prediction on that sequence
     (:class:`PosteriorPredictor`).
+
+    ``others`` (name: ``(n,)`` predictor) are scored in the same pass, on the same sequences, and
+    ``pairs`` of names (``"bayes"``, ``"plain"`` or a key of ``others``) give paired differences
+    (:func:`~bayes_slr.models.scoring.excess_test_error`); both land in ``PosteriorErrors.others``.
     """
     predictor = PosteriorPredictor(config, k_draws, v_draws, max_draws=max_draws, groups=groups)
-    errors = score(predictor.both)
-    return PosteriorErrors(errors["bayes"], errors["plain"], predictor.ess_summary())
+    others = others or {}
+
+    def every_predictor(X: jax.Array, lengths: jax.Array) -> dict[str, jax.Array]:
+        return {**predictor.both(X, lengths), **{name: f(X, lengths) for name, f in others.items()}}
+
+    errors = score(every_predictor, pairs=pairs)
+    return PosteriorErrors(errors.pop("bayes"), errors.pop("plain"), predictor.ess_summary(), errors)
 
 
 def bayes_test_error(

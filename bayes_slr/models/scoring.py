@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Callable, Iterable, NamedTuple, Protocol
+from typing import Callable, Iterable, NamedTuple, Protocol, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayes_slr.errors import check_int
+from bayes_slr.errors import ConfigError, check_int
 from bayes_slr.models.simulate import SLRBatch, Teacher, iterate_batches, mean_from_sums
 from bayes_slr.models.spec import SLRConfig
 
@@ -34,7 +34,7 @@ class Predictor(Protocol):
 
 
 class ExcessError(NamedTuple):
-    """Monte Carlo estimate of an excess test error.
+    """Monte Carlo estimate of an excess test error, or of a paired difference of two (:func:`_score`).
 
     ``stderr`` covers the test-set noise and, for a predictor given as independent
     replicates, the draw-to-draw noise too (``stderr_test``, ``stderr_draws`` separately).
@@ -105,18 +105,54 @@ def _replicate_statistic(p_star: jax.Array, z_star: jax.Array, f: jax.Array) -> 
 
 PredictFn = Callable[[jax.Array, jax.Array], "jax.Array | dict[str, jax.Array]"]
 """``predict(X, lengths)``: ``(n,)`` predictions, ``(n, G)`` replicates, or a dict of those."""
-Scorer = Callable[[PredictFn], "ExcessError | dict[str, ExcessError]"]
-"""A test set with its estimator: ``score(predict)`` is :func:`excess_test_error` or :func:`held_out_error`."""
+Pairs = Sequence[tuple[str, str]]
+"""Pairs ``(a, b)`` of keys of a dict of predictions whose paired difference ``a - b`` is wanted."""
+Scorer = Callable[..., "ExcessError | dict[str, ExcessError]"]
+"""A test set with its estimator: ``score(predict, pairs=())`` is :func:`excess_test_error` or
+:func:`held_out_error` (``pairs`` adds paired differences, :func:`difference_name`)."""
+
+
+def difference_name(a: str, b: str) -> str:
+    """The key of the paired difference ``a - b`` in a scored dict: ``"a - b"``."""
+    return f"{a} - {b}"
+
+
+def _paired_columns(columns: dict[str, np.ndarray], pairs: Pairs) -> dict[str, np.ndarray]:
+    """Per-sequence differences of the scored statistics, ``a - b`` for each pair, leave-one-group-out columns paired.
+
+    A width-1 column (``(n,)`` predictions) broadcasts against the ``1 + G`` columns of replicates;
+    two replicate predictors must have the same ``G``, group ``g`` of one paired with group ``g``
+    of the other (for the posterior predictors, the same draws). The statistics are float64, so
+    each difference is exact and its mean is the difference of the two means up to summation rounding.
+    """
+    out = {}
+    for a, b in pairs:
+        for name in (a, b):
+            if name not in columns:
+                raise ConfigError(f"paired difference {a!r} - {b!r}: no prediction named {name!r} "
+                                  f"(predictions: {', '.join(map(repr, columns))})")
+        left, right = columns[a], columns[b]
+        if 1 < left.shape[1] != right.shape[1] > 1:
+            raise ConfigError(f"paired difference {a!r} - {b!r}: {left.shape[1] - 1} and {right.shape[1] - 1} "
+                              "replicate groups; replicates are paired group by group, so the counts must match")
+        out[difference_name(a, b)] = left - right
+    return out
 
 
 def _score(predict: PredictFn, chunks: Iterable[tuple[jax.Array, jax.Array, jax.Array, jax.Array]],
-           offset: float = 0.0) -> ExcessError | dict[str, ExcessError]:
+           offset: float = 0.0, pairs: Pairs = ()) -> ExcessError | dict[str, ExcessError]:
     """Mean over sequences of ``sum_l p_l (z_l - f)^2 - offset`` (or its replicate form), per prediction.
 
     ``chunks`` yields ``(X, lengths, p, z)``: tokens, lengths, per-token weights ``p`` (summing
     to one) and per-token targets ``z``. ``(n,)`` predictions score
     ``sum_l p_l (z_l - f)^2``; ``(n, G)`` replicates the cross-replicate statistic of
     :func:`_replicate_statistic`, whose ``stderr`` adds a leave-one-group-out jackknife (``G >= 3``).
+
+    ``pairs`` (keys of a dict of predictions) add, under :func:`difference_name`, the paired
+    difference: the mean over the same sequences of the per-sequence difference of the two
+    statistics (``offset`` cancels), whose ``stderr_test`` is the standard error over sequences
+    of that difference; with replicates the jackknife runs on the differenced leave-one-group-out
+    statistics (:func:`_paired_columns`), so ``stderr`` covers the draw noise of the difference.
     """
     names: list[str] = []
     widths: dict[str, int] = {}
@@ -124,22 +160,25 @@ def _score(predict: PredictFn, chunks: Iterable[tuple[jax.Array, jax.Array, jax.
     for X, lengths, p, z in chunks:
         out = predict(X, lengths)
         parts = out if isinstance(out, dict) else {"": out}
-        columns = []
+        columns = {}
         for name, f in parts.items():
             f = jnp.asarray(f)
             column = (jnp.sum(p * (z - f[:, None]) ** 2, axis=-1)[:, None] if f.ndim == 1
                       else _replicate_statistic(p, z, f))
-            widths[name] = column.shape[1]
-            columns.append(column)
+            columns[name] = np.asarray(column, dtype=np.float64)
+        columns.update(_paired_columns(columns, pairs))
         if not names:
-            names.extend(parts)
-        values = np.asarray(jnp.concatenate(columns, axis=1), dtype=np.float64)
+            names.extend(columns)
+            widths.update({name: column.shape[1] for name, column in columns.items()})
+        values = np.concatenate(list(columns.values()), axis=1)
         total, total_sq, count = total + values.sum(axis=0), total_sq + (values**2).sum(axis=0), count + values.shape[0]
     result = mean_from_sums(total, total_sq, count)
+    differences = {difference_name(a, b) for a, b in pairs}
     errors, start = {}, 0
     for name in names:
         width = widths[name]
-        mean, stderr = result.mean[start:start + width] - offset, result.stderr[start:start + width]
+        mean, stderr = result.mean[start:start + width], result.stderr[start:start + width]
+        mean = mean if name in differences else mean - offset
         start += width
         if width == 1:
             errors[name] = ExcessError(float(mean[0]), float(stderr[0]), result.count)
@@ -159,6 +198,7 @@ def excess_test_error(
     *,
     N_test: int = 100_000,
     chunk_size: int = 10_000,
+    pairs: Pairs = (),
 ) -> ExcessError | dict[str, ExcessError]:
     """Excess test error ``E[(y - f(X))^2] - Delta`` of ``f = predict(X, lengths)`` with its standard error.
 
@@ -172,29 +212,31 @@ def excess_test_error(
     With replicates the estimate is ``mean over g != h of sum_l p*_l (z*_l - f_g)(z*_l - f_h)``:
     unbiased for the error of the replicates' common mean (no ``Var(f_g)`` term), and
     ``stderr`` combines the test-set standard error with a leave-one-group-out jackknife
-    over the groups (``G >= 3``) for the draw-to-draw noise.
+    over the groups (``G >= 3``) for the draw-to-draw noise. ``pairs`` adds paired differences
+    between keys of the dict on the same sequences (:func:`_score`).
     """
     N_test = check_int("N_test", N_test, 2)
     chunks = ((batch.X, batch.lengths, teacher_location_posterior(config, teacher, batch), batch.z_star)
               for batch in iterate_batches(key, config, teacher, N_test, chunk_size))
-    return _score(predict, chunks)
+    return _score(predict, chunks, pairs=pairs)
 
 
 def held_out_error(
-    config: SLRConfig, held_out: SLRBatch, predict: PredictFn, *, chunk_size: int = 10_000
+    config: SLRConfig, held_out: SLRBatch, predict: PredictFn, *, chunk_size: int = 10_000, pairs: Pairs = (),
 ) -> ExcessError | dict[str, ExcessError]:
     """Excess error ``mean (y - f(X))^2 - Delta`` of ``predict`` on given held-out sequences (no teacher needed).
 
     The estimator of :func:`excess_test_error` with the observed output in place of the
     teacher's integrated location (one "token" of weight 1 and target ``y``): the same
     replicate form and standard errors, over the ``n >= 2`` held-out sequences; ``Delta`` is
-    ``config.Delta`` (the noise the excess is measured over, docs/model.md section 2).
+    ``config.Delta`` (the noise the excess is measured over, docs/model.md section 2). ``pairs``:
+    paired differences on the held-out sequences, as in :func:`excess_test_error`.
     """
     n = check_int("held-out sequences", held_out.y.shape[0], 2)
     chunks = ((held_out.X[i:i + chunk_size], held_out.lengths[i:i + chunk_size],
                jnp.ones((min(chunk_size, n - i), 1)), jnp.asarray(held_out.y[i:i + chunk_size])[:, None])
               for i in range(0, n, chunk_size))
-    return _score(predict, chunks, offset=config.Delta)
+    return _score(predict, chunks, offset=config.Delta, pairs=pairs)
 
 
 def fresh_sample_scorer(key: jax.Array, config: SLRConfig, teacher: Teacher, N_test: int) -> Scorer:

@@ -4,7 +4,8 @@
 (b) A plain ``X, y`` file (no record, no teacher, no lengths) gives the numbers of the simulate file with its
     teacher stripped, the settings then coming from the flags.
 (c) Without the teacher, errors on held-out sequences agree (within their standard errors) with the errors via
-    the teacher of a posterior (and ERM) trained on the same training sequences: the draws are the same.
+    the teacher of a posterior (and ERM) trained on the same training sequences: the draws are the same. So do
+    the paired differences between predictors, which are the differences of the held-out errors.
 Bad files and conflicting flags end with one line naming the array or both values, exit 2, nothing written.
 """
 
@@ -17,8 +18,11 @@ import jax
 import numpy as np
 import pytest
 
+from bayes_slr.cli.gap import _paired_lines
 from bayes_slr.cli.main import main
+from bayes_slr.experiments.posterior import PAIRED_DIFFERENCES
 from bayes_slr.models.dataset import load_dataset, split_holdout
+from bayes_slr.models.scoring import difference_name
 from bayes_slr.models.simulate import draw_teacher, simulate
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 
@@ -123,6 +127,32 @@ def test_held_out_errors_agree_with_the_teacher_route(held_out_runs):
     assert held["erm"]["softmax"]["lam"] == teacher["erm"]["softmax"]["lam"]
 
 
+def _errors(run: dict) -> dict[str, dict]:
+    """The unpaired errors of a posterior run, by the names of its paired differences."""
+    erm = {f"erm_{a}": {"value": run["erm"][a]["test_error"], "stderr": run["erm"][a]["stderr"]}
+           for a in ("softmax", "linear")}
+    return {"bayes": run["bayes_error"], "zero": run["prior_predictive_error"], **erm}
+
+
+def test_paired_differences_on_held_out_sequences(held_out_runs):
+    """The paired difference is the difference of the two held-out errors (same sequences) with a smaller stderr
+    than the unpaired hypot (the errors covary: same noise, same hard sequences), and Bayes - ERM softmax agrees
+    with the teacher route's difference (same draws and fits, fresh sequences) within 4 combined SE."""
+    held, teacher = held_out_runs["stripped"], held_out_runs["train"]
+    assert teacher["paired_differences"] is None and held_out_runs["plain"]["paired_differences"] == held[
+        "paired_differences"]
+    unpaired, by_teacher = _errors(held), _errors(teacher)
+    for a, b in PAIRED_DIFFERENCES:
+        paired = held["paired_differences"][difference_name(a, b)]
+        assert paired["value"] == pytest.approx(unpaired[a]["value"] - unpaired[b]["value"], abs=1e-6), (a, b)
+        assert paired["stderr"] < math.hypot(unpaired[a]["stderr"], unpaired[b]["stderr"]), (a, b)
+    paired = held["paired_differences"][difference_name("bayes", "erm_softmax")]
+    route = by_teacher["bayes"]["value"] - by_teacher["erm_softmax"]["value"]
+    route_stderr = math.hypot(by_teacher["bayes"]["stderr"], by_teacher["erm_softmax"]["stderr"])
+    assert abs(paired["value"] - route) < 4 * math.hypot(paired["stderr"], route_stderr)
+    assert paired["stderr_draws"] == pytest.approx(held["bayes_error"]["stderr_draws"], rel=1e-6)
+
+
 def test_without_a_teacher_oracle_and_overlaps_are_absent_and_said(held_out_runs):
     held, teacher = held_out_runs["stripped"], held_out_runs["train"]
     assert "oracle_error" not in held and "overlaps" not in held and set(held["diagnostics"]) >= {"q_k", "q_v"}
@@ -140,6 +170,8 @@ def test_text_report_states_where_each_setting_came_from(files, capsys):
     assert (f"data {files['plain']}: variant spiked (--variant), nu 2 (--nu default), Delta 0.1 (--Delta), "
             "length L=3 (fixed at Lbar (no --variable-length)), D 10 (array X), N 600 (array y), Lbar 3 (array X)") in out
     assert "errors on 120 held-out sequences of the data" in out and "known-direction (oracle) error" not in out
+    assert "paired differences on the same 120 held-out sequences" in out and "  Bayes-optimal - zero: -" in out
+    assert "ERM softmax" not in out  # --no-erm: the zero predictor is the only one to pair with
 
 
 def test_gap_on_data_agrees_with_the_teacher_route(files, capsys):
@@ -155,6 +187,14 @@ def test_gap_on_data_agrees_with_the_teacher_route(files, capsys):
         a, b = row["erm"][activation], reference["erm"][activation]
         assert abs(a["test_error"] - b["test_error"]) < 4 * math.hypot(a["stderr"], b["stderr"])
         assert a["informed_test_error"] is None and b["informed_test_error"] is not None
+    paired, a, b = row["erm_paired_differences"]["softmax - linear"], row["erm"]["softmax"], row["erm"]["linear"]
+    assert paired["value"] == pytest.approx(a["test_error"] - b["test_error"], abs=1e-6)
+    assert paired["stderr"] < math.hypot(a["stderr"], b["stderr"])
+    route = reference["erm"]["softmax"]["test_error"] - reference["erm"]["linear"]["test_error"]
+    route_stderr = math.hypot(reference["erm"]["softmax"]["stderr"], reference["erm"]["linear"]["stderr"])
+    assert abs(paired["value"] - route) < 4 * math.hypot(paired["stderr"], route_stderr)
+    assert reference["erm_paired_differences"] is None
+    assert _paired_lines(held["rows"])[1] == f"  softmax - linear: {paired['value']:+.4f} +- {paired['stderr']:.4f}"
 
 
 def _bad_files(folder) -> dict[str, tuple]:
