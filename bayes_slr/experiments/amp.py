@@ -19,7 +19,7 @@ import numpy as np
 from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
 from bayes_slr.inference import amp
 from bayes_slr.models.scoring import excess_test_error
-from bayes_slr.models.simulate import draw_teacher
+from bayes_slr.models.simulate import chunk_sequences, draw_teacher
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.records import Executor, SweepLog, run_sweep
 from bayes_slr.theory.replica_bayes import bayes_replica_point, bayes_state_evolution_history
@@ -165,11 +165,13 @@ def amp_point(config: SLRConfig, alpha: float, seed: int, options: AMPOptions | 
         max_iter=options.max_iter, coupled=options.coupled, variance=options.variance, adaptive=options.adaptive,
         progress=progress))
     seconds = time.perf_counter() - start
+    del data  # the tokens are not needed for scoring
     iterations = int(result.state.iteration)
-    error = excess_test_error(key_test, config, teacher, amp.amp_predictor(config, result.state), N_test=options.n_test)
+    score = functools.partial(excess_test_error, key_test, config, teacher, N_test=options.n_test,
+                              chunk_size=chunk_sequences(config))
+    error = score(amp.amp_predictor(config, result.state))
     if config.law.tokens_carry_key:
-        plain = excess_test_error(key_test, config, teacher, amp.amp_predictor(config, result.state, own_tilt=False),
-                                  N_test=options.n_test)
+        plain = score(amp.amp_predictor(config, result.state, own_tilt=False))
     else:
         plain = error
     final = np.asarray(result.history[iterations])

@@ -42,7 +42,7 @@ import numpy as np
 from tqdm import tqdm
 
 from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
-from bayes_slr.models.simulate import Teacher, iterate_batches
+from bayes_slr.models.simulate import Teacher, chunk_sequences, iterate_batches
 from bayes_slr.models.spec import INITS, SLRConfig
 from bayes_slr.numerics import location_integrals
 
@@ -156,33 +156,50 @@ def check_amp_config(config: SLRConfig) -> SLRConfig:
     return config
 
 
-def memory_bytes(config: SLRConfig, N: int, dtype: str = "float64", chunk_size: int = 10_000) -> int:
-    """Estimated peak memory of a run: the tokens in ``dtype`` twice (the host buffer :func:`amp_data`
-    fills and the device array), one float64 simulation chunk (three copies of its tokens), and the
-    per-token messages."""
+RUNTIME_BYTES = 400 * 2**20
+"""What a point holds besides its arrays: the JAX runtime and compiled programs (0.3 GB after import, about
+0.1 GB more during a point; docs/theory.md part C)."""
+
+
+def memory_bytes(config: SLRConfig, N: int, dtype: str = "float64", chunk_size: int | None = None) -> int:
+    """Estimated peak memory of a point: the tokens in ``dtype`` once (:func:`amp_data` writes the chunks into
+    the device array in place), one float64 simulation chunk of ``chunk_size`` sequences (default
+    :func:`~bayes_slr.models.simulate.chunk_sequences`: a fixed byte budget) with its intermediates (three
+    copies of its tokens; the test scoring uses the same chunks), the per-token messages and
+    :data:`RUNTIME_BYTES`."""
     itemsize = np.dtype(dtype).itemsize
+    chunk_size = chunk_sequences(config) if chunk_size is None else check_int("chunk_size", chunk_size, 1)
     tokens = N * config.Lbar * config.D
     chunk = 3 * min(N, chunk_size) * config.Lbar * config.D * 8
-    return int(2 * tokens * itemsize + chunk + 12 * N * config.Lbar * 2 * 8)
+    return int(tokens * itemsize + chunk + 12 * N * config.Lbar * 2 * 8 + RUNTIME_BYTES)
+
+
+@functools.partial(jax.jit, donate_argnums=(0,))
+def _write_rows(buffers: tuple, rows: tuple, start: jax.Array) -> tuple:
+    """``buffers[i][start:start + n] = rows[i]`` in each buffer's dtype, in place (the buffers are donated)."""
+    return tuple(jax.lax.dynamic_update_slice_in_dim(buffer, row.astype(buffer.dtype), start, axis=0)
+                 for buffer, row in zip(buffers, rows))
 
 
 def amp_data(key: jax.Array, config: SLRConfig, teacher: Teacher, N: int, *, dtype: str = "float64",
-             chunk_size: int = 10_000) -> AMPData:
+             chunk_size: int | None = None) -> AMPData:
     """Draw ``N`` training sequences from ``teacher`` and store them in ``dtype``.
 
-    Generated ``chunk_size`` at a time (:func:`~bayes_slr.models.simulate.iterate_batches`), so the
-    tokens are written chunk by chunk into one host buffer in ``dtype`` (peak: that buffer, its
-    device copy and one float64 chunk). The same ``key`` gives the same data in every dtype.
+    Generated ``chunk_size`` at a time (:func:`~bayes_slr.models.simulate.iterate_batches`; default
+    :func:`~bayes_slr.models.simulate.chunk_sequences`, a byte budget that does not depend on ``dtype``),
+    each chunk written in place into the device arrays in ``dtype`` (peak: those arrays and one float64
+    chunk with its intermediates, no host copy). The same ``key`` gives the same data in every dtype.
     """
-    X = np.empty((N, config.Lbar, config.D), dtype=dtype)
-    y = np.empty(N, dtype=dtype)
-    mask = np.empty((N, config.Lbar), dtype=bool)
+    chunk_size = chunk_sequences(config) if chunk_size is None else chunk_size
+    device = jax.devices()[0]
+    buffers = jax.device_put((jnp.zeros((N, config.Lbar, config.D), dtype), jnp.zeros(N, dtype),
+                              jnp.zeros((N, config.Lbar), bool)), device)
     start = 0
     for batch in iterate_batches(key, config, teacher, N, chunk_size):
-        stop = start + batch.y.shape[0]
-        X[start:stop], y[start:stop], mask[start:stop] = batch.X, batch.y, batch.mask
-        start = stop
-    return AMPData(jax.device_put(X), jax.device_put(y), jax.device_put(mask))
+        rows = jax.device_put((batch.X, batch.y, batch.mask), device)
+        buffers = _write_rows(buffers, rows, start)
+        start += batch.y.shape[0]
+    return AMPData(*buffers)
 
 
 def prior_precision(config: SLRConfig, N: int) -> jax.Array:

@@ -116,8 +116,26 @@ def simulate(key: jax.Array, config: SLRConfig, teacher: Teacher, N: int,
     return batch if sharding is None else jax.lax.with_sharding_constraint(batch, sharding)
 
 
+CHUNK_BYTES = 2**26
+"""Bytes of float64 tokens in one simulation chunk sized by :func:`chunk_sequences` (64 MiB)."""
+DEFAULT_CHUNK = 10_000
+"""Sequences per chunk of :func:`iterate_batches` by default, and the most :func:`chunk_sequences` gives."""
+
+
+def chunk_sequences(config: SLRConfig, budget: int = CHUNK_BYTES) -> int:
+    """Sequences per simulation chunk whose float64 tokens fit ``budget`` bytes, at most :data:`DEFAULT_CHUNK`.
+
+    ``min(DEFAULT_CHUNK, max(1, budget // (8 Lbar D)))``: the chunks are drawn in float64 whatever the
+    working precision, so this does not depend on it and a seed draws the same data in every dtype.
+    Up to ``Lbar D = budget / 80000`` (``D = 279`` at ``L = 3``) it is :data:`DEFAULT_CHUNK`: the
+    chunks, hence the data a seed draws (chunk ``i`` uses ``fold_in(key, i)``), are the default ones.
+    """
+    budget = check_int("budget", budget, 1)
+    return min(DEFAULT_CHUNK, max(1, budget // (8 * config.Lbar * config.D)))
+
+
 def iterate_batches(
-    key: jax.Array, config: SLRConfig, teacher: Teacher, N: int, chunk_size: int = 10_000
+    key: jax.Array, config: SLRConfig, teacher: Teacher, N: int, chunk_size: int = DEFAULT_CHUNK
 ) -> Iterator[SLRBatch]:
     """Yield ``N`` samples in chunks of at most ``chunk_size`` (memory stays flat).
 

@@ -25,7 +25,7 @@ from bayes_slr.inference import amp, posterior_io
 from bayes_slr.inference.predictive import posterior_mean_predictor, thin_draws
 from bayes_slr.inference.samplers import run_gibbs
 from bayes_slr.models.scoring import excess_error_given_teacher
-from bayes_slr.models.simulate import draw_teacher, simulate, streamed_mean
+from bayes_slr.models.simulate import chunk_sequences, draw_teacher, iterate_batches, simulate, streamed_mean
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.numerics import location_integrals
 from bayes_slr.theory.replica_bayes import bayes_state_evolution_history
@@ -135,6 +135,39 @@ def test_float32_reaches_the_float64_fixed_point():
     o64 = np.asarray(r64.history[int(r64.state.iteration)])
     o32 = np.asarray(r32.history[int(r32.state.iteration)])
     np.testing.assert_allclose(o32, o64, atol=1e-4)
+
+
+def test_training_data_is_the_same_in_every_dtype_across_chunks():
+    """``amp_data`` over several chunks (the last one short): the float64 data is the concatenation of
+    :func:`iterate_batches`'s chunks, and the float32 data is the same numbers rounded to float32."""
+    config = SLRConfig("spiked", 40, LengthLaw.uniform(3), 2.0, 0.1)
+    key_teacher, key_data = jax.random.split(jax.random.PRNGKey(5))
+    teacher = draw_teacher(key_teacher, config.D, exact=True)
+    d64 = amp.amp_data(key_data, config, teacher, 23, chunk_size=5)
+    d32 = amp.amp_data(key_data, config, teacher, 23, dtype="float32", chunk_size=5)
+    chunks = list(iterate_batches(key_data, config, teacher, 23, 5))
+    assert [b.y.shape[0] for b in chunks] == [5, 5, 5, 5, 3]
+    for name, field in (("X", "X"), ("y", "y"), ("mask", "mask")):
+        expected = np.concatenate([np.asarray(getattr(b, field)) for b in chunks])
+        np.testing.assert_array_equal(np.asarray(getattr(d64, name)), expected)
+        expected32 = expected if expected.dtype == bool else expected.astype(np.float32)
+        np.testing.assert_array_equal(np.asarray(getattr(d32, name)), expected32)
+    assert d32.X.dtype == jnp.float32 and d64.X.dtype == jnp.float64
+
+
+def test_memory_bytes_counts_the_tokens_once_in_the_working_dtype():
+    """``memory_bytes``: float64 needs exactly ``N Lbar D * 4`` bytes more than float32 (the stored tokens,
+    once); the simulation chunk is sized by a byte budget, the same in both dtypes, so at large ``D`` the
+    estimate is little more than the tokens."""
+    config = SPIKED.replace(D=4000)
+    N, tokens = 8000, 8000 * 3 * 4000
+    b64, b32 = amp.memory_bytes(config, N, "float64"), amp.memory_bytes(config, N, "float32")
+    assert b64 - b32 == tokens * 4
+    chunk = chunk_sequences(config)
+    assert chunk < N and amp.memory_bytes(config, N, "float32", chunk) == b32
+    assert b32 - tokens * 4 == amp.memory_bytes(config, N, "float64", chunk) - tokens * 8
+    assert b32 - amp.RUNTIME_BYTES - tokens * 4 < tokens * 4  # the transients are below the float32 tokens
+    assert amp.memory_bytes(config, N, "float32", N) > b32  # one chunk of all N sequences: the old layout
 
 
 def log_z_out(config: SLRConfig, omega: jax.Array, y: jax.Array, mask: jax.Array, V: jax.Array) -> jax.Array:

@@ -13,7 +13,8 @@ import pytest
 from scipy import stats
 
 from bayes_slr import LengthLaw, SLRConfig
-from bayes_slr.models.simulate import draw_teacher, iterate_batches, simulate, streamed_mean
+from bayes_slr.models.simulate import (CHUNK_BYTES, DEFAULT_CHUNK, chunk_sequences, draw_teacher, iterate_batches,
+                                       simulate, streamed_mean)
 
 Z = 4.5
 D = 40
@@ -118,3 +119,14 @@ def test_streamed_mean_covers_many_chunks_with_correct_error(teacher):
     assert abs(float(result.mean) - math.sqrt(nu)) < Z * float(result.stderr)
     sizes = [b.y.shape[0] for b in iterate_batches(jax.random.PRNGKey(6), config, teacher, N, 7_000)]
     assert sizes == [7_000] * 4 + [2_000]
+
+
+def test_chunk_sequences_follows_a_byte_budget():
+    """At most ``DEFAULT_CHUNK`` sequences (small ``D``: the default chunks, the same data as before), else
+    as many float64 sequences as fit the budget, at least one; no dtype enters."""
+    config = SLRConfig("spiked", 200, LengthLaw.fixed(3), 2.0, 0.1)
+    assert chunk_sequences(config) == DEFAULT_CHUNK
+    big = config.replace(D=4000)
+    assert chunk_sequences(big) == CHUNK_BYTES // (8 * 3 * 4000)
+    assert chunk_sequences(big) * 8 * 3 * 4000 <= CHUNK_BYTES
+    assert chunk_sequences(big, budget=1) == 1
