@@ -175,7 +175,7 @@ def held_out_differences(row: dict[str, Any], activations: tuple[str, ...], opti
     if any(fit is None for fit in fits.values()):
         return None
     test = _training_data(options, seed)["test_set"]
-    predictors = {a: attention_predictor(AttentionParams(**{name: jnp.asarray(value, jnp.float32)
+    predictors = {a: attention_predictor(AttentionParams(**{name: jnp.asarray(value)
                                                              for name, value in fit.items()}), a)
                   for a, fit in fits.items()}
     pairs = list(itertools.combinations(activations, 2))
