@@ -17,7 +17,7 @@ import numpy as np
 from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.inference.location import location_posterior
 from bayes_slr.models.numpyro_models import location_joint_log_weights, location_log_weights
-from bayes_slr.models.scoring import ExcessError, Pairs, PredictFn, Scorer, excess_test_error, zero_predictor
+from bayes_slr.models.scoring import ExcessError, Pairs, PredictFn, Scorer, excess_test_error, fresh_sample_scorer
 from bayes_slr.models.simulate import SLRBatch, Teacher, token_mask
 from bayes_slr.models.spec import SLRConfig
 
@@ -250,7 +250,7 @@ def posterior_errors(
     One pass over ``N_test`` fresh sequences of ``teacher`` and the draws
     (:func:`scored_posterior_errors` with :func:`excess_test_error`).
     """
-    score = functools.partial(excess_test_error, key, config, teacher, N_test=N_test, chunk_size=chunk_size)
+    score = fresh_sample_scorer(key, config, teacher, N_test, chunk_size)
     return scored_posterior_errors(score, config, k_draws, v_draws, max_draws=max_draws, groups=groups)
 
 
@@ -396,15 +396,3 @@ def training_location_posterior(
         return total / k_chain.shape[0]
 
     return jax.vmap(chain_mean)(k_draws, v_draws)
-
-
-def zero_predictor_error(
-    key: jax.Array, config: SLRConfig, teacher: Teacher, *, N_test: int = 100_000, chunk_size: int = 10_000
-) -> ExcessError:
-    """Excess test error of ``f = 0``, the posterior-mean predictor as alpha -> 0.
-
-    Under the prior ``v ~ N(0, I)`` is symmetric, so the prior mean of ``f`` is zero and
-    the Bayes error at alpha -> 0 is ``E[z*_{eps*}^2]`` (about 1). Estimated on the test
-    set that :func:`bayes_test_error` draws from the same ``key``.
-    """
-    return excess_test_error(key, config, teacher, zero_predictor, N_test=N_test, chunk_size=chunk_size)

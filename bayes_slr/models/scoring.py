@@ -239,9 +239,10 @@ def held_out_error(
     return _score(predict, chunks, offset=config.Delta, pairs=pairs)
 
 
-def fresh_sample_scorer(key: jax.Array, config: SLRConfig, teacher: Teacher, N_test: int) -> Scorer:
+def fresh_sample_scorer(key: jax.Array, config: SLRConfig, teacher: Teacher, N_test: int,
+                        chunk_size: int = 10_000) -> Scorer:
     """``score(predict)``: :func:`excess_test_error` on ``N_test`` fresh sequences of ``teacher`` from ``key``."""
-    return functools.partial(excess_test_error, key, config, teacher, N_test=N_test)
+    return functools.partial(excess_test_error, key, config, teacher, N_test=N_test, chunk_size=chunk_size)
 
 
 def held_out_scorer(config: SLRConfig, held_out: SLRBatch) -> Scorer:

@@ -25,9 +25,8 @@ from bayes_slr.inference.predictive import (
     bayes_test_error,
     posterior_mean_predictor,
     sequence_location_posterior,
-    zero_predictor_error,
 )
-from bayes_slr.models.scoring import excess_test_error
+from bayes_slr.models.scoring import excess_test_error, zero_predictor
 from bayes_slr.inference.samplers import direction_conditionals, run_gibbs, sample_posterior
 from bayes_slr.models.numpyro_models import slr_model_enumerated
 from bayes_slr.models.simulate import draw_teacher, simulate, streamed_mean
@@ -201,7 +200,7 @@ def test_bayes_error_at_small_alpha_is_near_prior_predictive(full_size):
         batch = simulate(key_data, SPIKED, teacher, round(alpha * SPIKED.D))
         draws = run_gibbs(key_data, SPIKED, batch, **GIBBS)
         bayes = bayes_test_error(key_test, SPIKED, teacher, draws.k, draws.v, N_test=N_TEST, max_draws=MAX_DRAWS)
-        zero = zero_predictor_error(key_test, SPIKED, teacher, N_test=N_TEST)
+        zero = excess_test_error(key_test, SPIKED, teacher, zero_predictor, N_test=N_TEST)
         differences.append(bayes.value - zero.value)
         errors.append(bayes.value)
     differences, errors = np.array(differences), np.array(errors)
