@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from bayes_slr.cli.common import (
@@ -16,20 +15,16 @@ from bayes_slr.cli.common import (
     print_json,
     raise_if_points_failed,
     sweep_executor,
+    sweep_outputs,
     warning_lines,
+    write_sweep_record,
 )
 from bayes_slr.errors import check_int
 from bayes_slr.experiments.amp import AMPOptions, amp_sweep, check_point
 from bayes_slr.inference.amp import DEFAULT_DAMPING, DTYPES
 from bayes_slr.models.spec import INITS
 from bayes_slr.plots import plot_amp_points
-from bayes_slr.records import (
-    atomic_write,
-    check_writable_output,
-    json_ready,
-    open_sweep_log,
-    provenance,
-)
+from bayes_slr.records import atomic_write, provenance
 
 DEFAULT_ALPHAS = (0.5, 1.0, 2.0, 4.0, 16.0)
 
@@ -68,9 +63,7 @@ def run(args: argparse.Namespace) -> None:
     check_int("--seeds", args.seeds, 1)
     for alpha in args.alpha:
         check_point(config, alpha, options)
-    derived = args.force or args.out is not None  # with --out the plot is re-derived from the log
-    plot = check_writable_output(args.plot, force=derived, name="--plot") if args.plot is not None else None
-    log = open_sweep_log(args.out, "amp.jsonl") if args.out is not None else None
+    plot, log = sweep_outputs(args, "amp")
     settings = {**config.to_dict(), "options": vars(options)}
     failures: list = []
     with sweep_executor(args) as executor:
@@ -78,9 +71,7 @@ def run(args: argparse.Namespace) -> None:
                          failures=failures)
     warnings = [f"alpha={r['alpha']:g} seed {r['seed']}: GAMP did not converge (last residual {r['residual']:.3g}); "
                 "do not read its error" for r in rows if not r["converged"]]
-    if args.out is not None:
-        record = {**provenance(settings, None), "rows": json_ready(rows), "warnings": warnings}
-        atomic_write(args.out / "amp.json", lambda tmp: tmp.write_text(json.dumps(record, indent=1)))
+    write_sweep_record(args.out, "amp", {**provenance(settings, None), "rows": rows, "warnings": warnings})
     if plot is not None:
         title = (f"{config.variant} nu={config.nu:g}, {config.length.describe()}, Delta={config.Delta:g}, "
                  f"D={config.D}, {args.seeds} seed(s), init {args.init}")

@@ -15,7 +15,7 @@ from bayes_slr.errors import ConfigError, check_int
 from bayes_slr.models.dataset import DEFAULT_HOLDOUT, Dataset, data_config, held_out_count, load_dataset
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.models.variants import variant_names
-from bayes_slr.records import SomePointsFailed, json_ready
+from bayes_slr.records import SomePointsFailed, SweepLog, atomic_write, check_writable_output, json_ready, open_sweep_log
 
 
 def number(text: str) -> float:
@@ -136,6 +136,28 @@ def describe_sources(config: SLRConfig, data: dict[str, Any]) -> str:
     values = {"variant": config.variant, "nu": nu, "Delta": f"{config.Delta:g}", "length": config.length.describe(),
               "D": config.D, "N": data["N"], "Lbar": config.Lbar}
     return f"data {data['path']}: " + ", ".join(f"{name} {values[name]} ({sources[name]})" for name in values)
+
+
+def sweep_outputs(args: argparse.Namespace, name: str) -> tuple[Path | None, SweepLog | None]:
+    """Check ``--plot`` and open the resumable log ``--out/name.jsonl``, before any point runs.
+
+    With ``--out`` the plot is a view of the log, so an existing plot is replaced (a re-run
+    redraws it); without, an existing plot needs ``--force``.
+    """
+    derived = args.force or args.out is not None
+    plot = check_writable_output(args.plot, force=derived, name="--plot") if args.plot is not None else None
+    log = open_sweep_log(args.out, f"{name}.jsonl") if args.out is not None else None
+    return plot, log
+
+
+def write_sweep_record(out: Path | None, name: str, record: dict[str, Any]) -> None:
+    """Write a sweep's summary ``record`` (provenance, rows, notes...) to ``out/name.json`` atomically, if ``--out``.
+
+    Every value goes through :func:`~bayes_slr.records.json_ready`, so ``inf`` (max-SLR's ``nu``) is
+    the string ``"inf"`` rather than JSON's non-standard ``Infinity``.
+    """
+    if out is not None:
+        atomic_write(out / f"{name}.json", lambda tmp: tmp.write_text(json.dumps(json_ready(record), indent=1)))
 
 
 def print_json(obj: Any) -> None:

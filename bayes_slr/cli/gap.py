@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,9 @@ from bayes_slr.cli.common import (
     print_json,
     ridge,
     sweep_executor,
+    sweep_outputs,
     warning_lines,
+    write_sweep_record,
 )
 from bayes_slr.errors import ConfigError, check_real
 from bayes_slr.experiments.erm import DEFAULT_LAM_GRID, VALIDATION_FRACTION
@@ -31,7 +32,7 @@ from bayes_slr.models.dataset import held_out_count
 from bayes_slr.models.spec import INITS, LengthLaw
 from bayes_slr.models.variants import get_variant, variant_names
 from bayes_slr.plots import plot_gap
-from bayes_slr.records import atomic_write, check_writable_output, json_ready, open_sweep_log, provenance
+from bayes_slr.records import atomic_write, provenance
 
 
 
@@ -96,10 +97,7 @@ def run(args: argparse.Namespace) -> None:
         else:
             check_real("Delta", args.Delta, minimum=0.0)
     validate_sweep(settings, lengths, variable_length, args.activations)
-    # with --out the plot is a view of the log: redrawing it on a re-run is what the user asked for
-    plot = (check_writable_output(args.plot, force=args.force or args.out is not None, name="--plot")
-            if args.plot is not None else None)
-    log = open_sweep_log(args.out, "gap.jsonl") if args.out is not None else None
+    plot, log = sweep_outputs(args, "gap")
     with sweep_executor(args) as executor:
         rows = gap_sweep(settings, lengths, variable_length=variable_length, activations=args.activations, erm=erm,
                          seed=args.seed, log=log, executor=executor, progress=not args.quiet)
@@ -113,9 +111,8 @@ def run(args: argparse.Namespace) -> None:
     }
     notes, warnings = _collected(rows)
     result = {"config": config, "rows": [_public_row(row) for row in rows], "notes": notes, "warnings": warnings}
-    if args.out is not None:
-        record = {**provenance(config, args.seed), "rows": json_ready(rows), "notes": notes, "warnings": warnings}
-        atomic_write(args.out / "gap.json", lambda tmp: tmp.write_text(json.dumps(record, indent=1)))
+    write_sweep_record(args.out, "gap", {**provenance(config, args.seed), "rows": rows, "notes": notes,
+                                         "warnings": warnings})
     if plot is not None:
         atomic_write(plot, lambda tmp: plot_gap(rows, tmp, erm=None if erm is None else vars(erm).copy()))
     if args.json:

@@ -34,7 +34,9 @@ from bayes_slr.cli.common import (
     raise_if_points_failed,
     ridge,
     sweep_executor,
+    sweep_outputs,
     warning_lines,
+    write_sweep_record,
 )
 from bayes_slr.experiments.posterior import (
     ERM_ACTIVATIONS,
@@ -55,7 +57,6 @@ from bayes_slr.records import (
     atomic_write,
     check_writable_output,
     json_ready,
-    open_sweep_log,
     provenance,
 )
 
@@ -222,16 +223,13 @@ def run_sweep(args: argparse.Namespace) -> None:
     options.check(config)
     for alpha in args.alpha:
         training_size(alpha, config.D)
-    derived = args.force or args.out is not None  # with --out the plot is re-derived from the log
-    plot = check_writable_output(args.plot, force=derived, name="--plot") if args.plot is not None else None
-    log = None if args.out is None else open_sweep_log(args.out, "posterior_sweep.jsonl")
+    plot, log = sweep_outputs(args, "posterior_sweep")
     failures: list = []
     with sweep_executor(args) as executor:
         rows = posterior_sweep(config, args.alpha, options, args.seed, out=args.out, log=log, executor=executor,
                                progress=not args.quiet, failures=failures)
-    record = {**provenance(config.to_dict(), args.seed), "options": dataclasses.asdict(options), "rows": rows}
-    if args.out is not None:
-        atomic_write(args.out / "posterior_sweep.json", lambda tmp: tmp.write_text(json.dumps(json_ready(record), indent=1)))
+    write_sweep_record(args.out, "posterior_sweep", {**provenance(config.to_dict(), args.seed),
+                                                     "options": dataclasses.asdict(options), "rows": rows})
     if plot is not None:
         atomic_write(plot, lambda tmp: plot_posterior_sweep(rows, config, tmp, ERM_ACTIVATIONS))
     if args.json:

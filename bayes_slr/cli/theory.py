@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from bayes_slr.attention.activations import activation_names
@@ -17,11 +16,13 @@ from bayes_slr.cli.common import (
     print_json,
     raise_if_points_failed,
     sweep_executor,
+    sweep_outputs,
     warning_lines,
+    write_sweep_record,
 )
 from bayes_slr.models.spec import INITS
 from bayes_slr.plots import plot_theory_curves
-from bayes_slr.records import atomic_write, check_writable_output, json_ready, open_sweep_log, provenance
+from bayes_slr.records import atomic_write, provenance
 from bayes_slr.experiments.theory_curve import SimulationOptions, curve_warnings, theory_curve, validate_curve
 
 DEFAULT_ALPHAS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0)
@@ -59,9 +60,7 @@ def run(args: argparse.Namespace) -> None:
     config = make_config(args, L=args.L, nu=args.nu)
     validate_curve(config, args.activation, args.alpha, args.lam, args.bayes, args.mc_samples)
     simulation = SimulationOptions(args.simulate, args.seeds) if args.simulate is not None else None
-    derived = args.force or args.out is not None  # with --out the plot is re-derived from the log
-    plot = check_writable_output(args.plot, force=derived, name="--plot") if args.plot is not None else None
-    log = open_sweep_log(args.out, "theory.jsonl") if args.out is not None else None
+    plot, log = sweep_outputs(args, "theory")
     failures: list = []
     with sweep_executor(args) as executor:
         rows = theory_curve(config, args.activation, args.alpha, lam=args.lam, bayes=args.bayes,
@@ -71,9 +70,7 @@ def run(args: argparse.Namespace) -> None:
                 "simulation": vars(simulation) if simulation is not None else None}
     settings.pop("D")
     warnings = curve_warnings(rows)
-    if args.out is not None:
-        record = {**provenance(settings, args.seed), "rows": json_ready(rows), "warnings": warnings}
-        atomic_write(args.out / "theory.json", lambda tmp: tmp.write_text(json.dumps(record, indent=1)))
+    write_sweep_record(args.out, "theory", {**provenance(settings, args.seed), "rows": rows, "warnings": warnings})
     if plot is not None:
         title = (f"{config.variant} nu={config.nu:g}, {config.length.describe()}, Delta={config.Delta:g}, "
                  f"lam={args.lam:g}, {args.mc_samples} draws")
