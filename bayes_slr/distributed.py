@@ -35,10 +35,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from bayes_slr.errors import ConfigError, check_int
-
-Point = dict[str, Any]
-Solve = Callable[[Point], dict[str, Any]]
-Running = dict[str, int]  # points running now, by worker label (the sweep runner's progress bar)
+from bayes_slr.records import Point, Running, Solve
 
 ALLOWED_FAILURES = 3  # times a point is run again after the worker running it died
 POLL_SECONDS = 1.0  # how often a run that reports its running points asks the scheduler
