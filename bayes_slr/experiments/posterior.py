@@ -327,8 +327,6 @@ def posterior_on_data(config: SLRConfig, data: Dataset, options: PosteriorOption
     (tree, summary)
     """
     options.check(config)
-    if data.teacher is None and options.init != "random":
-        raise ConfigError("init must be random for data without a teacher (the informed start is the teacher)")
     train, test = training_and_test(data, holdout, seed)
     about = {**(about or {}), "N": data.N, "n_train": train.N, "n_held_out": 0 if test is None else test.N,
              "holdout": None if test is None else holdout, "teacher": data.teacher is not None}
