@@ -18,7 +18,7 @@ import numpy as np
 
 from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
 from bayes_slr.inference import amp
-from bayes_slr.models.scoring import excess_test_error
+from bayes_slr.models.scoring import fresh_sample_scorer
 from bayes_slr.models.simulate import chunk_sequences, draw_teacher
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.records import Executor, SweepLog, run_sweep
@@ -167,8 +167,7 @@ def amp_point(config: SLRConfig, alpha: float, seed: int, options: AMPOptions | 
     seconds = time.perf_counter() - start
     del data  # the tokens are not needed for scoring
     iterations = int(result.state.iteration)
-    score = functools.partial(excess_test_error, key_test, config, teacher, N_test=options.n_test,
-                              chunk_size=chunk_sequences(config))
+    score = fresh_sample_scorer(key_test, config, teacher, options.n_test, chunk_sequences(config))
     error = score(amp.amp_predictor(config, result.state))
     if config.law.tokens_carry_key:
         plain = score(amp.amp_predictor(config, result.state, own_tilt=False))
