@@ -11,7 +11,7 @@ PYENV_ROOT ?= $(HOME)/.pyenv
 comma := ,
 IS_RECENT := import sys; print(sys.executable) if sys.version_info >= ($(subst .,$(comma),$(MIN_PYTHON))) else sys.exit(1)
 
-.PHONY: demo test clean
+.PHONY: demo test format clean
 
 # A .venv made by an older Python (or whose interpreter no longer runs) is made again.
 ifneq ($(wildcard $(VENV)),)
@@ -51,8 +51,14 @@ demo: $(STAMP)
 	$(BIN)/bayes-slr gap
 
 test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 --dist loadfile --nbmake tests notebooks
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
 
 clean:
 	rm -rf $(VENV) .pytest_cache

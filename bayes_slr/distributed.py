@@ -1,4 +1,5 @@
-"""Run sweep points on Dask distributed: a local cluster of worker processes, or an existing scheduler.
+"""Run sweep points on Dask distributed: a local cluster of worker processes, or an existing
+scheduler.
 
 :class:`DaskExecutor` implements the executor interface of the sweep runner:
 ``run(solve, points)`` yields ``(point, result)`` for every point as it completes, in
@@ -42,14 +43,18 @@ POLL_SECONDS = 1.0  # how often a run that reports its running points asks the s
 
 
 def _worker_label(address: str, name: Any) -> str:
-    """A short label of a worker: ``w<name>`` for a numbered worker (a local cluster's), else its name or address."""
+    """A short label of a worker: ``w<name>`` for a numbered worker (a local cluster's), else its
+    name or address.
+    """
     if isinstance(name, int) or (isinstance(name, str) and name.isdigit()):
         return f"w{name}"
     return str(name) if name not in (None, "") else address
 
 
 def _compilation_cache_plugin() -> Any:
-    """A worker plugin that turns on the package's persistent JIT cache in every (new) worker process."""
+    """A worker plugin that turns on the package's persistent JIT cache in every (new) worker
+    process.
+    """
     from distributed import WorkerPlugin
 
     class CompilationCache(WorkerPlugin):
@@ -80,15 +85,26 @@ class DaskExecutor:
     The cluster starts on first use (``run`` or ``with``) and stops on :meth:`close`.
     """
 
-    def __init__(self, workers: int | None = None, scheduler: str | None = None, *,
-                 allowed_failures: int = ALLOWED_FAILURES) -> None:
+    def __init__(
+        self,
+        workers: int | None = None,
+        scheduler: str | None = None,
+        *,
+        allowed_failures: int = ALLOWED_FAILURES,
+    ) -> None:
         if workers is not None and scheduler is not None:
-            raise ConfigError("pass either --workers (a local cluster) or --scheduler (an existing one), not both")
+            raise ConfigError(
+                "pass either --workers (a local cluster) or --scheduler (an existing one), not both"
+            )
         if workers is not None:
             workers = check_int("workers", workers, 1)
         if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
-            raise ConfigError(f"scheduler must be an address such as tcp://host:8786, got {scheduler!r}")
-        self.workers = workers if workers is not None or scheduler is not None else (os.cpu_count() or 1)
+            raise ConfigError(
+                f"scheduler must be an address such as tcp://host:8786, got {scheduler!r}"
+            )
+        self.workers = (
+            workers if workers is not None or scheduler is not None else (os.cpu_count() or 1)
+        )
         self.scheduler = scheduler
         self.allowed_failures = check_int("allowed_failures", allowed_failures, 0)
         self._cluster = None
@@ -109,23 +125,37 @@ class DaskExecutor:
             try:
                 self._client = Client(self.scheduler, timeout="30s")
             except (OSError, TimeoutError) as exc:
-                raise ConfigError(f"--scheduler: cannot connect to {self.scheduler} ({exc})") from exc
+                raise ConfigError(
+                    f"--scheduler: cannot connect to {self.scheduler} ({exc})"
+                ) from exc
             return
         with dask.config.set({"distributed.scheduler.allowed-failures": self.allowed_failures}):
             self._cluster = LocalCluster(
-                n_workers=self.workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                dashboard_address=":0", silence_logs=logging.CRITICAL,  # failures come back as results
+                n_workers=self.workers,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=":0",
+                silence_logs=logging.CRITICAL,  # failures come back as results
             )
         self._client = Client(self._cluster)
-        # the workers share this machine's persistent JIT cache: a point compiled once is not compiled per process
-        self._client.register_plugin(_compilation_cache_plugin(), name="bayes-slr-compilation-cache")
+        # the workers share this machine's persistent JIT cache: a point compiled once is not
+        # compiled per process
+        self._client.register_plugin(
+            _compilation_cache_plugin(), name="bayes-slr-compilation-cache"
+        )
 
     def worker_addresses(self) -> list[str]:
         """Addresses of the workers connected now."""
         return sorted(self.client.scheduler_info(n_workers=-1)["workers"])
 
-    def run(self, solve: Solve, points: Sequence[Point], *, on_running: Callable[[Running], None] | None = None,
-            ) -> Iterator[tuple[Point, dict[str, Any] | BaseException]]:
+    def run(
+        self,
+        solve: Solve,
+        points: Sequence[Point],
+        *,
+        on_running: Callable[[Running], None] | None = None,
+    ) -> Iterator[tuple[Point, dict[str, Any] | BaseException]]:
         """Submit one task per point; yield ``(point, result or exception)`` as each completes.
 
         Every point comes back exactly once. Closing the iterator early (the caller
@@ -152,8 +182,11 @@ class DaskExecutor:
                     on_running(now)
                     reported = now
                 try:
-                    done, _ = wait(list(pending), timeout=POLL_SECONDS if on_running else None,
-                                   return_when="FIRST_COMPLETED")
+                    done, _ = wait(
+                        list(pending),
+                        timeout=POLL_SECONDS if on_running else None,
+                        return_when="FIRST_COMPLETED",
+                    )
                 except TimeoutError:
                     continue
                 for future in done:
@@ -163,7 +196,12 @@ class DaskExecutor:
                         yield point, future.result()
                     else:
                         exception = future.exception()
-                        yield point, exception if exception is not None else RuntimeError(f"task {future.status}")
+                        yield (
+                            point,
+                            exception
+                            if exception is not None
+                            else RuntimeError(f"task {future.status}"),
+                        )
                     future.release()
             if on_running is not None and reported:
                 on_running({})
@@ -172,7 +210,8 @@ class DaskExecutor:
                 client.cancel(list(pending))
 
     def running(self, futures: Iterable[Any]) -> Running:
-        """Which workers run which of ``futures`` now: ``{label: count}``, labels ``w<name>`` (or the address).
+        """Which workers run which of ``futures`` now: ``{label: count}``, labels ``w<name>`` (or
+        the address).
 
         A worker holds at most as many running tasks as it has threads (the scheduler may
         assign it more, queued behind them).
@@ -204,5 +243,9 @@ class DaskExecutor:
         self.close()
 
     def __repr__(self) -> str:
-        where = f"scheduler={self.scheduler!r}" if self.scheduler is not None else f"workers={self.workers}"
+        where = (
+            f"scheduler={self.scheduler!r}"
+            if self.scheduler is not None
+            else f"workers={self.workers}"
+        )
         return f"DaskExecutor({where})"

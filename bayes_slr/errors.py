@@ -11,9 +11,13 @@ class ConfigError(ValueError):
 
 
 def check_int(name: str, value: object, minimum: int) -> int:
-    """Return ``value`` as an int, or raise ``ConfigError`` unless it is an integer >= ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, (int, Real)) or (
-        isinstance(value, Real) and not float(value).is_integer()
+    """Return ``value`` as an int, or raise ``ConfigError`` unless it is an integer >=
+    ``minimum``.
+    """
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, Real))
+        or (isinstance(value, Real) and not float(value).is_integer())
     ):
         raise ConfigError(f"{name} must be an integer >= {minimum}, got {value!r}")
     if int(value) < minimum:

@@ -9,15 +9,26 @@ import math
 import os
 import platform
 import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
+from typing import Any, Protocol
 
 from tqdm import tqdm
 
 from bayes_slr.errors import ConfigError
 
-TRACKED_PACKAGES = ("bayes-slr", "jax", "jaxlib", "numpyro", "arviz", "numpy", "scipy", "optax", "matplotlib")
+TRACKED_PACKAGES = (
+    "bayes-slr",
+    "jax",
+    "jaxlib",
+    "numpyro",
+    "arviz",
+    "numpy",
+    "scipy",
+    "optax",
+    "matplotlib",
+)
 
 
 def package_versions() -> dict[str, str]:
@@ -40,12 +51,14 @@ def provenance(config: dict[str, Any], seed: int | None) -> dict[str, Any]:
         "seed": seed,
         "versions": package_versions(),
         "device": str(jax.devices()[0].platform),
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }
 
 
 def json_ready(value: Any) -> Any:
-    """Make floats JSON-safe: ``inf`` and ``nan`` become strings ``"inf"``/``"nan"``; NumPy scalars become Python."""
+    """Make floats JSON-safe: ``inf`` and ``nan`` become strings ``"inf"``/``"nan"``; NumPy scalars
+    become Python.
+    """
     if isinstance(value, dict):
         return {str(k): json_ready(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -85,11 +98,15 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
     permissions a plain ``open`` would give it (``0666`` less the umask).
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent or ".")
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent or "."
+    )
     os.close(fd)
     try:
         write(Path(tmp))
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes the file private; give it the user's usual mode
+        os.chmod(
+            tmp, 0o666 & ~_umask()
+        )  # mkstemp makes the file private; give it the user's usual mode
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -159,7 +176,11 @@ class SweepLog:
     def append(self, point: dict[str, Any], result: dict[str, Any], seed: int | None) -> None:
         """Record a finished point (full configuration, seed, versions) durably."""
         key = self.point_key(point)
-        record = {"key": key, "provenance": provenance(json_ready(point), seed), "result": json_ready(result)}
+        record = {
+            "key": key,
+            "provenance": provenance(json_ready(point), seed),
+            "result": json_ready(result),
+        }
         line = json.dumps(record, sort_keys=True) + "\n"
         with open(self.path, "a", encoding="utf-8") as handle:
             handle.write(line)
@@ -194,9 +215,16 @@ class Executor(Protocol):
     with the points running now, by worker, whenever that changes.
     """
 
-    def run(self, solve: Solve, points: Sequence[Point], *, on_running: Callable[[Running], None] | None = None,
-            ) -> Iterator[tuple[Point, dict[str, Any] | BaseException]]:
-        """Run ``solve`` on every point; yield ``(point, result or exception)`` as each completes."""
+    def run(
+        self,
+        solve: Solve,
+        points: Sequence[Point],
+        *,
+        on_running: Callable[[Running], None] | None = None,
+    ) -> Iterator[tuple[Point, dict[str, Any] | BaseException]]:
+        """Run ``solve`` on every point; yield ``(point, result or exception)`` as
+        each completes.
+        """
         ...
 
 
@@ -207,9 +235,16 @@ LOCAL = "local"
 class SerialExecutor:
     """Run the points one after another in this process."""
 
-    def run(self, solve: Solve, points: Sequence[Point], *, on_running: Callable[[Running], None] | None = None,
-            ) -> Iterator[tuple[Point, dict[str, Any] | BaseException]]:
-        """Yield ``(point, solve(point))`` in order, or the exception a point raised (Ctrl-C propagates)."""
+    def run(
+        self,
+        solve: Solve,
+        points: Sequence[Point],
+        *,
+        on_running: Callable[[Running], None] | None = None,
+    ) -> Iterator[tuple[Point, dict[str, Any] | BaseException]]:
+        """Yield ``(point, solve(point))`` in order, or the exception a point raised (Ctrl-C
+        propagates).
+        """
         report = on_running or (lambda running: None)
         for point in points:
             report({LOCAL: 1})
@@ -221,7 +256,9 @@ class SerialExecutor:
 
 
 def progress_postfix(failed: int, running: Running) -> dict[str, Any]:
-    """What the sweep's progress bar shows after its counts: ``failed=3, running=2 on w0,w1`` (zeros left out)."""
+    """What the sweep's progress bar shows after its counts: ``failed=3, running=2 on w0,w1`` (zeros
+    left out).
+    """
     postfix: dict[str, Any] = {"failed": failed} if failed else {}
     if running:
         postfix["running"] = f"{sum(running.values())} on {','.join(sorted(running))}"
@@ -229,11 +266,16 @@ def progress_postfix(failed: int, running: Running) -> dict[str, Any]:
 
 
 class SweepInterrupted(KeyboardInterrupt):
-    """The user interrupted a sweep (Ctrl-C); finished points are in the log (a ``KeyboardInterrupt``)."""
+    """The user interrupted a sweep (Ctrl-C); finished points are in the log (a
+    ``KeyboardInterrupt``).
+    """
 
     def __init__(self, kept: int, total: int, log: SweepLog | None) -> None:
-        where = f"kept in {log.path}; re-run the same command to resume" if log is not None else (
-            "not kept (pass --out DIR to make the sweep resumable)")
+        where = (
+            f"kept in {log.path}; re-run the same command to resume"
+            if log is not None
+            else ("not kept (pass --out DIR to make the sweep resumable)")
+        )
         super().__init__(f"interrupted: {kept} of {total} points finished, {where}")
         self.kept, self.total = kept, total
 
@@ -257,7 +299,8 @@ def run_sweep(
     description: str = "points",
     failures: list[tuple[Point, str]] | None = None,
 ) -> list[tuple[Point, dict[str, Any]]]:
-    """Run a resumable sweep: skip the points finished in ``log``, solve the others, log each as it finishes.
+    """Run a resumable sweep: skip the points finished in ``log``, solve the others, log each as it
+    finishes.
 
     Parameters
     ----------
@@ -294,7 +337,13 @@ def run_sweep(
             pending.append(point)
         else:
             results[SweepLog.point_key(point)] = done
-    bar = tqdm(total=len(points), initial=len(results), desc=description, unit="point", disable=not progress)
+    bar = tqdm(
+        total=len(points),
+        initial=len(results),
+        desc=description,
+        unit="point",
+        disable=not progress,
+    )
     running: Running = {}
 
     def show_running(now: Running) -> None:
@@ -303,10 +352,14 @@ def run_sweep(
         bar.set_postfix(progress_postfix(len(failures or ()), running))
 
     try:
-        for point, outcome in (executor or SerialExecutor()).run(solve, pending, on_running=show_running):
+        for point, outcome in (executor or SerialExecutor()).run(
+            solve, pending, on_running=show_running
+        ):
             if isinstance(outcome, BaseException):
                 if failures is None:
-                    raise PointFailed(f"point {SweepLog.point_key(point)} failed: {outcome}") from outcome
+                    raise PointFailed(
+                        f"point {SweepLog.point_key(point)} failed: {outcome}"
+                    ) from outcome
                 failures.append((point, f"{type(outcome).__name__}: {outcome}"))
                 bar.set_postfix(progress_postfix(len(failures), running), refresh=False)
                 bar.update(1)
@@ -320,4 +373,6 @@ def run_sweep(
         raise SweepInterrupted(len(results), len(points), log) from None
     finally:
         bar.close()
-    return [(point, results[key]) for point in points if (key := SweepLog.point_key(point)) in results]
+    return [
+        (point, results[key]) for point in points if (key := SweepLog.point_key(point)) in results
+    ]

@@ -1,22 +1,21 @@
-"""A registry of named objects (variants, activations): one place to add one, one clear error for an unknown name."""
+"""A registry of named objects (variants, activations): one place to add one, one clear error for an
+unknown name.
+"""
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
-
 from bayes_slr.errors import ConfigError
 
-Item = TypeVar("Item")
 
-
-class Registry(Generic[Item]):
+class Registry[Item]:
     """Named objects of one kind, in registration order.
 
     Parameters
     ----------
     kind : what the objects are, as a parameter name (``"variant"``, ``"activation"``): it names the
         parameter in error messages.
-    item_type : the class every registered object must be an instance of; its ``name`` attribute is the key.
+    item_type : the class every registered object must be an instance of; its ``name`` attribute is
+    the key.
     """
 
     def __init__(self, kind: str, item_type: type) -> None:
@@ -26,7 +25,9 @@ class Registry(Generic[Item]):
     def register(self, item: Item) -> Item:
         """Add ``item`` under its ``name`` (replacing one of the same name) and return it."""
         if not isinstance(item, self.item_type):
-            raise ConfigError(f"a {self.kind} must be a {self.item_type.__name__}, got {type(item).__name__}")
+            raise ConfigError(
+                f"a {self.kind} must be a {self.item_type.__name__}, got {type(item).__name__}"
+            )
         self._items[item.name] = item
         return item
 

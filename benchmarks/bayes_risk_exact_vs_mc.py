@@ -19,8 +19,9 @@ import json
 import math
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import jax
 
@@ -59,7 +60,8 @@ def exact_vs_mc(config: SLRConfig, target: float, key: jax.Array) -> dict[str, A
         "mc_value": float(mc.bayes_error.mean),
         "mc_stderr": float(mc.bayes_error.stderr),
         "mc_seconds": mc_time,
-        "mc_minus_exact_in_stderr": (float(mc.bayes_error.mean) - exact.value) / float(mc.bayes_error.stderr),
+        "mc_minus_exact_in_stderr": (float(mc.bayes_error.mean) - exact.value)
+        / float(mc.bayes_error.stderr),
         "time_ratio_mc_over_exact": mc_time / exact_time,
     }
 
@@ -70,8 +72,14 @@ def exact_at_length(config: SLRConfig) -> dict[str, Any]:
     bayes_error_exact(config)
     first = time.perf_counter() - start
     steady, exact = seconds(lambda: bayes_error_exact(config), repeats=10)
-    return {"point": config.to_dict()["length"], "nu": config.nu, "value": exact.value,
-            "error_bound": exact.error_bound, "first_call_seconds": first, "seconds_per_point": steady}
+    return {
+        "point": config.to_dict()["length"],
+        "nu": config.nu,
+        "value": exact.value,
+        "error_bound": exact.error_bound,
+        "first_call_seconds": first,
+        "seconds_per_point": steady,
+    }
 
 
 def main() -> None:
@@ -80,7 +88,9 @@ def main() -> None:
     parser.add_argument("--variant", choices=("spiked", "max"), default="spiked")
     parser.add_argument("--L", type=int, default=10)
     parser.add_argument("--nu", type=float, default=1.0)
-    parser.add_argument("--target", type=float, default=1e-4, help="Monte Carlo standard error to reach")
+    parser.add_argument(
+        "--target", type=float, default=1e-4, help="Monte Carlo standard error to reach"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
@@ -91,20 +101,33 @@ def main() -> None:
     config = SLRConfig(args.variant, 1, LengthLaw.fixed(args.L), args.nu)
     race = exact_vs_mc(config, args.target, jax.random.PRNGKey(args.seed))
     print(f"point {config.variant} L={args.L} nu={args.nu:g}")
-    print(f"  exact  {race['exact_value']:.10f} (bound {race['exact_error_bound']:.1e})"
-          f"  {1e3 * race['exact_seconds']:.2f} ms/point")
-    print(f"  MC     {race['mc_value']:.10f} +- {race['mc_stderr']:.1e} with {race['mc_samples']} sequences"
-          f"  {race['mc_seconds']:.2f} s  ({race['mc_minus_exact_in_stderr']:+.2f} stderr from exact)")
+    print(
+        f"  exact  {race['exact_value']:.10f} (bound {race['exact_error_bound']:.1e})"
+        f"  {1e3 * race['exact_seconds']:.2f} ms/point"
+    )
+    print(
+        f"  MC     {race['mc_value']:.10f} +- {race['mc_stderr']:.1e} with "
+        f"{race['mc_samples']} sequences"
+        f"  {race['mc_seconds']:.2f} s  ({race['mc_minus_exact_in_stderr']:+.2f} stderr from exact)"
+    )
     print(f"  time ratio MC / exact: {race['time_ratio_mc_over_exact']:.0f}x (target >= 100x)")
 
-    large = [exact_at_length(SLRConfig(args.variant, 1, law, args.nu))
-             for law in (LengthLaw.fixed(10_000), LengthLaw.uniform(10_000))]
+    large = [
+        exact_at_length(SLRConfig(args.variant, 1, law, args.nu))
+        for law in (LengthLaw.fixed(10_000), LengthLaw.uniform(10_000))
+    ]
     for row in large:
-        print(f"exact at {row['point']}: {row['value']:.10f} (bound {row['error_bound']:.1e})  "
-              f"{1e3 * row['seconds_per_point']:.1f} ms/point after compilation "
-              f"(first call {row['first_call_seconds']:.2f} s; target < 50 ms)")
+        print(
+            f"exact at {row['point']}: {row['value']:.10f} (bound {row['error_bound']:.1e})  "
+            f"{1e3 * row['seconds_per_point']:.1f} ms/point after compilation "
+            f"(first call {row['first_call_seconds']:.2f} s; target < 50 ms)"
+        )
     if out is not None:
-        record = {**provenance(vars(args) | {"json": str(out)}, args.seed), "race": race, "large_L": large}
+        record = {
+            **provenance(vars(args) | {"json": str(out)}, args.seed),
+            "race": race,
+            "large_L": large,
+        }
         atomic_write(out, lambda tmp: tmp.write_text(json.dumps(json_ready(record), indent=2)))
 
 

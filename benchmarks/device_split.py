@@ -19,8 +19,9 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 
 def _options() -> argparse.Namespace:
@@ -52,11 +53,15 @@ def main() -> None:
     batch = simulate(key_data, config, teacher, training_size(4.0, config.D))
 
     def chains() -> Any:
-        return sample_posterior(key_run, config, batch, sampler="gibbs", chains=8, warmup=300, samples=300)
+        return sample_posterior(
+            key_run, config, batch, sampler="gibbs", chains=8, warmup=300, samples=300
+        )
 
     def errors(draws: Any) -> Callable[[], np.ndarray]:
         def run() -> np.ndarray:
-            e = posterior_errors(key_test, config, teacher, draws.k, draws.v, N_test=40_000, chunk_size=10_000)
+            e = posterior_errors(
+                key_test, config, teacher, draws.k, draws.v, N_test=40_000, chunk_size=10_000
+            )
             return np.array([e.bayes.value, e.bayes.stderr, e.plain.value, e.plain.stderr])
 
         return run
@@ -74,17 +79,21 @@ def main() -> None:
     errors_all, score_all = timed(errors(draws_one), False)
     result = {
         "devices": [str(d) for d in jax.devices()],
-        "chains_seconds_one_device": chains_one, "chains_seconds_all_devices": chains_all,
+        "chains_seconds_one_device": chains_one,
+        "chains_seconds_all_devices": chains_all,
         "chains_speed_up": chains_one / chains_all,
         "draws_max_abs_difference": float(np.max(np.abs(draws_one.k - draws_all.k))),
-        "errors_seconds_one_device": score_one, "errors_seconds_all_devices": score_all,
+        "errors_seconds_one_device": score_one,
+        "errors_seconds_all_devices": score_all,
         "errors_speed_up": score_one / score_all,
         "errors_max_rel_difference": float(np.max(np.abs(errors_all / errors_one - 1))),
     }
     for name, value in result.items():
         print(f"{name:30s} {value:.4g}" if isinstance(value, float) else f"{name:30s} {value}")
     if args.json:
-        args.json.write_text(json.dumps(json_ready({**provenance({"argv": sys.argv[1:]}, None), **result}), indent=1))
+        args.json.write_text(
+            json.dumps(json_ready({**provenance({"argv": sys.argv[1:]}, None), **result}), indent=1)
+        )
 
 
 if __name__ == "__main__":

@@ -33,13 +33,21 @@ from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.records import package_versions
 
 D, ALPHA, L, NU, LAM, TOL = 1000, 4, 3, 2.0, 0.01, 1e-6
-STEP_GRID = (0.25, 0.5, 1.0, 2.0, 4.0)  # times D: the objective's curvature is O(1/D) per coordinate
+STEP_GRID = (
+    0.25,
+    0.5,
+    1.0,
+    2.0,
+    4.0,
+)  # times D: the objective's curvature is O(1/D) per coordinate
 PILOT_STEPS = 100
 
 
 @functools.partial(jax.jit, static_argnames=("activation",))
 def gradient_descent(params, X, lengths, y, step, target, max_steps, *, activation):
-    """Full-batch ``optax.sgd`` until the objective is ``<= target`` or ``max_steps``: ``(params, loss, steps)``."""
+    """Full-batch ``optax.sgd`` until the objective is ``<= target`` or ``max_steps``: ``(params,
+    loss, steps)``.
+    """
     solver = optax.sgd(step)
 
     def loss_fn(p):
@@ -70,8 +78,12 @@ def timed(call):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--activation", choices=activation_names(), default="softmax")
-    parser.add_argument("--max-steps", type=int, default=10_000, help="gradient-descent step cap (default 10000)")
-    parser.add_argument("--slack", type=float, default=1e-3, help="target = L* + slack (L0 - L*) (default 1e-3)")
+    parser.add_argument(
+        "--max-steps", type=int, default=10_000, help="gradient-descent step cap (default 10000)"
+    )
+    parser.add_argument(
+        "--slack", type=float, default=1e-3, help="target = L* + slack (L0 - L*) (default 1e-3)"
+    )
     parser.add_argument("--json", help="also write the figures to this JSON file")
     args = parser.parse_args()
 
@@ -84,7 +96,13 @@ def main() -> None:
 
     def run_lbfgs(tol, max_iter=10_000):
         return train_jit(
-            start, *data, activation=args.activation, optimizer="lbfgs", lam=LAM, tol=tol, max_iter=max_iter
+            start,
+            *data,
+            activation=args.activation,
+            optimizer="lbfgs",
+            lam=LAM,
+            tol=tol,
+            max_iter=max_iter,
         )
 
     run_lbfgs(TOL)  # compile
@@ -99,40 +117,77 @@ def main() -> None:
 
     pilot = {}
     for factor in STEP_GRID:
-        _, loss, _ = gradient_descent(start, *data, factor * D, -jnp.inf, PILOT_STEPS, activation=args.activation)
+        _, loss, _ = gradient_descent(
+            start, *data, factor * D, -jnp.inf, PILOT_STEPS, activation=args.activation
+        )
         pilot[factor] = float(loss) if jnp.isfinite(loss) else float("inf")
     best = min(pilot, key=pilot.get)
 
     def run_gd():
-        return gradient_descent(start, *data, best * D, target, args.max_steps, activation=args.activation)
+        return gradient_descent(
+            start, *data, best * D, target, args.max_steps, activation=args.activation
+        )
 
     (_, gd_loss, steps), gd_seconds = timed(run_gd)  # compiled by the pilot runs
     reached = float(gd_loss) <= target
     figures = {
-        "task": {"variant": "spiked", "nu": NU, "L": L, "D": D, "alpha": ALPHA, "lam": LAM,
-                 "activation": args.activation},
+        "task": {
+            "variant": "spiked",
+            "nu": NU,
+            "L": L,
+            "D": D,
+            "alpha": ALPHA,
+            "lam": LAM,
+            "activation": args.activation,
+        },
         "device": jax.devices()[0].platform,
         "start_loss": start_loss,
         "slack": args.slack,
         "target_loss": target,
-        "lbfgs": {"loss": float(lbfgs_loss), "grad_norm": float(grad_norm), "iterations": int(iterations),
-                  "seconds": lbfgs_seconds, "iterations_to_target": budget, "seconds_to_target": to_target_seconds},
-        "gd": {"step": best * D, "pilot_losses": pilot, "loss": float(gd_loss), "steps": int(steps),
-               "reached_target": reached, "seconds": gd_seconds},
+        "lbfgs": {
+            "loss": float(lbfgs_loss),
+            "grad_norm": float(grad_norm),
+            "iterations": int(iterations),
+            "seconds": lbfgs_seconds,
+            "iterations_to_target": budget,
+            "seconds_to_target": to_target_seconds,
+        },
+        "gd": {
+            "step": best * D,
+            "pilot_losses": pilot,
+            "loss": float(gd_loss),
+            "steps": int(steps),
+            "reached_target": reached,
+            "seconds": gd_seconds,
+        },
         "time_ratio_gd_over_lbfgs": gd_seconds / to_target_seconds,
         "time_ratio_gd_over_lbfgs_to_tolerance": gd_seconds / lbfgs_seconds,
     }
-    print(f"task: spiked nu={NU} L={L} D={D} alpha={ALPHA} lam={LAM} {args.activation}, random start, "
-          f"device {figures['device']}")
+    print(
+        f"task: spiked nu={NU} L={L} D={D} alpha={ALPHA} lam={LAM} {args.activation}, random "
+        f"start, "
+        f"device {figures['device']}"
+    )
     print(f"start loss {start_loss:.6f}, target {target:.6f}")
-    print(f"L-BFGS: loss {float(lbfgs_loss):.6f}, |grad| {float(grad_norm):.2e}, {int(iterations)} iterations, "
-          f"{lbfgs_seconds:.2f} s; to the target: {budget} iterations, {to_target_seconds:.2f} s")
-    print(f"GD (step {best * D:g}): loss {float(gd_loss):.6f}, {int(steps)} steps, {gd_seconds:.2f} s, "
-          f"{'reached' if reached else 'did NOT reach'} the target")
+    print(
+        f"L-BFGS: loss {float(lbfgs_loss):.6f}, |grad| {float(grad_norm):.2e}, "
+        f"{int(iterations)} iterations, "
+        f"{lbfgs_seconds:.2f} s; to the target: {budget} iterations, {to_target_seconds:.2f} s"
+    )
+    print(
+        f"GD (step {best * D:g}): loss {float(gd_loss):.6f}, {int(steps)} steps, "
+        f"{gd_seconds:.2f} s, "
+        f"{'reached' if reached else 'did NOT reach'} the target"
+    )
     qualifier = "" if reached else " (lower bound: GD stopped at the step cap)"
-    print(f"time ratio GD / L-BFGS, both to the target: {figures['time_ratio_gd_over_lbfgs']:.1f}{qualifier}")
-    print(f"time ratio GD to the target / L-BFGS to |grad| <= {TOL:g}: "
-          f"{figures['time_ratio_gd_over_lbfgs_to_tolerance']:.1f}{qualifier}")
+    print(
+        f"time ratio GD / L-BFGS, both to the target: "
+        f"{figures['time_ratio_gd_over_lbfgs']:.1f}{qualifier}"
+    )
+    print(
+        f"time ratio GD to the target / L-BFGS to |grad| <= {TOL:g}: "
+        f"{figures['time_ratio_gd_over_lbfgs_to_tolerance']:.1f}{qualifier}"
+    )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump({**figures, "versions": package_versions()}, handle, indent=2)

@@ -65,11 +65,19 @@ def main() -> None:
     parser.add_argument("--json", help="also write the figures to this JSON file")
     args = parser.parse_args()
     rows = []
-    print(f"device: {jax.devices()[0].platform}, D={D}, N={TOKENS} // Lbar sequences, best of {REPEATS}")
-    print(f"{'activation':>10} {'Lbar':>5} {'var':>4} {'jax seq/s':>12} {'numpy seq/s':>12} {'ratio':>7}")
+    print(
+        f"device: {jax.devices()[0].platform}, D={D}, N={TOKENS} // Lbar sequences, best of "
+        f"{REPEATS}"
+    )
+    print(
+        f"{'activation':>10} {'Lbar':>5} {'var':>4} {'jax seq/s':>12} {'numpy seq/s':>12} "
+        f"{'ratio':>7}"
+    )
     for Lbar, variable in SHAPES:
         N = TOKENS // Lbar
-        config = SLRConfig("spiked", D, LengthLaw.uniform(Lbar) if variable else LengthLaw.fixed(Lbar), 2.0)
+        config = SLRConfig(
+            "spiked", D, LengthLaw.uniform(Lbar) if variable else LengthLaw.fixed(Lbar), 2.0
+        )
         teacher = draw_teacher(jax.random.PRNGKey(0), D)
         batch = simulate(jax.random.PRNGKey(1), config, teacher, N)
         params = AttentionParams(teacher.k_star, teacher.v_star, jax.numpy.asarray(0.2))
@@ -79,16 +87,32 @@ def main() -> None:
             jax_out = predict(params, batch.X, batch.lengths, activation)
             np_out = numpy_predict(k, v, 0.2, X, lengths, activation)
             assert np.allclose(np.asarray(jax_out), np_out, rtol=1e-9, atol=1e-9), activation
-            t_jax = best_time(lambda: predict(params, batch.X, batch.lengths, activation).block_until_ready())
+            t_jax = best_time(
+                lambda: predict(params, batch.X, batch.lengths, activation).block_until_ready()
+            )
             t_np = best_time(lambda: numpy_predict(k, v, 0.2, X, lengths, activation))
-            row = {"activation": activation, "Lbar": Lbar, "variable_length": variable, "N": N,
-                   "jax_seq_per_s": N / t_jax, "numpy_seq_per_s": N / t_np, "ratio": t_np / t_jax}
+            row = {
+                "activation": activation,
+                "Lbar": Lbar,
+                "variable_length": variable,
+                "N": N,
+                "jax_seq_per_s": N / t_jax,
+                "numpy_seq_per_s": N / t_np,
+                "ratio": t_np / t_jax,
+            }
             rows.append(row)
-            print(f"{activation:>10} {Lbar:>5} {str(variable):>4} {row['jax_seq_per_s']:>12.3g} "
-                  f"{row['numpy_seq_per_s']:>12.3g} {row['ratio']:>7.2f}")
+            print(
+                f"{activation:>10} {Lbar:>5} {str(variable):>4} {row['jax_seq_per_s']:>12.3g} "
+                f"{row['numpy_seq_per_s']:>12.3g} {row['ratio']:>7.2f}"
+            )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
-            record = {"D": D, "device": jax.devices()[0].platform, "versions": package_versions(), "rows": rows}
+            record = {
+                "D": D,
+                "device": jax.devices()[0].platform,
+                "versions": package_versions(),
+                "rows": rows,
+            }
             json.dump(record, handle, indent=2)
 
 

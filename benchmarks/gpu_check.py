@@ -1,4 +1,5 @@
-"""A prepared GPU check: the main kernels on the GPU against the CPU in the same run, and their numbers agree.
+"""A prepared GPU check: the main kernels on the GPU against the CPU in the same run, and their
+numbers agree.
 
 Run where a GPU is available, in one call that ``--budget`` (default 240 s) keeps under
 5 minutes (``docs/performance.md`` has the CPU column as measured on a 2-core machine;
@@ -26,8 +27,9 @@ import argparse
 import json
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -57,7 +59,9 @@ def _exact_bayes_risk() -> tuple[float, float]:
 
 def _monte_carlo_bayes_risk(samples: int) -> Kernel:
     def run() -> tuple[float, float]:
-        result = bayes_risk_mc(SPIKED.replace(length=LengthLaw.fixed(10)), samples, jax.random.PRNGKey(0))
+        result = bayes_risk_mc(
+            SPIKED.replace(length=LengthLaw.fixed(10)), samples, jax.random.PRNGKey(0)
+        )
         return float(result.bayes_error.mean), 4 * float(result.bayes_error.stderr)
 
     return run
@@ -65,8 +69,9 @@ def _monte_carlo_bayes_risk(samples: int) -> Kernel:
 
 def _erm(D: int) -> Kernel:
     def run() -> tuple[float, float]:
-        summary = erm_experiment(SPIKED.replace(D=D), "softmax", alpha=4.0, lam=1.0, seeds=1, starts=1,
-                                 N_test=10_000)
+        summary = erm_experiment(
+            SPIKED.replace(D=D), "softmax", alpha=4.0, lam=1.0, seeds=1, starts=1, N_test=10_000
+        )
         return summary.test_error, 4 * summary.stderr + 1e-6
 
     return run
@@ -78,7 +83,9 @@ def _gibbs(D: int, chains: int) -> Kernel:
         key_t, key_d, key_s = jax.random.split(jax.random.PRNGKey(1), 3)
         teacher = draw_teacher(key_t, D, exact=True)
         batch = simulate(key_d, config, teacher, training_size(4.0, D))
-        draws = sample_posterior(key_s, config, batch, sampler="gibbs", chains=chains, warmup=100, samples=100)
+        draws = sample_posterior(
+            key_s, config, batch, sampler="gibbs", chains=chains, warmup=100, samples=100
+        )
         m_k = jnp.mean(draws.k @ teacher.k_star / D)
         spread = jnp.std(draws.k @ teacher.k_star / D)
         return float(m_k), 4 * float(spread) / math.sqrt(25 * chains)
@@ -98,11 +105,16 @@ def kernels(quick: bool) -> dict[str, Kernel]:
         "exact Bayes risk (L ~ U{1..1000})": _exact_bayes_risk,
         "Monte Carlo Bayes risk (L = 10)": _monte_carlo_bayes_risk(200_000 if quick else 4_000_000),
         f"ERM L-BFGS softmax (D = {D_erm}, alpha = 4)": _erm(D_erm),
-        **{f"Gibbs (D = {D_gibbs}, alpha = 4, {chains} chains)": _gibbs(D_gibbs, chains) for chains in (2, 8)},
+        **{
+            f"Gibbs (D = {D_gibbs}, alpha = 4, {chains} chains)": _gibbs(D_gibbs, chains)
+            for chains in (2, 8)
+        },
         "state-evolution point (alpha = 2)": _theory_point,
     }
     for dtype in ("float64", "float32"):
-        chosen[f"AMP (D = {D_amp}, alpha = 2, {dtype})"] = amp_check_kernel(SPIKED.replace(D=D_amp), dtype=dtype)
+        chosen[f"AMP (D = {D_amp}, alpha = 2, {dtype})"] = amp_check_kernel(
+            SPIKED.replace(D=D_amp), dtype=dtype
+        )
     return chosen
 
 
@@ -117,19 +129,33 @@ def timed(kernel: Kernel, device: jax.Device) -> tuple[float, float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", type=Path, help="also write the table as JSON (rewritten after every row)")
-    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test of the script)")
-    parser.add_argument("--budget", type=float, default=240.0,
-                        help="seconds after which the kernels not yet started are skipped")
+    parser.add_argument(
+        "--json", type=Path, help="also write the table as JSON (rewritten after every row)"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes (a smoke test of the script)"
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=240.0,
+        help="seconds after which the kernels not yet started are skipped",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     enable_compilation_cache()
     cpu = jax.devices("cpu")[0]
     accelerators = [d for d in jax.devices() if d.platform != "cpu"]
     gpu = accelerators[0] if accelerators else None
-    print(f"CPU: {cpu.device_kind}; accelerator: {gpu.device_kind if gpu else 'none (CPU column only)'}")
+    print(
+        f"CPU: {cpu.device_kind}; accelerator: "
+        f"{gpu.device_kind if gpu else 'none (CPU column only)'}"
+    )
     rows: list[dict[str, Any]] = []
-    print(f"{'kernel':40s} {'CPU s':>8s} {'GPU s':>8s} {'speed-up':>8s} {'CPU value':>12s} {'GPU value':>12s} agree")
+    print(
+        f"{'kernel':40s} {'CPU s':>8s} {'GPU s':>8s} {'speed-up':>8s} {'CPU value':>12s} "
+        f"{'GPU value':>12s} agree"
+    )
     for name, kernel in kernels(args.quick).items():
         if time.perf_counter() - started > args.budget:
             rows.append({"kernel": name, "skipped": f"past --budget {args.budget:g} s"})
@@ -141,9 +167,17 @@ def main() -> None:
         if gpu is not None:
             gpu_value, gpu_tol, gpu_time = timed(kernel, gpu)
             agree = abs(gpu_value - cpu_value) <= math.hypot(cpu_tol, gpu_tol)
-            row.update(gpu_seconds=gpu_time, gpu_value=gpu_value, speed_up=cpu_time / gpu_time, agree=agree,
-                       tolerance=math.hypot(cpu_tol, gpu_tol))
-            cells = f"{gpu_time:8.3f} {cpu_time / gpu_time:8.1f} {cpu_value:12.6g} {gpu_value:12.6g} {agree}"
+            row.update(
+                gpu_seconds=gpu_time,
+                gpu_value=gpu_value,
+                speed_up=cpu_time / gpu_time,
+                agree=agree,
+                tolerance=math.hypot(cpu_tol, gpu_tol),
+            )
+            cells = (
+                f"{gpu_time:8.3f} {cpu_time / gpu_time:8.1f} {cpu_value:12.6g} "
+                f"{gpu_value:12.6g} {agree}"
+            )
         rows.append(row)
         print(f"{name:40s} {cpu_time:8.3f} {cells}", flush=True)
         if args.json:

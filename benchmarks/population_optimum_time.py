@@ -1,4 +1,5 @@
-"""Wall time of the population engine: the default ``bayes-slr gap`` population sweep and the argmax routes.
+"""Wall time of the population engine: the default ``bayes-slr gap`` population sweep and the argmax
+routes.
 
 Run: ``.venv/bin/python benchmarks/population_optimum_time.py``. Prints
 * the time of the default sweep (max-SLR nu=inf and spiked nu=2, L in 2..100,
@@ -39,7 +40,10 @@ def main() -> None:
     cfg = SLRConfig("max", 1, LengthLaw.fixed(10), math.inf)
     shifted = seconds(lambda: terms_with_bounds("softmax", cfg, 8.0, 0.0, 0.0))
     cumulative = seconds(lambda: terms_with_bounds("softmax", cfg, 8.0, 1e-9, 0.0))
-    print(f"softmax A at |k| = 8, L = 10: shifted {shifted * 1e3:.0f} ms, cumulative {cumulative * 1e3:.0f} ms, ratio {cumulative / shifted:.0f}x")
+    print(
+        f"softmax A at |k| = 8, L = 10: shifted {shifted * 1e3:.0f} ms, cumulative "
+        f"{cumulative * 1e3:.0f} ms, ratio {cumulative / shifted:.0f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@
 2. Predictor: seconds to evaluate the weighted (Bayes-optimal) predictor against the plain
    average on the same draws and test sequences (target: <= 2x).
 
-Run: ``.venv/bin/python benchmarks/posterior_ess_per_second.py [--variant spiked max] [--json out.json]``.
+Run: ``.venv/bin/python benchmarks/posterior_ess_per_second.py [--variant spiked max] [--json
+out.json]``.
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ def ess_of_overlaps(draws, teacher) -> dict[str, float]:
 
 
 def timed(run):
-    """Run twice; return the result of the second run and the seconds of the first and second run."""
+    """Run twice; return the result of the second run and the seconds of the first and
+    second run.
+    """
     start = time.perf_counter()
     jax.block_until_ready(run(jax.random.PRNGKey(0)))
     first = time.perf_counter() - start
@@ -52,13 +55,21 @@ def timed(run):
 def sampler_rows(config, teacher, batch, settings) -> dict[str, dict]:
     rows = {}
     for sampler in (resolve_sampler(config, "auto"), "nuts"):
+
         def run(key, sampler=sampler):
-            draws = sample_posterior(key, config, batch, sampler=sampler, **settings, init="informed", teacher=teacher)
+            draws = sample_posterior(
+                key, config, batch, sampler=sampler, **settings, init="informed", teacher=teacher
+            )
             return draws
+
         draws, first, warm = timed(run)
         ess = ess_of_overlaps(draws, teacher)
-        rows[sampler] = {"seconds_first_run": first, "seconds": warm, "ess_bulk": ess,
-                         "min_ess_per_second": min(ess.values()) / warm}
+        rows[sampler] = {
+            "seconds_first_run": first,
+            "seconds": warm,
+            "ess_bulk": ess,
+            "min_ess_per_second": min(ess.values()) / warm,
+        }
     base = rows["nuts"]["min_ess_per_second"]
     for row in rows.values():
         row["ratio_to_nuts"] = row["min_ess_per_second"] / base
@@ -68,11 +79,21 @@ def sampler_rows(config, teacher, batch, settings) -> dict[str, dict]:
 def predictor_row(config, teacher, draws, n_test: int, max_draws: int) -> dict:
     test = simulate(jax.random.PRNGKey(99), config, teacher, n_test)
     weighted = PosteriorPredictor(config, draws.k, draws.v, max_draws=max_draws)
-    plain_draws = (draws.k.reshape(-1, config.D)[:weighted.draws], draws.v.reshape(-1, config.D)[:weighted.draws])
+    plain_draws = (
+        draws.k.reshape(-1, config.D)[: weighted.draws],
+        draws.v.reshape(-1, config.D)[: weighted.draws],
+    )
     _, _, weighted_s = timed(lambda key: weighted(test.X, test.lengths))
-    _, _, plain_s = timed(lambda key: posterior_mean_predictor(config, *plain_draws, test.X, test.lengths))
-    return {"weighted_seconds": weighted_s, "plain_seconds": plain_s, "ratio": weighted_s / plain_s,
-            "n_test": n_test, "draws": weighted.draws}
+    _, _, plain_s = timed(
+        lambda key: posterior_mean_predictor(config, *plain_draws, test.X, test.lengths)
+    )
+    return {
+        "weighted_seconds": weighted_s,
+        "plain_seconds": plain_s,
+        "ratio": weighted_s / plain_s,
+        "n_test": n_test,
+        "draws": weighted.draws,
+    }
 
 
 def main() -> None:
@@ -92,8 +113,11 @@ def main() -> None:
     enable_compilation_cache()
     settings = {"chains": args.chains, "warmup": args.warmup, "samples": args.samples}
     results = {}
-    print(f"D={args.D} L={args.L} nu={args.nu:g} Delta={args.Delta:g} alpha={args.alpha:g}; {args.chains} chains x "
-          f"({args.warmup} warm-up + {args.samples} draws), device {jax.devices()[0].platform}")
+    print(
+        f"D={args.D} L={args.L} nu={args.nu:g} Delta={args.Delta:g} alpha={args.alpha:g}; "
+        f"{args.chains} chains x "
+        f"({args.warmup} warm-up + {args.samples} draws), device {jax.devices()[0].platform}"
+    )
     for variant in args.variant:
         config = SLRConfig(variant, args.D, LengthLaw.fixed(args.L), args.nu, args.Delta)
         teacher = draw_teacher(jax.random.PRNGKey(10), config.D)
@@ -101,17 +125,42 @@ def main() -> None:
         rows, draws = sampler_rows(config, teacher, batch, settings)
         predictor = predictor_row(config, teacher, draws, args.n_test, args.chains * args.samples)
         results[variant] = {"samplers": rows, "predictor": predictor}
-        print(f"{variant}: {'sampler':>10} {'first run s':>11} {'warm run s':>10} {'min ESS':>8} {'min ESS/s':>10} {'x nuts':>7}")
+        print(
+            f"{variant}: {'sampler':>10} {'first run s':>11} {'warm run s':>10} {'min ESS':>8} "
+            f"{'min ESS/s':>10} {'x nuts':>7}"
+        )
         for name, row in rows.items():
-            print(f"{'':{len(variant) + 1}} {name:>10} {row['seconds_first_run']:11.2f} {row['seconds']:10.2f} "
-                  f"{min(row['ess_bulk'].values()):8.0f} {row['min_ess_per_second']:10.1f} {row['ratio_to_nuts']:7.2f}")
-        print(f"{'':{len(variant) + 1}} predictor on {predictor['n_test']} sequences x {predictor['draws']} draws: "
-              f"weighted {predictor['weighted_seconds']:.2f} s, plain {predictor['plain_seconds']:.2f} s "
-              f"(ratio {predictor['ratio']:.2f})")
+            print(
+                f"{'':{len(variant) + 1}} {name:>10} {row['seconds_first_run']:11.2f} "
+                f"{row['seconds']:10.2f} "
+                f"{min(row['ess_bulk'].values()):8.0f} {row['min_ess_per_second']:10.1f} "
+                f"{row['ratio_to_nuts']:7.2f}"
+            )
+        print(
+            f"{'':{len(variant) + 1}} predictor on {predictor['n_test']} sequences x "
+            f"{predictor['draws']} draws: "
+            f"weighted {predictor['weighted_seconds']:.2f} s, plain "
+            f"{predictor['plain_seconds']:.2f} s "
+            f"(ratio {predictor['ratio']:.2f})"
+        )
     if args.json:
-        record = {**provenance({"D": args.D, "L": args.L, "nu": args.nu, "Delta": args.Delta, "alpha": args.alpha,
-                                **settings}, 0), "results": results}
-        atomic_write(args.json, lambda tmp: tmp.write_text(json.dumps(json_ready(record), indent=1)))
+        record = {
+            **provenance(
+                {
+                    "D": args.D,
+                    "L": args.L,
+                    "nu": args.nu,
+                    "Delta": args.Delta,
+                    "alpha": args.alpha,
+                    **settings,
+                },
+                0,
+            ),
+            "results": results,
+        }
+        atomic_write(
+            args.json, lambda tmp: tmp.write_text(json.dumps(json_ready(record), indent=1))
+        )
 
 
 if __name__ == "__main__":

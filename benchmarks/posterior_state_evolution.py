@@ -4,7 +4,8 @@ Exact teachers, ``sampler="auto"`` from random starts, unbiased errors of the Ba
 (weighted) and plain predictors; the gap to the theory at each ``D`` and its fit
 ``a + b/D`` (``a`` = the residual at ``D -> inf``, with its standard error).
 
-Run: ``.venv/bin/python benchmarks/posterior_state_evolution.py --variant spiked --alpha 1 --D 25 50 100
+Run: ``.venv/bin/python benchmarks/posterior_state_evolution.py --variant spiked --alpha 1 --D 25 50
+100
 --teachers 16 [--json out.json]``.
 """
 
@@ -38,14 +39,23 @@ def main() -> None:
         result = state_evolution_gap(config, alpha, args.D, args.teachers)
         results.append(result)
         for row in result["rows"]:
-            cells = "  ".join(f"{name} {row[name]['measured']:.4f} (theory {row[name]['theory']:.4f}, gap "
-                              f"{row[name]['gap']:+.4f} +- {row[name]['stderr']:.4f})" for name in ("bayes", "plain"))
+            cells = "  ".join(
+                f"{name} {row[name]['measured']:.4f} (theory {row[name]['theory']:.4f}, gap "
+                f"{row[name]['gap']:+.4f} +- {row[name]['stderr']:.4f})"
+                for name in ("bayes", "plain")
+            )
             print(f"{args.variant} alpha {alpha:g} D {row['D']}: {cells}", flush=True)
         for name, fit in result["fit"].items():
-            print(f"{args.variant} alpha {alpha:g} {name}: gap = {fit['intercept']:+.4f} +- {fit['intercept_stderr']:.4f}"
-                  f" + ({fit['slope']:+.3f} +- {fit['slope_stderr']:.3f}) / D", flush=True)
+            print(
+                f"{args.variant} alpha {alpha:g} {name}: gap = {fit['intercept']:+.4f} +- "
+                f"{fit['intercept_stderr']:.4f}"
+                f" + ({fit['slope']:+.3f} +- {fit['slope_stderr']:.3f}) / D",
+                flush=True,
+            )
     if args.json:
-        atomic_write(args.json, lambda tmp: tmp.write_text(json.dumps(json_ready(results), indent=1)))
+        atomic_write(
+            args.json, lambda tmp: tmp.write_text(json.dumps(json_ready(results), indent=1))
+        )
 
 
 if __name__ == "__main__":

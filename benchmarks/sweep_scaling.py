@@ -32,14 +32,19 @@ from bayes_slr.records import json_ready, provenance, run_sweep
 
 SETTINGS = (("spiked", 2.0),)
 LENGTHS = (2, 3, 4, 5, 6, 8, 10, 12)
-ACTIVATIONS = ("softmax", "linear")  # per L: Bayes + 2 population + 2 ERM points = 5; 8 lengths -> 40 points
+ACTIVATIONS = (
+    "softmax",
+    "linear",
+)  # per L: Bayes + 2 population + 2 ERM points = 5; 8 lengths -> 40 points
 ERM = ERMOptions(alpha=4.0, lam=1.0, D=50, seeds=2, N_test=5_000)
 
 
 def sweep(executor: DaskExecutor | None) -> tuple[list, float]:
     """Rows of the 40-point sweep and its wall time."""
     start = time.perf_counter()
-    rows = gap_sweep(SETTINGS, LENGTHS, activations=ACTIVATIONS, erm=ERM, executor=executor, progress=False)
+    rows = gap_sweep(
+        SETTINGS, LENGTHS, activations=ACTIVATIONS, erm=ERM, executor=executor, progress=False
+    )
     return rows, time.perf_counter() - start
 
 
@@ -74,8 +79,10 @@ def main() -> None:
         "worker_warm_up_seconds": parallel - warm,
         "steady_state_speed_up": serial / warm,
         "steady_state_fraction_of_ideal_2x": serial / warm / 2,
-        "same_rows": all(json.dumps(json_ready(rows)) == json.dumps(json_ready(serial_rows))
-                         for rows in (parallel_rows, warm_rows)),
+        "same_rows": all(
+            json.dumps(json_ready(rows)) == json.dumps(json_ready(serial_rows))
+            for rows in (parallel_rows, warm_rows)
+        ),
         "dask_overhead_per_point_seconds": overhead,
         "mean_point_seconds": serial / 40,
         "overhead_fraction_of_a_point": overhead / (serial / 40),

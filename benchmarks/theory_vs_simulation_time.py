@@ -33,13 +33,34 @@ def main() -> None:
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
     enable_compilation_cache()
-    figures = {"config": CONFIG.to_dict(), "alphas": ALPHAS, "lam": LAM, "seeds": SEEDS, "mc_samples": MC}
-    figures["bayes_first_point_s"], _ = timed(lambda: bayes_replica_point(CONFIG, alpha=ALPHAS[0], mc_samples=MC))
-    figures["bayes_curve_s"], _ = timed(lambda: [bayes_replica_point(CONFIG, alpha=a, mc_samples=MC) for a in ALPHAS])
+    figures = {
+        "config": CONFIG.to_dict(),
+        "alphas": ALPHAS,
+        "lam": LAM,
+        "seeds": SEEDS,
+        "mc_samples": MC,
+    }
+    figures["bayes_first_point_s"], _ = timed(
+        lambda: bayes_replica_point(CONFIG, alpha=ALPHAS[0], mc_samples=MC)
+    )
+    figures["bayes_curve_s"], _ = timed(
+        lambda: [bayes_replica_point(CONFIG, alpha=a, mc_samples=MC) for a in ALPHAS]
+    )
     for activation in ("softmax", "linear"):
-        first, _ = timed(lambda: erm_replica_point(CONFIG, activation, alpha=ALPHAS[0], lam=LAM, mc_samples=MC))
-        curve, _ = timed(lambda: [erm_replica_point(CONFIG, activation, alpha=a, lam=LAM, mc_samples=MC) for a in ALPHAS])
-        simulation, _ = timed(lambda: [erm_experiment(CONFIG, activation, alpha=a, lam=LAM, seeds=SEEDS) for a in ALPHAS])
+        first, _ = timed(
+            lambda: erm_replica_point(CONFIG, activation, alpha=ALPHAS[0], lam=LAM, mc_samples=MC)
+        )
+        curve, _ = timed(
+            lambda: [
+                erm_replica_point(CONFIG, activation, alpha=a, lam=LAM, mc_samples=MC)
+                for a in ALPHAS
+            ]
+        )
+        simulation, _ = timed(
+            lambda: [
+                erm_experiment(CONFIG, activation, alpha=a, lam=LAM, seeds=SEEDS) for a in ALPHAS
+            ]
+        )
         figures[activation] = {
             "theory_first_point_s": first,
             "theory_curve_s": curve,

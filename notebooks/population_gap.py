@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -66,15 +68,21 @@ def curves(variant: str, nu: float, laws: list[LengthLaw]) -> dict[str, list[flo
 # %%
 fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
 for row, (title, (variant, nu)) in enumerate(TASKS.items()):
-    for col, (kind, make_law) in enumerate((("fixed L", LengthLaw.fixed), ("L ~ U{1..Lbar}", LengthLaw.uniform))):
+    for col, (kind, make_law) in enumerate(
+        (("fixed L", LengthLaw.fixed), ("L ~ U{1..Lbar}", LengthLaw.uniform))
+    ):
         if kind != "fixed L" and variant == "max" and not FULL:
             axes[row, col].set_visible(False)
             continue
         results = curves(variant, nu, [make_law(L) for L in LENGTHS])
-        print(title, kind, {name: [round(v, 4) for v in values] for name, values in results.items()})
+        print(
+            title, kind, {name: [round(v, 4) for v in values] for name, values in results.items()}
+        )
         for name, values in results.items():
             axes[row, col].plot(LENGTHS, values, "k--" if name == "Bayes" else "o-", label=name)
-        axes[row, col].set(xscale="log", title=f"{title}, {kind}", xlabel="L (or Lbar)", ylabel="excess test error")
+        axes[row, col].set(
+            xscale="log", title=f"{title}, {kind}", xlabel="L (or Lbar)", ylabel="excess test error"
+        )
 axes[0, 0].legend()
 fig.tight_layout()
 

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -23,13 +25,13 @@
 # Sizes are small so that CI runs this notebook in well under a minute.
 
 # %%
+import os
+
 import arviz as az
 import jax
 import jax.numpy as jnp
 import matplotlib.pyplot as plt
 import numpy as np
-
-import os
 
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr.inference import diagnostics, posterior_io
@@ -62,7 +64,10 @@ table = diagnostics.diagnostics_table(tree)
 print(diagnostics.convergence_summary(table))
 for name in posterior_io.OVERLAPS:
     row = table[name]
-    print(f"{name}: {row['mean']:.4f} +- {row['sd']:.4f} (mcse {row['mcse_mean']:.4f}, r_hat {row['r_hat']:.3f})")
+    print(
+        f"{name}: {row['mean']:.4f} +- {row['sd']:.4f} (mcse {row['mcse_mean']:.4f}, r_hat "
+        f"{row['r_hat']:.3f})"
+    )
 
 # %%
 figure = diagnostics.plot_diagnostics(tree)
@@ -79,9 +84,12 @@ figure = diagnostics.plot_diagnostics(tree)
 
 # %%
 errors = posterior_errors(key_test, config, teacher, draws.k, draws.v, N_test=10_000, max_draws=200)
-print(f"Bayes-optimal excess error {errors.bayes.value:.4f} +- {errors.bayes.stderr:.4f}; plain posterior mean "
-      f"of f {errors.plain.value:.4f} +- {errors.plain.stderr:.4f}; population Bayes error "
-      f"{bayes_error_exact(config).value:.4f}; importance ESS {errors.importance_ess}")
+print(
+    f"Bayes-optimal excess error {errors.bayes.value:.4f} +- {errors.bayes.stderr:.4f}; plain "
+    f"posterior mean "
+    f"of f {errors.plain.value:.4f} +- {errors.plain.stderr:.4f}; population Bayes error "
+    f"{bayes_error_exact(config).value:.4f}; importance ESS {errors.importance_ess}"
+)
 
 # %% [markdown]
 # ## Location posteriors of training sequences against the truth
@@ -94,14 +102,18 @@ fig, axes = plt.subplots(1, 6, figsize=(13, 2.4), sharey=True)
 for mu, ax in enumerate(axes):
     mean = probs.isel(sequence=mu).mean("chain").values
     spread = probs.isel(sequence=mu).std("chain").values
-    colours = ["tab:red" if l == int(batch.eps[mu]) else "tab:blue" for l in range(config.Lbar)]
+    colours = [
+        "tab:red" if token == int(batch.eps[mu]) else "tab:blue" for token in range(config.Lbar)
+    ]
     ax.bar(np.arange(config.Lbar), mean, yerr=spread, color=colours)
     ax.set_title(f"sequence {mu}, true {int(batch.eps[mu])}")
     ax.set_xlabel("token")
 axes[0].set_ylabel("P(eps = l | data)")
 fig.tight_layout()
-print("posterior probability of the true location, mean over training sequences:",
-      float(probs.mean("chain").values[np.arange(batch.y.shape[0]), np.asarray(batch.eps)].mean()))
+print(
+    "posterior probability of the true location, mean over training sequences:",
+    float(probs.mean("chain").values[np.arange(batch.y.shape[0]), np.asarray(batch.eps)].mean()),
+)
 
 # %% [markdown]
 # ## Posterior predictive check
@@ -109,20 +121,28 @@ print("posterior probability of the true location, mean over training sequences:
 # from `P(eps | X, k)` (not conditioned on `y`) and `y_rep = z_eps + sqrt(Delta) xi`.
 # The observed `y` should look like a typical replicate.
 
+
 # %%
 def replicate(key, k, v):
     key_eps, key_noise = jax.random.split(key)
     p = location_probabilities(config, batch.X, batch.lengths, k)
     eps = jax.random.categorical(key_eps, jnp.log(p), axis=-1)
     z = batch.X @ v / jnp.sqrt(config.D)
-    return z[jnp.arange(z.shape[0]), eps] + jnp.sqrt(config.Delta) * jax.random.normal(key_noise, eps.shape)
+    return z[jnp.arange(z.shape[0]), eps] + jnp.sqrt(config.Delta) * jax.random.normal(
+        key_noise, eps.shape
+    )
 
 
 k_flat, v_flat = draws.k.reshape(-1, config.D)[::10], draws.v.reshape(-1, config.D)[::10]
-y_rep = np.asarray(jax.vmap(replicate)(jax.random.split(jax.random.PRNGKey(1), k_flat.shape[0]), k_flat, v_flat))
+y_rep = np.asarray(
+    jax.vmap(replicate)(jax.random.split(jax.random.PRNGKey(1), k_flat.shape[0]), k_flat, v_flat)
+)
 observed_sd = float(np.std(batch.y))
 replicated_sd = y_rep.std(axis=1)
-print(f"sd(y) = {observed_sd:.3f}; posterior predictive p-value of sd: {np.mean(replicated_sd >= observed_sd):.2f}")
+print(
+    f"sd(y) = {observed_sd:.3f}; posterior predictive p-value of sd: "
+    f"{np.mean(replicated_sd >= observed_sd):.2f}"
+)
 fig, ax = plt.subplots(figsize=(5, 3))
 ax.hist(y_rep.ravel(), bins=40, density=True, alpha=0.5, label="replicated y")
 ax.hist(np.asarray(batch.y), bins=20, density=True, histtype="step", color="k", label="observed y")
@@ -143,10 +163,21 @@ hard_teacher = draw_teacher(jax.random.PRNGKey(3), hard.D)
 hard_batch = simulate(jax.random.PRNGKey(4), hard, hard_teacher, 2 * hard.D)
 fig, ax = plt.subplots(figsize=(7, 3))
 for init, style in (("random", "-"), ("informed", ":")):
-    hard_draws = run_gibbs(jax.random.PRNGKey(5), hard, hard_batch, chains=4, warmup=200, samples=300,
-                           init=init, teacher=hard_teacher)
+    hard_draws = run_gibbs(
+        jax.random.PRNGKey(5),
+        hard,
+        hard_batch,
+        chains=4,
+        warmup=200,
+        samples=300,
+        init=init,
+        teacher=hard_teacher,
+    )
     m_k = posterior_io.overlaps(hard_draws.k, hard_draws.v, hard_teacher)["m_k"]
-    print(f"{init:>8} starts: m_k per chain {np.round(m_k.mean(axis=1), 3)}, r_hat(m_k) {float(az.rhat(m_k)):.2f}")
+    print(
+        f"{init:>8} starts: m_k per chain {np.round(m_k.mean(axis=1), 3)}, r_hat(m_k) "
+        f"{float(az.rhat(m_k)):.2f}"
+    )
     for chain in m_k:
         ax.plot(chain, style, lw=0.7)
 ax.set_xlabel("draw")
@@ -166,13 +197,32 @@ ax.set_title("solid: random starts, dotted: informed starts")
 # %%
 hard_errors = {}
 for init in ("random", "informed"):
-    hard_draws = run_gibbs(jax.random.PRNGKey(5), hard, hard_batch, chains=4, warmup=200, samples=300,
-                           init=init, teacher=hard_teacher)
-    hard_errors[init] = posterior_errors(jax.random.PRNGKey(6), hard, hard_teacher, hard_draws.k, hard_draws.v,
-                                         N_test=4_000, max_draws=400).bayes
+    hard_draws = run_gibbs(
+        jax.random.PRNGKey(5),
+        hard,
+        hard_batch,
+        chains=4,
+        warmup=200,
+        samples=300,
+        init=init,
+        teacher=hard_teacher,
+    )
+    hard_errors[init] = posterior_errors(
+        jax.random.PRNGKey(6),
+        hard,
+        hard_teacher,
+        hard_draws.k,
+        hard_draws.v,
+        N_test=4_000,
+        max_draws=400,
+    ).bayes
 difference = hard_errors["random"].value - hard_errors["informed"].value
-print({init: f"{e.value:.4f} +- {e.stderr:.4f}" for init, e in hard_errors.items()},
-      f"start_agreement {difference / np.hypot(hard_errors['random'].stderr, hard_errors['informed'].stderr):+.1f} SE")
+print(
+    {init: f"{e.value:.4f} +- {e.stderr:.4f}" for init, e in hard_errors.items()},
+    f"start_agreement "
+    f"{difference / np.hypot(hard_errors['random'].stderr, hard_errors['informed'].stderr):+.1f}"
+    " SE",
+)
 
 # %% [markdown]
 # ## The two predictors against alpha, with the state evolution
@@ -195,16 +245,38 @@ for ax, variant in zip(axes, ("spiked", "max")):
         exact = draw_teacher(keys[0], task.D, exact=True)
         train = simulate(keys[1], task, exact, round(alpha_i * task.D))
         post = sample_posterior(keys[2], task, train, chains=4, warmup=200, samples=300)
-        rows.append(posterior_errors(keys[3], task, exact, post.k, post.v, N_test=4_000, max_draws=400))
+        rows.append(
+            posterior_errors(keys[3], task, exact, post.k, post.v, N_test=4_000, max_draws=400)
+        )
     if FULL or variant == "spiked":
-        theory = [bayes_replica_point(task, alpha=a, mc_samples=16384 if FULL else 4096, seed=0) for a in alphas]
-        ax.plot(alphas, [p.test_error for p in theory], "k-", label="state evolution: Bayes-optimal")
-        ax.plot(alphas, [p.diagnostics["posterior_mean_f_error"] for p in theory], "k:",
-                label="state evolution: plain mean of f")
-    ax.errorbar(alphas, [r.bayes.value for r in rows], yerr=[r.bayes.stderr for r in rows], fmt="o",
-                label=f"sampler, weighted (D = {curve_D})")
-    ax.errorbar([a * 1.04 for a in alphas], [r.plain.value for r in rows], yerr=[r.plain.stderr for r in rows],
-                fmt="s", mfc="none", label="sampler, plain mean of f")
+        theory = [
+            bayes_replica_point(task, alpha=a, mc_samples=16384 if FULL else 4096, seed=0)
+            for a in alphas
+        ]
+        ax.plot(
+            alphas, [p.test_error for p in theory], "k-", label="state evolution: Bayes-optimal"
+        )
+        ax.plot(
+            alphas,
+            [p.diagnostics["posterior_mean_f_error"] for p in theory],
+            "k:",
+            label="state evolution: plain mean of f",
+        )
+    ax.errorbar(
+        alphas,
+        [r.bayes.value for r in rows],
+        yerr=[r.bayes.stderr for r in rows],
+        fmt="o",
+        label=f"sampler, weighted (D = {curve_D})",
+    )
+    ax.errorbar(
+        [a * 1.04 for a in alphas],
+        [r.plain.value for r in rows],
+        yerr=[r.plain.stderr for r in rows],
+        fmt="s",
+        mfc="none",
+        label="sampler, plain mean of f",
+    )
     ax.set_xscale("log")
     ax.set_xlabel("alpha")
     ax.set_ylabel("excess test error")

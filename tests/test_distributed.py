@@ -25,7 +25,9 @@ SECONDS_PER_POINT = 1.0
 
 
 def solve(journal: Path, point: dict) -> dict:
-    """A deterministic point (values from its seed) that takes a while; starts and ends are journaled."""
+    """A deterministic point (values from its seed) that takes a while; starts and ends are
+    journaled.
+    """
     with open(journal, "a") as handle:
         handle.write(f"start {point['index']} {os.getpid()}\n")
     time.sleep(point.get("seconds", SECONDS_PER_POINT))
@@ -40,7 +42,10 @@ def solve(journal: Path, point: dict) -> dict:
 def _journal(path: Path) -> list[tuple[str, int, int]]:
     if not path.exists():
         return []
-    return [(kind, int(index), int(pid)) for kind, index, pid in (line.split() for line in path.read_text().splitlines())]
+    return [
+        (kind, int(index), int(pid))
+        for kind, index, pid in (line.split() for line in path.read_text().splitlines())
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +71,8 @@ def test_killed_worker_loses_nothing(executor, tmp_path):
             while killed is None and time.monotonic() < deadline:
                 entries = _journal(journal)
                 running = {(index, pid) for kind, index, pid in entries if kind == "start"} - {
-                    (index, pid) for kind, index, pid in entries if kind == "end"}
+                    (index, pid) for kind, index, pid in entries if kind == "end"
+                }
                 running = [(index, pid) for index, pid in running if pid in worker_pids]
                 if running:
                     killed = running[0]
@@ -75,7 +81,9 @@ def test_killed_worker_loses_nothing(executor, tmp_path):
                     time.sleep(0.05)
             assert killed is not None, "no point was running"
 
-    assert sorted(point["index"] for point, _ in returned) == list(range(8))  # each point exactly once
+    assert sorted(point["index"] for point, _ in returned) == list(
+        range(8)
+    )  # each point exactly once
     for point, result in returned:
         assert not isinstance(result, BaseException), result
         assert point in points and result == serial[point["index"]]
@@ -86,21 +94,37 @@ def test_killed_worker_loses_nothing(executor, tmp_path):
 def test_failing_point_comes_back_as_its_exception(executor, tmp_path):
     journal = tmp_path / "journal.txt"
     points = [{"index": i, "seed": i, "seconds": 0.1, "fail": i == 2} for i in range(4)]
-    outcomes = {point["index"]: result for point, result in executor.run(functools.partial(solve, journal), points)}
+    outcomes = {
+        point["index"]: result
+        for point, result in executor.run(functools.partial(solve, journal), points)
+    }
     assert sorted(outcomes) == [0, 1, 2, 3]
     assert isinstance(outcomes[2], ValueError) and "point 2 is bad" in str(outcomes[2])
     assert all(isinstance(outcomes[i], dict) for i in (0, 1, 3))
-    assert [index for kind, index, _ in _journal(journal) if kind == "start"].count(2) == 1  # not retried
+    assert [index for kind, index, _ in _journal(journal) if kind == "start"].count(
+        2
+    ) == 1  # not retried
 
 
-def test_progress_bar_shows_failed_and_running_points_with_their_workers(executor, tmp_path, capsys):
-    """One bar for the sweep; its postfix names the workers running points (both, while 4 points of 1.5 s run)."""
+def test_progress_bar_shows_failed_and_running_points_with_their_workers(
+    executor, tmp_path, capsys
+):
+    """One bar for the sweep; its postfix names the workers running points (both, while 4 points of
+    1.5 s run).
+    """
     from bayes_slr.records import run_sweep
 
-    points = [{"index": i, "seed": i, "seconds": 1.5, "fail": i == 0} for i in range(4)]  # polled at 1 s: both run
+    points = [
+        {"index": i, "seed": i, "seconds": 1.5, "fail": i == 0} for i in range(4)
+    ]  # polled at 1 s: both run
     failures: list = []
-    done = run_sweep(points, functools.partial(solve, tmp_path / "journal.txt"), executor=executor,
-                     failures=failures, description="sweep")
+    done = run_sweep(
+        points,
+        functools.partial(solve, tmp_path / "journal.txt"),
+        executor=executor,
+        failures=failures,
+        description="sweep",
+    )
     assert len(done) == 3 and len(failures) == 1
     lines = [line for line in capsys.readouterr().err.split("\n") if "sweep:" in line]
     assert len(lines) == 1  # one bar, redrawn in place
@@ -133,8 +157,23 @@ def test_theory_sweep_on_two_workers_equals_the_serial_sweep(tmp_path):
 
     from bayes_slr.cli.main import main
 
-    argv = ["theory", "--nu", "2", "--L", "3", "--activation", "linear", "--alpha", "2", "4", "--bayes",
-            "--mc-samples", "128", "--json", "--quiet"]
+    argv = [
+        "theory",
+        "--nu",
+        "2",
+        "--L",
+        "3",
+        "--activation",
+        "linear",
+        "--alpha",
+        "2",
+        "4",
+        "--bayes",
+        "--mc-samples",
+        "128",
+        "--json",
+        "--quiet",
+    ]
 
     def run(extra):
         buffer = io.StringIO()

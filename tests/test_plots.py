@@ -9,14 +9,22 @@ from bayes_slr.plots import ORACLE_LABEL, posterior_sweep_figure
 
 
 def _row(alpha: float, error: float) -> dict:
-    return {"alpha": alpha, "bayes_test_error": error, "stderr": 0.01, "erm": None,
-            "oracle_error": {"value": 0.48, "stderr": 0.002}, "population_bayes_error": 0.35,
-            "prior_predictive_error": {"value": 1.1, "stderr": 0.01}}
+    return {
+        "alpha": alpha,
+        "bayes_test_error": error,
+        "stderr": 0.01,
+        "erm": None,
+        "oracle_error": {"value": 0.48, "stderr": 0.002},
+        "population_bayes_error": 0.35,
+        "prior_predictive_error": {"value": 1.1, "stderr": 0.01},
+    }
 
 
 def test_posterior_sweep_draws_the_teachers_oracle_beside_population_bayes():
     config = SLRConfig("spiked", 20, LengthLaw.fixed(3), 2.0, 0.1)
-    figure = posterior_sweep_figure([_row(1.0, 0.8), _row(4.0, 0.55)], config, ("softmax", "linear"))
+    figure = posterior_sweep_figure(
+        [_row(1.0, 0.8), _row(4.0, 0.55)], config, ("softmax", "linear")
+    )
     try:
         lines = {line.get_label(): line for line in figure.axes[0].get_lines()}
         assert ORACLE_LABEL in lines and "population Bayes (alpha -> inf)" in lines

@@ -13,7 +13,9 @@ from bayes_slr.records import SweepLog, atomic_write, json_ready, provenance
 def test_provenance_records_config_seed_and_versions():
     record = provenance({"a": 1}, 5)
     assert record["config"] == {"a": 1} and record["seed"] == 5
-    assert {"python", "jax", "numpyro", "arviz", "numpy", "scipy", "optax"} <= set(record["versions"])
+    assert {"python", "jax", "numpyro", "arviz", "numpy", "scipy", "optax"} <= set(
+        record["versions"]
+    )
 
 
 def test_json_ready_writes_infinities_as_strings():
@@ -76,10 +78,14 @@ def test_a_failing_point_is_reported_and_the_sweep_goes_on(tmp_path):
         return {"value": point["i"]}
 
     log = SweepLog(tmp_path / "sweep.jsonl")
-    done = run_sweep([{"i": i} for i in range(3)], solve, log=log, progress=False, failures=failures)
+    done = run_sweep(
+        [{"i": i} for i in range(3)], solve, log=log, progress=False, failures=failures
+    )
     assert [point["i"] for point, _ in done] == [0, 2]
     assert failures == [({"i": 1}, "ValueError: no convergence")]
-    assert SweepLog(tmp_path / "sweep.jsonl").result({"i": 1}) is None  # not logged: a re-run retries it
+    assert (
+        SweepLog(tmp_path / "sweep.jsonl").result({"i": 1}) is None
+    )  # not logged: a re-run retries it
 
 
 def test_serial_progress_bar_shows_the_point_running_in_this_process(capsys):
@@ -88,14 +94,19 @@ def test_serial_progress_bar_shows_the_point_running_in_this_process(capsys):
     seen = []
 
     def solve(point):
-        seen.append(capsys.readouterr().err.split("\r")[-1])  # the bar as drawn while this point runs
+        seen.append(
+            capsys.readouterr().err.split("\r")[-1]
+        )  # the bar as drawn while this point runs
         if point["i"] == 1:
             raise ValueError("no convergence")
         return {"value": point["i"]}
 
     run_sweep([{"i": i} for i in range(3)], solve, failures=[], description="sweep")
     assert [re.search(r"\d/3", line).group() for line in seen] == ["0/3", "1/3", "2/3"]
-    assert all(line.rstrip().endswith("running=1 on local]") for line in seen) and "failed=1" in seen[2]
+    assert (
+        all(line.rstrip().endswith("running=1 on local]") for line in seen)
+        and "failed=1" in seen[2]
+    )
     assert "running" not in capsys.readouterr().err.split("\r")[-1]  # none once the sweep is done
 
 
@@ -111,8 +122,21 @@ def test_theory_command_exits_3_when_a_point_fails(tmp_path, monkeypatch, capsys
         return real(config, activation, alpha=alpha, **kwargs)
 
     monkeypatch.setattr(theory_curve, "erm_replica_point", fail_at_alpha_4)
-    code = main(["theory", "--activation", "linear", "--alpha", "2", "4", "--mc-samples", "64", "--quiet",
-                 "--out", str(tmp_path)])
+    code = main(
+        [
+            "theory",
+            "--activation",
+            "linear",
+            "--alpha",
+            "2",
+            "4",
+            "--mc-samples",
+            "64",
+            "--quiet",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 3 and "1 point(s) failed" in err and "FloatingPointError: diverged" in err
     assert len((tmp_path / "theory.jsonl").read_text().splitlines()) == 1

@@ -1,4 +1,5 @@
-"""The attention activations ``s(chi)`` of docs/model.md section 3: one record per activation, in a registry.
+"""The attention activations ``s(chi)`` of docs/model.md section 3: one record per activation, in a
+registry.
 
 A record says everything the toolkit needs of an activation:
 
@@ -18,7 +19,7 @@ registered for training, and the theory refuses it by name (:func:`theory_terms_
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -42,12 +43,16 @@ class Activation:
     has_offset : whether the trained offset ``c`` enters (it is regularised like ``k`` and ``v``).
     gaussian_mean : ``E[s(chi)]`` for ``chi ~ N(mu, var)`` in closed form, ``(mu, var, c) -> value``
         (element-wise theory); None if unknown.
-    gaussian_second_moment : ``E[s(chi)^2]`` in closed form, ``(mu, sigma, c) -> value``; None means the
+    gaussian_second_moment : ``E[s(chi)^2]`` in closed form, ``(mu, sigma, c) -> value``; None means
+    the
         theory integrates ``score^2`` by quadrature.
-    large_norm_limit : the kernel that ``phi(m chi)``, normalised, tends to as ``m = |k| -> inf`` along ``k*``:
-        ``"argmax"`` (softmax) or ``"relu"`` (softplus); on an argmax location law the optimum is then a
+    large_norm_limit : the kernel that ``phi(m chi)``, normalised, tends to as ``m = |k| -> inf``
+    along ``k*``:
+        ``"argmax"`` (softmax) or ``"relu"`` (softplus); on an argmax location law the optimum is
+        then a
         supremum and the population layer reports that limit (:mod:`bayes_slr.theory.large_norm`).
-    affine : ``s = 1 + chi`` (affine in the score): the population optimum over the key has a closed form.
+    affine : ``s = 1 + chi`` (affine in the score): the population optimum over the key has a closed
+    form.
     """
 
     name: str
@@ -87,7 +92,11 @@ def _log_softplus(chi: Array) -> Array:
 
 
 SOFTMAX = Activation(
-    "softmax", normalised=True, score=lambda chi, c=0.0: jnp.exp(chi), log_phi=lambda chi: chi, large_norm_limit="argmax"
+    "softmax",
+    normalised=True,
+    score=lambda chi, c=0.0: jnp.exp(chi),
+    log_phi=lambda chi: chi,
+    large_norm_limit="argmax",
 )
 LINEAR = Activation(
     "linear",
@@ -102,10 +111,15 @@ ERF = Activation(
     normalised=False,
     score=lambda chi, c=0.0: 1.0 + jax.scipy.special.erf(c + chi),
     has_offset=True,
-    gaussian_mean=lambda mu, var, c=0.0: 1.0 + jax.scipy.special.erf((c + mu) / jnp.sqrt(1.0 + 2.0 * var)),
+    gaussian_mean=lambda mu, var, c=0.0: (
+        1.0 + jax.scipy.special.erf((c + mu) / jnp.sqrt(1.0 + 2.0 * var))
+    ),
 )
 SOFTPLUS = Activation(
-    "softplus", normalised=True, score=lambda chi, c=0.0: jax.nn.softplus(chi), log_phi=_log_softplus,
+    "softplus",
+    normalised=True,
+    score=lambda chi, c=0.0: jax.nn.softplus(chi),
+    log_phi=_log_softplus,
     large_norm_limit="relu",
 )
 
@@ -116,7 +130,9 @@ activation_names = _REGISTRY.names
 
 
 def get_activation(name: object) -> Activation:
-    """The registered activation called ``name`` (or ``name`` itself if it is a record); ``ConfigError`` otherwise."""
+    """The registered activation called ``name`` (or ``name`` itself if it is a record);
+    ``ConfigError`` otherwise.
+    """
     return name if isinstance(name, Activation) else _REGISTRY.get(name)
 
 
@@ -130,14 +146,19 @@ def theory_terms_of(name: object) -> Activation:
     activation = get_activation(name)
     if not activation.has_theory:
         raise ConfigError(
-            f"activation {activation.name} has no population-theory terms (give it log_phi if normalised, "
+            f"activation {activation.name} has no population-theory terms (give it log_phi if "
+            f"normalised, "
             "gaussian_mean if element-wise); it can be trained but not evaluated by the theory"
         )
     return activation
 
 
-def attention_weights(activation: str, chi: Array, mask: Array | None = None, c: Array | float = 0.0) -> Array:
-    """Weights ``s(chi)`` of the activation called ``activation`` (see :meth:`Activation.weights`)."""
+def attention_weights(
+    activation: str, chi: Array, mask: Array | None = None, c: Array | float = 0.0
+) -> Array:
+    """Weights ``s(chi)`` of the activation called ``activation`` (see
+    :meth:`Activation.weights`).
+    """
     return get_activation(activation).weights(chi, mask, c)
 
 

@@ -1,7 +1,8 @@
 """Attention estimators ``f(X) = sum_l s(chi)_l z_l`` (docs/model.md section 3) and their overlaps.
 
 One jitted function, :func:`predict`, evaluates any activation of
-any registered activation (:func:`~bayes_slr.attention.activations.activation_names`) on a padded batch;
+any registered activation (:func:`~bayes_slr.attention.activations.activation_names`) on a padded
+batch;
 :func:`overlaps` reports the order parameters of docs/model.md section 4 against a teacher.
 """
 
@@ -9,7 +10,8 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -43,11 +45,14 @@ def informed_params(config: SLRConfig, teacher: Teacher) -> AttentionParams:
     infinite; the start keeps its direction with unit scale, ``k = k*``.
     """
     scale = config.c_nu if math.isfinite(config.c_nu) else 1.0
-    return AttentionParams(scale * jnp.asarray(teacher.k_star), jnp.asarray(teacher.v_star), jnp.zeros(()))
+    return AttentionParams(
+        scale * jnp.asarray(teacher.k_star), jnp.asarray(teacher.v_star), jnp.zeros(())
+    )
 
 
 def random_params(key: jax.Array, D: int, scale: float = 1.0) -> AttentionParams:
-    """A random start: ``k, v`` i.i.d. ``N(0, scale^2 I_D)`` (overlaps ``q ~ scale^2``, ``m ~ 0``), ``c = 0``.
+    """A random start: ``k, v`` i.i.d. ``N(0, scale^2 I_D)`` (overlaps ``q ~ scale^2``, ``m ~ 0``),
+    ``c = 0``.
 
     ERM uses ``scale = RANDOM_INIT_SCALE`` of :mod:`bayes_slr.attention.training` (0.1);
     ``scale = 1`` is the prior of the teacher.
@@ -57,7 +62,9 @@ def random_params(key: jax.Array, D: int, scale: float = 1.0) -> AttentionParams
 
 
 @functools.partial(jax.jit, static_argnames=("activation",))
-def predict(params: AttentionParams, X: jax.Array, lengths: jax.Array, activation: str) -> jax.Array:
+def predict(
+    params: AttentionParams, X: jax.Array, lengths: jax.Array, activation: str
+) -> jax.Array:
     """Evaluate ``f(X) = sum_l s(chi)_l z_l`` on a padded batch.
 
     Parameters
@@ -74,14 +81,17 @@ def predict(params: AttentionParams, X: jax.Array, lengths: jax.Array, activatio
     (N,) predictions.
     """
     check_activation(activation)
-    projections = X @ jnp.stack([params.k, params.v], axis=-1) / math.sqrt(X.shape[-1])  # one pass over X
+    projections = (
+        X @ jnp.stack([params.k, params.v], axis=-1) / math.sqrt(X.shape[-1])
+    )  # one pass over X
     chi, z = projections[..., 0], projections[..., 1]
     weights = attention_weights(activation, chi, token_mask(lengths, X.shape[-2]), params.c)
     return jnp.sum(weights * z, axis=-1)
 
 
 def overlaps(params: AttentionParams, teacher: Teacher) -> dict[str, float]:
-    """Order parameters of ``(k, v)`` against the teacher, all divided by ``D`` (:func:`direction_overlaps`).
+    """Order parameters of ``(k, v)`` against the teacher, all divided by ``D``
+    (:func:`direction_overlaps`).
 
     Returns
     -------
@@ -90,11 +100,18 @@ def overlaps(params: AttentionParams, teacher: Teacher) -> dict[str, float]:
     the manifold of docs/model.md section 4), the teacher norms ``rho_k = |k*|^2/D``,
     ``rho_v = |v*|^2/D``, ``kstar_vstar = k*.v*/D`` and the erf offset ``c``.
     """
-    result = {name: float(value) for name, value in direction_overlaps(params.k, params.v, teacher).items()}
+    result = {
+        name: float(value)
+        for name, value in direction_overlaps(params.k, params.v, teacher).items()
+    }
     result["c"] = float(params.c)
     return result
 
 
-def attention_predictor(params: AttentionParams, activation: str) -> Callable[[jax.Array, jax.Array], jax.Array]:
-    """The trained estimator as a predictor ``predict(X, lengths)`` (scored by ``models.scoring``)."""
+def attention_predictor(
+    params: AttentionParams, activation: str
+) -> Callable[[jax.Array, jax.Array], jax.Array]:
+    """The trained estimator as a predictor ``predict(X, lengths)`` (scored by
+    ``models.scoring``).
+    """
     return functools.partial(predict, params, activation=activation)

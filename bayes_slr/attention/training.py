@@ -34,7 +34,8 @@ from bayes_slr.models.spec import INITS, SLRConfig
 OPTIMIZERS = ("lbfgs", "sgd")
 SGD_LEARNING_RATE = 0.5
 RANDOM_INIT_SCALE = 0.1
-"""Standard deviation of the coordinates of ``k`` and ``v`` at a random start (``q_k = q_v ~ 0.01``).
+"""Standard deviation of the coordinates of ``k`` and ``v`` at a random start (``q_k = q_v ~
+0.01``).
 
 Why small and not the prior's 1: at ``q_v ~ 0.01`` the estimator's output is ``O(0.1)``, so
 the first steps follow the data's correlation with the target instead of first shrinking a
@@ -70,7 +71,12 @@ class ERMFit(NamedTuple):
 
 
 def objective(
-    params: AttentionParams, X: jax.Array, lengths: jax.Array, y: jax.Array, activation: str, lam: float
+    params: AttentionParams,
+    X: jax.Array,
+    lengths: jax.Array,
+    y: jax.Array,
+    activation: str,
+    lam: float,
 ) -> jax.Array:
     """Per-sample training objective ``(1/N)[sum (y - f)^2/2 + lam/2 (|k|^2 + |v|^2 + c^2)]``."""
     residual = y - predict(params, X, lengths, activation)
@@ -99,7 +105,13 @@ def _lbfgs(params, X, lengths, y, activation, lam, tol, max_iter):
         return (count < max_iter) & (grad_norm > tol) & jnp.isfinite(value)
 
     value, grad = jax.value_and_grad(value_fn)(params)
-    start = (params, solver.init(params), value, optax.tree_utils.tree_norm(grad), jnp.zeros((), jnp.int32))
+    start = (
+        params,
+        solver.init(params),
+        value,
+        optax.tree_utils.tree_norm(grad),
+        jnp.zeros((), jnp.int32),
+    )
     params, _, value, grad_norm, count = jax.lax.while_loop(keep_going, step, start)
     return params, value, grad_norm, count
 
@@ -153,11 +165,19 @@ train_jit = jax.jit(train, static_argnames=("activation", "optimizer"))
 
 def default_learning_rate(config: SLRConfig, activation: str) -> float:
     """Initial SGD step: ``0.5`` (softmax, softplus) or ``0.5 / E[L]`` (linear, erf)."""
-    return SGD_LEARNING_RATE if get_activation(activation).normalised else SGD_LEARNING_RATE / config.length.mean()
+    return (
+        SGD_LEARNING_RATE
+        if get_activation(activation).normalised
+        else SGD_LEARNING_RATE / config.length.mean()
+    )
 
 
 def initial_params(
-    key: jax.Array, config: SLRConfig, init: str, teacher: Teacher | None, scale: float = RANDOM_INIT_SCALE
+    key: jax.Array,
+    config: SLRConfig,
+    init: str,
+    teacher: Teacher | None,
+    scale: float = RANDOM_INIT_SCALE,
 ) -> AttentionParams:
     """The start of training: ``random`` (``k, v ~ N(0, scale^2 I_D)``, :data:`RANDOM_INIT_SCALE`)
     or ``informed`` (the teacher)."""
@@ -169,7 +189,9 @@ def initial_params(
     return informed_params(config, teacher)
 
 
-def check_training_options(activation: str, lam: float, optimizer: str, init: str, tol: float, max_iter: int) -> None:
+def check_training_options(
+    activation: str, lam: float, optimizer: str, init: str, tol: float, max_iter: int
+) -> None:
     """Raise ``ConfigError`` on an unknown activation, optimizer or start, ``lam < 0``,
     ``tol <= 0`` or ``max_iter < 1``."""
     check_activation(activation)
@@ -210,7 +232,8 @@ def fit_erm(
     optimizer : {"lbfgs", "sgd"}
         L-BFGS to ``tol`` or one-pass SGD (module docstring).
     init : {"random", "informed"}
-        Random start (``k, v ~ N(0, 0.01 I_D)``, :data:`RANDOM_INIT_SCALE`) or the teacher (``k = c_nu k*``, ``v = v*``; needs ``teacher``).
+        Random start (``k, v ~ N(0, 0.01 I_D)``, :data:`RANDOM_INIT_SCALE`) or the teacher (``k =
+        c_nu k*``, ``v = v*``; needs ``teacher``).
     teacher : Teacher, optional
         Needed for ``init="informed"``.
     tol : float
@@ -229,11 +252,21 @@ def fit_erm(
         learning_rate = default_learning_rate(config, activation)
     check_real("learning_rate", learning_rate, minimum=0.0, strict=True)
     if batch.X.shape[-1] != config.D:
-        raise ConfigError(f"batch has D = {batch.X.shape[-1]} but config.D = {config.D}; they must match")
+        raise ConfigError(
+            f"batch has D = {batch.X.shape[-1]} but config.D = {config.D}; they must match"
+        )
     start = initial_params(key, config, init, teacher)
     params, value, grad_norm, count = train_jit(
-        start, batch.X, batch.lengths, batch.y, activation=activation, optimizer=optimizer,
-        lam=lam, tol=tol, max_iter=max_iter, learning_rate=learning_rate,
+        start,
+        batch.X,
+        batch.lengths,
+        batch.y,
+        activation=activation,
+        optimizer=optimizer,
+        lam=lam,
+        tol=tol,
+        max_iter=max_iter,
+        learning_rate=learning_rate,
     )
     return ERMFit(params, float(value), float(grad_norm), int(count), bool(grad_norm <= tol))
 
@@ -243,5 +276,7 @@ def objective_and_grad_norm(
     params: AttentionParams, batch: SLRBatch, activation: str, lam: float
 ) -> tuple[jax.Array, jax.Array]:
     """Per-sample objective of ``params`` on ``batch`` and the norm of its gradient."""
-    value, grad = jax.value_and_grad(objective)(params, batch.X, batch.lengths, batch.y, activation, lam)
+    value, grad = jax.value_and_grad(objective)(
+        params, batch.X, batch.lengths, batch.y, activation, lam
+    )
     return value, optax.tree_utils.tree_norm(grad)

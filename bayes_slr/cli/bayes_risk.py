@@ -1,4 +1,6 @@
-"""``bayes-slr bayes-risk``: population Bayes error with known directions, exact or by Monte Carlo."""
+"""``bayes-slr bayes-risk``: population Bayes error with known directions, exact or by
+Monte Carlo.
+"""
 
 from __future__ import annotations
 
@@ -27,24 +29,41 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "bayes-risk",
         help="population Bayes error 1 - E[sum_l p_l^2] for each (L, nu)",
-        description="Bayes error with known directions (excess error over the noise, docs/model.md section 2), "
+        description="Bayes error with known directions (excess error over the noise, "
+        "docs/model.md section 2), "
         "one row per (L, nu) pair. --Delta does not change it.",
     )
     add_task_arguments(parser, several=True, with_D=False)
-    parser.add_argument("--method", choices=METHODS, default="exact",
-                        help="exact quadrature (stderr = its error bound) or Monte Carlo over chi*")
-    parser.add_argument("--samples", type=integer, default=100_000,
-                        help="Monte Carlo sequences per point, >= 2")
-    parser.add_argument("--seed", type=integer, default=0, help="Monte Carlo seed; every point uses the same "
-                        "random numbers, so curves in nu are smooth")
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    parser.add_argument("--plot", type=Path, help="write a PNG of the Bayes error against nu, one curve per L")
+    parser.add_argument(
+        "--method",
+        choices=METHODS,
+        default="exact",
+        help="exact quadrature (stderr = its error bound) or Monte Carlo over chi*",
+    )
+    parser.add_argument(
+        "--samples", type=integer, default=100_000, help="Monte Carlo sequences per point, >= 2"
+    )
+    parser.add_argument(
+        "--seed",
+        type=integer,
+        default=0,
+        help="Monte Carlo seed; every point uses the same "
+        "random numbers, so curves in nu are smooth",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON object instead of a table"
+    )
+    parser.add_argument(
+        "--plot", type=Path, help="write a PNG of the Bayes error against nu, one curve per L"
+    )
     parser.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
     parser.set_defaults(run=run)
 
 
 def bayes_error_row(config: SLRConfig, method: str, samples: int, key: jax.Array) -> dict[str, Any]:
-    """One output row: the Bayes error of ``config`` and its stderr (the quadrature bound for exact)."""
+    """One output row: the Bayes error of ``config`` and its stderr (the quadrature bound for
+    exact).
+    """
     check_choice("method", method, METHODS)
     if method == "exact":
         value, stderr = bayes_error_exact(config)
@@ -66,7 +85,11 @@ def run(args: argparse.Namespace) -> None:
     """Validate every point and the output path, then compute, print and plot."""
     configs = [make_config(args, L=L, nu=nu) for L, nu in itertools.product(args.L, args.nu)]
     samples = check_int("samples", args.samples, 2)
-    plot = check_writable_output(args.plot, force=args.force, name="--plot") if args.plot is not None else None
+    plot = (
+        check_writable_output(args.plot, force=args.force, name="--plot")
+        if args.plot is not None
+        else None
+    )
     key = jax.random.PRNGKey(args.seed)
     rows = [bayes_error_row(config, args.method, samples, key) for config in configs]
     settings = {

@@ -18,7 +18,8 @@ SUBCOMMANDS = (simulate, bayes_risk, gap, posterior, theory, amp)
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with every subcommand registered."""
     parser = OneLineErrorParser(
-        prog="bayes-slr", description="Bayes-optimality checks for attention on single-location regression.",
+        prog="bayes-slr",
+        description="Bayes-optimality checks for attention on single-location regression.",
         formatter_class=DefaultsHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -37,7 +38,9 @@ def explicit_options(argv: list[str] | None) -> frozenset[str]:
     returns was typed (abbreviations and ``--opt=value`` included).
     """
     parser = build_parser()
-    subparsers = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+    subparsers = next(
+        action for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+    )
     for subparser in subparsers.choices.values():
         subparser._defaults.clear()
         for action in subparser._actions:
@@ -64,7 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bayes-slr {args.command}: {exc}", file=sys.stderr)
         return 3
     except KeyboardInterrupt as exc:
-        print(f"bayes-slr {args.command}: {exc or 'interrupted; no result written'}", file=sys.stderr)
+        print(
+            f"bayes-slr {args.command}: {exc or 'interrupted; no result written'}", file=sys.stderr
+        )
         return 130
     return 0
 

@@ -21,8 +21,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_task_arguments(parser)
     parser.add_argument("--N", type=integer, default=1000, help="number of sequences, >= 1")
     parser.add_argument("--seed", type=integer, default=0, help="seed of the teacher and the data")
-    parser.add_argument("--exact-teacher", action="store_true",
-                        help="teacher with |k*|^2 = |v*|^2 = D and k* orthogonal to v* (default: prior draw)")
+    parser.add_argument(
+        "--exact-teacher",
+        action="store_true",
+        help="teacher with |k*|^2 = |v*|^2 = D and k* orthogonal to v* (default: prior draw)",
+    )
     parser.add_argument("--out", type=Path, help="output .npz file")
     parser.add_argument("--force", action="store_true", help="overwrite an existing --out")
     parser.add_argument("--json", action="store_true", help="print a JSON summary")
@@ -49,7 +52,9 @@ def run(args: argparse.Namespace) -> None:
         "out": None if out is None else str(out),
         "shapes": {name: "x".join(map(str, a.shape)) for name, a in arrays.items()},
         "mean_chi_star_at_location": float(chi_at_location.mean()),
-        "stderr_chi_star_at_location": float(chi_at_location.std(ddof=1) / np.sqrt(N)) if N > 1 else float("nan"),
+        "stderr_chi_star_at_location": float(chi_at_location.std(ddof=1) / np.sqrt(N))
+        if N > 1
+        else float("nan"),
         "mean_length": float(arrays["lengths"].mean()),
         "var_y": float(arrays["y"].var()),
     }

@@ -1,1 +1,3 @@
-"""Whole measurements: gap across lengths, ERM experiments, posterior summaries, theory curves, AMP runs."""
+"""Whole measurements: gap across lengths, ERM experiments, posterior summaries, theory curves, AMP
+runs.
+"""

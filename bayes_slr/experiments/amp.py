@@ -1,6 +1,8 @@
-"""One AMP measurement: train by GAMP at finite ``D``, score on fresh data, set beside the state evolution.
+"""One AMP measurement: train by GAMP at finite ``D``, score on fresh data, set beside the state
+evolution.
 
-:func:`amp_point` is the unit of ``bayes-slr amp``, of the notebook ``notebooks/amp_state_evolution``
+:func:`amp_point` is the unit of ``bayes-slr amp``, of the notebook
+``notebooks/amp_state_evolution``
 and of the tests (docs/theory.md, part C).
 """
 
@@ -11,7 +13,8 @@ import functools
 import math
 import os
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import numpy as np
@@ -35,7 +38,8 @@ class AMPOptions:
     Attributes
     ----------
     init : ``"random"`` or ``"informed"`` (at the teacher).
-    damping, tol, max_iter, coupled, variance, adaptive : of :func:`~bayes_slr.inference.amp.run_amp`.
+    damping, tol, max_iter, coupled, variance, adaptive : of
+    :func:`~bayes_slr.inference.amp.run_amp`.
     dtype : working precision of the tokens and messages, ``"float64"`` or ``"float32"``.
     n_test : fresh test sequences for the error, ``>= 2``.
     se_samples : channel draws of the state evolution, ``>= 2``.
@@ -62,14 +66,27 @@ class AMPOptions:
 
     def __post_init__(self) -> None:
         init, damping, tol, max_iter, dtype = amp.check_amp_options(
-            init=self.init, damping=self.damping, tol=self.tol, max_iter=self.max_iter, dtype=self.dtype)
-        for name, value in (("init", init), ("damping", damping), ("tol", tol), ("max_iter", max_iter), ("dtype", dtype)):
+            init=self.init,
+            damping=self.damping,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            dtype=self.dtype,
+        )
+        for name, value in (
+            ("init", init),
+            ("damping", damping),
+            ("tol", tol),
+            ("max_iter", max_iter),
+            ("dtype", dtype),
+        ):
             object.__setattr__(self, name, value)
         object.__setattr__(self, "variance", check_choice("variance", self.variance, amp.VARIANCES))
         object.__setattr__(self, "n_test", check_int("n_test", self.n_test, 2))
         object.__setattr__(self, "se_samples", check_int("se_samples", self.se_samples, 2))
         if self.memory_limit is not None:
-            object.__setattr__(self, "memory_limit", check_int("memory_limit", self.memory_limit, 1))
+            object.__setattr__(
+                self, "memory_limit", check_int("memory_limit", self.memory_limit, 1)
+            )
 
 
 def available_memory() -> int:
@@ -102,9 +119,16 @@ def check_point(config: SLRConfig, alpha: object, options: AMPOptions) -> tuple[
     alpha = check_real("alpha", alpha, minimum=0.0, strict=True)
     N = round(alpha * config.D)
     if N < 1:
-        raise ConfigError(f"alpha must give N = round(alpha D) >= 1 sequences, got alpha = {alpha:g} at D = {config.D}")
+        raise ConfigError(
+            f"alpha must give N = round(alpha D) >= 1 sequences, got alpha = {alpha:g} at D = "
+            f"{config.D}"
+        )
     needed = amp.memory_bytes(config, N, options.dtype)
-    limit = options.memory_limit if options.memory_limit is not None else int(MEMORY_FRACTION * available_memory())
+    limit = (
+        options.memory_limit
+        if options.memory_limit is not None
+        else int(MEMORY_FRACTION * available_memory())
+    )
     if needed > limit:
         raise ConfigError(
             f"D = {config.D}, alpha = {alpha:g}: the point needs about {needed / 2**30:.2f} GiB "
@@ -115,18 +139,34 @@ def check_point(config: SLRConfig, alpha: object, options: AMPOptions) -> tuple[
 
 
 @functools.lru_cache(maxsize=64)
-def state_evolution_point(config: SLRConfig, alpha: float, init: str, samples: int, seed: int) -> dict[str, Any]:
-    """The Bayes-optimal state evolution's fixed point at ``alpha`` (``D`` ignored), as a JSON-ready dict."""
-    point = bayes_replica_point(config.replace(D=1), alpha=alpha, init=init,
-                                mc_samples=samples, seed=seed)
-    return {"test_error": point.test_error, "test_error_stderr": point.diagnostics["test_error_stderr"],
-            "posterior_mean_f_error": point.diagnostics["posterior_mean_f_error"],
-            "q_k": point.overlaps["q_k"], "q_v": point.overlaps["q_v"], "converged": point.converged,
-            "iterations": point.diagnostics["iterations"]}
+def state_evolution_point(
+    config: SLRConfig, alpha: float, init: str, samples: int, seed: int
+) -> dict[str, Any]:
+    """The Bayes-optimal state evolution's fixed point at ``alpha`` (``D`` ignored), as a JSON-ready
+    dict.
+    """
+    point = bayes_replica_point(
+        config.replace(D=1), alpha=alpha, init=init, mc_samples=samples, seed=seed
+    )
+    return {
+        "test_error": point.test_error,
+        "test_error_stderr": point.diagnostics["test_error_stderr"],
+        "posterior_mean_f_error": point.diagnostics["posterior_mean_f_error"],
+        "q_k": point.overlaps["q_k"],
+        "q_v": point.overlaps["q_v"],
+        "converged": point.converged,
+        "iterations": point.diagnostics["iterations"],
+    }
 
 
-def amp_point(config: SLRConfig, alpha: float, seed: int, options: AMPOptions | None = None, *,
-              progress: bool = False) -> dict[str, Any]:
+def amp_point(
+    config: SLRConfig,
+    alpha: float,
+    seed: int,
+    options: AMPOptions | None = None,
+    *,
+    progress: bool = False,
+) -> dict[str, Any]:
     """Run GAMP on one training set and score it.
 
     Parameters
@@ -145,10 +185,12 @@ def amp_point(config: SLRConfig, alpha: float, seed: int, options: AMPOptions | 
     dict
         ``alpha, D, N, seed, init, test_error, stderr`` (excess test error of the AMP predictor on
         ``n_test`` fresh sequences and its standard error), ``posterior_mean_f_error`` and
-        ``posterior_mean_f_stderr`` (the training-set posterior mean of ``f``, what samplers estimate;
+        ``posterior_mean_f_stderr`` (the training-set posterior mean of ``f``, what samplers
+        estimate;
         same test set; equal to the former for max-SLR), ``overlaps`` (``m_k, q_k, m_v, q_v`` at the
         last iterate), ``iterations, converged, residual``, ``seconds`` (the GAMP loop, compilation
-        included; ``benchmarks/amp_scaling.py`` times iterations alone), ``history`` (per-iteration overlaps, with ``history``),
+        included; ``benchmarks/amp_scaling.py`` times iterations alone), ``history`` (per-iteration
+        overlaps, with ``history``),
         and ``state_evolution`` (the theory at the same ``alpha`` and start: ``test_error, q_k, q_v,
         converged``, and with ``history`` its iterates ``(q_k, q_v)`` from the same start with the
         same damping, as many as AMP took).
@@ -160,10 +202,22 @@ def amp_point(config: SLRConfig, alpha: float, seed: int, options: AMPOptions | 
     teacher = draw_teacher(key_teacher, config.D, exact=True)
     data = amp.amp_data(key_data, config, teacher, N, dtype=options.dtype)
     start = time.perf_counter()
-    result = jax.block_until_ready(amp.run_amp(
-        key_start, data, config, init=options.init, teacher=teacher, damping=options.damping, tol=options.tol,
-        max_iter=options.max_iter, coupled=options.coupled, variance=options.variance, adaptive=options.adaptive,
-        progress=progress))
+    result = jax.block_until_ready(
+        amp.run_amp(
+            key_start,
+            data,
+            config,
+            init=options.init,
+            teacher=teacher,
+            damping=options.damping,
+            tol=options.tol,
+            max_iter=options.max_iter,
+            coupled=options.coupled,
+            variance=options.variance,
+            adaptive=options.adaptive,
+            progress=progress,
+        )
+    )
     seconds = time.perf_counter() - start
     del data  # the tokens are not needed for scoring
     iterations = int(result.state.iteration)
@@ -175,29 +229,50 @@ def amp_point(config: SLRConfig, alpha: float, seed: int, options: AMPOptions | 
         plain = error
     final = np.asarray(result.history[iterations])
     row: dict[str, Any] = {
-        "alpha": alpha, "D": config.D, "N": N, "seed": seed, "init": options.init,
-        "test_error": error.value, "stderr": error.stderr,
-        "posterior_mean_f_error": plain.value, "posterior_mean_f_stderr": plain.stderr,
+        "alpha": alpha,
+        "D": config.D,
+        "N": N,
+        "seed": seed,
+        "init": options.init,
+        "test_error": error.value,
+        "stderr": error.stderr,
+        "posterior_mean_f_error": plain.value,
+        "posterior_mean_f_stderr": plain.stderr,
         "overlaps": dict(zip(("m_k", "q_k", "m_v", "q_v"), (float(x) for x in final))),
-        "iterations": iterations, "converged": bool(result.converged) and math.isfinite(error.value),
-        "residual": float(result.state.residual), "final_damping": float(result.damping), "seconds": seconds,
+        "iterations": iterations,
+        "converged": bool(result.converged) and math.isfinite(error.value),
+        "residual": float(result.state.residual),
+        "final_damping": float(result.damping),
+        "seconds": seconds,
     }
     if options.history:
         row["history"] = np.asarray(result.history[: iterations + 1]).tolist()
     if options.state_evolution:
-        theory = dict(state_evolution_point(config.replace(D=1), alpha, options.init, options.se_samples,
-                                            options.se_seed))
+        theory = dict(
+            state_evolution_point(
+                config.replace(D=1), alpha, options.init, options.se_samples, options.se_seed
+            )
+        )
         if options.history:
             start_q = 1.0 - amp.START_OVERLAP if options.init == "informed" else amp.START_OVERLAP
             theory["iterates"] = bayes_state_evolution_history(
-                config.replace(D=1), alpha=alpha, start=(start_q, start_q), iterations=max(iterations, 1),
-                damping=options.damping, mc_samples=options.se_samples, seed=options.se_seed).tolist()
+                config.replace(D=1),
+                alpha=alpha,
+                start=(start_q, start_q),
+                iterations=max(iterations, 1),
+                damping=options.damping,
+                mc_samples=options.se_samples,
+                seed=options.se_seed,
+            ).tolist()
         row["state_evolution"] = theory
     return row
 
 
-def amp_check_kernel(config: SLRConfig, dtype: str, alpha: float = 2.0) -> Callable[[], tuple[float, float]]:
-    """One AMP point of ``benchmarks/gpu_check.py``: GAMP at ``config`` (its ``D``) in ``dtype``, scored.
+def amp_check_kernel(
+    config: SLRConfig, dtype: str, alpha: float = 2.0
+) -> Callable[[], tuple[float, float]]:
+    """One AMP point of ``benchmarks/gpu_check.py``: GAMP at ``config`` (its ``D``) in ``dtype``,
+    scored.
 
     Returns a zero-argument function that runs :func:`amp_point` (seed 0: the same
     training and test sets on every call and device; no state evolution, no history) on
@@ -224,11 +299,15 @@ def amp_sweep(
     progress: bool = False,
     failures: list | None = None,
 ) -> list[dict[str, Any]]:
-    """:func:`amp_point` at every ``alpha`` and seed ``0 .. seeds - 1``, through :func:`~bayes_slr.records.run_sweep`.
+    """:func:`amp_point` at every ``alpha`` and seed ``0 .. seeds - 1``, through
+    :func:`~bayes_slr.records.run_sweep`.
 
-    Every point is validated first (:func:`check_point`: memory included). Each point's key is its full
-    configuration (``config``, ``options``, ``alpha``, ``seed``): points finished in ``log`` are read back, not
-    recomputed. ``progress`` shows a bar over the points and, when they run in this process, a transient
+    Every point is validated first (:func:`check_point`: memory included). Each point's key is its
+    full
+    configuration (``config``, ``options``, ``alpha``, ``seed``): points finished in ``log`` are
+    read back, not
+    recomputed. ``progress`` shows a bar over the points and, when they run in this process, a
+    transient
     one over the iterations of the running point. ``failures``: as in ``run_sweep``.
 
     Returns
@@ -241,10 +320,22 @@ def amp_sweep(
     for alpha in alphas:
         check_point(config, alpha, options)
     settings = {**config.to_dict(), "options": vars(options)}
-    points = [{**settings, "alpha": alpha, "seed": seed} for alpha in alphas for seed in range(seeds)]
-    iterations_bar = progress and executor is None  # a bar over one point's iterations, in process only
-    done = run_sweep(points, lambda point: amp_point(config, point["alpha"], point["seed"], options,
-                                                     progress=iterations_bar),
-                     log=log, seed_of=lambda point: point["seed"], executor=executor, progress=progress,
-                     description="amp points", failures=failures)
+    points = [
+        {**settings, "alpha": alpha, "seed": seed} for alpha in alphas for seed in range(seeds)
+    ]
+    iterations_bar = (
+        progress and executor is None
+    )  # a bar over one point's iterations, in process only
+    done = run_sweep(
+        points,
+        lambda point: amp_point(
+            config, point["alpha"], point["seed"], options, progress=iterations_bar
+        ),
+        log=log,
+        seed_of=lambda point: point["seed"],
+        executor=executor,
+        progress=progress,
+        description="amp points",
+        failures=failures,
+    )
     return [row for _, row in done]

@@ -27,12 +27,26 @@ from bayes_slr.attention.training import (
     train,
 )
 from bayes_slr.errors import ConfigError, check_int, check_real
-from bayes_slr.models.scoring import Scorer, excess_test_error, fresh_sample_scorer, held_out_scorer, zero_predictor
+from bayes_slr.models.scoring import (
+    Scorer,
+    excess_test_error,
+    fresh_sample_scorer,
+    held_out_scorer,
+    zero_predictor,
+)
 from bayes_slr.models.simulate import SLRBatch, Teacher, draw_teacher, simulate
 from bayes_slr.models.spec import SLRConfig, training_size
 from bayes_slr.theory.population import population_error
 
-__all__ = ["DEFAULT_LAM_GRID", "ERMFit", "ERMSummary", "LAM_AUTO", "erm_experiment", "fit_erm", "test_error"]
+__all__ = [
+    "DEFAULT_LAM_GRID",
+    "ERMFit",
+    "ERMSummary",
+    "LAM_AUTO",
+    "erm_experiment",
+    "fit_erm",
+    "test_error",
+]
 
 
 def test_error(
@@ -56,8 +70,12 @@ def test_error(
     check_activation(activation)
     N_test = check_int("N_test", N_test, 2)
     if jnp.shape(params.k)[-1] != config.D:
-        raise ConfigError(f"params have D = {jnp.shape(params.k)[-1]} but config.D = {config.D}; they must match")
-    result = excess_test_error(key, config, teacher, attention_predictor(params, activation), N_test=N_test)
+        raise ConfigError(
+            f"params have D = {jnp.shape(params.k)[-1]} but config.D = {config.D}; they must match"
+        )
+    result = excess_test_error(
+        key, config, teacher, attention_predictor(params, activation), N_test=N_test
+    )
     return result.value, result.stderr
 
 
@@ -105,7 +123,8 @@ class ERMSummary(NamedTuple):
     restarts_agree : all seeds' ``restarts_agree`` (``None`` with one random start).
     lam : the ``lam`` of each seed.
     zero_error : mean over seeds of ``zero_error``.
-    informed_test_error : mean over seeds of the informed start's test error (``None`` for given data
+    informed_test_error : mean over seeds of the informed start's test error (``None`` for given
+    data
         without a teacher: no informed start, and ``overlaps``, ``informed`` are ``None`` per seed).
     notes : sentences a reader must see with the number (disagreeing restarts, no
         convergence, a ``lam`` chosen at the edge of the grid).
@@ -125,16 +144,29 @@ class ERMSummary(NamedTuple):
 
 
 @functools.partial(jax.jit, static_argnames=("activation", "optimizer"))
-def _train_batch(starts, X, lengths, y, lams, tol, max_iter, learning_rate, *, activation, optimizer):
+def _train_batch(
+    starts, X, lengths, y, lams, tol, max_iter, learning_rate, *, activation, optimizer
+):
     """Train every start at every ``lam`` of every seed, as one vectorised computation.
 
     ``starts`` leaves have leading axes ``(seeds, G, S)``, ``X, lengths, y`` ``(seeds, ...)``,
     ``lams`` ``(seeds, G)``. The ``G x S`` problems of a seed share its data, so their
     projections ``X @ [k, v]`` are one matrix product (the tokens are read once per step).
     """
+
     def one(params, X_s, lengths_s, y_s, lam):
-        return train(params, X_s, lengths_s, y_s, activation=activation, optimizer=optimizer,
-                     lam=lam, tol=tol, max_iter=max_iter, learning_rate=learning_rate)
+        return train(
+            params,
+            X_s,
+            lengths_s,
+            y_s,
+            activation=activation,
+            optimizer=optimizer,
+            lam=lam,
+            tol=tol,
+            max_iter=max_iter,
+            learning_rate=learning_rate,
+        )
 
     over_starts = jax.vmap(one, in_axes=(0, None, None, None, None))
     over_grid = jax.vmap(over_starts, in_axes=(0, None, None, None, 0))
@@ -143,7 +175,10 @@ def _train_batch(starts, X, lengths, y, lams, tol, max_iter, learning_rate, *, a
 
 @functools.partial(jax.jit, static_argnames=("activation",))
 def _validation_errors(params, X, lengths, y, activation):
-    """Mean ``(y - f)^2`` on held-out samples; ``params`` leaves ``(seeds, G, ...)``, data ``(seeds, ...)``."""
+    """Mean ``(y - f)^2`` on held-out samples; ``params`` leaves ``(seeds, G, ...)``, data ``(seeds,
+    ...)``.
+    """
+
     def one(p, X_s, lengths_s, y_s):
         return jnp.mean((y_s - predict(p, X_s, lengths_s, activation)) ** 2)
 
@@ -159,19 +194,35 @@ def _scores(params, values: np.ndarray, held_out: SLRBatch, activation: str) -> 
     best = _lowest(values)  # (seeds, G)
     index = jnp.asarray(best)
     chosen = jax.tree_util.tree_map(
-        lambda leaf: jnp.take_along_axis(leaf, index.reshape(index.shape + (1,) * (leaf.ndim - 2)), axis=2)[:, :, 0],
+        lambda leaf: jnp.take_along_axis(
+            leaf, index.reshape(index.shape + (1,) * (leaf.ndim - 2)), axis=2
+        )[:, :, 0],
         params,
     )
-    scores = np.asarray(_validation_errors(chosen, held_out.X, held_out.lengths, held_out.y, activation))
+    scores = np.asarray(
+        _validation_errors(chosen, held_out.X, held_out.lengths, held_out.y, activation)
+    )
     return np.where(np.isfinite(scores) & np.any(np.isfinite(values), axis=-1), scores, np.inf)
 
 
-def _validation_path(candidates, fit_part, held_out, lam_grid, scores, tol, max_iter, learning_rate, activation,
-                     optimizer, patience):
+def _validation_path(
+    candidates,
+    fit_part,
+    held_out,
+    lam_grid,
+    scores,
+    tol,
+    max_iter,
+    learning_rate,
+    activation,
+    optimizer,
+    patience,
+):
     """Validation errors along the regularisation path (L-BFGS), from the largest ``lam`` down.
 
     Each ``lam`` starts every candidate at its solution for the previous (larger) ``lam``
-    (a diverged solution is not handed on: that candidate keeps its previous start): the solution moves little between
+    (a diverged solution is not handed on: that candidate keeps its previous start): the solution
+    moves little between
     neighbouring values, so a step costs tens of iterations where a cold start at small
     ``lam`` costs hundreds. The path stops once every seed's validation error has been
     above its best for ``patience`` consecutive values: the smaller values, the slowest to
@@ -183,13 +234,27 @@ def _validation_path(candidates, fit_part, held_out, lam_grid, scores, tol, max_
     worse = np.zeros(scores.shape[0], int)
     for position in order:
         lams = jnp.full((scores.shape[0], 1), lam_grid[position])
-        params, values, _, _ = _train_batch(current, fit_part.X, fit_part.lengths, fit_part.y, lams, tol, max_iter,
-                                            learning_rate, activation=activation, optimizer=optimizer)
+        params, values, _, _ = _train_batch(
+            current,
+            fit_part.X,
+            fit_part.lengths,
+            fit_part.y,
+            lams,
+            tol,
+            max_iter,
+            learning_rate,
+            activation=activation,
+            optimizer=optimizer,
+        )
         values = np.asarray(values)
         scores[:, position] = _scores(params, values, held_out, activation)[:, 0]
         finite = jnp.asarray(np.isfinite(values))
         current = jax.tree_util.tree_map(
-            lambda new, old: jnp.where(finite.reshape(finite.shape + (1,) * (new.ndim - 3)), new, old), params, current
+            lambda new, old: jnp.where(
+                finite.reshape(finite.shape + (1,) * (new.ndim - 3)), new, old
+            ),
+            params,
+            current,
         )
         best = np.min(np.where(np.isfinite(scores), scores, np.inf), axis=1)
         worse = np.where(scores[:, position] > best, worse + 1, 0)
@@ -201,8 +266,12 @@ def _validation_path(candidates, fit_part, held_out, lam_grid, scores, tol, max_
 def _broadcast(tree, shape):
     """Repeat the leaves of ``tree`` (leading axis ``seeds``) over new axes ``shape`` after it."""
     return jax.tree_util.tree_map(
-        lambda leaf: jnp.broadcast_to(leaf.reshape(leaf.shape[:1] + (1,) * len(shape) + leaf.shape[1:]),
-                                      leaf.shape[:1] + tuple(shape) + leaf.shape[1:]), tree)
+        lambda leaf: jnp.broadcast_to(
+            leaf.reshape(leaf.shape[:1] + (1,) * len(shape) + leaf.shape[1:]),
+            leaf.shape[:1] + tuple(shape) + leaf.shape[1:],
+        ),
+        tree,
+    )
 
 
 def _lowest(losses: np.ndarray) -> np.ndarray:
@@ -211,7 +280,9 @@ def _lowest(losses: np.ndarray) -> np.ndarray:
 
 
 def seed_keys(seed: int, index: int | jax.Array) -> jax.Array:
-    """The four PRNG keys of seed ``index`` of an experiment: teacher, training set, starts, test samples."""
+    """The four PRNG keys of seed ``index`` of an experiment: teacher, training set, starts, test
+    samples.
+    """
     return jax.random.split(jax.random.fold_in(jax.random.PRNGKey(seed), index), 4)
 
 
@@ -262,7 +333,8 @@ def erm_experiment(
     data: tuple[Teacher | None, SLRBatch] | None = None,
     test_set: SLRBatch | None = None,
 ) -> ERMSummary:
-    """Train ERM on ``seeds`` independent tasks, each from several starts, and report the test error.
+    """Train ERM on ``seeds`` independent tasks, each from several starts, and report the test
+    error.
 
     Seed ``s`` draws its teacher, training set, random starts and test samples from
     :func:`seed_keys` ``(seed, s)``. Every seed is trained from ``starts`` random starts
@@ -295,7 +367,8 @@ def erm_experiment(
     activation : str
         ``softmax``, ``linear``, ``erf`` or ``softplus``.
     alpha : float
-        Samples per dimension, ``> 0``: ``N = round(alpha D) >= 1`` (:func:`~bayes_slr.models.spec.training_size`).
+        Samples per dimension, ``> 0``: ``N = round(alpha D) >= 1``
+        (:func:`~bayes_slr.models.spec.training_size`).
     lam : float or "auto"
         Ridge strength ``>= 0``, or chosen by held-out validation on ``lam_grid``.
     seeds : int
@@ -325,7 +398,8 @@ def erm_experiment(
         data another estimator saw (the posterior command's comparison), or on a user's data
         (:mod:`bayes_slr.models.dataset`). The teacher may be ``None``: then there is no informed
         start (``init`` must be ``"random"``), no overlaps, and ``test_set`` is required.
-    test_set : held-out sequences to measure the test error on (:func:`~bayes_slr.models.scoring.held_out_error`)
+    test_set : held-out sequences to measure the test error on
+    (:func:`~bayes_slr.models.scoring.held_out_error`)
         instead of ``N_test`` fresh sequences from the teacher (only with ``data``).
 
     Returns
@@ -334,7 +408,9 @@ def erm_experiment(
         ``stderr`` combines the spread over seeds with the Monte Carlo error (:func:`seed_mean`).
     """
     lam = check_lam(lam)
-    check_training_options(activation, 0.0 if lam == LAM_AUTO else lam, optimizer, init, tol, max_iter)
+    check_training_options(
+        activation, 0.0 if lam == LAM_AUTO else lam, optimizer, init, tol, max_iter
+    )
     alpha = check_real("alpha", alpha, minimum=0.0, strict=True)
     seeds = check_int("seeds", seeds, 1)
     seed = check_int("seed", seed, 0)
@@ -347,11 +423,15 @@ def erm_experiment(
         lam_grid = tuple(check_real("lam_grid", value, minimum=0.0) for value in lam_grid)
         if not lam_grid:
             raise ConfigError("lam_grid must hold at least one value")
-        validation_fraction = check_real("validation_fraction", validation_fraction, minimum=0.0, strict=True)
+        validation_fraction = check_real(
+            "validation_fraction", validation_fraction, minimum=0.0, strict=True
+        )
         if validation_fraction >= 1.0:
             raise ConfigError(f"validation_fraction must be < 1, got {validation_fraction!r}")
         if N < 2:
-            raise ConfigError(f"lam='auto' needs N = round(alpha D) >= 2 to hold samples out, got N = {N}")
+            raise ConfigError(
+                f"lam='auto' needs N = round(alpha D) >= 2 to hold samples out, got N = {N}"
+            )
     learning_rate = default_learning_rate(config, activation)
 
     keys = jax.vmap(lambda s: seed_keys(seed, s))(jnp.arange(seeds))
@@ -360,11 +440,21 @@ def erm_experiment(
         batches = jax.vmap(lambda k, t: simulate(k, config, t, N))(keys[:, 1], teachers)
     else:
         if seeds != 1 or data[1].y.shape[0] != N:
-            raise ConfigError(f"data: one given training set needs seeds = 1 and N = round(alpha D) = {N} samples")
-        teachers, batches = (jax.tree_util.tree_map(lambda leaf: jnp.asarray(leaf)[None], part) for part in data)
+            raise ConfigError(
+                f"data: one given training set needs seeds = 1 and N = round(alpha D) = {N} samples"
+            )
+        teachers, batches = (
+            jax.tree_util.tree_map(lambda leaf: jnp.asarray(leaf)[None], part) for part in data
+        )
     start_keys = jax.vmap(lambda k: jax.random.split(k, starts))(keys[:, 2])
-    random_starts = jax.vmap(jax.vmap(lambda k: initial_params(k, config, "random", None)))(start_keys)
-    informed = None if teachers is None else jax.vmap(lambda t: initial_params(None, config, "informed", t))(teachers)
+    random_starts = jax.vmap(jax.vmap(lambda k: initial_params(k, config, "random", None)))(
+        start_keys
+    )
+    informed = (
+        None
+        if teachers is None
+        else jax.vmap(lambda t: initial_params(None, config, "informed", t))(teachers)
+    )
     candidates = random_starts if init == "random" else _broadcast(informed, (1,))
 
     validation = [None] * seeds
@@ -374,31 +464,64 @@ def erm_experiment(
         held_out = jax.tree_util.tree_map(lambda a: a[:, N - n_val :], batches)
         scores = np.full((seeds, len(lam_grid)), np.nan)
         if optimizer == "lbfgs":
-            scores = _validation_path(candidates, fit_part, held_out, lam_grid, scores, tol, max_iter,
-                                      learning_rate, activation, optimizer, patience)
+            scores = _validation_path(
+                candidates,
+                fit_part,
+                held_out,
+                lam_grid,
+                scores,
+                tol,
+                max_iter,
+                learning_rate,
+                activation,
+                optimizer,
+                patience,
+            )
         else:  # one SGD pass per lam from the starts, vectorised over the grid
             params, values, _, _ = _train_batch(
-                _broadcast(candidates, (len(lam_grid),)), fit_part.X, fit_part.lengths, fit_part.y,
-                jnp.broadcast_to(jnp.asarray(lam_grid), (seeds, len(lam_grid))), tol, max_iter, learning_rate,
-                activation=activation, optimizer=optimizer,
+                _broadcast(candidates, (len(lam_grid),)),
+                fit_part.X,
+                fit_part.lengths,
+                fit_part.y,
+                jnp.broadcast_to(jnp.asarray(lam_grid), (seeds, len(lam_grid))),
+                tol,
+                max_iter,
+                learning_rate,
+                activation=activation,
+                optimizer=optimizer,
             )
             scores = _scores(params, np.asarray(values), held_out, activation)
         ranked = np.where(np.isfinite(scores), scores, np.inf)
         lams = np.array([lam_grid[int(np.argmin(row))] for row in ranked])
         validation = [
-            {"lam_grid": list(lam_grid), "validation_error": [None if np.isnan(x) else float(x) for x in row],
-             "n_validation": n_val}
+            {
+                "lam_grid": list(lam_grid),
+                "validation_error": [None if np.isnan(x) else float(x) for x in row],
+                "n_validation": n_val,
+            }
             for row in scores
         ]
     else:
         lams = np.full(seeds, lam)
 
-    all_starts = random_starts if informed is None else jax.tree_util.tree_map(
-        lambda r, i: jnp.concatenate([r, i[:, None]], axis=1), random_starts, informed
+    all_starts = (
+        random_starts
+        if informed is None
+        else jax.tree_util.tree_map(
+            lambda r, i: jnp.concatenate([r, i[:, None]], axis=1), random_starts, informed
+        )
     )  # (seeds, starts + 1): the random starts, then the informed one (when there is a teacher)
     params, values, grad_norms, counts = _train_batch(
-        _broadcast(all_starts, (1,)), batches.X, batches.lengths, batches.y, jnp.asarray(lams)[:, None],
-        tol, max_iter, learning_rate, activation=activation, optimizer=optimizer,
+        _broadcast(all_starts, (1,)),
+        batches.X,
+        batches.lengths,
+        batches.y,
+        jnp.asarray(lams)[:, None],
+        tol,
+        max_iter,
+        learning_rate,
+        activation=activation,
+        optimizer=optimizer,
     )
     params = jax.tree_util.tree_map(lambda leaf: leaf[:, 0], params)
     values, grad_norms, counts = (np.asarray(a)[:, 0] for a in (values, grad_norms, counts))
@@ -407,95 +530,139 @@ def erm_experiment(
     per_seed = []
     for s in range(seeds):
         fits = jax.tree_util.tree_map(lambda leaf: leaf[s], params)
-        teacher = None if teachers is None else jax.tree_util.tree_map(lambda leaf: leaf[s], teachers)
-        score = (held_out_scorer(config, test_set) if test_set is not None
-                 else fresh_sample_scorer(keys[s, 3], config, teacher, N_test))
+        teacher = (
+            None if teachers is None else jax.tree_util.tree_map(lambda leaf: leaf[s], teachers)
+        )
+        score = (
+            held_out_scorer(config, test_set)
+            if test_set is not None
+            else fresh_sample_scorer(keys[s, 3], config, teacher, N_test)
+        )
         errors, stderrs, zero, zero_stderr = _start_test_errors(score, fits, activation)
         chosen = int(selected[s])
         fitted = jax.tree_util.tree_map(lambda leaf: leaf[chosen], fits)
         fitted_overlaps = None if teacher is None else overlaps(fitted, teacher)
         spread = float(np.ptp(errors[:starts]))
         tolerance = max(2.0 * float(stderrs[chosen]), AGREEMENT_FLOOR)
-        per_seed.append({
-            "seed": s,
-            "lam": float(lams[s]),
-            "test_error": float(errors[chosen]),
-            "stderr": float(stderrs[chosen]),
-            "train_loss": float(values[s, chosen]),
-            "grad_norm": float(grad_norms[s, chosen]),
-            "iterations": int(counts[s, chosen]),
-            "converged": bool(grad_norms[s, chosen] <= tol),
-            "overlaps": fitted_overlaps,
-            "predicted_population_error": (
-                predicted_population_error(activation, config, fitted_overlaps)
-                if predict_population and teacher is not None else None
-            ),
-            "selected_start": "informed" if chosen == starts else chosen,
-            "starts": {
-                "test_error": [float(x) for x in errors[:starts]],
-                "train_loss": [float(x) for x in values[s, :starts]],
-                "converged": [bool(g <= tol) for g in grad_norms[s, :starts]],
-            },
-            "start_spread": spread,
-            "agreement_tolerance": tolerance,
-            "restarts_agree": None if starts == 1 else bool(np.isfinite(spread) and spread <= tolerance),
-            "informed": None if teacher is None else {
-                "test_error": float(errors[starts]), "stderr": float(stderrs[starts]),
-                "train_loss": float(values[s, starts]), "converged": bool(grad_norms[s, starts] <= tol),
-            },
-            "zero_error": zero,
-            "zero_stderr": zero_stderr,
-            "validation": validation[s],
-        })
-    mean, stderr = seed_mean(np.array([r["test_error"] for r in per_seed]), np.array([r["stderr"] for r in per_seed]))
+        per_seed.append(
+            {
+                "seed": s,
+                "lam": float(lams[s]),
+                "test_error": float(errors[chosen]),
+                "stderr": float(stderrs[chosen]),
+                "train_loss": float(values[s, chosen]),
+                "grad_norm": float(grad_norms[s, chosen]),
+                "iterations": int(counts[s, chosen]),
+                "converged": bool(grad_norms[s, chosen] <= tol),
+                "overlaps": fitted_overlaps,
+                "predicted_population_error": (
+                    predicted_population_error(activation, config, fitted_overlaps)
+                    if predict_population and teacher is not None
+                    else None
+                ),
+                "selected_start": "informed" if chosen == starts else chosen,
+                "starts": {
+                    "test_error": [float(x) for x in errors[:starts]],
+                    "train_loss": [float(x) for x in values[s, :starts]],
+                    "converged": [bool(g <= tol) for g in grad_norms[s, :starts]],
+                },
+                "start_spread": spread,
+                "agreement_tolerance": tolerance,
+                "restarts_agree": None
+                if starts == 1
+                else bool(np.isfinite(spread) and spread <= tolerance),
+                "informed": None
+                if teacher is None
+                else {
+                    "test_error": float(errors[starts]),
+                    "stderr": float(stderrs[starts]),
+                    "train_loss": float(values[s, starts]),
+                    "converged": bool(grad_norms[s, starts] <= tol),
+                },
+                "zero_error": zero,
+                "zero_stderr": zero_stderr,
+                "validation": validation[s],
+            }
+        )
+    mean, stderr = seed_mean(
+        np.array([r["test_error"] for r in per_seed]), np.array([r["stderr"] for r in per_seed])
+    )
     agree = [r["restarts_agree"] for r in per_seed]
     return ERMSummary(
-        mean, stderr, per_seed,
+        mean,
+        stderr,
+        per_seed,
         restarts_agree=None if starts == 1 else all(agree),
         lam=tuple(float(x) for x in lams),
         zero_error=float(np.mean([r["zero_error"] for r in per_seed])),
-        informed_test_error=(None if teachers is None
-                             else float(np.mean([r["informed"]["test_error"] for r in per_seed]))),
+        informed_test_error=(
+            None
+            if teachers is None
+            else float(np.mean([r["informed"]["test_error"] for r in per_seed]))
+        ),
         notes=tuple(_notes(per_seed, lam, lam_grid, tol)),
-        params=jax.tree_util.tree_map(lambda leaf: leaf[jnp.arange(seeds), jnp.asarray(selected)], params),
+        params=jax.tree_util.tree_map(
+            lambda leaf: leaf[jnp.arange(seeds), jnp.asarray(selected)], params
+        ),
     )
 
 
-def _check_given_data(data: tuple[Teacher | None, SLRBatch] | None, test_set: SLRBatch | None, init: str) -> None:
-    """Refuse given data that cannot be scored: no teacher and no test set, or informed without a teacher."""
+def _check_given_data(
+    data: tuple[Teacher | None, SLRBatch] | None, test_set: SLRBatch | None, init: str
+) -> None:
+    """Refuse given data that cannot be scored: no teacher and no test set, or informed without a
+    teacher.
+    """
     if test_set is not None and data is None:
         raise ConfigError("test_set goes with given data (data=(teacher, training set))")
     if data is None or data[0] is not None:
         return
     if test_set is None:
-        raise ConfigError("data without a teacher needs a test_set of held-out sequences to measure the error on")
+        raise ConfigError(
+            "data without a teacher needs a test_set of held-out sequences to measure the error on"
+        )
     if init != "random":
-        raise ConfigError("init must be random for data without a teacher (the informed start is the teacher)")
+        raise ConfigError(
+            "init must be random for data without a teacher (the informed start is the teacher)"
+        )
 
 
 def _start_test_errors(score: Scorer, fits, activation):
-    """Test errors of every start (leading axis of ``fits``) and of the zero predictor, on the same sequences."""
+    """Test errors of every start (leading axis of ``fits``) and of the zero predictor, on the same
+    sequences.
+    """
     starts = jax.tree_util.tree_leaves(fits)[0].shape[0]
 
     def every_start(X, lengths):
         predictions = jax.vmap(lambda p: predict(p, X, lengths, activation))(fits)  # (starts, n)
-        return {**{str(i): predictions[i] for i in range(starts)}, "zero": zero_predictor(X, lengths)}
+        return {
+            **{str(i): predictions[i] for i in range(starts)},
+            "zero": zero_predictor(X, lengths),
+        }
 
     errors = score(every_start)
     per_start = [errors[str(i)] for i in range(starts)]
-    return (np.array([e.value for e in per_start]), np.array([e.stderr for e in per_start]),
-            errors["zero"].value, errors["zero"].stderr)
+    return (
+        np.array([e.value for e in per_start]),
+        np.array([e.stderr for e in per_start]),
+        errors["zero"].value,
+        errors["zero"].stderr,
+    )
 
 
-def _notes(per_seed: list[dict[str, Any]], lam: float | str, lam_grid: tuple[float, ...], tol: float) -> list[str]:
+def _notes(
+    per_seed: list[dict[str, Any]], lam: float | str, lam_grid: tuple[float, ...], tol: float
+) -> list[str]:
     """The sentences that must accompany an ERM number."""
     notes = []
     disagree = [r for r in per_seed if r["restarts_agree"] is False]
     if disagree:
         worst = max(disagree, key=lambda r: r["start_spread"])
         notes.append(
-            f"random starts disagree at {len(disagree)} of {len(per_seed)} seeds (test errors spread up to "
-            f"{worst['start_spread']:.3g}, tolerance {worst['agreement_tolerance']:.2g}): the landscape is "
+            f"random starts disagree at {len(disagree)} of {len(per_seed)} seeds (test errors "
+            f"spread up to "
+            f"{worst['start_spread']:.3g}, tolerance {worst['agreement_tolerance']:.2g}): the "
+            f"landscape is "
             f"non-convex here; the lowest-training-loss start is reported"
         )
     unconverged = [r["seed"] for r in per_seed if not r["converged"]]
@@ -505,12 +672,15 @@ def _notes(per_seed: list[dict[str, Any]], lam: float | str, lam_grid: tuple[flo
         edges = sorted({r["lam"] for r in per_seed if r["lam"] in (min(lam_grid), max(lam_grid))})
         if edges:
             notes.append(
-                f"lam chosen at the edge of the grid ({', '.join(f'{x:g}' for x in edges)}): the best ridge may lie beyond it"
+                f"lam chosen at the edge of the grid ({', '.join(f'{x:g}' for x in edges)}): "
+                f"the best ridge may lie beyond it"
             )
     return notes
 
 
-def predicted_population_error(activation: str, config: SLRConfig, fitted_overlaps: dict[str, float]) -> float:
+def predicted_population_error(
+    activation: str, config: SLRConfig, fitted_overlaps: dict[str, float]
+) -> float:
     """Population error (docs/model.md section 4) predicted from the overlaps of a fit.
 
     docs/model.md's formula assumes ``|k*|^2 = |v*|^2 = D``. A teacher with
@@ -519,7 +689,8 @@ def predicted_population_error(activation: str, config: SLRConfig, fitted_overla
     has ``c_nu' = c_nu sqrt(rho_k)`` (``nu' = nu rho_k`` spiked, ``nu sqrt(rho_k)`` max),
     the key overlap is ``m_k / sqrt(rho_k)`` (``q_k`` unchanged), and the error is
     ``rho_v`` times that of the value overlaps ``m_v / rho_v``, ``q_v / rho_v``. What is
-    left out are the cross overlaps (``k.v*``, ``v.k*``, ``k.v``, ``k*.v*``): the finite-``D`` effect.
+    left out are the cross overlaps (``k.v*``, ``v.k*``, ``k.v``, ``k*.v*``): the finite-``D``
+    effect.
     ``nan`` if a fit diverged (non-finite overlaps).
     """
     o = fitted_overlaps
@@ -528,7 +699,12 @@ def predicted_population_error(activation: str, config: SLRConfig, fitted_overla
     rho_k, rho_v = o["rho_k"], o["rho_v"]
     nu = config.law.nu_with_c(config.c_nu * np.sqrt(rho_k))
     error = population_error(
-        activation, config.replace(nu=float(nu)), o["m_k"] / np.sqrt(rho_k), o["q_k"], o["m_v"] / rho_v,
-        o["q_v"] / rho_v, c=o["c"],
+        activation,
+        config.replace(nu=float(nu)),
+        o["m_k"] / np.sqrt(rho_k),
+        o["q_k"],
+        o["m_v"] / rho_v,
+        o["q_v"] / rho_v,
+        c=o["c"],
     )
     return float(rho_v * error)

@@ -13,7 +13,8 @@ import dataclasses
 import functools
 import itertools
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
@@ -22,7 +23,13 @@ from bayes_slr.attention.activations import check_activation
 from bayes_slr.attention.estimators import AttentionParams, attention_predictor
 from bayes_slr.attention.training import OPTIMIZERS
 from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
-from bayes_slr.experiments.erm import DEFAULT_LAM_GRID, DEFAULT_STARTS, LAM_AUTO, check_lam, erm_experiment
+from bayes_slr.experiments.erm import (
+    DEFAULT_LAM_GRID,
+    DEFAULT_STARTS,
+    LAM_AUTO,
+    check_lam,
+    erm_experiment,
+)
 from bayes_slr.models.dataset import DEFAULT_HOLDOUT, load_dataset, training_and_test
 from bayes_slr.models.scoring import difference_name, held_out_error
 from bayes_slr.models.spec import INITS, LengthLaw, SLRConfig
@@ -32,7 +39,8 @@ from bayes_slr.theory.bayes import bayes_error_exact
 from bayes_slr.theory.optimum import optimal_population_error
 
 DEFAULT_SETTINGS = tuple((name, get_variant(name).default_nu) for name in variant_names())
-"""Every registered variant at its default ``nu`` (max-SLR at ``nu = inf``, spiked at ``nu = 2``)."""
+"""Every registered variant at its default ``nu`` (max-SLR at ``nu = inf``, spiked at ``nu = 2``).
+"""
 DEFAULT_LENGTHS = (2, 3, 5, 10, 30, 100)
 
 
@@ -76,15 +84,22 @@ class ERMOptions:
         check_int("N_test", self.N_test, 2)
         check_real("Delta", self.Delta, minimum=0.0)
         check_int("starts", self.starts, 1)
-        object.__setattr__(self, "lam_grid", tuple(check_real("lam_grid", x, minimum=0.0) for x in self.lam_grid))
+        object.__setattr__(
+            self, "lam_grid", tuple(check_real("lam_grid", x, minimum=0.0) for x in self.lam_grid)
+        )
         check_choice("init", self.init, INITS)
         check_choice("optimizer", self.optimizer, OPTIMIZERS)
         if self.data is not None and self.seeds != 1:
-            raise ConfigError(f"seeds must be 1 with --data (one data set: --seed chooses the held-out split and the "
-                              f"random starts), got {self.seeds}")
+            raise ConfigError(
+                f"seeds must be 1 with --data (one data set: --seed chooses the held-out split "
+                f"and the "
+                f"random starts), got {self.seeds}"
+            )
 
 
-def task_config(variant: str, nu: float, L: int, variable_length: bool, D: int = 1, Delta: float = 0.0) -> SLRConfig:
+def task_config(
+    variant: str, nu: float, L: int, variable_length: bool, D: int = 1, Delta: float = 0.0
+) -> SLRConfig:
     """The task of one gap row: fixed length ``L``, or uniform on ``{1..L}``."""
     length = LengthLaw.uniform(L) if variable_length else LengthLaw.fixed(L)
     return SLRConfig(variant, D, length, nu, Delta)
@@ -110,7 +125,8 @@ def erm_point(config: SLRConfig, activation: str, options: ERMOptions, seed: int
     Returns ``test_error``, ``stderr``, ``lam`` (per seed; chosen when ``options.lam`` is
     ``"auto"``), ``restarts_agree``, ``start_spread`` (largest over seeds), ``converged``
     (every seed), ``informed_test_error`` (reference), ``zero_error`` (the zero predictor on
-    the same test samples) and ``zero_stderr``, ``notes``, ``fit``. With ``options.data`` the one training set
+    the same test samples) and ``zero_stderr``, ``notes``, ``fit``. With ``options.data`` the one
+    training set
     is the user's (:func:`_training_data`), scored on fresh sequences of its teacher or, without
     one, on its held-out part (``informed_test_error`` is then ``None``, and ``fit`` holds the
     selected ``k, v, c`` for :func:`held_out_differences`; else ``fit`` is ``None``).
@@ -132,8 +148,11 @@ def erm_point(config: SLRConfig, activation: str, options: ERMOptions, seed: int
     )
     per_seed = summary.per_seed
     zero_diffs = [r["test_error"] - r["zero_error"] for r in per_seed]
-    fit = None if data.get("test_set") is None else {
-        name: np.asarray(leaf[0]).tolist() for name, leaf in summary.params._asdict().items()}
+    fit = (
+        None
+        if data.get("test_set") is None
+        else {name: np.asarray(leaf[0]).tolist() for name, leaf in summary.params._asdict().items()}
+    )
     return {
         "test_error": summary.test_error,
         "stderr": summary.stderr,
@@ -153,17 +172,24 @@ def erm_point(config: SLRConfig, activation: str, options: ERMOptions, seed: int
 
 
 def _training_data(options: ERMOptions, seed: int) -> dict[str, Any]:
-    """``erm_experiment``'s data arguments: ``alpha`` alone (drawn data), or the user's data set split by ``seed``."""
+    """``erm_experiment``'s data arguments: ``alpha`` alone (drawn data), or the user's data set
+    split by ``seed``.
+    """
     if options.data is None:
         return {"alpha": options.alpha}
     train, test = training_and_test(load_dataset(options.data), options.holdout, seed)
-    return {"alpha": train.N / train.D, "data": (train.teacher, train.as_batch()),
-            "test_set": None if test is None else test.as_batch()}
+    return {
+        "alpha": train.N / train.D,
+        "data": (train.teacher, train.as_batch()),
+        "test_set": None if test is None else test.as_batch(),
+    }
 
 
-def held_out_differences(row: dict[str, Any], activations: tuple[str, ...], options: ERMOptions,
-                         seed: int) -> dict[str, dict[str, float]] | None:
-    """Paired differences of the ERM errors of a ``--data`` row between every two activations, on its held-out part.
+def held_out_differences(
+    row: dict[str, Any], activations: tuple[str, ...], options: ERMOptions, seed: int
+) -> dict[str, dict[str, float]] | None:
+    """Paired differences of the ERM errors of a ``--data`` row between every two activations, on
+    its held-out part.
 
     The fits stored by :func:`erm_point` are scored together on the held-out sequences of
     ``seed``'s split (:func:`~bayes_slr.models.scoring.held_out_error` with ``pairs``): each
@@ -175,18 +201,29 @@ def held_out_differences(row: dict[str, Any], activations: tuple[str, ...], opti
     if any(fit is None for fit in fits.values()):
         return None
     test = _training_data(options, seed)["test_set"]
-    predictors = {a: attention_predictor(AttentionParams(**{name: jnp.asarray(value)
-                                                             for name, value in fit.items()}), a)
-                  for a, fit in fits.items()}
+    predictors = {
+        a: attention_predictor(
+            AttentionParams(**{name: jnp.asarray(value) for name, value in fit.items()}), a
+        )
+        for a, fit in fits.items()
+    }
     pairs = list(itertools.combinations(activations, 2))
-    config = task_config(row["variant"], row["nu"], row["L"], row["variable_length"], options.D, options.Delta)
-    errors = held_out_error(config, test, lambda X, lengths: {a: f(X, lengths) for a, f in predictors.items()},
-                            pairs=pairs)
+    config = task_config(
+        row["variant"], row["nu"], row["L"], row["variable_length"], options.D, options.Delta
+    )
+    errors = held_out_error(
+        config,
+        test,
+        lambda X, lengths: {a: f(X, lengths) for a, f in predictors.items()},
+        pairs=pairs,
+    )
     return {difference_name(a, b): errors[difference_name(a, b)].as_dict() for a, b in pairs}
 
 
 def _paired_stderr(diffs: list[float], stderrs: list[float]) -> float:
-    """Standard error of the mean of per-seed differences (one seed: its Monte Carlo error as a bound)."""
+    """Standard error of the mean of per-seed differences (one seed: its Monte Carlo error as a
+    bound).
+    """
     n = len(diffs)
     if n == 1:
         return float(stderrs[0])
@@ -208,14 +245,22 @@ def _points(
             points.append({**base, "kind": "bayes"})
             points += [{**base, "kind": "population", "activation": a} for a in activations]
             if erm is not None:
-                points += [{**base, "kind": "erm", "activation": a, **dataclasses.asdict(erm)} for a in activations]
+                points += [
+                    {**base, "kind": "erm", "activation": a, **dataclasses.asdict(erm)}
+                    for a in activations
+                ]
     return points
 
 
 def validate_sweep(
-    settings: Iterable[tuple[str, float]], lengths: Iterable[int], variable_length: bool, activations: Iterable[str]
+    settings: Iterable[tuple[str, float]],
+    lengths: Iterable[int],
+    variable_length: bool,
+    activations: Iterable[str],
 ) -> tuple[list[tuple[str, float]], list[int], tuple[str, ...]]:
-    """Check every task and activation of a sweep before anything is computed; return them as lists."""
+    """Check every task and activation of a sweep before anything is computed; return
+    them as lists.
+    """
     settings = [(variant, nu) for variant, nu in settings]
     lengths = [check_int("L", L, 1) for L in lengths]
     activations = tuple(check_activation(a) for a in activations)
@@ -264,8 +309,12 @@ def gap_sweep(
     settings, lengths, activations = validate_sweep(settings, lengths, variable_length, activations)
     points = _points(settings, lengths, variable_length, activations, erm)
     results = run_sweep(
-        points, functools.partial(solve_gap_point, erm=erm, seed=seed), log=log,
-        seed_of=lambda point: seed if point["kind"] == "erm" else None, executor=executor, progress=progress,
+        points,
+        functools.partial(solve_gap_point, erm=erm, seed=seed),
+        log=log,
+        seed_of=lambda point: seed if point["kind"] == "erm" else None,
+        executor=executor,
+        progress=progress,
         description="gap points",
     )
     rows = _rows(results, activations)
@@ -276,7 +325,9 @@ def gap_sweep(
 
 
 def solve_gap_point(point: dict[str, Any], *, erm: ERMOptions | None, seed: int) -> dict[str, Any]:
-    """The result of one gap point: Bayes error, an activation's population optimum, or its ERM error."""
+    """The result of one gap point: Bayes error, an activation's population optimum, or its ERM
+    error.
+    """
     config = task_config(point["variant"], point["nu"], point["L"], point["variable_length"])
     if point["kind"] == "bayes":
         return bayes_point(config)
@@ -285,7 +336,9 @@ def solve_gap_point(point: dict[str, Any], *, erm: ERMOptions | None, seed: int)
     return erm_point(config, point["activation"], erm, seed)
 
 
-def _rows(results: list[tuple[dict[str, Any], dict[str, Any]]], activations: tuple[str, ...]) -> list[dict[str, Any]]:
+def _rows(
+    results: list[tuple[dict[str, Any], dict[str, Any]]], activations: tuple[str, ...]
+) -> list[dict[str, Any]]:
     rows: dict[tuple, dict[str, Any]] = {}
     for point, result in results:
         key = (point["variant"], point["nu"], point["L"])
@@ -304,7 +357,9 @@ def _rows(results: list[tuple[dict[str, Any], dict[str, Any]]], activations: tup
             row["bayes"], row["bayes_error_bound"] = result["error"], result["error_bound"]
         elif point["kind"] == "population":
             row["population"][point["activation"]] = result["error"]
-            row["optimal_overlaps"][point["activation"]] = {k: v for k, v in result.items() if k != "error"}
+            row["optimal_overlaps"][point["activation"]] = {
+                k: v for k, v in result.items() if k != "error"
+            }
         else:
             row.setdefault("erm", {})[point["activation"]] = result
     for row in rows.values():
@@ -324,25 +379,34 @@ def row_notes(row: dict[str, Any], activations: tuple[str, ...]) -> tuple[list[s
     for activation in activations:
         note = row["optimal_overlaps"].get(activation, {}).get("note", "")
         if note:
-            kind = "a limit (|k| -> inf)" if "no finite optimum" in note else (
-                "an upper bound on its optimum" if "boundary" in note else "")
+            kind = (
+                "a limit (|k| -> inf)"
+                if "no finite optimum" in note
+                else ("an upper bound on its optimum" if "boundary" in note else "")
+            )
             notes.append(f"population {activation}" + (f" is {kind}" if kind else "") + f": {note}")
     for activation, erm in row.get("erm", {}).items():
         if erm.get("lam_auto"):
-            notes.append(f"ERM {activation}: lam chosen by held-out validation per seed: "
-                         + ", ".join(f"{x:.3g}" for x in erm["lam"]))
+            notes.append(
+                f"ERM {activation}: lam chosen by held-out validation per seed: "
+                + ", ".join(f"{x:.3g}" for x in erm["lam"])
+            )
         for sentence in erm.get("notes", []):
             warnings.append(f"ERM {activation}: {sentence}")
         if erm.get("excess_over_zero", -1.0) > 2.0 * erm.get("excess_over_zero_stderr", 0.0):
             population = row["population"].get(activation)
             reason = (
-                f"its population optimum is {population:.3g} (zero predictor: 1), and the estimation error of "
+                f"its population optimum is {population:.3g} (zero predictor: 1), and the "
+                f"estimation error of "
                 f"2D parameters from N = alpha D samples exceeds that margin"
-                if population is not None else "no better estimator was found"
+                if population is not None
+                else "no better estimator was found"
             )
             warnings.append(
-                f"ERM {activation}: test error {erm['test_error']:.3g} is above the zero predictor's "
-                f"{erm['zero_error']:.3g} (on the same test sequences) by {erm['excess_over_zero']:.3g} +- "
+                f"ERM {activation}: test error {erm['test_error']:.3g} is above the zero "
+                f"predictor's "
+                f"{erm['zero_error']:.3g} (on the same test sequences) by "
+                f"{erm['excess_over_zero']:.3g} +- "
                 f"{erm['excess_over_zero_stderr']:.2g}: {reason}"
             )
     return notes, warnings

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from bayes_slr.attention.activations import check_activation
 from bayes_slr.errors import ConfigError, check_int, check_real
@@ -18,7 +19,6 @@ from bayes_slr.models.spec import SLRConfig, training_size
 from bayes_slr.records import Executor, SweepLog, run_sweep
 from bayes_slr.theory.replica_bayes import bayes_replica_point, check_bayes_config
 from bayes_slr.theory.replica_erm import erm_replica_point
-
 
 HARD_PHASE_TOLERANCE = 1e-6
 """Bayes fixed points from the two starts further apart than this are reported as a hard phase."""
@@ -54,18 +54,35 @@ class SimulationOptions:
 
 
 def simulation_point(
-    config: SLRConfig, activation: str, alpha: float, lam: float, options: SimulationOptions, seed: int
+    config: SLRConfig,
+    activation: str,
+    alpha: float,
+    lam: float,
+    options: SimulationOptions,
+    seed: int,
 ) -> dict[str, Any]:
-    """L-BFGS ERM from random starts at ``D = options.dimension(alpha)``: a row like the theory rows.
+    """L-BFGS ERM from random starts at ``D = options.dimension(alpha)``: a row like the theory
+    rows.
 
     ``test_error`` is the mean over seeds and ``diagnostics["stderr"]`` its standard error
     (spread over training sets included); ``overlaps`` are means over seeds.
     """
     D = options.dimension(alpha)
-    summary = erm_experiment(config.replace(D=D), activation, alpha=alpha, lam=lam, seeds=options.seeds, seed=seed,
-                             N_test=options.N_test, exact_teacher=options.exact_teacher, predict_population=False)
+    summary = erm_experiment(
+        config.replace(D=D),
+        activation,
+        alpha=alpha,
+        lam=lam,
+        seeds=options.seeds,
+        seed=seed,
+        N_test=options.N_test,
+        exact_teacher=options.exact_teacher,
+        predict_population=False,
+    )
     names = summary.per_seed[0]["overlaps"].keys()
-    overlaps = {name: sum(s["overlaps"][name] for s in summary.per_seed) / options.seeds for name in names}
+    overlaps = {
+        name: sum(s["overlaps"][name] for s in summary.per_seed) / options.seeds for name in names
+    }
     return {
         "source": "simulation",
         "alpha": alpha,
@@ -74,16 +91,29 @@ def simulation_point(
         "overlaps": overlaps,
         "converged": all(s["converged"] for s in summary.per_seed),
         "init": "random",
-        "diagnostics": {"stderr": summary.stderr, "D": D, "N": training_size(alpha, D), "seeds": options.seeds,
-                        "per_seed_test_error": [s["test_error"] for s in summary.per_seed],
-                        "iterations": max(s["iterations"] for s in summary.per_seed), "lam": lam},
+        "diagnostics": {
+            "stderr": summary.stderr,
+            "D": D,
+            "N": training_size(alpha, D),
+            "seeds": options.seeds,
+            "per_seed_test_error": [s["test_error"] for s in summary.per_seed],
+            "iterations": max(s["iterations"] for s in summary.per_seed),
+            "lam": lam,
+        },
     }
 
 
 def validate_curve(
-    config: SLRConfig, activations: Sequence[str], alphas: Sequence[float], lam: float, bayes: bool, mc_samples: int
+    config: SLRConfig,
+    activations: Sequence[str],
+    alphas: Sequence[float],
+    lam: float,
+    bayes: bool,
+    mc_samples: int,
 ) -> None:
-    """Raise ``ConfigError`` before any computation on an unknown activation, ``alpha <= 0`` or ``lam < 0``."""
+    """Raise ``ConfigError`` before any computation on an unknown activation, ``alpha <= 0`` or
+    ``lam < 0``.
+    """
     for activation in activations:
         check_activation(activation)
     if not alphas:
@@ -139,15 +169,29 @@ def theory_curve(
         :func:`simulation_point` row (``"source": "simulation"``).
     """
     validate_curve(config, activations, alphas, lam, bayes, mc_samples)
-    jobs = [("theory", alpha, activation, erm_init) for alpha in alphas for activation in activations]
+    jobs = [
+        ("theory", alpha, activation, erm_init) for alpha in alphas for activation in activations
+    ]
     if bayes:
-        jobs += [("theory", alpha, "bayes", init) for alpha in alphas for init in ("informed", "random")]
+        jobs += [
+            ("theory", alpha, "bayes", init) for alpha in alphas for init in ("informed", "random")
+        ]
     if simulation is not None:
-        jobs += [("simulation", alpha, activation, "random") for alpha in alphas for activation in activations]
+        jobs += [
+            ("simulation", alpha, activation, "random")
+            for alpha in alphas
+            for activation in activations
+        ]
     points = []
     for source, alpha, estimator, init in jobs:
-        point = {"config": config.replace(D=1).to_dict(), "alpha": alpha, "estimator": estimator, "init": init,
-                 "lam": lam if estimator != "bayes" else None, "seed": seed}
+        point = {
+            "config": config.replace(D=1).to_dict(),
+            "alpha": alpha,
+            "estimator": estimator,
+            "init": init,
+            "lam": lam if estimator != "bayes" else None,
+            "seed": seed,
+        }
         if source == "theory":
             point["mc_samples"] = mc_samples
         else:
@@ -156,21 +200,44 @@ def theory_curve(
 
     def solve(point: dict[str, Any]) -> dict[str, Any]:
         source = "simulation" if "simulation" in point else "theory"
-        return _solve_point(config, source, point["alpha"], point["estimator"], point["init"], lam, mc_samples, seed,
-                            simulation)
+        return _solve_point(
+            config,
+            source,
+            point["alpha"],
+            point["estimator"],
+            point["init"],
+            lam,
+            mc_samples,
+            seed,
+            simulation,
+        )
 
-    done = run_sweep(points, solve, log=log, seed_of=lambda point: seed, executor=executor, progress=progress,
-                     description="theory", failures=failures)
+    done = run_sweep(
+        points,
+        solve,
+        log=log,
+        seed_of=lambda point: seed,
+        executor=executor,
+        progress=progress,
+        description="theory",
+        failures=failures,
+    )
     return [row for _, row in done]
 
 
-def _solve_point(config, source, alpha, estimator, init, lam, mc_samples, seed, simulation) -> dict[str, Any]:
+def _solve_point(
+    config, source, alpha, estimator, init, lam, mc_samples, seed, simulation
+) -> dict[str, Any]:
     if source == "simulation":
         return simulation_point(config, estimator, alpha, lam, simulation, seed)
     if estimator == "bayes":
-        solved = bayes_replica_point(config, alpha=alpha, init=init, mc_samples=mc_samples, seed=seed)
+        solved = bayes_replica_point(
+            config, alpha=alpha, init=init, mc_samples=mc_samples, seed=seed
+        )
     else:
-        solved = erm_replica_point(config, estimator, alpha=alpha, lam=lam, init=init, mc_samples=mc_samples, seed=seed)
+        solved = erm_replica_point(
+            config, estimator, alpha=alpha, lam=lam, init=init, mc_samples=mc_samples, seed=seed
+        )
     return {"source": "theory", **solved.to_row()}
 
 
@@ -182,16 +249,30 @@ def curve_warnings(rows: Sequence[dict[str, Any]]) -> list[str]:
     """
     warnings = []
     for row in rows:
-        where = f"{row['estimator']} ({row['source']}, init {row['init']}) at alpha={row['alpha']:g}"
+        where = (
+            f"{row['estimator']} ({row['source']}, init {row['init']}) at alpha={row['alpha']:g}"
+        )
         if not row["converged"]:
             warnings.append(f"{where}: not converged; do not read its error")
         if row["diagnostics"].get("rs_stable") is False:
-            warnings.append(f"{where}: RS-unstable (replicon {row['diagnostics']['replicon']:.3g} >= 1); "
-                            "the replica-symmetric error is not trustworthy, compare with --simulate")
-    bayes = {(row["alpha"], row["init"]): row["test_error"] for row in rows if row["estimator"] == "bayes"}
+            warnings.append(
+                f"{where}: RS-unstable (replicon {row['diagnostics']['replicon']:.3g} >= 1); "
+                "the replica-symmetric error is not trustworthy, compare with --simulate"
+            )
+    bayes = {
+        (row["alpha"], row["init"]): row["test_error"]
+        for row in rows
+        if row["estimator"] == "bayes"
+    }
     for alpha in sorted({alpha for alpha, _ in bayes}):
         informed, random = bayes.get((alpha, "informed")), bayes.get((alpha, "random"))
-        if informed is not None and random is not None and abs(informed - random) > HARD_PHASE_TOLERANCE:
-            warnings.append(f"bayes at alpha={alpha:g}: the random start ends at {random:.4g}, the informed at "
-                            f"{informed:.4g} (a hard phase)")
+        if (
+            informed is not None
+            and random is not None
+            and abs(informed - random) > HARD_PHASE_TOLERANCE
+        ):
+            warnings.append(
+                f"bayes at alpha={alpha:g}: the random start ends at {random:.4g}, the informed at "
+                f"{informed:.4g} (a hard phase)"
+            )
     return warnings

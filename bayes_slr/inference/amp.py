@@ -9,7 +9,8 @@ with the location summed out and the token tilt included,
 
 ``pi_l = exp(sqrt(nu) h_{l,k}) / L`` (spiked: the tilt's normaliser ``-nu |k|^2 / (2D)`` does not
 depend on ``h``; summed over the ``N`` sequences it is the Gaussian factor
-``exp(-N nu |k|^2 / (2D))``, moved into the prior of ``k``, whose precision becomes ``1 + N nu / D``)
+``exp(-N nu |k|^2 / (2D))``, moved into the prior of ``k``, whose precision becomes ``1 + N nu /
+D``)
 or ``pi_l = softmax(nu h_k)_l`` (max; the argmax indicator at ``nu = inf``).
 
 One iteration (damping ``d``, ``d = 1`` is plain GAMP):
@@ -34,7 +35,8 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -49,17 +51,22 @@ from bayes_slr.numerics import location_integrals
 DTYPES = ("float64", "float32")
 VARIANCES = ("hessian", "nishimori")
 START_OVERLAP = 1e-3
-"""Random start: ``|W_hat_a|^2 / D = START_OVERLAP``, ``C = (1 - START_OVERLAP) I`` (the state evolution's
-uninformed ``q = 1e-3``); informed start: overlap ``1 - START_OVERLAP`` with the teacher, Nishimori-consistent."""
+"""Random start: ``|W_hat_a|^2 / D = START_OVERLAP``, ``C = (1 - START_OVERLAP) I`` (the state
+evolution's
+uninformed ``q = 1e-3``); informed start: overlap ``1 - START_OVERLAP`` with the teacher,
+Nishimori-consistent."""
 DEFAULT_DAMPING = 0.7
 """Plain GAMP (damping 1) follows the state evolution for a few steps and then diverges for spiked
 SLR (a finite-size mode grows by about 1.7 per step, docs/theory.md part C); 0.7 converges."""
 ADAPT_DOWN, ADAPT_UP, MIN_DAMPING = 0.7, 1.05, 0.05
 """Adaptive damping of :func:`run_amp`."""
 ITERATION_CHUNK = 10
-"""Iterations per compiled call of :func:`run_amp` when it shows progress (one host round trip per chunk)."""
+"""Iterations per compiled call of :func:`run_amp` when it shows progress (one host round trip per
+chunk).
+"""
 PRECISION_FLOOR = 1e-6
-"""Smallest eigenvalue allowed for ``A + Lambda_0`` (a transient iterate can make ``A`` indefinite)."""
+"""Smallest eigenvalue allowed for ``A + Lambda_0`` (a transient iterate can make ``A`` indefinite).
+"""
 
 
 class AMPData(NamedTuple):
@@ -121,7 +128,11 @@ class AMPResult(NamedTuple):
 
 
 def check_amp_options(
-    *, init: object = "random", damping: object = DEFAULT_DAMPING, tol: object = 1e-6, max_iter: object = 300,
+    *,
+    init: object = "random",
+    damping: object = DEFAULT_DAMPING,
+    tol: object = 1e-6,
+    max_iter: object = 300,
     dtype: object = "float64",
 ) -> tuple[str, float, float, int, str]:
     """Validate the AMP options; raise ``ConfigError`` naming the bad one.
@@ -132,7 +143,9 @@ def check_amp_options(
     init = check_choice("init", init, INITS)
     damping = check_real("damping", damping, minimum=0.0, strict=True)
     if damping > 1:
-        raise ConfigError(f"damping must be a number in (0, 1] (weight of the new iterate), got {damping!r}")
+        raise ConfigError(
+            f"damping must be a number in (0, 1] (weight of the new iterate), got {damping!r}"
+        )
     tol = check_real("tol", tol, minimum=0.0, strict=True)
     max_iter = check_int("max_iter", max_iter, 1)
     dtype = check_choice("dtype", str(np.dtype(dtype)) if _is_dtype(dtype) else dtype, DTYPES)
@@ -150,25 +163,37 @@ def _is_dtype(value: object) -> bool:
 def check_amp_config(config: SLRConfig) -> SLRConfig:
     """Refuse what AMP does not cover: ``D < 2``, and max-SLR with ``MAX_FINITE_NU < nu < inf``."""
     check_int("D", config.D, 2)
-    if not config.law.tokens_carry_key and location_integrals.MAX_FINITE_NU < config.c_nu < math.inf:
-        raise ConfigError(f"nu must be <= {location_integrals.MAX_FINITE_NU:g} or inf for max-SLR AMP "
-                          f"(got {config.nu:g}; nu = inf differs by O(1/nu^2)); use --nu inf")
+    if (
+        not config.law.tokens_carry_key
+        and location_integrals.MAX_FINITE_NU < config.c_nu < math.inf
+    ):
+        raise ConfigError(
+            f"nu must be <= {location_integrals.MAX_FINITE_NU:g} or inf for max-SLR AMP "
+            f"(got {config.nu:g}; nu = inf differs by O(1/nu^2)); use --nu inf"
+        )
     return config
 
 
 RUNTIME_BYTES = 400 * 2**20
-"""What a point holds besides its arrays: the JAX runtime and compiled programs (0.3 GB after import, about
+"""What a point holds besides its arrays: the JAX runtime and compiled programs (0.3 GB after
+import, about
 0.1 GB more during a point; docs/theory.md part C)."""
 
 
-def memory_bytes(config: SLRConfig, N: int, dtype: str = "float64", chunk_size: int | None = None) -> int:
-    """Estimated peak memory of a point: the tokens in ``dtype`` once (:func:`amp_data` writes the chunks into
+def memory_bytes(
+    config: SLRConfig, N: int, dtype: str = "float64", chunk_size: int | None = None
+) -> int:
+    """Estimated peak memory of a point: the tokens in ``dtype`` once (:func:`amp_data` writes the
+    chunks into
     the device array in place), one float64 simulation chunk of ``chunk_size`` sequences (default
-    :func:`~bayes_slr.models.simulate.chunk_sequences`: a fixed byte budget) with its intermediates (three
+    :func:`~bayes_slr.models.simulate.chunk_sequences`: a fixed byte budget) with its intermediates
+    (three
     copies of its tokens; the test scoring uses the same chunks), the per-token messages and
     :data:`RUNTIME_BYTES`."""
     itemsize = np.dtype(dtype).itemsize
-    chunk_size = chunk_sequences(config) if chunk_size is None else check_int("chunk_size", chunk_size, 1)
+    chunk_size = (
+        chunk_sequences(config) if chunk_size is None else check_int("chunk_size", chunk_size, 1)
+    )
     tokens = N * config.Lbar * config.D
     chunk = 3 * min(N, chunk_size) * config.Lbar * config.D * 8
     return int(tokens * itemsize + chunk + 12 * N * config.Lbar * 2 * 8 + RUNTIME_BYTES)
@@ -176,24 +201,44 @@ def memory_bytes(config: SLRConfig, N: int, dtype: str = "float64", chunk_size: 
 
 @functools.partial(jax.jit, donate_argnums=(0,))
 def _write_rows(buffers: tuple, rows: tuple, start: jax.Array) -> tuple:
-    """``buffers[i][start:start + n] = rows[i]`` in each buffer's dtype, in place (the buffers are donated)."""
-    return tuple(jax.lax.dynamic_update_slice_in_dim(buffer, row.astype(buffer.dtype), start, axis=0)
-                 for buffer, row in zip(buffers, rows))
+    """``buffers[i][start:start + n] = rows[i]`` in each buffer's dtype, in place (the buffers are
+    donated).
+    """
+    return tuple(
+        jax.lax.dynamic_update_slice_in_dim(buffer, row.astype(buffer.dtype), start, axis=0)
+        for buffer, row in zip(buffers, rows)
+    )
 
 
-def amp_data(key: jax.Array, config: SLRConfig, teacher: Teacher, N: int, *, dtype: str = "float64",
-             chunk_size: int | None = None) -> AMPData:
+def amp_data(
+    key: jax.Array,
+    config: SLRConfig,
+    teacher: Teacher,
+    N: int,
+    *,
+    dtype: str = "float64",
+    chunk_size: int | None = None,
+) -> AMPData:
     """Draw ``N`` training sequences from ``teacher`` and store them in ``dtype``.
 
     Generated ``chunk_size`` at a time (:func:`~bayes_slr.models.simulate.iterate_batches`; default
-    :func:`~bayes_slr.models.simulate.chunk_sequences`, a byte budget that does not depend on ``dtype``),
-    each chunk written in place into the device arrays in ``dtype`` (peak: those arrays and one float64
-    chunk with its intermediates, no host copy). The same ``key`` gives the same data in every dtype.
+    :func:`~bayes_slr.models.simulate.chunk_sequences`, a byte budget that does not depend on
+    ``dtype``),
+    each chunk written in place into the device arrays in ``dtype`` (peak: those arrays and one
+    float64
+    chunk with its intermediates, no host copy). The same ``key`` gives the same data in every
+    dtype.
     """
     chunk_size = chunk_sequences(config) if chunk_size is None else chunk_size
     device = jax.devices()[0]
-    buffers = jax.device_put((jnp.zeros((N, config.Lbar, config.D), dtype), jnp.zeros(N, dtype),
-                              jnp.zeros((N, config.Lbar), bool)), device)
+    buffers = jax.device_put(
+        (
+            jnp.zeros((N, config.Lbar, config.D), dtype),
+            jnp.zeros(N, dtype),
+            jnp.zeros((N, config.Lbar), bool),
+        ),
+        device,
+    )
     start = 0
     for batch in iterate_batches(key, config, teacher, N, chunk_size):
         rows = jax.device_put((batch.X, batch.y, batch.mask), device)
@@ -203,14 +248,18 @@ def amp_data(key: jax.Array, config: SLRConfig, teacher: Teacher, N: int, *, dty
 
 
 def prior_precision(config: SLRConfig, N: int) -> jax.Array:
-    """``Lambda_0 = diag(1 + N nu / D, 1)`` (spiked: the tilt normaliser in the prior of ``k``) or ``I`` (max)."""
+    """``Lambda_0 = diag(1 + N nu / D, 1)`` (spiked: the tilt normaliser in the prior of ``k``) or
+    ``I`` (max).
+    """
     k_precision = 1.0 + N * config.c_nu**2 / config.D if config.law.tokens_carry_key else 1.0
     return jnp.diag(jnp.array([k_precision, 1.0]))
 
 
-def location_derivatives(config: SLRConfig, omega_k: jax.Array, V_kk: jax.Array,
-                         mask: jax.Array) -> location_integrals.LocationDerivatives:
-    """Max-SLR's ``log P(eps = l | key fields)`` and its derivatives in ``omega_k`` (the location integrals,
+def location_derivatives(
+    config: SLRConfig, omega_k: jax.Array, V_kk: jax.Array, mask: jax.Array
+) -> location_integrals.LocationDerivatives:
+    """Max-SLR's ``log P(eps = l | key fields)`` and its derivatives in ``omega_k`` (the location
+    integrals,
     ``V_kk`` capped at 1)."""
     V_kk = jnp.minimum(V_kk, 1.0)
     if math.isinf(config.nu):
@@ -221,28 +270,36 @@ def location_derivatives(config: SLRConfig, omega_k: jax.Array, V_kk: jax.Array,
 def output_denoiser(
     config: SLRConfig, omega: jax.Array, y: jax.Array, mask: jax.Array, V: jax.Array
 ) -> tuple[jax.Array, jax.Array]:
-    """``g = d log Z_out / d omega`` ``(Lbar, 2)`` and the ``2 x 2`` diagonal blocks of its Jacobian ``(Lbar, 2, 2)``.
+    """``g = d log Z_out / d omega`` ``(Lbar, 2)`` and the ``2 x 2`` diagonal blocks of its Jacobian
+    ``(Lbar, 2, 2)``.
 
-    ``Z_out(y, omega, V) = sum_l P_l(omega_k) N(y; mu_l, Delta + V_vv)`` up to a constant, a mixture over
-    the location with log weights ``log P_l``: spiked, ``sqrt(nu) omega_{l,k}`` and ``mu_l = omega_{l,v} +
-    sqrt(nu) V_kv`` (exact: ``E_h[exp(sqrt(nu) h_{l,k}) N(y; h_{l,v}, Delta)]``; the factor ``1/L`` and
+    ``Z_out(y, omega, V) = sum_l P_l(omega_k) N(y; mu_l, Delta + V_vv)`` up to a constant, a mixture
+    over
+    the location with log weights ``log P_l``: spiked, ``sqrt(nu) omega_{l,k}`` and ``mu_l =
+    omega_{l,v} +
+    sqrt(nu) V_kv`` (exact: ``E_h[exp(sqrt(nu) h_{l,k}) N(y; h_{l,v}, Delta)]``; the factor ``1/L``
+    and
     ``nu V_kk / 2`` are the same for every token); max, the location integrals of variance ``V_kk``
     (:func:`location_derivatives`) and ``mu_l = omega_{l,v}``. With the responsibilities
-    ``r_l = P(eps = l | y, omega)``, ``e_l = (y - mu_l) / (Delta + V_vv)``, ``J_lj = d log P_l / d omega_{j,k}``
+    ``r_l = P(eps = l | y, omega)``, ``e_l = (y - mu_l) / (Delta + V_vv)``, ``J_lj = d log P_l / d
+    omega_{j,k}``
     and ``K_lj = d^2 log P_l / d omega_{j,k}^2``, in closed form:
 
         g_{j,k} = sum_l r_l J_lj,                          g_{j,v} = r_j e_j,
         dg_{j,kk} = sum_l r_l (K_lj + J_lj^2) - g_{j,k}^2,  dg_{j,kv} = r_j e_j (J_jj - g_{j,k}),
         dg_{j,vv} = r_j (1 - r_j) e_j^2 - r_j / (Delta + V_vv).
 
-    (Spiked: ``J = sqrt(nu) I``, ``K = 0``.) Zero on padded tokens. ``tests/inference/test_amp.py`` checks
+    (Spiked: ``J = sqrt(nu) I``, ``K = 0``.) Zero on padded tokens. ``tests/inference/test_amp.py``
+    checks
     them against automatic differentiation of ``log Z_out``.
     """
     variance = config.Delta + V[1, 1]
     if config.law.tokens_carry_key:
         c = config.c_nu
         eye = jnp.eye(omega.shape[0], dtype=omega.dtype)
-        location = location_integrals.LocationDerivatives(c * omega[:, 0], c * eye, jnp.zeros_like(eye))
+        location = location_integrals.LocationDerivatives(
+            c * omega[:, 0], c * eye, jnp.zeros_like(eye)
+        )
         mean = omega[:, 1] + c * V[0, 1]
     else:
         location = location_derivatives(config, omega[:, 0], V[0, 0], mask)
@@ -256,7 +313,9 @@ def output_denoiser(
     dg_kv = g_v * (jnp.diagonal(location.jacobian) - g_k)
     dg_vv = g_v * score * (1.0 - r) - r / variance
     g = jnp.stack([g_k, g_v], axis=-1)
-    dg = jnp.stack([jnp.stack([dg_kk, dg_kv], axis=-1), jnp.stack([dg_kv, dg_vv], axis=-1)], axis=-2)
+    dg = jnp.stack(
+        [jnp.stack([dg_kk, dg_kv], axis=-1), jnp.stack([dg_kv, dg_vv], axis=-1)], axis=-2
+    )
     return jnp.where(mask[:, None], g, 0.0), jnp.where(mask[:, None, None], dg, 0.0)
 
 
@@ -265,13 +324,20 @@ def _random_like(key: jax.Array, shape: tuple[int, ...], dtype: jnp.dtype) -> ja
 
 
 def amp_init(
-    key: jax.Array, data: AMPData, config: SLRConfig, init: str = "random", teacher: Teacher | None = None
+    key: jax.Array,
+    data: AMPData,
+    config: SLRConfig,
+    init: str = "random",
+    teacher: Teacher | None = None,
 ) -> AMPState:
     """The starting iterate.
 
-    ``random``: ``W_hat = sqrt(START_OVERLAP) xi`` (``xi`` standard normal), ``C = (1 - START_OVERLAP) I``.
-    ``informed``: ``W_hat = c W* + sqrt(c (1 - c)) xi``, ``c = 1 - START_OVERLAP``, ``C = (1 - c) I``
-    (overlap ``m = q = c`` with the teacher, as the state evolution's informed start). Onsager memory
+    ``random``: ``W_hat = sqrt(START_OVERLAP) xi`` (``xi`` standard normal), ``C = (1 -
+    START_OVERLAP) I``.
+    ``informed``: ``W_hat = c W* + sqrt(c (1 - c)) xi``, ``c = 1 - START_OVERLAP``, ``C = (1 - c)
+    I``
+    (overlap ``m = q = c`` with the teacher, as the state evolution's informed start). Onsager
+    memory
     ``g = 0``; ``A = C^-1 - Lambda_0`` (consistent with ``C``).
     """
     init = check_choice("init", init, INITS)
@@ -288,29 +354,40 @@ def amp_init(
         W = c * W_star + math.sqrt(c * (1.0 - c)) * xi
     C = (1.0 - c) * jnp.eye(2, dtype=dtype)
     A = jnp.linalg.inv(C) - prior_precision(config, N).astype(dtype)
-    return AMPState(W, C, jnp.zeros((N, Lbar, 2), dtype), A, jnp.asarray(0), jnp.asarray(jnp.inf, dtype))
+    return AMPState(
+        W, C, jnp.zeros((N, Lbar, 2), dtype), A, jnp.asarray(0), jnp.asarray(jnp.inf, dtype)
+    )
 
 
 def _posterior_covariance(precision: jax.Array) -> jax.Array:
-    """``precision^-1`` of a symmetric ``2 x 2`` matrix, eigenvalues floored at :data:`PRECISION_FLOOR`."""
+    """``precision^-1`` of a symmetric ``2 x 2`` matrix, eigenvalues floored at
+    :data:`PRECISION_FLOOR`.
+    """
     values, vectors = jnp.linalg.eigh(0.5 * (precision + precision.T))
     return (vectors / jnp.maximum(values, PRECISION_FLOOR)) @ vectors.T
 
 
 def amp_step(
-    state: AMPState, data: AMPData, config: SLRConfig, damping: float = DEFAULT_DAMPING, *, coupled: bool = False,
+    state: AMPState,
+    data: AMPData,
+    config: SLRConfig,
+    damping: float = DEFAULT_DAMPING,
+    *,
+    coupled: bool = False,
     variance: str = "hessian",
 ) -> tuple[AMPState, dict]:
     """One damped GAMP iteration (see the module docstring); pure, jit- and loop-friendly.
 
     With ``coupled=False`` (default) the ``k``-``v`` cross term of the channel precision ``A`` is
     dropped, so ``C`` is diagonal (the state evolution's structure: the cross overlaps and
-    conjugates vanish in the limit). ``coupled=True`` keeps the full ``2 x 2`` ``A`` and ``C`` (for spiked
+    conjugates vanish in the limit). ``coupled=True`` keeps the full ``2 x 2`` ``A`` and ``C`` (for
+    spiked
     SLR the cross term enters ``Z_out`` exactly; max-SLR's ``Z_out`` ignores it). Without damping,
     ``coupled=True`` shows a period-2 growth of ``A_kv`` (docs/theory.md part C).
 
     ``variance="hessian"`` (default): ``A = -(1/D) sum_{mu l} dg_{mu l}``, plain GAMP.
-    ``variance="nishimori"``: ``A = (1/D) sum g g^T - (Lambda_0 - I)`` (the Nishimori identity of the
+    ``variance="nishimori"``: ``A = (1/D) sum g g^T - (Lambda_0 - I)`` (the Nishimori identity of
+    the
     normalised likelihood, whose ``k`` part carries the tilt normaliser); the same in expectation at
     the Bayes-optimal point, always ``>= -(Lambda_0 - I)``.
 
@@ -325,31 +402,46 @@ def amp_step(
     tokens = data.X.reshape(-1, D)  # (N Lbar, D): both products below stream it row by row
     omega = (tokens @ state.W.T).reshape(state.g.shape) / math.sqrt(D) - state.g @ state.C
     omega = jnp.where(data.mask[..., None], omega, 0.0)
-    g_new, dg = jax.vmap(output_denoiser, in_axes=(None, 0, 0, 0, None))(config, omega, data.y, data.mask, state.C)
+    g_new, dg = jax.vmap(output_denoiser, in_axes=(None, 0, 0, 0, None))(
+        config, omega, data.y, data.mask, state.C
+    )
     if variance == "hessian":
         A_new = -jnp.sum(dg, axis=(0, 1)) / D
     else:
-        A_new = jnp.einsum("nla,nlb->ab", g_new, g_new) / D - (prior_precision(config, N) - jnp.eye(2))
+        A_new = jnp.einsum("nla,nlb->ab", g_new, g_new) / D - (
+            prior_precision(config, N) - jnp.eye(2)
+        )
     A_new = 0.5 * (A_new + A_new.T) if coupled else jnp.diag(jnp.diag(A_new))
     g = ((1.0 - damping) * state.g + damping * g_new).astype(dtype)
     A = ((1.0 - damping) * state.A + damping * A_new).astype(dtype)
-    # g^T X, (2, D): with W stored as rows nothing is transposed after the product, so XLA keeps it a
-    # plain product (with W as columns it rewrote (g^T X)^T as X^T g, a slower kernel; docs/performance.md)
+    # g^T X, (2, D): with W stored as rows nothing is transposed after the product, so XLA keeps it
+    # a
+    # plain product (with W as columns it rewrote (g^T X)^T as X^T g, a slower kernel;
+    # docs/performance.md)
     B = g.reshape(-1, 2).T @ tokens / math.sqrt(D) + A @ state.W
     precision = A + prior_precision(config, N).astype(dtype)
     C_new = _posterior_covariance(precision).astype(dtype)
     W_new = C_new @ B
-    residual = jnp.maximum(jnp.max(jnp.sqrt(jnp.mean((W_new - state.W) ** 2, axis=1))), jnp.max(jnp.abs(C_new - state.C)))
+    residual = jnp.maximum(
+        jnp.max(jnp.sqrt(jnp.mean((W_new - state.W) ** 2, axis=1))),
+        jnp.max(jnp.abs(C_new - state.C)),
+    )
     W = (1.0 - damping) * state.W + damping * W_new
     C = ((1.0 - damping) * state.C + damping * C_new).astype(dtype)
     new_state = AMPState(W.astype(dtype), C, g, A, state.iteration + 1, residual.astype(dtype))
-    info = {"residual": residual, "A": A_new, "A_kv": -jnp.sum(dg[..., 0, 1]) / D,
-            "min_precision": jnp.min(jnp.linalg.eigvalsh(precision))}
+    info = {
+        "residual": residual,
+        "A": A_new,
+        "A_kv": -jnp.sum(dg[..., 0, 1]) / D,
+        "min_precision": jnp.min(jnp.linalg.eigvalsh(precision)),
+    }
     return new_state, info
 
 
 def overlaps(W: jax.Array, teacher: Teacher | None) -> jax.Array:
-    """``(m_k, q_k, m_v, q_v)`` of ``W_hat``: ``m_a = W_hat_a . W*_a / D``, ``q_a = |W_hat_a|^2 / D``; ``m`` NaN without teacher."""
+    """``(m_k, q_k, m_v, q_v)`` of ``W_hat``: ``m_a = W_hat_a . W*_a / D``, ``q_a = |W_hat_a|^2 /
+    D``; ``m`` NaN without teacher.
+    """
     D = W.shape[1]
     q = jnp.sum(W.astype(jnp.float64) ** 2, axis=1) / D
     if teacher is None:
@@ -361,10 +453,22 @@ def overlaps(W: jax.Array, teacher: Teacher | None) -> jax.Array:
 
 
 @functools.partial(jax.jit, static_argnames=("config", "coupled", "variance", "adaptive"))
-def _run_chunk(carry: tuple, data: AMPData, config: SLRConfig, teacher: Teacher | None, damping, tol, stop,
-               coupled: bool, variance: str, adaptive: bool) -> tuple:
-    """Iterate from ``carry = (state, history, residuals, damping)`` until iteration ``stop``, convergence or a
-    non-finite iterate; one ``lax.while_loop`` (``stop`` is traced: every chunk reuses one compilation)."""
+def _run_chunk(
+    carry: tuple,
+    data: AMPData,
+    config: SLRConfig,
+    teacher: Teacher | None,
+    damping,
+    tol,
+    stop,
+    coupled: bool,
+    variance: str,
+    adaptive: bool,
+) -> tuple:
+    """Iterate from ``carry = (state, history, residuals, damping)`` until iteration ``stop``,
+    convergence or a
+    non-finite iterate; one ``lax.while_loop`` (``stop`` is traced: every chunk reuses one
+    compilation)."""
 
     def keep_going(carry: tuple) -> jax.Array:
         state = carry[0]
@@ -380,8 +484,11 @@ def _run_chunk(carry: tuple, data: AMPData, config: SLRConfig, teacher: Teacher 
         history = history.at[state.iteration].set(overlaps(state.W, teacher))
         residuals = residuals.at[state.iteration].set(state.residual)
         if adaptive:
-            d = jnp.where(state.residual > previous, jnp.maximum(ADAPT_DOWN * d, MIN_DAMPING),
-                          jnp.minimum(ADAPT_UP * d, damping))
+            d = jnp.where(
+                state.residual > previous,
+                jnp.maximum(ADAPT_DOWN * d, MIN_DAMPING),
+                jnp.minimum(ADAPT_UP * d, damping),
+            )
         return state, history, residuals, d
 
     return jax.lax.while_loop(keep_going, body, carry)
@@ -402,11 +509,14 @@ def run_amp(
     adaptive: bool = True,
     progress: bool = False,
 ) -> AMPResult:
-    """Iterate :func:`amp_step` from :func:`amp_init` until the residual is ``<= tol`` or ``max_iter`` steps.
+    """Iterate :func:`amp_step` from :func:`amp_init` until the residual is ``<= tol`` or
+    ``max_iter`` steps.
 
-    Without ``progress`` the whole loop is one compiled ``lax.while_loop`` (no host round trip). With
+    Without ``progress`` the whole loop is one compiled ``lax.while_loop`` (no host round trip).
+    With
     it, the same compiled loop runs :data:`ITERATION_CHUNK` iterations at a time and a transient
-    progress bar (iterations, last residual) is updated between chunks: one host round trip per chunk.
+    progress bar (iterations, last residual) is updated between chunks: one host round trip per
+    chunk.
     A non-finite iterate stops the loop and is reported as not converged (residual NaN).
 
     Parameters
@@ -422,28 +532,46 @@ def run_amp(
     damping : weight of the new iterate, in ``(0, 1]`` (1: plain GAMP, unstable for spiked SLR).
     tol, max_iter : stopping rule (residual of :class:`AMPState`).
     coupled : keep the ``k``-``v`` cross term of ``A`` and ``C`` (see :func:`amp_step`).
-    variance : ``"hessian"`` (``A = -(1/D) sum dg``) or ``"nishimori"`` (``A = (1/D) sum g g^T`` minus the
-        tilt normaliser's precision, equal in expectation at the Bayes-optimal point), see :func:`amp_step`.
+    variance : ``"hessian"`` (``A = -(1/D) sum dg``) or ``"nishimori"`` (``A = (1/D) sum g g^T``
+    minus the
+        tilt normaliser's precision, equal in expectation at the Bayes-optimal point), see
+        :func:`amp_step`.
     adaptive : after a step whose residual exceeds the previous one, multiply the damping by
-        ``ADAPT_DOWN`` (not below ``MIN_DAMPING``); after a decrease, by ``ADAPT_UP`` (up to ``damping``).
-        It tames the oscillating finite-size mode of spiked SLR (docs/theory.md part C); ``False`` keeps
+        ``ADAPT_DOWN`` (not below ``MIN_DAMPING``); after a decrease, by ``ADAPT_UP`` (up to
+        ``damping``).
+        It tames the oscillating finite-size mode of spiked SLR (docs/theory.md part C); ``False``
+        keeps
         the damping fixed (per-iteration comparison with the state evolution).
     progress : show a transient (``leave=False``) progress bar of the iterations on stderr.
     """
     config = check_amp_config(config)
-    init, damping, tol, max_iter, _ = check_amp_options(init=init, damping=damping, tol=tol, max_iter=max_iter,
-                                                        dtype=str(data.X.dtype))
+    init, damping, tol, max_iter, _ = check_amp_options(
+        init=init, damping=damping, tol=tol, max_iter=max_iter, dtype=str(data.X.dtype)
+    )
     if data.X.ndim != 3 or data.X.shape[1:] != (config.Lbar, config.D):
-        raise ConfigError(f"data.X must have shape (N, {config.Lbar}, {config.D}), got {tuple(data.X.shape)}")
+        raise ConfigError(
+            f"data.X must have shape (N, {config.Lbar}, {config.D}), got {tuple(data.X.shape)}"
+        )
     variance = check_choice("variance", variance, VARIANCES)
     state = amp_init(key, data, config, init, teacher)
     history = jnp.full((max_iter + 1, 4), jnp.nan).at[0].set(overlaps(state.W, teacher))
     residuals = jnp.full(max_iter + 1, jnp.nan).at[0].set(jnp.inf)
     carry = (state, history, residuals, jnp.asarray(damping, dtype=jnp.float64))
     chunk = ITERATION_CHUNK if progress else max_iter
-    run = functools.partial(_run_chunk, data=data, config=config, teacher=teacher, damping=damping, tol=tol,
-                            coupled=bool(coupled), variance=variance, adaptive=bool(adaptive))
-    with tqdm(total=max_iter, desc="GAMP iterations", unit="it", leave=False, disable=not progress) as bar:
+    run = functools.partial(
+        _run_chunk,
+        data=data,
+        config=config,
+        teacher=teacher,
+        damping=damping,
+        tol=tol,
+        coupled=bool(coupled),
+        variance=variance,
+        adaptive=bool(adaptive),
+    )
+    with tqdm(
+        total=max_iter, desc="GAMP iterations", unit="it", leave=False, disable=not progress
+    ) as bar:
         stop = 0
         while stop < max_iter:
             stop = min(stop + chunk, max_iter)
@@ -459,19 +587,24 @@ def run_amp(
     return AMPResult(state, history, residuals, converged, final_damping)
 
 
-def amp_predictor(config: SLRConfig, state: AMPState, *, own_tilt: bool = True) -> Callable[[jax.Array, jax.Array], jax.Array]:
+def amp_predictor(
+    config: SLRConfig, state: AMPState, *, own_tilt: bool = True
+) -> Callable[[jax.Array, jax.Array], jax.Array]:
     """A predictor of new sequences from the AMP posterior; ``predict(X, lengths) -> (n,)``.
 
-    A new sequence's key and value fields are ``h_l ~ N(omega_l, C)``, ``omega_l = x_l . W_hat / sqrt(D)``
+    A new sequence's key and value fields are ``h_l ~ N(omega_l, C)``, ``omega_l = x_l . W_hat /
+    sqrt(D)``
     (the sequence is not in the training set: no Onsager term).
 
-    ``own_tilt=True``: the Bayes-optimal ``E[y | X, data]``, whose location posterior includes the new
+    ``own_tilt=True``: the Bayes-optimal ``E[y | X, data]``, whose location posterior includes the
+    new
     sequence's own tilt (docs/model.md section 5): spiked ``softmax(sqrt(nu) omega_k)`` with
     ``E[h_{l,v} | eps = l] = omega_{l,v} + sqrt(nu) C_kv``; max, the location integrals of variance
     ``C_kk`` (:func:`location_derivatives`).
     ``own_tilt=False``: the training-set posterior mean of ``sum_l softmax(c_nu chi)_l z_l``, what a
     sampler's plain average of draws estimates: ``sum_l E[softmax(c_nu h_k)_l] omega_{l,v}`` (the
-    location integral :func:`~bayes_slr.numerics.location_integrals.softmax_log_posterior` at inverse
+    location integral :func:`~bayes_slr.numerics.location_integrals.softmax_log_posterior` at
+    inverse
     temperature ``c_nu``). For max-SLR the two coincide.
     """
     W, C = state.W.astype(jnp.float64), state.C.astype(jnp.float64)
@@ -480,19 +613,24 @@ def amp_predictor(config: SLRConfig, state: AMPState, *, own_tilt: bool = True) 
 
 
 @functools.partial(jax.jit, static_argnames=("config", "own_tilt"))
-def _predict(config: SLRConfig, own_tilt: bool, W: jax.Array, C: jax.Array, X: jax.Array, lengths: jax.Array) -> jax.Array:
+def _predict(
+    config: SLRConfig, own_tilt: bool, W: jax.Array, C: jax.Array, X: jax.Array, lengths: jax.Array
+) -> jax.Array:
     """:func:`amp_predictor` (compiled once per configuration and shape, not per posterior)."""
     mask = jnp.arange(X.shape[1]) < lengths[:, None]
     omega = jnp.einsum("nld,ad->nla", X.astype(jnp.float64), W) / math.sqrt(X.shape[-1])
     c = config.c_nu
     if not own_tilt:
         log_post = jax.vmap(location_integrals.softmax_log_posterior, in_axes=(None, 0, None, 0))(
-            c, omega[..., 0], jnp.minimum(C[0, 0], 1.0), mask)
+            c, omega[..., 0], jnp.minimum(C[0, 0], 1.0), mask
+        )
         values = omega[..., 1]
     elif config.law.tokens_carry_key:
         log_post = jax.nn.log_softmax(jnp.where(mask, c * omega[..., 0], -jnp.inf), where=mask)
         values = omega[..., 1] + c * C[0, 1]
     else:
-        log_post = jax.vmap(location_derivatives, in_axes=(None, 0, None, 0))(config, omega[..., 0], C[0, 0], mask).log_post
+        log_post = jax.vmap(location_derivatives, in_axes=(None, 0, None, 0))(
+            config, omega[..., 0], C[0, 0], mask
+        ).log_post
         values = omega[..., 1]
     return jnp.sum(jnp.where(mask, jnp.exp(log_post) * values, 0.0), axis=-1)

@@ -29,7 +29,14 @@ from jax.sharding import PartitionSpec as P
 
 from bayes_slr.errors import check_int
 from bayes_slr.inference.location import bayes_estimator, location_posterior
-from bayes_slr.models.simulate import SLRBatch, StreamedMean, Teacher, draw_teacher, mean_from_sums, streamed_mean
+from bayes_slr.models.simulate import (
+    SLRBatch,
+    StreamedMean,
+    Teacher,
+    draw_teacher,
+    mean_from_sums,
+    streamed_mean,
+)
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics.devices import AXIS, device_count, device_mesh
 
@@ -81,9 +88,13 @@ def draw_population_scores(
     if config.length.is_fixed:
         lengths = jnp.full((n,), Lbar, dtype=jnp.int32)
     else:
-        lengths = (jax.random.choice(k_len, Lbar, (n,), p=jnp.asarray(config.length.probs)) + 1).astype(jnp.int32)
+        lengths = (
+            jax.random.choice(k_len, Lbar, (n,), p=jnp.asarray(config.length.probs)) + 1
+        ).astype(jnp.int32)
     mask = jnp.arange(Lbar) < lengths[:, None]
-    chi, eps = config.law.draw_population_scores(k_loc, jax.random.normal(k_chi, (n, Lbar)), mask, nu)
+    chi, eps = config.law.draw_population_scores(
+        k_loc, jax.random.normal(k_chi, (n, Lbar)), mask, nu
+    )
     chi = jnp.where(mask, chi, 0.0)
     return chi, lengths, eps
 
@@ -100,9 +111,15 @@ def _population_statistics(key: jax.Array, shape: SLRConfig, nu: jax.Array, n: i
 
 @functools.partial(jax.jit, static_argnames=("shape", "batch_size", "n_devices"))
 def _streamed_population_sums(
-    key: jax.Array, n_batches: jax.Array, nu: jax.Array, shape: SLRConfig, batch_size: int, n_devices: int
+    key: jax.Array,
+    n_batches: jax.Array,
+    nu: jax.Array,
+    shape: SLRConfig,
+    batch_size: int,
+    n_devices: int,
 ) -> tuple[jax.Array, jax.Array]:
-    """Sums and sums of squares of the statistics over ``n_batches`` batches, in one compiled loop per device.
+    """Sums and sums of squares of the statistics over ``n_batches`` batches, in one compiled loop
+    per device.
 
     Batch ``i`` always uses ``fold_in(key, i)``; device ``d`` of ``n_devices``
     (:func:`~bayes_slr.numerics.devices.device_mesh`, ``jax.shard_map``) runs the batches
@@ -113,18 +130,29 @@ def _streamed_population_sums(
     """
 
     def per_device(offset: jax.Array) -> tuple[jax.Array, jax.Array]:
-        def accumulate(j: jax.Array, sums: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
+        def accumulate(
+            j: jax.Array, sums: tuple[jax.Array, jax.Array]
+        ) -> tuple[jax.Array, jax.Array]:
             i = offset[0] + j * n_devices
             values = _population_statistics(jax.random.fold_in(key, i), shape, nu, batch_size)
             keep = (i < n_batches).astype(values.dtype)
-            return sums[0] + keep * jnp.sum(values, axis=0), sums[1] + keep * jnp.sum(values**2, axis=0)
+            return sums[0] + keep * jnp.sum(values, axis=0), sums[1] + keep * jnp.sum(
+                values**2, axis=0
+            )
 
         zeros = jnp.zeros(2)
-        sums = lax.fori_loop(0, (n_batches + n_devices - 1) // n_devices, accumulate, (zeros, zeros))
+        sums = lax.fori_loop(
+            0, (n_batches + n_devices - 1) // n_devices, accumulate, (zeros, zeros)
+        )
         return jax.lax.psum(sums[0], AXIS), jax.lax.psum(sums[1], AXIS)
 
-    sharded = jax.shard_map(per_device, mesh=device_mesh(n_devices), in_specs=P(AXIS), out_specs=(P(), P()),
-                            check_vma=False)
+    sharded = jax.shard_map(
+        per_device,
+        mesh=device_mesh(n_devices),
+        in_specs=P(AXIS),
+        out_specs=(P(), P()),
+        check_vma=False,
+    )
     return sharded(jnp.arange(n_devices))
 
 
@@ -157,15 +185,23 @@ def bayes_risk_mc(
         Means with standard errors, and the number of sequences used.
     """
     samples = check_int("samples", samples, 2)
-    cap = max(1, TOKENS_PER_BATCH // config.Lbar) if batch_size is None else check_int("batch_size", batch_size, 1)
+    cap = (
+        max(1, TOKENS_PER_BATCH // config.Lbar)
+        if batch_size is None
+        else check_int("batch_size", batch_size, 1)
+    )
     n_batches = -(-samples // cap)
     batch_size = -(-samples // n_batches)
     shape = config.replace(D=1, Delta=0.0, nu=config.nu if math.isinf(config.nu) else 1.0)
     nu = jnp.asarray(0.0 if math.isinf(config.nu) else config.nu)
-    total, total_sq = _streamed_population_sums(key, jnp.asarray(n_batches), nu, shape, batch_size, device_count())
+    total, total_sq = _streamed_population_sums(
+        key, jnp.asarray(n_batches), nu, shape, batch_size, device_count()
+    )
     count = n_batches * batch_size
     estimate = mean_from_sums(jax.device_get(total), jax.device_get(total_sq), count)
-    return PopulationMC(*(StreamedMean(estimate.mean[i], estimate.stderr[i], count) for i in range(2)))
+    return PopulationMC(
+        *(StreamedMean(estimate.mean[i], estimate.stderr[i], count) for i in range(2))
+    )
 
 
 @functools.partial(jax.jit, static_argnames=("config",))
@@ -214,4 +250,6 @@ def bayes_risk_empirical(
     n_chunks = -(-samples // check_int("chunk_size", cap, 1))
     chunk_size = -(-samples // n_chunks)
     statistic = functools.partial(_excess_squared_error, config=config, teacher=teacher)
-    return streamed_mean(statistic, key_data, config, teacher, n_chunks * chunk_size, chunk_size=chunk_size)
+    return streamed_mean(
+        statistic, key_data, config, teacher, n_chunks * chunk_size, chunk_size=chunk_size
+    )

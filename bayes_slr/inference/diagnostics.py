@@ -32,15 +32,22 @@ def diagnostics_table(tree: xr.DataTree) -> dict[str, dict[str, float]]:
     posterior = tree.posterior.to_dataset()
     D = posterior.sizes["dim"]
     selected = posterior[present_overlaps(tree)].assign(
-        {f"{name}[{i}]": posterior[name].isel(dim=i, drop=True)
-         for name in ("k", "v") for i in range(min(COORDINATES_SUMMARISED, D))}
+        {
+            f"{name}[{i}]": posterior[name].isel(dim=i, drop=True)
+            for name in ("k", "v")
+            for i in range(min(COORDINATES_SUMMARISED, D))
+        }
     )
     table = arviz_stats.summary(selected, kind="all", round_to="none")
-    return {str(name): {c: float(table.loc[name, c]) for c in SUMMARY_COLUMNS} for name in table.index}
+    return {
+        str(name): {c: float(table.loc[name, c]) for c in SUMMARY_COLUMNS} for name in table.index
+    }
 
 
 def present_overlaps(tree: xr.DataTree) -> list[str]:
-    """The overlaps stored in ``tree``: all of ``OVERLAPS`` with a teacher, the norms ``q_k, q_v`` without."""
+    """The overlaps stored in ``tree``: all of ``OVERLAPS`` with a teacher, the norms ``q_k, q_v``
+    without.
+    """
     return [name for name in OVERLAPS if name in tree.posterior]
 
 
@@ -56,7 +63,8 @@ def convergence_summary(table: dict[str, dict[str, float]]) -> dict[str, float]:
 
 
 def plot_diagnostics(tree: xr.DataTree, path: str | os.PathLike | None = None):
-    """Trace, marginal density and rank plots of the overlaps, one row each; saved to ``path`` when given.
+    """Trace, marginal density and rank plots of the overlaps, one row each; saved to ``path`` when
+    given.
 
     Returns the Matplotlib figure.
     """
@@ -71,5 +79,8 @@ def plot_diagnostics(tree: xr.DataTree, path: str | os.PathLike | None = None):
     figure = collection.viz["figure"].item()
     figure.subplots_adjust(left=0.07, right=0.98, top=0.95, bottom=0.07, hspace=0.6, wspace=0.2)
     if path is not None:
-        atomic_write(Path(path), lambda tmp: figure.savefig(tmp, format=Path(path).suffix.lstrip(".") or "png"))
+        atomic_write(
+            Path(path),
+            lambda tmp: figure.savefig(tmp, format=Path(path).suffix.lstrip(".") or "png"),
+        )
     return figure

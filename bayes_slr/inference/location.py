@@ -1,4 +1,5 @@
-"""Posterior over the location with known directions, and the Bayes estimator (docs/model.md section 2).
+"""Posterior over the location with known directions, and the Bayes estimator (docs/model.md section
+2).
 
 With ``k*`` known, ``P(eps* = l | X) = softmax(c_nu chi*)_l`` over the real tokens,
 ``c_nu = sqrt(nu)`` (spiked) or ``nu`` (max); for max-SLR with ``nu = inf`` it is the
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -47,12 +48,16 @@ def location_posterior(
     for max-SLR with ``nu = inf``, equal shares on the tokens that attain the maximum.
     """
     chi = chi_star_or_X if k is None else chi_star_or_X @ k / math.sqrt(chi_star_or_X.shape[-1])
-    mask = jnp.ones(chi.shape, dtype=bool) if lengths is None else token_mask(lengths, chi.shape[-1])
+    mask = (
+        jnp.ones(chi.shape, dtype=bool) if lengths is None else token_mask(lengths, chi.shape[-1])
+    )
     return config.law.location_posterior(chi, mask, config.nu if nu is None else nu)
 
 
 @functools.partial(jax.jit, static_argnames=("config",))
-def bayes_estimator(X: jax.Array, lengths: jax.Array | None, config: SLRConfig, teacher: Teacher) -> jax.Array:
+def bayes_estimator(
+    X: jax.Array, lengths: jax.Array | None, config: SLRConfig, teacher: Teacher
+) -> jax.Array:
     """The Bayes-optimal prediction ``E[y | X] = sum_l P(eps* = l | X) z*_l`` with known directions.
 
     Parameters
@@ -73,6 +78,10 @@ def bayes_estimator(X: jax.Array, lengths: jax.Array | None, config: SLRConfig, 
     return jnp.sum(jnp.where(posterior > 0, posterior * z_star, 0.0), axis=-1)
 
 
-def known_directions_predictor(config: SLRConfig, teacher: Teacher) -> Callable[[jax.Array, jax.Array], jax.Array]:
-    """The Bayes estimator with known directions as a predictor ``predict(X, lengths)`` (the oracle)."""
+def known_directions_predictor(
+    config: SLRConfig, teacher: Teacher
+) -> Callable[[jax.Array, jax.Array], jax.Array]:
+    """The Bayes estimator with known directions as a predictor ``predict(X, lengths)`` (the
+    oracle).
+    """
     return functools.partial(bayes_estimator, config=config, teacher=teacher)

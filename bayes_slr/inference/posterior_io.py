@@ -1,4 +1,5 @@
-"""Posterior draws as an ArviZ ``xarray.DataTree``: build it, save and load it as netCDF, read it back.
+"""Posterior draws as an ArviZ ``xarray.DataTree``: build it, save and load it as netCDF, read it
+back.
 
 Groups of the tree written by :func:`to_datatree` (the layout is the one ArviZ 0.23's
 ``InferenceData`` wrote, so files from before the move to ArviZ 1.x load unchanged):
@@ -46,7 +47,8 @@ _REQUIRED = {
 
 
 def overlaps(k: np.ndarray, v: np.ndarray, teacher: Teacher | None) -> dict[str, np.ndarray]:
-    """``m_k, m_v, q_k, q_v`` of draws ``(..., D)`` against the teacher (:func:`direction_overlaps`).
+    """``m_k, m_v, q_k, q_v`` of draws ``(..., D)`` against the teacher
+    (:func:`direction_overlaps`).
 
     Without a teacher (bring-your-own data) only the norms ``q_k``, ``q_v``.
     """
@@ -95,12 +97,26 @@ def to_datatree(
                 "X": np.asarray(batch.X),
                 "lengths": np.asarray(batch.lengths),
                 "eps_true": np.asarray(batch.eps),
-                **({} if teacher is None else {"k_star": np.asarray(teacher.k_star),
-                                               "v_star": np.asarray(teacher.v_star)}),
+                **(
+                    {}
+                    if teacher is None
+                    else {
+                        "k_star": np.asarray(teacher.k_star),
+                        "v_star": np.asarray(teacher.v_star),
+                    }
+                ),
             },
         },
-        dims={"k": ["dim"], "v": ["dim"], "y": ["sequence"], "X": ["sequence", "token", "dim"],
-              "lengths": ["sequence"], "eps_true": ["sequence"], "k_star": ["dim"], "v_star": ["dim"]},
+        dims={
+            "k": ["dim"],
+            "v": ["dim"],
+            "y": ["sequence"],
+            "X": ["sequence", "token", "dim"],
+            "lengths": ["sequence"],
+            "eps_true": ["sequence"],
+            "k_star": ["dim"],
+            "v_star": ["dim"],
+        },
         attrs={"posterior": {_ATTRIBUTE: json.dumps(json_ready(record))}},
     )
     tree[_LOCATION_GROUP] = xr.Dataset(
@@ -129,15 +145,26 @@ def teacher_of(tree: xr.DataTree) -> Teacher | None:
 
 
 def batch_of(tree: xr.DataTree) -> SLRBatch:
-    """The training set stored in ``tree`` (teacher projections recomputed; NaN without a teacher)."""
+    """The training set stored in ``tree`` (teacher projections recomputed; NaN without
+    a teacher).
+    """
     data = tree.constant_data
     X = jnp.asarray(data["X"].values)
     teacher = teacher_of(tree)
     D = X.shape[-1]
-    chi_star, z_star = ((jnp.full(X.shape[:2], jnp.nan),) * 2 if teacher is None
-                        else (X @ teacher.k_star / np.sqrt(D), X @ teacher.v_star / np.sqrt(D)))
-    return SLRBatch(X, jnp.asarray(data["lengths"].values), jnp.asarray(tree.observed_data["y"].values),
-                    jnp.asarray(data["eps_true"].values), chi_star, z_star)
+    chi_star, z_star = (
+        (jnp.full(X.shape[:2], jnp.nan),) * 2
+        if teacher is None
+        else (X @ teacher.k_star / np.sqrt(D), X @ teacher.v_star / np.sqrt(D))
+    )
+    return SLRBatch(
+        X,
+        jnp.asarray(data["lengths"].values),
+        jnp.asarray(tree.observed_data["y"].values),
+        jnp.asarray(data["eps_true"].values),
+        chi_star,
+        z_star,
+    )
 
 
 def draws_of(tree: xr.DataTree) -> tuple[np.ndarray, np.ndarray]:
@@ -146,7 +173,9 @@ def draws_of(tree: xr.DataTree) -> tuple[np.ndarray, np.ndarray]:
 
 
 def save_posterior(tree: xr.DataTree, path: str | os.PathLike, *, force: bool = False) -> Path:
-    """Write ``tree`` as netCDF (one group per ArviZ group) atomically: no partial file on failure."""
+    """Write ``tree`` as netCDF (one group per ArviZ group) atomically: no partial file
+    on failure.
+    """
     path = check_writable_output(path, force=force)
     return atomic_write(path, lambda tmp: tree.to_netcdf(tmp, engine="h5netcdf"))
 
@@ -160,13 +189,20 @@ def _writer(tree: xr.DataTree) -> str:
     except (KeyError, TypeError, ValueError):
         pass
     # ArviZ 0.x stamps each group with arviz_version, ArviZ 1.x with creation_library_version
-    arviz_versions = sorted({str(node.attrs[key]) for node in tree.subtree
-                             for key in ("arviz_version", "creation_library_version") if key in node.attrs})
+    arviz_versions = sorted(
+        {
+            str(node.attrs[key])
+            for node in tree.subtree
+            for key in ("arviz_version", "creation_library_version")
+            if key in node.attrs
+        }
+    )
     return f"ArviZ {', '.join(arviz_versions)}" if arviz_versions else "an unknown program"
 
 
 def load_posterior(path: str | os.PathLike) -> xr.DataTree:
-    """Read a netCDF written by :func:`save_posterior`, or by the ArviZ 0.23 ``InferenceData`` version.
+    """Read a netCDF written by :func:`save_posterior`, or by the ArviZ 0.23 ``InferenceData``
+    version.
 
     Files from before the move to ArviZ 1.x have the same groups and variables and are
     read as they are (their provenance record names the versions that wrote them).
@@ -186,16 +222,22 @@ def load_posterior(path: str | os.PathLike) -> xr.DataTree:
             tree = opened.load().copy()
     except Exception as exc:  # h5py/netCDF raise many types on foreign or corrupt files
         raise ConfigError(
-            f"{path} is not a readable bayes-slr posterior netCDF file ({type(exc).__name__}: {exc})"
+            f"{path} is not a readable bayes-slr posterior netCDF file ({type(exc).__name__}: "
+            f"{exc})"
         ) from exc
-    missing = [f"{group}/{name}" for group, names in _REQUIRED.items() for name in names
-               if group not in tree.children or name not in tree[group].data_vars]
+    missing = [
+        f"{group}/{name}"
+        for group, names in _REQUIRED.items()
+        for name in names
+        if group not in tree.children or name not in tree[group].data_vars
+    ]
     try:
         if missing:
             raise ValueError(f"missing {', '.join(missing)}")
         config_of(tree)
     except Exception as exc:  # json/KeyError/ConfigError from a foreign or damaged record
         raise ConfigError(
-            f"{path} is not a bayes-slr posterior file this version can read (written by {_writer(tree)}: {exc})"
+            f"{path} is not a bayes-slr posterior file this version can read (written by "
+            f"{_writer(tree)}: {exc})"
         ) from exc
     return tree

@@ -17,7 +17,14 @@ import numpy as np
 from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.inference.location import location_posterior
 from bayes_slr.models.numpyro_models import location_joint_log_weights, location_log_weights
-from bayes_slr.models.scoring import ExcessError, Pairs, PredictFn, Scorer, excess_test_error, fresh_sample_scorer
+from bayes_slr.models.scoring import (
+    ExcessError,
+    Pairs,
+    PredictFn,
+    Scorer,
+    excess_test_error,
+    fresh_sample_scorer,
+)
 from bayes_slr.models.simulate import SLRBatch, Teacher, token_mask
 from bayes_slr.models.spec import SLRConfig
 
@@ -31,10 +38,15 @@ def _flat(draws: jax.Array | np.ndarray) -> jax.Array:
 
 
 def location_probabilities(
-    config: SLRConfig, X: jax.Array, lengths: jax.Array, k: jax.Array,
-    v: jax.Array | None = None, y: jax.Array | None = None,
+    config: SLRConfig,
+    X: jax.Array,
+    lengths: jax.Array,
+    k: jax.Array,
+    v: jax.Array | None = None,
+    y: jax.Array | None = None,
 ) -> jax.Array:
-    """``P(eps = l | X, k)`` (or ``P(eps = l | X, y, k, v)`` when ``v`` and ``y`` are given), ``(N, Lbar)``.
+    """``P(eps = l | X, k)`` (or ``P(eps = l | X, y, k, v)`` when ``v`` and ``y`` are given), ``(N,
+    Lbar)``.
 
     Zero on padded tokens. For one direction ``k`` of shape ``(D,)``; without ``y`` this is
     :func:`~bayes_slr.inference.location.location_posterior` at ``k``.
@@ -47,15 +59,24 @@ def location_probabilities(
 
 @functools.partial(jax.jit, static_argnames=("config",))
 def _predict(
-    config: SLRConfig, k_blocks: jax.Array, v_blocks: jax.Array, weights: jax.Array, X: jax.Array, lengths: jax.Array
+    config: SLRConfig,
+    k_blocks: jax.Array,
+    v_blocks: jax.Array,
+    weights: jax.Array,
+    X: jax.Array,
+    lengths: jax.Array,
 ) -> jax.Array:
-    """Weighted sum over draw blocks ``(blocks, B, D)`` of the per-draw predictions, by ``lax.scan``."""
+    """Weighted sum over draw blocks ``(blocks, B, D)`` of the per-draw predictions, by
+    ``lax.scan``.
+    """
 
     def one(k_i: jax.Array, v_i: jax.Array) -> jax.Array:
         z = X @ v_i / jnp.sqrt(config.D)
         return jnp.sum(location_probabilities(config, X, lengths, k_i) * z, axis=-1)
 
-    def step(total: jax.Array, block: tuple[jax.Array, jax.Array, jax.Array]) -> tuple[jax.Array, None]:
+    def step(
+        total: jax.Array, block: tuple[jax.Array, jax.Array, jax.Array]
+    ) -> tuple[jax.Array, None]:
         k_block, v_block, w_block = block
         return total + w_block @ jax.vmap(one)(k_block, v_block), None
 
@@ -124,13 +145,21 @@ class PredictorEvaluation(NamedTuple):
 
 
 @functools.partial(jax.jit, static_argnames=("config",))
-def _evaluate(config: SLRConfig, k: jax.Array, v: jax.Array, valid: jax.Array, X: jax.Array,
-              lengths: jax.Array) -> PredictorEvaluation:
+def _evaluate(
+    config: SLRConfig,
+    k: jax.Array,
+    v: jax.Array,
+    valid: jax.Array,
+    X: jax.Array,
+    lengths: jax.Array,
+) -> PredictorEvaluation:
     """Stream over draw blocks ``(G, blocks, B, D)``; accumulate per group in log space."""
     n = X.shape[0]
 
     def one_draw(k_i: jax.Array, v_i: jax.Array) -> tuple[jax.Array, jax.Array]:
-        log_w = location_log_weights(X, lengths, k_i, config)  # log P(eps = l) g_nu(l, chi); -inf on padding
+        log_w = location_log_weights(
+            X, lengths, k_i, config
+        )  # log P(eps = l) g_nu(l, chi); -inf on padding
         log_px = jax.nn.logsumexp(log_w, axis=-1)  # log p(X | k) up to the k-free token density
         z = X @ v_i / jnp.sqrt(config.D)
         return log_px, jnp.sum(jnp.exp(log_w - log_px[:, None]) * z, axis=-1)
@@ -145,8 +174,14 @@ def _evaluate(config: SLRConfig, k: jax.Array, v: jax.Array, valid: jax.Array, X
             m_new = jnp.maximum(m, jnp.max(log_px, axis=0))
             scale = jnp.exp(m - m_new)
             e = jnp.exp(log_px - m_new)
-            carry = (m_new, a * scale + e.sum(0), b * scale + (e * f).sum(0), c * scale**2 + (e**2).sum(0),
-                     total + f.sum(0), count + valid_b.sum())
+            carry = (
+                m_new,
+                a * scale + e.sum(0),
+                b * scale + (e * f).sum(0),
+                c * scale**2 + (e**2).sum(0),
+                total + f.sum(0),
+                count + valid_b.sum(),
+            )
             return carry, None
 
         zeros = jnp.zeros(n, X.dtype)
@@ -159,7 +194,11 @@ def _evaluate(config: SLRConfig, k: jax.Array, v: jax.Array, valid: jax.Array, X
     scale = jnp.exp(m - top)
     a_all, b_all, c_all = (a * scale).sum(0), (b * scale).sum(0), (c * scale**2).sum(0)
     return PredictorEvaluation(
-        b_all / a_all, (b / a).T, total.sum(0) / count.sum(), (total / count[:, None]).T, a_all**2 / c_all,
+        b_all / a_all,
+        (b / a).T,
+        total.sum(0) / count.sum(),
+        (total / count[:, None]).T,
+        a_all**2 / c_all,
     )
 
 
@@ -181,8 +220,16 @@ class PosteriorPredictor:
     per-sequence importance ESS in :attr:`importance_ess`.
     """
 
-    def __init__(self, config: SLRConfig, k_draws, v_draws, *, weighted: bool = True, max_draws: int = 1_000,
-                 groups: int = GROUPS) -> None:
+    def __init__(
+        self,
+        config: SLRConfig,
+        k_draws,
+        v_draws,
+        *,
+        weighted: bool = True,
+        max_draws: int = 1_000,
+        groups: int = GROUPS,
+    ) -> None:
         k, v = thin_draws(k_draws, max_draws), thin_draws(v_draws, max_draws)
         S, D = k.shape
         groups = min(check_int("groups", groups, 1), S)
@@ -193,17 +240,30 @@ class PosteriorPredictor:
 
         def arrange(draws: jax.Array) -> jax.Array:
             grouped = draws[: groups * per_group].reshape(groups, per_group, D)
-            return jnp.zeros((groups, padded, D), draws.dtype).at[:, :per_group].set(grouped).reshape(
-                groups, blocks, block, D)
+            return (
+                jnp.zeros((groups, padded, D), draws.dtype)
+                .at[:, :per_group]
+                .set(grouped)
+                .reshape(groups, blocks, block, D)
+            )
 
-        self.config, self.weighted, self.groups, self.draws = config, weighted, groups, groups * per_group
+        self.config, self.weighted, self.groups, self.draws = (
+            config,
+            weighted,
+            groups,
+            groups * per_group,
+        )
         self._k, self._v = arrange(k), arrange(v)
-        self._valid = jnp.broadcast_to(jnp.arange(padded) < per_group, (groups, padded)).reshape(groups, blocks, block)
+        self._valid = jnp.broadcast_to(jnp.arange(padded) < per_group, (groups, padded)).reshape(
+            groups, blocks, block
+        )
         self.importance_ess: list[np.ndarray] = []
 
     def evaluate(self, X: jax.Array, lengths: jax.Array) -> PredictorEvaluation:
         """Both predictors (weighted and plain), pooled and per group, and the importance ESS."""
-        out = _evaluate(self.config, self._k, self._v, self._valid, jnp.asarray(X), jnp.asarray(lengths))
+        out = _evaluate(
+            self.config, self._k, self._v, self._valid, jnp.asarray(X), jnp.asarray(lengths)
+        )
         self.importance_ess.append(np.asarray(out.importance_ess))
         return out
 
@@ -217,15 +277,22 @@ class PosteriorPredictor:
         return out.bayes_groups if self.weighted else out.plain_groups
 
     def both(self, X: jax.Array, lengths: jax.Array) -> dict[str, jax.Array]:
-        """Replicates of both predictors: ``{"bayes": (n, G), "plain": (n, G)}`` (one pass over the draws)."""
+        """Replicates of both predictors: ``{"bayes": (n, G), "plain": (n, G)}`` (one pass over the
+        draws).
+        """
         out = self.evaluate(X, lengths)
         return {"bayes": out.bayes_groups, "plain": out.plain_groups}
 
     def ess_summary(self) -> dict[str, float]:
-        """Median and 5% quantile over the sequences seen so far of the importance ESS, and the draw count."""
+        """Median and 5% quantile over the sequences seen so far of the importance ESS, and the draw
+        count.
+        """
         values = np.concatenate(self.importance_ess) if self.importance_ess else np.array([np.nan])
-        return {"median": float(np.median(values)), "q05": float(np.quantile(values, 0.05)),
-                "draws": int(self.draws)}
+        return {
+            "median": float(np.median(values)),
+            "q05": float(np.quantile(values, 0.05)),
+            "draws": int(self.draws),
+        }
 
 
 class PosteriorErrors(NamedTuple):
@@ -242,8 +309,16 @@ class PosteriorErrors(NamedTuple):
 
 
 def posterior_errors(
-    key: jax.Array, config: SLRConfig, teacher: Teacher, k_draws, v_draws, *,
-    N_test: int = 100_000, chunk_size: int = 10_000, max_draws: int = 1_000, groups: int = GROUPS,
+    key: jax.Array,
+    config: SLRConfig,
+    teacher: Teacher,
+    k_draws,
+    v_draws,
+    *,
+    N_test: int = 100_000,
+    chunk_size: int = 10_000,
+    max_draws: int = 1_000,
+    groups: int = GROUPS,
 ) -> PosteriorErrors:
     """Unbiased excess test errors of the Bayes-optimal (weighted) and plain posterior predictors.
 
@@ -251,14 +326,24 @@ def posterior_errors(
     (:func:`scored_posterior_errors` with :func:`excess_test_error`).
     """
     score = fresh_sample_scorer(key, config, teacher, N_test, chunk_size)
-    return scored_posterior_errors(score, config, k_draws, v_draws, max_draws=max_draws, groups=groups)
+    return scored_posterior_errors(
+        score, config, k_draws, v_draws, max_draws=max_draws, groups=groups
+    )
 
 
 def scored_posterior_errors(
-    score: Scorer, config: SLRConfig, k_draws, v_draws, *, max_draws: int = 1_000, groups: int = GROUPS,
-    others: dict[str, PredictFn] | None = None, pairs: Pairs = (),
+    score: Scorer,
+    config: SLRConfig,
+    k_draws,
+    v_draws,
+    *,
+    max_draws: int = 1_000,
+    groups: int = GROUPS,
+    others: dict[str, PredictFn] | None = None,
+    pairs: Pairs = (),
 ) -> PosteriorErrors:
-    """Errors of the Bayes-optimal (weighted) and plain posterior predictors on the test set of ``score``.
+    """Errors of the Bayes-optimal (weighted) and plain posterior predictors on the test set of
+    ``score``.
 
     ``score`` is fresh sequences from a teacher or held-out sequences
     (:data:`~bayes_slr.models.scoring.Scorer`); both predictors are scored from ``groups``
@@ -278,7 +363,9 @@ def scored_posterior_errors(
         return {**predictor.both(X, lengths), **{name: f(X, lengths) for name, f in others.items()}}
 
     errors = score(every_predictor, pairs=pairs)
-    return PosteriorErrors(errors.pop("bayes"), errors.pop("plain"), predictor.ess_summary(), errors)
+    return PosteriorErrors(
+        errors.pop("bayes"), errors.pop("plain"), predictor.ess_summary(), errors
+    )
 
 
 def bayes_test_error(
@@ -317,7 +404,9 @@ def bayes_test_error(
         ``1`` the plain square of the pooled predictor's residual (biased up by about
         ``E[Var_post f] / S_eff``).
     """
-    predictor = PosteriorPredictor(config, k_draws, v_draws, weighted=weighted, max_draws=max_draws, groups=groups)
+    predictor = PosteriorPredictor(
+        config, k_draws, v_draws, weighted=weighted, max_draws=max_draws, groups=groups
+    )
     predict = predictor.replicates if predictor.groups >= 2 else predictor
     return excess_test_error(key, config, teacher, predict, N_test=N_test, chunk_size=chunk_size)
 
@@ -358,8 +447,10 @@ def sequence_location_posterior(
         raise ConfigError(f"level must be a number in (0, 1), got {level!r}")
     tokens = jnp.asarray(tokens)
     if tokens.ndim != 2 or not 1 <= tokens.shape[0] <= config.Lbar or tokens.shape[1] != config.D:
-        raise ConfigError(f"tokens must have shape (L, D) with 1 <= L <= {config.Lbar} and D = {config.D}, "
-                          f"got {tuple(tokens.shape)}")
+        raise ConfigError(
+            f"tokens must have shape (L, D) with 1 <= L <= {config.Lbar} and D = {config.D}, "
+            f"got {tuple(tokens.shape)}"
+        )
     L = tokens.shape[0]
     X = jnp.zeros((1, config.Lbar, config.D)).at[0, :L].set(tokens)
     lengths = jnp.array([L])
@@ -368,13 +459,16 @@ def sequence_location_posterior(
         per_draw = jax.vmap(lambda k_i: location_probabilities(config, X, lengths, k_i))(k)
     else:
         y_arr = jnp.array([y], dtype=X.dtype)
-        per_draw = jax.vmap(lambda k_i, v_i: location_probabilities(config, X, lengths, k_i, v_i, y_arr))(
-            k, _flat(v_draws)
-        )
+        per_draw = jax.vmap(
+            lambda k_i, v_i: location_probabilities(config, X, lengths, k_i, v_i, y_arr)
+        )(k, _flat(v_draws))
     per_draw = np.asarray(per_draw[:, 0, :L])
     tail = (1.0 - level) / 2
     return LocationPosterior(
-        per_draw.mean(axis=0), np.quantile(per_draw, tail, axis=0), np.quantile(per_draw, 1 - tail, axis=0), level
+        per_draw.mean(axis=0),
+        np.quantile(per_draw, tail, axis=0),
+        np.quantile(per_draw, 1 - tail, axis=0),
+        level,
     )
 
 
@@ -390,7 +484,9 @@ def training_location_posterior(
     def chain_mean(k_chain: jax.Array, v_chain: jax.Array) -> jax.Array:
         def one(total: jax.Array, kv: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, None]:
             k_i, v_i = kv
-            return total + location_probabilities(config, batch.X, batch.lengths, k_i, v_i, batch.y), None
+            return total + location_probabilities(
+                config, batch.X, batch.lengths, k_i, v_i, batch.y
+            ), None
 
         total, _ = jax.lax.scan(one, jnp.zeros(batch.X.shape[:2]), (k_chain, v_chain))
         return total / k_chain.shape[0]

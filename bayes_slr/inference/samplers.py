@@ -1,4 +1,5 @@
-"""Posterior samplers over the SLR directions ``(k*, v*)`` at finite alpha (docs/model.md section 5).
+"""Posterior samplers over the SLR directions ``(k*, v*)`` at finite alpha (docs/model.md section
+5).
 
 Every sampler is a pure kernel in :mod:`bayes_slr.inference.kernels` (``init``/``step``)
 driven by the one ``lax.scan`` loop :func:`~bayes_slr.inference.kernels.base.run_chains`
@@ -23,17 +24,39 @@ import jax.numpy as jnp
 import numpy as np
 
 from bayes_slr.errors import ConfigError, check_choice, check_int
-from bayes_slr.inference.kernels import KERNELS, PosteriorDraws, SamplerData, auto_sampler, run_chains, supports
-from bayes_slr.inference.kernels.gibbs import DirectionConditionals, direction_conditionals, draw_directions
+from bayes_slr.inference.kernels import (
+    KERNELS,
+    PosteriorDraws,
+    SamplerData,
+    auto_sampler,
+    run_chains,
+    supports,
+)
+from bayes_slr.inference.kernels.gibbs import (
+    DirectionConditionals,
+    direction_conditionals,
+    draw_directions,
+)
 from bayes_slr.models.numpyro_models import marginal_log_density
 from bayes_slr.models.simulate import SLRBatch, Teacher
 from bayes_slr.models.spec import INITS, SLRConfig
 
 SAMPLERS = ("auto", *KERNELS)
 
-__all__ = ["SAMPLERS", "PosteriorDraws", "DirectionConditionals", "direction_conditionals", "draw_directions",
-           "check_sampling_arguments", "resolve_sampler", "sample_posterior", "run_nuts", "run_gibbs",
-           "run_gibbs_hmc", "initial_positions"]
+__all__ = [
+    "SAMPLERS",
+    "PosteriorDraws",
+    "DirectionConditionals",
+    "direction_conditionals",
+    "draw_directions",
+    "check_sampling_arguments",
+    "resolve_sampler",
+    "sample_posterior",
+    "run_nuts",
+    "run_gibbs",
+    "run_gibbs_hmc",
+    "initial_positions",
+]
 
 
 def resolve_sampler(config: SLRConfig, sampler: str) -> str:
@@ -60,37 +83,46 @@ def check_sampling_arguments(
     warmup = check_int("warmup", warmup, 0)
     samples = check_int("samples", samples, 1)
     if config.Delta <= 0:
-        raise ConfigError("Delta must be > 0 for posterior sampling (the posterior is degenerate at Delta = 0)")
+        raise ConfigError(
+            "Delta must be > 0 for posterior sampling (the posterior is degenerate at Delta = 0)"
+        )
     if math.isinf(config.nu):
         raise ConfigError(
             "nu must be finite (>= 0) for posterior sampling: at nu = inf the max-SLR likelihood "
-            "is an argmax indicator, which no sampler here supports (no gradient, no conjugate form)"
+            "is an argmax indicator, which no sampler here supports (no gradient, no conjugate "
+            "form)"
         )
     name = resolve_sampler(config, sampler)
     if not supports(name, config.law):
         families = ", ".join(family.__name__ for family in KERNELS[name].FAMILIES)
         others = [n for n in KERNELS if supports(n, config.law)]
         raise ConfigError(
-            f"sampler {name} supports token laws of type {families} only; for variant {config.variant} "
+            f"sampler {name} supports token laws of type {families} only; for variant "
+            f"{config.variant} "
             f"use --sampler {' or '.join(['auto', *others])}"
         )
     return chains, warmup, samples
 
 
-def initial_positions(key: jax.Array, config: SLRConfig, chains: int, init: str,
-                      teacher: Teacher | None) -> tuple[jax.Array, jax.Array]:
+def initial_positions(
+    key: jax.Array, config: SLRConfig, chains: int, init: str, teacher: Teacher | None
+) -> tuple[jax.Array, jax.Array]:
     """Starts ``(k0, v0)``, each ``(chains, D)``: independent prior draws, or the teacher."""
     if init == "random":
         k0, v0 = jax.random.normal(key, (2, chains, config.D))
         return k0, v0
     if teacher is None:
         raise ConfigError("init informed needs the teacher (k*, v*); pass teacher=")
-    return (jnp.broadcast_to(jnp.asarray(teacher.k_star), (chains, config.D)),
-            jnp.broadcast_to(jnp.asarray(teacher.v_star), (chains, config.D)))
+    return (
+        jnp.broadcast_to(jnp.asarray(teacher.k_star), (chains, config.D)),
+        jnp.broadcast_to(jnp.asarray(teacher.v_star), (chains, config.D)),
+    )
 
 
 @functools.partial(jax.jit, static_argnames=("config",))
-def _log_density_of_draws(config: SLRConfig, batch: SamplerData, k: jax.Array, v: jax.Array) -> jax.Array:
+def _log_density_of_draws(
+    config: SLRConfig, batch: SamplerData, k: jax.Array, v: jax.Array
+) -> jax.Array:
     """``log p(k, v, X, y)`` for draws of shape ``(chains, draws, D)``."""
 
     def one(k_i: jax.Array, v_i: jax.Array) -> jax.Array:
@@ -147,8 +179,14 @@ def sample_posterior(
     k, v = positions["k"][:, warmup:], positions["v"][:, warmup:]
     stats = {stat: values[:, warmup:] for stat, values in infos.items()}
     log_density = np.asarray(_log_density_of_draws(config, data, jnp.asarray(k), jnp.asarray(v)))
-    return PosteriorDraws(k, v, log_density, stats, name,
-                          {"k": positions["k"][:, :warmup], "v": positions["v"][:, :warmup]})
+    return PosteriorDraws(
+        k,
+        v,
+        log_density,
+        stats,
+        name,
+        {"k": positions["k"][:, :warmup], "v": positions["v"][:, :warmup]},
+    )
 
 
 def run_nuts(key: jax.Array, config: SLRConfig, batch: SLRBatch, **options) -> PosteriorDraws:

@@ -28,8 +28,9 @@ import json
 import math
 import os
 import zipfile
+from collections.abc import Collection
 from pathlib import Path
-from typing import Any, Collection, NamedTuple
+from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
@@ -79,9 +80,11 @@ class Dataset(NamedTuple):
         """Token dimension."""
         return int(self.X.shape[2])
 
-    def take(self, rows: np.ndarray) -> "Dataset":
+    def take(self, rows: np.ndarray) -> Dataset:
         """The sequences ``rows`` (same teacher and record)."""
-        return self._replace(X=self.X[rows], lengths=self.lengths[rows], y=self.y[rows], eps=self.eps[rows])
+        return self._replace(
+            X=self.X[rows], lengths=self.lengths[rows], y=self.y[rows], eps=self.eps[rows]
+        )
 
     def as_batch(self) -> SLRBatch:
         """The sequences as an :class:`SLRBatch` (what samplers and ERM train on).
@@ -95,11 +98,20 @@ class Dataset(NamedTuple):
         else:
             chi_star = X @ jnp.asarray(self.teacher.k_star) / math.sqrt(self.D)
             z_star = X @ jnp.asarray(self.teacher.v_star) / math.sqrt(self.D)
-        return SLRBatch(X, jnp.asarray(self.lengths), jnp.asarray(self.y), jnp.asarray(self.eps), chi_star, z_star)
+        return SLRBatch(
+            X,
+            jnp.asarray(self.lengths),
+            jnp.asarray(self.y),
+            jnp.asarray(self.eps),
+            chi_star,
+            z_star,
+        )
 
 
 def _read_arrays(path: Path) -> dict[str, np.ndarray]:
-    """Every array of the ``.npz`` file, or ``ConfigError`` naming the file or the array that cannot be read."""
+    """Every array of the ``.npz`` file, or ``ConfigError`` naming the file or the array that cannot
+    be read.
+    """
     if not path.is_file():
         raise ConfigError(f"--data: {path} does not exist or is not a file")
     try:
@@ -107,38 +119,58 @@ def _read_arrays(path: Path) -> dict[str, np.ndarray]:
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         raise ConfigError(f"--data: {path} is not a readable .npz file ({exc})") from exc
     if not isinstance(archive, np.lib.npyio.NpzFile):
-        raise ConfigError(f"--data: {path} is a single .npy array, not a .npz archive of named arrays (X, y, ...)")
+        raise ConfigError(
+            f"--data: {path} is a single .npy array, not a .npz archive of named arrays (X, y, ...)"
+        )
     arrays = {}
     with archive:
         for name in archive.files:
             try:
                 arrays[name] = archive[name]
             except Exception as exc:  # zipfile, zlib and numpy raise many types on damaged members
-                raise ConfigError(f"--data: array {name} of {path} cannot be read ({type(exc).__name__}: {exc})") from exc
+                raise ConfigError(
+                    f"--data: array {name} of {path} cannot be read ({type(exc).__name__}: {exc})"
+                ) from exc
     return arrays
 
 
 def _real(name: str, array: np.ndarray, shape: tuple[int, ...], meaning: str) -> np.ndarray:
     """``array`` as float64 after checking its dtype (real numbers), shape and finiteness."""
-    if array.dtype == bool or not np.issubdtype(array.dtype, np.number) or np.issubdtype(array.dtype, np.complexfloating):
+    if (
+        array.dtype == bool
+        or not np.issubdtype(array.dtype, np.number)
+        or np.issubdtype(array.dtype, np.complexfloating)
+    ):
         raise ConfigError(f"--data: array {name} must hold real numbers, got dtype {array.dtype}")
     if array.shape != shape:
         raise ConfigError(f"--data: array {name} must have shape {meaning}, got {array.shape}")
     if not np.all(np.isfinite(array)):
-        raise ConfigError(f"--data: array {name} has NaN or inf entries ({int(np.sum(~np.isfinite(array)))} of them)")
+        raise ConfigError(
+            f"--data: array {name} has NaN or inf entries ({int(np.sum(~np.isfinite(array)))} "
+            f"of them)"
+        )
     return array.astype(np.float64)
 
 
-def _integers(name: str, array: np.ndarray, N: int, low: int | np.ndarray, high: int | np.ndarray, bounds: str) -> np.ndarray:
-    """``array`` as int32 after checking its dtype (integers), shape ``(N,)`` and range ``low <= a <= high``."""
+def _integers(
+    name: str, array: np.ndarray, N: int, low: int | np.ndarray, high: int | np.ndarray, bounds: str
+) -> np.ndarray:
+    """``array`` as int32 after checking its dtype (integers), shape ``(N,)`` and range ``low <= a
+    <= high``.
+    """
     if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
         raise ConfigError(f"--data: array {name} must hold integers, got dtype {array.dtype}")
     if array.shape != (N,):
-        raise ConfigError(f"--data: array {name} must have shape (N,) = ({N},) to match X, got {array.shape}")
+        raise ConfigError(
+            f"--data: array {name} must have shape (N,) = ({N},) to match X, got {array.shape}"
+        )
     outside = (array < low) | (array > high)
     if np.any(outside):
         first = int(np.argmax(outside))
-        raise ConfigError(f"--data: array {name} must lie in {bounds}, got {int(array[first])} at sequence {first}")
+        raise ConfigError(
+            f"--data: array {name} must lie in {bounds}, got {int(array[first])} at sequence "
+            f"{first}"
+        )
     return array.astype(np.int32)
 
 
@@ -149,7 +181,9 @@ def _teacher(arrays: dict[str, np.ndarray], D: int) -> Teacher | None:
         return None
     if len(given) == 1:
         missing = "v_star" if given == ["k_star"] else "k_star"
-        raise ConfigError(f"--data: array {missing} is missing (give both k_star and v_star, or neither)")
+        raise ConfigError(
+            f"--data: array {missing} is missing (give both k_star and v_star, or neither)"
+        )
     k, v = (_real(name, arrays[name], (D,), f"(D,) = ({D},)") for name in ("k_star", "v_star"))
     return Teacher(k, v)
 
@@ -160,13 +194,18 @@ def _record(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
         return {}
     text = arrays["config"]
     if text.shape != () or text.dtype.kind != "U":
-        raise ConfigError(f"--data: array config must be one JSON string, got dtype {text.dtype} shape {text.shape}")
+        raise ConfigError(
+            f"--data: array config must be one JSON string, got dtype {text.dtype} shape "
+            f"{text.shape}"
+        )
     try:
         record = json.loads(str(text))
     except json.JSONDecodeError as exc:
         raise ConfigError(f"--data: array config is not JSON ({exc})") from exc
     if not isinstance(record, dict):
-        raise ConfigError(f"--data: array config must be a JSON object, got {type(record).__name__}")
+        raise ConfigError(
+            f"--data: array config must be a JSON object, got {type(record).__name__}"
+        )
     return record
 
 
@@ -185,28 +224,43 @@ def load_dataset(path: str | os.PathLike) -> Dataset:
     arrays = _read_arrays(path)
     for name in ("X", "y"):
         if name not in arrays:
-            raise ConfigError(f"--data: {path} has no array {name} (needed: X of shape (N, Lbar, D) and y of shape (N,))")
+            raise ConfigError(
+                f"--data: {path} has no array {name} (needed: X of shape (N, Lbar, D) and y of "
+                f"shape (N,))"
+            )
     X = arrays["X"]
     if X.ndim != 3 or min(X.shape) < 1:
-        raise ConfigError(f"--data: array X must have shape (N, Lbar, D) with every size >= 1, got {X.shape}")
+        raise ConfigError(
+            f"--data: array X must have shape (N, Lbar, D) with every size >= 1, got {X.shape}"
+        )
     N, Lbar, D = X.shape
     X = _real("X", X, X.shape, "(N, Lbar, D)")
     y = _real("y", arrays["y"], (N,), f"(N,) = ({N},) to match X")
-    lengths = (_integers("lengths", arrays["lengths"], N, 1, Lbar, f"1..Lbar = 1..{Lbar}")
-               if "lengths" in arrays else np.full(N, Lbar, np.int32))
-    eps = (_integers("eps", arrays["eps"], N, 0, lengths - 1, "0..length-1 (0-based locations)")
-           if "eps" in arrays else np.full(N, UNKNOWN_LOCATION, np.int32))
+    lengths = (
+        _integers("lengths", arrays["lengths"], N, 1, Lbar, f"1..Lbar = 1..{Lbar}")
+        if "lengths" in arrays
+        else np.full(N, Lbar, np.int32)
+    )
+    eps = (
+        _integers("eps", arrays["eps"], N, 0, lengths - 1, "0..length-1 (0-based locations)")
+        if "eps" in arrays
+        else np.full(N, UNKNOWN_LOCATION, np.int32)
+    )
     X = np.where(np.arange(Lbar)[None, :, None] < lengths[:, None, None], X, 0.0)
     return Dataset(X, lengths, y, eps, _teacher(arrays, D), _record(arrays))
 
 
 def held_out_count(fraction: float, N: int) -> int:
-    """``round(fraction N)``, or ``ConfigError`` unless it leaves at least two sequences held out and one for training."""
+    """``round(fraction N)``, or ``ConfigError`` unless it leaves at least two sequences held out
+    and one for training.
+    """
     fraction = check_real("holdout", fraction, minimum=0.0, strict=True)
     n_out = round(fraction * N)
     if fraction >= 1 or n_out < 2 or n_out >= N:
-        raise ConfigError(f"holdout must be in (0, 1) and hold out 2..N-1 sequences (N = {N}), "
-                          f"got {fraction:g} ({n_out} held out)")
+        raise ConfigError(
+            f"holdout must be in (0, 1) and hold out 2..N-1 sequences (N = {N}), "
+            f"got {fraction:g} ({n_out} held out)"
+        )
     return n_out
 
 
@@ -221,7 +275,8 @@ def split_holdout(data: Dataset, fraction: float, seed: int) -> tuple[Dataset, D
 
 
 def training_and_test(data: Dataset, holdout: float, seed: int) -> tuple[Dataset, Dataset | None]:
-    """What to train on and what to test on: with a teacher, all sequences and ``None`` (the teacher draws
+    """What to train on and what to test on: with a teacher, all sequences and ``None`` (the teacher
+    draws
     fresh test sequences); without one, :func:`split_holdout`."""
     if data.teacher is not None:
         return data, None
@@ -233,7 +288,9 @@ RECORD = "the data file's config record"
 
 
 def _recorded_config(data: Dataset) -> SLRConfig | None:
-    """The task of the ``config`` record (``simulate``'s layout), checked against the arrays; None without one."""
+    """The task of the ``config`` record (``simulate``'s layout), checked against the arrays; None
+    without one.
+    """
     if not data.provenance:
         return None
     settings = data.provenance.get("config", data.provenance)
@@ -243,18 +300,31 @@ def _recorded_config(data: Dataset) -> SLRConfig | None:
         config = SLRConfig.from_dict(settings)
     except ConfigError as exc:
         raise ConfigError(f"--data: array config does not describe an SLR task: {exc}") from exc
-    for name, recorded, actual in (("D", config.D, data.D), ("Lbar", config.Lbar, data.Lbar),
-                                   ("N", settings.get("N", data.N), data.N)):
+    for name, recorded, actual in (
+        ("D", config.D, data.D),
+        ("Lbar", config.Lbar, data.Lbar),
+        ("N", settings.get("N", data.N), data.N),
+    ):
         if recorded != actual:
-            raise ConfigError(f"--data: array config records {name} = {recorded} but the arrays have {name} = {actual}")
+            raise ConfigError(
+                f"--data: array config records {name} = {recorded} but the arrays have {name} "
+                f"= {actual}"
+            )
     return config
 
 
 def _same(value: Any, other: Any) -> bool:
-    return value == other or (isinstance(value, float) and isinstance(other, float) and math.isnan(value) and math.isnan(other))
+    return value == other or (
+        isinstance(value, float)
+        and isinstance(other, float)
+        and math.isnan(value)
+        and math.isnan(other)
+    )
 
 
-def data_config(data: Dataset, flags: dict[str, Any], explicit: Collection[str]) -> tuple[SLRConfig, dict[str, str]]:
+def data_config(
+    data: Dataset, flags: dict[str, Any], explicit: Collection[str]
+) -> tuple[SLRConfig, dict[str, str]]:
     """The task of ``data`` and where each setting came from.
 
     Parameters
@@ -267,7 +337,8 @@ def data_config(data: Dataset, flags: dict[str, Any], explicit: Collection[str])
     Returns
     -------
     (config, sources)
-        ``D``, ``N`` and ``Lbar`` come from the arrays; variant, ``nu``, ``Delta`` and the length law
+        ``D``, ``N`` and ``Lbar`` come from the arrays; variant, ``nu``, ``Delta`` and the length
+        law
         from the ``config`` record when the file has one, else from ``flags`` (``variable_length``:
         uniform on ``1..Lbar``, else fixed ``Lbar``). ``sources`` names the origin of each.
 
@@ -277,26 +348,50 @@ def data_config(data: Dataset, flags: dict[str, Any], explicit: Collection[str])
         An explicit flag that contradicts the arrays or the record (naming both), a fixed length
         law with sequences shorter than ``Lbar``, or settings that are not a valid task.
     """
-    for name, actual, origin in (("D", data.D, "array X's last axis"), ("L", data.Lbar, "array X's token axis")):
+    for name, actual, origin in (
+        ("D", data.D, "array X's last axis"),
+        ("L", data.Lbar, "array X's token axis"),
+    ):
         if name in explicit and flags.get(name) != actual:
-            raise ConfigError(f"{name} = {flags[name]} (flag) conflicts with {name} = {actual} from {origin}: "
-                              "drop the flag")
+            raise ConfigError(
+                f"{name} = {flags[name]} (flag) conflicts with {name} = {actual} from {origin}: "
+                "drop the flag"
+            )
     sources = {"D": "array X", "N": "array y", "Lbar": "array X"}
     recorded = _recorded_config(data)
     if recorded is not None:
         for name in (*MODEL_SETTINGS, "variable_length"):
-            value = not recorded.length.is_fixed if name == "variable_length" else getattr(recorded, name)
+            value = (
+                not recorded.length.is_fixed
+                if name == "variable_length"
+                else getattr(recorded, name)
+            )
             if name in explicit and not _same(flags[name], value):
-                raise ConfigError(f"{name} = {flags[name]} (flag) conflicts with {name} = {value} in {RECORD}: "
-                                  "drop the flag")
+                raise ConfigError(
+                    f"{name} = {flags[name]} (flag) conflicts with {name} = {value} in {RECORD}: "
+                    "drop the flag"
+                )
         return recorded, {**sources, **dict.fromkeys((*MODEL_SETTINGS, "length"), RECORD)}
     if flags.get("variant") is None:
-        raise ConfigError("--data: the file has no config record, so --variant (and --nu) must be given")
-    length = LengthLaw.uniform(data.Lbar) if flags.get("variable_length") else LengthLaw.fixed(data.Lbar)
+        raise ConfigError(
+            "--data: the file has no config record, so --variant (and --nu) must be given"
+        )
+    length = (
+        LengthLaw.uniform(data.Lbar) if flags.get("variable_length") else LengthLaw.fixed(data.Lbar)
+    )
     if length.is_fixed and np.any(data.lengths != data.Lbar):
-        raise ConfigError(f"--data: array lengths has values {int(data.lengths.min())}..{int(data.lengths.max())} but "
-                          f"the length law is fixed at Lbar = {data.Lbar}: pass --variable-length")
+        raise ConfigError(
+            f"--data: array lengths has values "
+            f"{int(data.lengths.min())}..{int(data.lengths.max())} but "
+            f"the length law is fixed at Lbar = {data.Lbar}: pass --variable-length"
+        )
     config = SLRConfig(flags["variant"], data.D, length, flags["nu"], flags["Delta"])
-    flag_sources = {name: f"--{name}" + ("" if name in explicit else " default") for name in MODEL_SETTINGS}
-    flag_sources["length"] = "--variable-length" if flags.get("variable_length") else "fixed at Lbar (no --variable-length)"
+    flag_sources = {
+        name: f"--{name}" + ("" if name in explicit else " default") for name in MODEL_SETTINGS
+    }
+    flag_sources["length"] = (
+        "--variable-length"
+        if flags.get("variable_length")
+        else "fixed at Lbar (no --variable-length)"
+    )
     return config, {**sources, **flag_sources}

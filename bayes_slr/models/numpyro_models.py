@@ -1,4 +1,5 @@
-"""The SLR likelihood as NumPyro models with latent ``k*, v* ~ N(0, I_D)`` (docs/model.md section 5).
+"""The SLR likelihood as NumPyro models with latent ``k*, v* ~ N(0, I_D)`` (docs/model.md section
+5).
 
 Two forms of the same joint law:
 
@@ -34,7 +35,9 @@ ENUM_DIM = -2  # first dimension free for enumerating the location (the data pla
 
 def _check_likelihood_config(config: SLRConfig) -> None:
     if config.Delta <= 0:
-        raise ConfigError("Delta must be > 0 for a likelihood (the posterior is degenerate at Delta = 0)")
+        raise ConfigError(
+            "Delta must be > 0 for a likelihood (the posterior is degenerate at Delta = 0)"
+        )
 
 
 def _sample_directions(D: int) -> tuple[jax.Array, jax.Array]:
@@ -46,13 +49,16 @@ def _sample_directions(D: int) -> tuple[jax.Array, jax.Array]:
 def location_log_weights(
     X: jax.Array, lengths: jax.Array, k: jax.Array, config: SLRConfig
 ) -> jax.Array:
-    """``log P(eps = l | L) + log g_nu(l, chi)``: the location-dependent token factor, ``(N, Lbar)``.
+    """``log P(eps = l | L) + log g_nu(l, chi)``: the location-dependent token factor, ``(N,
+    Lbar)``.
 
     Asked of the variant (:meth:`~bayes_slr.models.variants.TokenLaw.location_log_weights`) at
     ``chi = X k / sqrt(D)`` with the tilt's normaliser at ``|k|^2 / D``; ``-inf`` on padded tokens.
     """
     chi = X @ k / math.sqrt(config.D)
-    return config.law.location_log_weights(chi, token_mask(lengths, config.Lbar), config.nu, jnp.sum(k**2) / config.D)
+    return config.law.location_log_weights(
+        chi, token_mask(lengths, config.Lbar), config.nu, jnp.sum(k**2) / config.D
+    )
 
 
 def location_joint_log_weights(
@@ -89,7 +95,9 @@ def slr_model_marginal(config: SLRConfig, X: jax.Array, lengths: jax.Array, y: j
     """
     _check_likelihood_config(config)
     k, v = _sample_directions(config.D)
-    per_sequence = jax.nn.logsumexp(location_joint_log_weights(X, lengths, y, k, v, config), axis=-1)
+    per_sequence = jax.nn.logsumexp(
+        location_joint_log_weights(X, lengths, y, k, v, config), axis=-1
+    )
     numpyro.factor("tokens", _base_token_log_density(X, lengths, config.Lbar))
     numpyro.factor("location_and_y", jnp.sum(per_sequence))
 
@@ -133,7 +141,9 @@ def marginal_log_density(
 def enumerated_log_density(
     params: dict[str, jax.Array], config: SLRConfig, X: jax.Array, lengths: jax.Array, y: jax.Array
 ) -> jax.Array:
-    """Joint log-density ``log p(k, v, X, y)`` from the enumerated model, location summed by funsor."""
+    """Joint log-density ``log p(k, v, X, y)`` from the enumerated model, location
+    summed by funsor.
+    """
     model = enum(config_enumerate(slr_model_enumerated), first_available_dim=ENUM_DIM)
     value, _ = funsor_log_density(model, (config, lengths), {"X": X, "y": y}, params)
     return value

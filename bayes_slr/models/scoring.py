@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Callable, Iterable, NamedTuple, Protocol, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -29,12 +30,15 @@ class Predictor(Protocol):
     """An estimator of ``y`` from a padded batch of sequences."""
 
     def __call__(self, X: jax.Array, lengths: jax.Array) -> jax.Array:
-        """``(n,)`` predictions for tokens ``X`` of shape ``(n, Lbar, D)`` and their lengths ``(n,)``."""
+        """``(n,)`` predictions for tokens ``X`` of shape ``(n, Lbar, D)`` and their lengths
+        ``(n,)``.
+        """
         ...
 
 
 class ExcessError(NamedTuple):
-    """Monte Carlo estimate of an excess test error, or of a paired difference of two (:func:`_score`).
+    """Monte Carlo estimate of an excess test error, or of a paired difference of two
+    (:func:`_score`).
 
     ``stderr`` covers the test-set noise and, for a predictor given as independent
     replicates, the draw-to-draw noise too (``stderr_test``, ``stderr_draws`` separately).
@@ -54,7 +58,9 @@ class ExcessError(NamedTuple):
 
 
 def zero_predictor(X: jax.Array, lengths: jax.Array) -> jax.Array:
-    """``f = 0``: the Bayes predictor as alpha -> 0 (the prior mean of ``v`` is zero); its error is about 1."""
+    """``f = 0``: the Bayes predictor as alpha -> 0 (the prior mean of ``v`` is zero); its error is
+    about 1.
+    """
     return jnp.zeros(X.shape[0], X.dtype)
 
 
@@ -69,18 +75,24 @@ def excess_error_given_teacher(
     ``X`` is the excess test error ``E[(y - f(X))^2] - Delta`` (noise is independent),
     with less Monte Carlo variance than squaring ``y - f(X)``.
     """
-    return jnp.sum(teacher_location_posterior(config, teacher, batch) * (batch.z_star - predictions[:, None]) ** 2,
-                   axis=-1)
+    return jnp.sum(
+        teacher_location_posterior(config, teacher, batch)
+        * (batch.z_star - predictions[:, None]) ** 2,
+        axis=-1,
+    )
 
 
 def teacher_location_posterior(config: SLRConfig, teacher: Teacher, batch: SLRBatch) -> jax.Array:
-    """``p*_l = P(eps* = l | X, k*)`` of every sequence of ``batch``, ``(n, Lbar)``, from the token law."""
+    """``p*_l = P(eps* = l | X, k*)`` of every sequence of ``batch``, ``(n, Lbar)``, from the token
+    law.
+    """
     chi_star = batch.X @ jnp.asarray(teacher.k_star) / math.sqrt(batch.X.shape[-1])
     return config.law.location_posterior(chi_star, batch.mask, config.nu)
 
 
 def _replicate_statistic(p_star: jax.Array, z_star: jax.Array, f: jax.Array) -> jax.Array:
-    """Per sequence: the cross-replicate error ``U`` and its leave-one-group-out versions, ``(n, 1 + G)``.
+    """Per sequence: the cross-replicate error ``U`` and its leave-one-group-out versions, ``(n, 1 +
+    G)``.
 
     ``U = mean over g != h of sum_l p*_l (z*_l - f_g)(z*_l - f_h)``: independent replicates
     make ``E[(z - f_g)(z - f_h)] = (z - E f_g)^2`` exactly, so ``U`` carries no
@@ -118,35 +130,47 @@ def difference_name(a: str, b: str) -> str:
 
 
 def _paired_columns(columns: dict[str, np.ndarray], pairs: Pairs) -> dict[str, np.ndarray]:
-    """Per-sequence differences of the scored statistics, ``a - b`` for each pair, leave-one-group-out columns paired.
+    """Per-sequence differences of the scored statistics, ``a - b`` for each pair,
+    leave-one-group-out columns paired.
 
     A width-1 column (``(n,)`` predictions) broadcasts against the ``1 + G`` columns of replicates;
     two replicate predictors must have the same ``G``, group ``g`` of one paired with group ``g``
     of the other (for the posterior predictors, the same draws). The statistics are float64, so
-    each difference is exact and its mean is the difference of the two means up to summation rounding.
+    each difference is exact and its mean is the difference of the two means up to summation
+    rounding.
     """
     out = {}
     for a, b in pairs:
         for name in (a, b):
             if name not in columns:
-                raise ConfigError(f"paired difference {a!r} - {b!r}: no prediction named {name!r} "
-                                  f"(predictions: {', '.join(map(repr, columns))})")
+                raise ConfigError(
+                    f"paired difference {a!r} - {b!r}: no prediction named {name!r} "
+                    f"(predictions: {', '.join(map(repr, columns))})"
+                )
         left, right = columns[a], columns[b]
         if 1 < left.shape[1] != right.shape[1] > 1:
-            raise ConfigError(f"paired difference {a!r} - {b!r}: {left.shape[1] - 1} and {right.shape[1] - 1} "
-                              "replicate groups; replicates are paired group by group, so the counts must match")
+            raise ConfigError(
+                f"paired difference {a!r} - {b!r}: {left.shape[1] - 1} and {right.shape[1] - 1} "
+                "replicate groups; replicates are paired group by group, so the counts must match"
+            )
         out[difference_name(a, b)] = left - right
     return out
 
 
-def _score(predict: PredictFn, chunks: Iterable[tuple[jax.Array, jax.Array, jax.Array, jax.Array]],
-           offset: float = 0.0, pairs: Pairs = ()) -> ExcessError | dict[str, ExcessError]:
-    """Mean over sequences of ``sum_l p_l (z_l - f)^2 - offset`` (or its replicate form), per prediction.
+def _score(
+    predict: PredictFn,
+    chunks: Iterable[tuple[jax.Array, jax.Array, jax.Array, jax.Array]],
+    offset: float = 0.0,
+    pairs: Pairs = (),
+) -> ExcessError | dict[str, ExcessError]:
+    """Mean over sequences of ``sum_l p_l (z_l - f)^2 - offset`` (or its replicate form), per
+    prediction.
 
     ``chunks`` yields ``(X, lengths, p, z)``: tokens, lengths, per-token weights ``p`` (summing
     to one) and per-token targets ``z``. ``(n,)`` predictions score
     ``sum_l p_l (z_l - f)^2``; ``(n, G)`` replicates the cross-replicate statistic of
-    :func:`_replicate_statistic`, whose ``stderr`` adds a leave-one-group-out jackknife (``G >= 3``).
+    :func:`_replicate_statistic`, whose ``stderr`` adds a leave-one-group-out jackknife (``G >=
+    3``).
 
     ``pairs`` (keys of a dict of predictions) add, under :func:`difference_name`, the paired
     difference: the mean over the same sequences of the per-sequence difference of the two
@@ -163,21 +187,28 @@ def _score(predict: PredictFn, chunks: Iterable[tuple[jax.Array, jax.Array, jax.
         columns = {}
         for name, f in parts.items():
             f = jnp.asarray(f)
-            column = (jnp.sum(p * (z - f[:, None]) ** 2, axis=-1)[:, None] if f.ndim == 1
-                      else _replicate_statistic(p, z, f))
+            column = (
+                jnp.sum(p * (z - f[:, None]) ** 2, axis=-1)[:, None]
+                if f.ndim == 1
+                else _replicate_statistic(p, z, f)
+            )
             columns[name] = np.asarray(column, dtype=np.float64)
         columns.update(_paired_columns(columns, pairs))
         if not names:
             names.extend(columns)
             widths.update({name: column.shape[1] for name, column in columns.items()})
         values = np.concatenate(list(columns.values()), axis=1)
-        total, total_sq, count = total + values.sum(axis=0), total_sq + (values**2).sum(axis=0), count + values.shape[0]
+        total, total_sq, count = (
+            total + values.sum(axis=0),
+            total_sq + (values**2).sum(axis=0),
+            count + values.shape[0],
+        )
     result = mean_from_sums(total, total_sq, count)
     differences = {difference_name(a, b) for a, b in pairs}
     errors, start = {}, 0
     for name in names:
         width = widths[name]
-        mean, stderr = result.mean[start:start + width], result.stderr[start:start + width]
+        mean, stderr = result.mean[start : start + width], result.stderr[start : start + width]
         mean = mean if name in differences else mean - offset
         start += width
         if width == 1:
@@ -185,8 +216,13 @@ def _score(predict: PredictFn, chunks: Iterable[tuple[jax.Array, jax.Array, jax.
             continue
         G = width - 1
         jackknife = math.sqrt((G - 1) / G * float(np.sum((mean[1:] - mean[1:].mean()) ** 2)))
-        errors[name] = ExcessError(float(mean[0]), math.hypot(float(stderr[0]), jackknife), result.count,
-                                   float(stderr[0]), jackknife)
+        errors[name] = ExcessError(
+            float(mean[0]),
+            math.hypot(float(stderr[0]), jackknife),
+            result.count,
+            float(stderr[0]),
+            jackknife,
+        )
     return errors if len(names) > 1 or names != [""] else errors[""]
 
 
@@ -200,7 +236,8 @@ def excess_test_error(
     chunk_size: int = 10_000,
     pairs: Pairs = (),
 ) -> ExcessError | dict[str, ExcessError]:
-    """Excess test error ``E[(y - f(X))^2] - Delta`` of ``f = predict(X, lengths)`` with its standard error.
+    """Excess test error ``E[(y - f(X))^2] - Delta`` of ``f = predict(X, lengths)`` with its
+    standard error.
 
     ``N_test`` (``>= 2``) fresh sequences from ``teacher``, generated ``chunk_size`` at a
     time from ``key`` (the same key gives the same test set); the location is integrated
@@ -216,15 +253,23 @@ def excess_test_error(
     between keys of the dict on the same sequences (:func:`_score`).
     """
     N_test = check_int("N_test", N_test, 2)
-    chunks = ((batch.X, batch.lengths, teacher_location_posterior(config, teacher, batch), batch.z_star)
-              for batch in iterate_batches(key, config, teacher, N_test, chunk_size))
+    chunks = (
+        (batch.X, batch.lengths, teacher_location_posterior(config, teacher, batch), batch.z_star)
+        for batch in iterate_batches(key, config, teacher, N_test, chunk_size)
+    )
     return _score(predict, chunks, pairs=pairs)
 
 
 def held_out_error(
-    config: SLRConfig, held_out: SLRBatch, predict: PredictFn, *, chunk_size: int = 10_000, pairs: Pairs = (),
+    config: SLRConfig,
+    held_out: SLRBatch,
+    predict: PredictFn,
+    *,
+    chunk_size: int = 10_000,
+    pairs: Pairs = (),
 ) -> ExcessError | dict[str, ExcessError]:
-    """Excess error ``mean (y - f(X))^2 - Delta`` of ``predict`` on given held-out sequences (no teacher needed).
+    """Excess error ``mean (y - f(X))^2 - Delta`` of ``predict`` on given held-out sequences (no
+    teacher needed).
 
     The estimator of :func:`excess_test_error` with the observed output in place of the
     teacher's integrated location (one "token" of weight 1 and target ``y``): the same
@@ -233,16 +278,27 @@ def held_out_error(
     paired differences on the held-out sequences, as in :func:`excess_test_error`.
     """
     n = check_int("held-out sequences", held_out.y.shape[0], 2)
-    chunks = ((held_out.X[i:i + chunk_size], held_out.lengths[i:i + chunk_size],
-               jnp.ones((min(chunk_size, n - i), 1)), jnp.asarray(held_out.y[i:i + chunk_size])[:, None])
-              for i in range(0, n, chunk_size))
+    chunks = (
+        (
+            held_out.X[i : i + chunk_size],
+            held_out.lengths[i : i + chunk_size],
+            jnp.ones((min(chunk_size, n - i), 1)),
+            jnp.asarray(held_out.y[i : i + chunk_size])[:, None],
+        )
+        for i in range(0, n, chunk_size)
+    )
     return _score(predict, chunks, offset=config.Delta, pairs=pairs)
 
 
-def fresh_sample_scorer(key: jax.Array, config: SLRConfig, teacher: Teacher, N_test: int,
-                        chunk_size: int = 10_000) -> Scorer:
-    """``score(predict)``: :func:`excess_test_error` on ``N_test`` fresh sequences of ``teacher`` from ``key``."""
-    return functools.partial(excess_test_error, key, config, teacher, N_test=N_test, chunk_size=chunk_size)
+def fresh_sample_scorer(
+    key: jax.Array, config: SLRConfig, teacher: Teacher, N_test: int, chunk_size: int = 10_000
+) -> Scorer:
+    """``score(predict)``: :func:`excess_test_error` on ``N_test`` fresh sequences of ``teacher``
+    from ``key``.
+    """
+    return functools.partial(
+        excess_test_error, key, config, teacher, N_test=N_test, chunk_size=chunk_size
+    )
 
 
 def held_out_scorer(config: SLRConfig, held_out: SLRBatch) -> Scorer:
@@ -250,8 +306,11 @@ def held_out_scorer(config: SLRConfig, held_out: SLRBatch) -> Scorer:
     return functools.partial(held_out_error, config, held_out)
 
 
-def direction_overlaps(k: jax.Array | np.ndarray, v: jax.Array | np.ndarray, teacher: Teacher) -> dict[str, np.ndarray]:
-    """Order parameters of direction estimates ``k, v`` of shape ``(..., D)`` against the teacher, divided by ``D``.
+def direction_overlaps(
+    k: jax.Array | np.ndarray, v: jax.Array | np.ndarray, teacher: Teacher
+) -> dict[str, np.ndarray]:
+    """Order parameters of direction estimates ``k, v`` of shape ``(..., D)`` against the teacher,
+    divided by ``D``.
 
     Returns ``m_k = k.k*/D``, ``q_k = k.k/D``, ``m_v = v.v*/D``, ``q_v = v.v/D``, the cross
     overlaps ``k_vstar = k.v*/D``, ``v_kstar = v.k*/D``, ``k_v = k.v/D`` (zero on the manifold
@@ -259,11 +318,20 @@ def direction_overlaps(k: jax.Array | np.ndarray, v: jax.Array | np.ndarray, tea
     ``kstar_vstar = k*.v*/D``.
     """
     k, v = np.asarray(k, dtype=np.float64), np.asarray(v, dtype=np.float64)
-    k_star, v_star = np.asarray(teacher.k_star, dtype=np.float64), np.asarray(teacher.v_star, dtype=np.float64)
+    k_star, v_star = (
+        np.asarray(teacher.k_star, dtype=np.float64),
+        np.asarray(teacher.v_star, dtype=np.float64),
+    )
     D = k.shape[-1]
     return {
-        "m_k": k @ k_star / D, "q_k": np.sum(k * k, axis=-1) / D, "m_v": v @ v_star / D, "q_v": np.sum(v * v, axis=-1) / D,
-        "k_vstar": k @ v_star / D, "v_kstar": v @ k_star / D, "k_v": np.sum(k * v, axis=-1) / D,
-        "rho_k": np.asarray(k_star @ k_star / D), "rho_v": np.asarray(v_star @ v_star / D),
+        "m_k": k @ k_star / D,
+        "q_k": np.sum(k * k, axis=-1) / D,
+        "m_v": v @ v_star / D,
+        "q_v": np.sum(v * v, axis=-1) / D,
+        "k_vstar": k @ v_star / D,
+        "v_kstar": v @ k_star / D,
+        "k_v": np.sum(k * v, axis=-1) / D,
+        "rho_k": np.asarray(k_star @ k_star / D),
+        "rho_v": np.asarray(v_star @ v_star / D),
         "kstar_vstar": np.asarray(k_star @ v_star / D),
     }

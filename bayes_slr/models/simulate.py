@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Callable, Iterator, NamedTuple
+from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -78,8 +79,13 @@ def draw_teacher(key: jax.Array, D: int, *, exact: bool = False) -> Teacher:
 
 
 @functools.partial(jax.jit, static_argnames=("config", "N", "sharding"))
-def simulate(key: jax.Array, config: SLRConfig, teacher: Teacher, N: int,
-             sharding: jax.sharding.Sharding | None = None) -> SLRBatch:
+def simulate(
+    key: jax.Array,
+    config: SLRConfig,
+    teacher: Teacher,
+    N: int,
+    sharding: jax.sharding.Sharding | None = None,
+) -> SLRBatch:
     """Draw ``N`` i.i.d. samples from the SLR law of ``config`` given a teacher.
 
     Parameters
@@ -119,16 +125,21 @@ def simulate(key: jax.Array, config: SLRConfig, teacher: Teacher, N: int,
 CHUNK_BYTES = 2**26
 """Bytes of float64 tokens in one simulation chunk sized by :func:`chunk_sequences` (64 MiB)."""
 DEFAULT_CHUNK = 10_000
-"""Sequences per chunk of :func:`iterate_batches` by default, and the most :func:`chunk_sequences` gives."""
+"""Sequences per chunk of :func:`iterate_batches` by default, and the most :func:`chunk_sequences`
+gives.
+"""
 
 
 def chunk_sequences(config: SLRConfig, budget: int = CHUNK_BYTES) -> int:
-    """Sequences per simulation chunk whose float64 tokens fit ``budget`` bytes, at most :data:`DEFAULT_CHUNK`.
+    """Sequences per simulation chunk whose float64 tokens fit ``budget`` bytes, at most
+    :data:`DEFAULT_CHUNK`.
 
-    ``min(DEFAULT_CHUNK, max(1, budget // (8 Lbar D)))``: the chunks are drawn in float64 whatever the
+    ``min(DEFAULT_CHUNK, max(1, budget // (8 Lbar D)))``: the chunks are drawn in float64 whatever
+    the
     working precision, so this does not depend on it and a seed draws the same data in every dtype.
     Up to ``Lbar D = budget / 80000`` (``D = 279`` at ``L = 3``) it is :data:`DEFAULT_CHUNK`: the
-    chunks, hence the data a seed draws (chunk ``i`` uses ``fold_in(key, i)``), are the default ones.
+    chunks, hence the data a seed draws (chunk ``i`` uses ``fold_in(key, i)``), are the default
+    ones.
     """
     budget = check_int("budget", budget, 1)
     return min(DEFAULT_CHUNK, max(1, budget // (8 * config.Lbar * config.D)))
@@ -148,7 +159,9 @@ def iterate_batches(
     chunk_size = check_int("chunk_size", chunk_size, 1)
     for i, start in enumerate(range(0, N, chunk_size)):
         n = min(chunk_size, N - start)
-        yield simulate(jax.random.fold_in(key, i), config, teacher, n, sharding=leading_axis_sharding(n))
+        yield simulate(
+            jax.random.fold_in(key, i), config, teacher, n, sharding=leading_axis_sharding(n)
+        )
 
 
 class StreamedMean(NamedTuple):
@@ -176,14 +189,18 @@ def streamed_mean(
     for batch in iterate_batches(key, config, teacher, N, chunk_size):
         values = np.asarray(statistic(batch), dtype=np.float64)
         if values.shape[:1] != batch.y.shape:
-            raise ConfigError("statistic must return one value (or array) per sample, leading axis N")
+            raise ConfigError(
+                "statistic must return one value (or array) per sample, leading axis N"
+            )
         total = total + values.sum(axis=0)
         total_sq = total_sq + (values**2).sum(axis=0)
         count += values.shape[0]
     return mean_from_sums(total, total_sq, count)
 
 
-def mean_from_sums(total: np.ndarray | float, total_sq: np.ndarray | float, count: int) -> StreamedMean:
+def mean_from_sums(
+    total: np.ndarray | float, total_sq: np.ndarray | float, count: int
+) -> StreamedMean:
     """Mean and standard error from the sum and the sum of squares of ``count`` i.i.d. values."""
     total, total_sq = np.asarray(total, dtype=np.float64), np.asarray(total_sq, dtype=np.float64)
     mean = total / count

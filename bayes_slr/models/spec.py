@@ -12,7 +12,9 @@ from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.models.variants import TokenLaw, get_variant
 
 INITS = ("random", "informed")
-"""Starts of every iterative method (ERM, samplers, state evolution, AMP): uninformed (random) or at the teacher."""
+"""Starts of every iterative method (ERM, samplers, state evolution, AMP): uninformed (random) or at
+the teacher.
+"""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,7 +33,9 @@ class LengthLaw:
     def __post_init__(self) -> None:
         p = np.asarray(self.probs, dtype=float)
         if p.ndim != 1 or p.size < 1:
-            raise ConfigError("length probabilities must be a non-empty list, one per length 1..Lbar")
+            raise ConfigError(
+                "length probabilities must be a non-empty list, one per length 1..Lbar"
+            )
         if not np.all(np.isfinite(p)) or np.any(p < 0):
             raise ConfigError("length probabilities must be finite and >= 0")
         if abs(p.sum() - 1.0) > 1e-9:
@@ -41,13 +45,13 @@ class LengthLaw:
         object.__setattr__(self, "probs", tuple(float(x) for x in p))
 
     @classmethod
-    def fixed(cls, L: int) -> "LengthLaw":
+    def fixed(cls, L: int) -> LengthLaw:
         """Every sequence has length ``L`` (``L >= 1``)."""
         L = check_int("L", L, 1)
         return cls(tuple(1.0 if i == L - 1 else 0.0 for i in range(L)))
 
     @classmethod
-    def uniform(cls, Lbar: int) -> "LengthLaw":
+    def uniform(cls, Lbar: int) -> LengthLaw:
         """Length uniform on ``{1, ..., Lbar}`` (``Lbar >= 1``)."""
         Lbar = check_int("Lbar", Lbar, 1)
         return cls(tuple(1.0 / Lbar for _ in range(Lbar)))
@@ -94,7 +98,8 @@ class SLRConfig:
     length : LengthLaw
         Law of the sequence length.
     nu : float
-        Signal strength, ``>= 0``; ``inf`` only where the variant allows it (max: location = argmax).
+        Signal strength, ``>= 0``; ``inf`` only where the variant allows it (max: location =
+        argmax).
     Delta : float
         Noise variance of ``y``, ``>= 0``.
     """
@@ -128,7 +133,7 @@ class SLRConfig:
         """Inverse temperature of the location posterior: ``sqrt(nu)`` (spiked) or ``nu`` (max)."""
         return float(self.law.c_nu(self.nu))
 
-    def replace(self, **changes: Any) -> "SLRConfig":
+    def replace(self, **changes: Any) -> SLRConfig:
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
 
@@ -144,7 +149,7 @@ class SLRConfig:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "SLRConfig":
+    def from_dict(cls, data: dict[str, Any]) -> SLRConfig:
         """Inverse of :meth:`to_dict`."""
         try:
             return cls(
@@ -159,12 +164,15 @@ class SLRConfig:
 
 
 def training_size(alpha: object, D: int) -> int:
-    """Training-set size ``N = round(alpha D)`` of the finite-data setting (docs/model.md section 5).
+    """Training-set size ``N = round(alpha D)`` of the finite-data setting (docs/model.md section
+    5).
 
     Raises ``ConfigError`` unless ``alpha > 0`` and ``N >= 1``.
     """
     alpha = check_real("alpha", alpha, minimum=0.0, strict=True)
     N = round(alpha * D)
     if N < 1:
-        raise ConfigError(f"alpha must give N = round(alpha * D) >= 1 (D = {D}), got alpha = {alpha:g}")
+        raise ConfigError(
+            f"alpha must give N = round(alpha * D) >= 1 (D = {D}), got alpha = {alpha:g}"
+        )
     return N

@@ -1,4 +1,5 @@
-"""Token laws of SLR (docs/model.md section 1): one object per variant, the only place that knows them.
+"""Token laws of SLR (docs/model.md section 1): one object per variant, the only place that knows
+them.
 
 A variant fixes how the hidden location ``eps`` and the key direction ``k`` shape the
 tokens. Everything that depends on the variant asks its object:
@@ -44,14 +45,18 @@ value is needed: ``exp`` of it is exactly 0 in float64, so densities are unchang
 
 @dataclasses.dataclass(frozen=True)
 class PlantedScores:
-    """Population law of the teacher scores: location uniform, ``chi*_eps ~ N(shift, 1)``, others ``N(0, 1)``."""
+    """Population law of the teacher scores: location uniform, ``chi*_eps ~ N(shift, 1)``, others
+    ``N(0, 1)``.
+    """
 
     shift: float
 
 
 @dataclasses.dataclass(frozen=True)
 class TiltedScores:
-    """Population law of the teacher scores: i.i.d. ``N(0, 1)``, location ``~ softmax(tilt chi*)`` (argmax if ``inf``)."""
+    """Population law of the teacher scores: i.i.d. ``N(0, 1)``, location ``~ softmax(tilt chi*)``
+    (argmax if ``inf``).
+    """
 
     tilt: float
 
@@ -76,14 +81,19 @@ class TokenLaw(abc.ABC):
     default_nu: ClassVar[float]
     allows_infinite_nu: ClassVar[bool] = False
     tokens_carry_key: ClassVar[bool]
-    """Whether ``p(X | k)`` depends on ``k`` (planted laws): a new sequence is then evidence about ``k``."""
+    """Whether ``p(X | k)`` depends on ``k`` (planted laws): a new sequence is then evidence about
+    ``k``.
+    """
 
     def check_nu(self, nu: object) -> float:
         """``nu`` as a float, or ``ConfigError`` naming the accepted range for this variant."""
         value = check_real("nu", nu, minimum=0.0, allow_inf=True)
         if math.isinf(value) and not self.allows_infinite_nu:
-            raise ConfigError(f"nu must be a finite number >= 0 for the {self.name} variant (inf is allowed for "
-                              f"{', '.join(law.name for law in _REGISTRY.items() if law.allows_infinite_nu)} only)")
+            raise ConfigError(
+                f"nu must be a finite number >= 0 for the {self.name} variant (inf is allowed for "
+                f"{', '.join(law.name for law in _REGISTRY.items() if law.allows_infinite_nu)} "
+                f"only)"
+            )
         return value
 
     @abc.abstractmethod
@@ -92,11 +102,17 @@ class TokenLaw(abc.ABC):
 
     @abc.abstractmethod
     def nu_with_c(self, c: float) -> float:
-        """The ``nu`` whose ``c_nu`` is ``c`` (inverse of :meth:`c_nu`, used to rescale a teacher's norm)."""
+        """The ``nu`` whose ``c_nu`` is ``c`` (inverse of :meth:`c_nu`, used to rescale a teacher's
+        norm).
+        """
 
     @abc.abstractmethod
     def location_log_weights(
-        self, chi: jax.Array, mask: jax.Array, nu: float | jax.Array, sq_norm: float | jax.Array = 1.0
+        self,
+        chi: jax.Array,
+        mask: jax.Array,
+        nu: float | jax.Array,
+        sq_norm: float | jax.Array = 1.0,
     ) -> jax.Array:
         """``log P(eps = l | L) + log g_nu(l, chi)``, ``(..., Lbar)``, ``-inf`` on padded tokens.
 
@@ -108,28 +124,37 @@ class TokenLaw(abc.ABC):
         sq_norm : ``|k|^2 / D`` (enters the tilt's normaliser where it depends on ``k``).
         """
 
-    def location_posterior(self, chi: jax.Array, mask: jax.Array, nu: float | jax.Array) -> jax.Array:
-        """``P(eps = l | X, k)``, zero on padded tokens (equal shares between tied argmax tokens)."""
+    def location_posterior(
+        self, chi: jax.Array, mask: jax.Array, nu: float | jax.Array
+    ) -> jax.Array:
+        """``P(eps = l | X, k)``, zero on padded tokens (equal shares between tied
+        argmax tokens).
+        """
         log_w = self.location_log_weights(chi, mask, nu)
         return jax.nn.softmax(log_w, axis=-1, where=mask)
 
     def sequence_log_likelihood(
         self, chi: jax.Array, mask: jax.Array, nu: float | jax.Array, sq_norm: float | jax.Array
     ) -> jax.Array:
-        """``log p(X | k) - sum_l log N(x_l; 0, I)``: the evidence a sequence's tokens carry about ``k``, ``(...,)``."""
+        """``log p(X | k) - sum_l log N(x_l; 0, I)``: the evidence a sequence's tokens carry about
+        ``k``, ``(...,)``.
+        """
         return jax.nn.logsumexp(self.location_log_weights(chi, mask, nu, sq_norm), axis=-1)
 
     @abc.abstractmethod
     def draw_tokens_and_location(
         self, key: jax.Array, X: jax.Array, mask: jax.Array, k_star: jax.Array, nu: float
     ) -> tuple[jax.Array, jax.Array]:
-        """From i.i.d. ``N(0, I)`` tokens ``X`` (N, Lbar, D), the SLR tokens and the 0-based locations ``(N,)``."""
+        """From i.i.d. ``N(0, I)`` tokens ``X`` (N, Lbar, D), the SLR tokens and the 0-based
+        locations ``(N,)``.
+        """
 
     @abc.abstractmethod
     def sample_tokens_and_location(
         self, k: jax.Array, mask: jax.Array, nu: float, X: jax.Array | None
     ) -> tuple[jax.Array, jax.Array]:
-        """NumPyro sites ``X`` (observed or sampled) and ``eps`` (enumerated) inside a ``data`` plate.
+        """NumPyro sites ``X`` (observed or sampled) and ``eps`` (enumerated) inside a ``data``
+        plate.
 
         Returns ``(X, eps)``; ``eps`` is marked for parallel enumeration.
         """
@@ -155,7 +180,8 @@ class TokenLaw(abc.ABC):
 class PlantedLaw(TokenLaw):
     """The location (uniform) holds a token ``N(a(nu) k / sqrt(D), I)``; the others are ``N(0, I)``.
 
-    ``g = exp(a chi_eps - a^2 |k|^2 / (2D))``; the normaliser stays in the likelihood of a free ``k``
+    ``g = exp(a chi_eps - a^2 |k|^2 / (2D))``; the normaliser stays in the likelihood of a free
+    ``k``
     (without it the posterior inflates ``|k|``, docs/model.md section 1).
     """
 
@@ -183,7 +209,9 @@ class PlantedLaw(TokenLaw):
     def sample_tokens_and_location(self, k, mask, nu, X):
         Lbar, D = mask.shape[-1], k.shape[-1]
         logits = jnp.where(mask, -jnp.log(_mask_and_lengths(mask)), IMPOSSIBLE_LOGIT)
-        eps = numpyro.sample("eps", dist.Categorical(logits=logits), infer={"enumerate": "parallel"})
+        eps = numpyro.sample(
+            "eps", dist.Categorical(logits=logits), infer={"enumerate": "parallel"}
+        )
         spike = jax.nn.one_hot(eps, Lbar)[..., None] * (self.amplitude(nu) / math.sqrt(D)) * k
         X = numpyro.sample("X", dist.Normal(spike, 1.0).mask(mask[..., None]).to_event(2), obs=X)
         return X, eps
@@ -193,7 +221,8 @@ class PlantedLaw(TokenLaw):
 
 
 class TiltedLaw(TokenLaw):
-    """Tokens i.i.d. ``N(0, I)``; the location is drawn from ``softmax(t(nu) chi)`` (the argmax at ``t = inf``).
+    """Tokens i.i.d. ``N(0, I)``; the location is drawn from ``softmax(t(nu) chi)`` (the argmax at
+    ``t = inf``).
 
     ``p(X | k)`` does not depend on ``k``: the tokens carry no evidence about it.
     """
@@ -213,20 +242,32 @@ class TiltedLaw(TokenLaw):
         if is_infinite(nu):
             top = jnp.max(jnp.where(mask, chi, -jnp.inf), axis=-1, keepdims=True)
             is_top = (chi == top) & mask
-            return jnp.where(is_top, -jnp.log(jnp.sum(is_top, axis=-1, keepdims=True).astype(chi.dtype)), -jnp.inf)
-        return jax.nn.log_softmax(jnp.where(mask, self.tilt(nu) * chi, -jnp.inf), axis=-1, where=mask)
+            return jnp.where(
+                is_top,
+                -jnp.log(jnp.sum(is_top, axis=-1, keepdims=True).astype(chi.dtype)),
+                -jnp.inf,
+            )
+        return jax.nn.log_softmax(
+            jnp.where(mask, self.tilt(nu) * chi, -jnp.inf), axis=-1, where=mask
+        )
 
     def draw_tokens_and_location(self, key, X, mask, k_star, nu):
         chi = X @ k_star / math.sqrt(X.shape[-1])
-        eps = jax.random.categorical(key, self.location_log_weights(chi, mask, nu), axis=-1).astype(jnp.int32)
+        eps = jax.random.categorical(key, self.location_log_weights(chi, mask, nu), axis=-1).astype(
+            jnp.int32
+        )
         return X, eps
 
     def sample_tokens_and_location(self, k, mask, nu, X):
         Lbar, D = mask.shape[-1], k.shape[-1]
         token_law = dist.Normal(jnp.zeros((Lbar, D)), 1.0).mask(mask[..., None]).to_event(2)
         X = numpyro.sample("X", token_law, obs=X) * mask[..., None]
-        logits = jnp.maximum(self.location_log_weights(X @ k / math.sqrt(D), mask, nu), IMPOSSIBLE_LOGIT)
-        eps = numpyro.sample("eps", dist.Categorical(logits=logits), infer={"enumerate": "parallel"})
+        logits = jnp.maximum(
+            self.location_log_weights(X @ k / math.sqrt(D), mask, nu), IMPOSSIBLE_LOGIT
+        )
+        eps = numpyro.sample(
+            "eps", dist.Categorical(logits=logits), infer={"enumerate": "parallel"}
+        )
         return X, eps
 
     def population_scores(self, nu: float) -> TiltedScores:

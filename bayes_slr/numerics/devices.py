@@ -34,10 +34,14 @@ def device_count() -> int:
 
 
 def device_mesh(n_devices: int | None = None) -> Mesh:
-    """A 1-D mesh over the first ``n_devices`` of :func:`work_devices` (default: all), axis :data:`AXIS`."""
+    """A 1-D mesh over the first ``n_devices`` of :func:`work_devices` (default: all), axis
+    :data:`AXIS`.
+    """
     devices = work_devices()
     n_devices = len(devices) if n_devices is None else n_devices
-    return jax.make_mesh((n_devices,), (AXIS,), axis_types=(jax.sharding.AxisType.Auto,), devices=devices[:n_devices])
+    return jax.make_mesh(
+        (n_devices,), (AXIS,), axis_types=(jax.sharding.AxisType.Auto,), devices=devices[:n_devices]
+    )
 
 
 def leading_axis_sharding(size: int) -> NamedSharding | None:

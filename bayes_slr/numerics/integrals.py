@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -102,11 +103,15 @@ def fine_and_coarse(
     core: Core, activation: str, params: tuple, fine_rules: tuple, coarse_rules: tuple, laws: tuple
 ) -> jax.Array:
     """``core(activation, params, rules, laws)`` on both resolutions, stacked on a leading axis."""
-    return jnp.stack([core(activation, params, fine_rules, laws), core(activation, params, coarse_rules, laws)])
+    return jnp.stack(
+        [core(activation, params, fine_rules, laws), core(activation, params, coarse_rules, laws)]
+    )
 
 
 def as_arrays(*values: Any) -> tuple[np.ndarray, ...]:
-    """Python numbers and arrays as float64 NumPy arrays: jit arguments of one fixed type, cheap to build."""
+    """Python numbers and arrays as float64 NumPy arrays: jit arguments of one fixed type, cheap to
+    build.
+    """
     return tuple(np.asarray(value, dtype=float) for value in values)
 
 
@@ -118,10 +123,14 @@ def evaluate_levels(
     laws: tuple = (),
     coarse_rules: tuple | None = None,
 ) -> np.ndarray:
-    """:func:`fine_and_coarse` from Python numbers; ``coarse_rules`` default to :func:`coarse` of ``rules``."""
+    """:func:`fine_and_coarse` from Python numbers; ``coarse_rules`` default to :func:`coarse` of
+    ``rules``.
+    """
     if coarse_rules is None:
         coarse_rules = tuple(coarse(rule) for rule in rules)
-    return np.asarray(fine_and_coarse(core, activation, as_arrays(*params), rules, coarse_rules, as_arrays(*laws)))
+    return np.asarray(
+        fine_and_coarse(core, activation, as_arrays(*params), rules, coarse_rules, as_arrays(*laws))
+    )
 
 
 @functools.lru_cache(maxsize=256)
@@ -147,13 +156,13 @@ def gaussian_rule(scale: float, *, point_if_zero: bool = False, step: float = ST
     return _gaussian_nodes(_ladder(math.ceil(ZMAX * max(scale, 1.0) / step)))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _point_rule() -> Rule:
     """The one-node rule at 0 (a degenerate Gaussian)."""
     return Rule(jnp.zeros(1), jnp.ones(1))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _gaussian_nodes(half: int) -> Rule:
     """Normalised Gaussian weights on ``2 half + 1`` equispaced nodes of ``[-ZMAX, ZMAX]``."""
     nodes = np.linspace(-ZMAX, ZMAX, 2 * half + 1)
@@ -174,7 +183,10 @@ def _panels(lo: float, hi: float, panels: int, order: int) -> PanelRule:
     ref_nodes, ref_weights = legendre.leggauss(order)
     inverse_vandermonde = np.linalg.inv(legendre.legvander(ref_nodes, order - 1))
     cumulative = np.stack(
-        [legendre.legval(ref_nodes, legendre.legint(inverse_vandermonde[:, j], lbnd=-1)) for j in range(order)],
+        [
+            legendre.legval(ref_nodes, legendre.legint(inverse_vandermonde[:, j], lbnd=-1))
+            for j in range(order)
+        ],
         axis=1,
     )
     nodes = (edges[:-1, None] + half * (1.0 + ref_nodes[None, :])).ravel()
@@ -217,11 +229,15 @@ def power_mixture(weights: jax.Array, exponents: jax.Array, log_base: jax.Array)
     expand = (slice(None),) + (None,) * log_base.ndim
 
     def chunk_sum(chunk_weights: jax.Array, chunk_exponents: jax.Array) -> jax.Array:
-        return jnp.tensordot(chunk_weights, jnp.exp(chunk_exponents[expand] * log_base[None]), axes=1)
+        return jnp.tensordot(
+            chunk_weights, jnp.exp(chunk_exponents[expand] * log_base[None]), axes=1
+        )
 
     if chunks[0].shape[0] == 1:
         return chunk_sum(chunks[0][0], chunks[1][0])
-    total, _ = jax.lax.scan(lambda acc, terms: (acc + chunk_sum(*terms), None), jnp.zeros_like(log_base), chunks)
+    total, _ = jax.lax.scan(
+        lambda acc, terms: (acc + chunk_sum(*terms), None), jnp.zeros_like(log_base), chunks
+    )
     return total
 
 

@@ -34,7 +34,8 @@ MAX_FINITE_NU = 100.0
 """Largest finite ``nu`` of max-SLR: the cost of the location posterior grows like ``nu``
 (its Gaussian rule has ``~72 nu`` nodes), while ``nu = inf`` differs from it by ``O(1/nu^2)``."""
 TABLE_STEP = 0.02
-"""Spacing of the ``log M``, ``log F`` tables in units of ``max(1, s)``: cubic Hermite error ~1e-9."""
+"""Spacing of the ``log M``, ``log F`` tables in units of ``max(1, s)``: cubic Hermite error ~1e-9.
+"""
 TABLE_SPAN = 69.0
 """The table covers ``[-ZMAX s - 45, ZMAX s + 6]``, of width ``18 s + 51 <= 69 max(1, s)``."""
 TABLE_BATCH = 256
@@ -67,7 +68,8 @@ class LocationDerivatives(NamedTuple):
     Attributes
     ----------
     log_post : (Lbar,) ``log P_l``, ``-inf`` on padded tokens.
-    jacobian : (Lbar, Lbar) ``d log P_l / d omega_{k,j}`` (row ``l``, column ``j``), zero on padding.
+    jacobian : (Lbar, Lbar) ``d log P_l / d omega_{k,j}`` (row ``l``, column ``j``), zero on
+    padding.
     curvature : (Lbar, Lbar) ``d^2 log P_l / d omega_{k,j}^2``, zero on padding.
     """
 
@@ -76,13 +78,19 @@ class LocationDerivatives(NamedTuple):
     curvature: jax.Array
 
 
-def node_integral(log_weights: jax.Array, terms: jax.Array, slopes: jax.Array, curvatures: jax.Array,
-                  mask: jax.Array) -> LocationDerivatives:
+def node_integral(
+    log_weights: jax.Array,
+    terms: jax.Array,
+    slopes: jax.Array,
+    curvatures: jax.Array,
+    mask: jax.Array,
+) -> LocationDerivatives:
     """``log P_l = log sum_u w_u exp(T_l(u))`` and its derivatives from those of the node terms.
 
     With ``rho_l(u)`` the normalised weights ``w_u exp(T_l(u)) / P_l``,
     ``d log P_l / d omega_j = E_rho[dT_l / d omega_j]`` and
-    ``d^2 log P_l / d omega_j^2 = E_rho[d^2 T_l / d omega_j^2 + (dT_l / d omega_j)^2] - (d log P_l / d omega_j)^2``.
+    ``d^2 log P_l / d omega_j^2 = E_rho[d^2 T_l / d omega_j^2 + (dT_l / d omega_j)^2] - (d log P_l /
+    d omega_j)^2``.
 
     Parameters
     ----------
@@ -97,8 +105,11 @@ def node_integral(log_weights: jax.Array, terms: jax.Array, slopes: jax.Array, c
     jacobian = jnp.sum(rho * slopes, axis=-1)
     curvature = jnp.sum(rho * (curvatures + slopes**2), axis=-1) - jacobian**2
     pair = mask[:, None] & mask[None, :]
-    return LocationDerivatives(jnp.where(mask, log_post, -jnp.inf), jnp.where(pair, jacobian, 0.0),
-                               jnp.where(pair, curvature, 0.0))
+    return LocationDerivatives(
+        jnp.where(mask, log_post, -jnp.inf),
+        jnp.where(pair, jacobian, 0.0),
+        jnp.where(pair, curvature, 0.0),
+    )
 
 
 def laplace_table(s: jax.Array, rule: integrals.Rule) -> LaplaceTable:
@@ -127,26 +138,40 @@ def laplace_table(s: jax.Array, rule: integrals.Rule) -> LaplaceTable:
         log_kernels = jnp.arange(3.0)[:, None] * y[None, :] - jnp.exp(y)[None, :]
         return jax.scipy.special.logsumexp(log_weights + log_kernels, axis=1)
 
-    log_m, log_f, log_f2 = jax.lax.map(at, jnp.linspace(x_lo, x_hi, count), batch_size=TABLE_BATCH).T
+    log_m, log_f, log_f2 = jax.lax.map(
+        at, jnp.linspace(x_lo, x_hi, count), batch_size=TABLE_BATCH
+    ).T
     spacing = (x_hi - x_lo) / (count - 1)
     values = jnp.stack([log_m, log_f])
     slopes = jnp.stack([-jnp.exp(log_f - log_m), -jnp.expm1(log_f2 - log_f)])
-    f0, f1, d0, d1 = values[:, :-1], values[:, 1:], slopes[:, :-1] * spacing, slopes[:, 1:] * spacing
-    pieces = jnp.stack([f0, d0, 3.0 * (f1 - f0) - 2.0 * d0 - d1, 2.0 * (f0 - f1) + d0 + d1], axis=-1)
-    return LaplaceTable(x_lo, spacing, pieces, jnp.stack([values[:, 0], values[:, -1], slopes[:, -1]], axis=-1))
+    f0, f1, d0, d1 = (
+        values[:, :-1],
+        values[:, 1:],
+        slopes[:, :-1] * spacing,
+        slopes[:, 1:] * spacing,
+    )
+    pieces = jnp.stack(
+        [f0, d0, 3.0 * (f1 - f0) - 2.0 * d0 - d1, 2.0 * (f0 - f1) + d0 + d1], axis=-1
+    )
+    return LaplaceTable(
+        x_lo, spacing, pieces, jnp.stack([values[:, 0], values[:, -1], slopes[:, -1]], axis=-1)
+    )
 
 
 def table_lookup(table: LaplaceTable, x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
     """``(log M(x), log F(x))`` with their first and second derivatives in ``x``.
 
     Cubic Hermite inside the table, exact tails outside; continuously differentiable in ``x``. Below
-    the table ``log M`` decays like ``e^x`` and ``log F`` grows like ``x`` (exact there); above, both
+    the table ``log M`` decays like ``e^x`` and ``log F`` grows like ``x`` (exact there); above,
+    both
     continue linearly with the end slopes (values below ``e^-400``, immaterial).
 
     Returns
     -------
-    values, slopes, curvatures : each of shape ``(2,) + x.shape``, ``log M`` first; the derivatives are
-        those of the piece that gives the value (the cubic, ``m_lo e^(x - x_lo)`` and ``f_lo + x - x_lo``
+    values, slopes, curvatures : each of shape ``(2,) + x.shape``, ``log M`` first; the derivatives
+    are
+        those of the piece that gives the value (the cubic, ``m_lo e^(x - x_lo)`` and ``f_lo + x -
+        x_lo``
         below, the linear continuation above).
     """
     count = table.pieces.shape[1]
@@ -156,7 +181,9 @@ def table_lookup(table: LaplaceTable, x: jax.Array) -> tuple[jax.Array, jax.Arra
     gap_lo, gap_hi = x - table.x_lo, (position - count) * table.spacing
     below, above = gap_lo < 0, gap_hi > 0
     values, slopes, curvatures = [], [], []
-    for pieces, (lo, hi, end_slope) in zip(table.pieces, table.ends):  # one gather per function: faster on CPU
+    for pieces, (lo, hi, end_slope) in zip(
+        table.pieces, table.ends
+    ):  # one gather per function: faster on CPU
         c = pieces[index]
         inside = c[..., 0] + tau * (c[..., 1] + tau * (c[..., 2] + tau * c[..., 3]))
         slope = (c[..., 1] + tau * (2.0 * c[..., 2] + 3.0 * tau * c[..., 3])) / table.spacing
@@ -164,8 +191,13 @@ def table_lookup(table: LaplaceTable, x: jax.Array) -> tuple[jax.Array, jax.Arra
         values.append(jnp.where(above, hi + end_slope * gap_hi, inside))
         slopes.append(jnp.where(above, end_slope, slope))
         curvatures.append(jnp.where(above, 0.0, curvature))
-    tail = table.ends[0, 0] * jnp.exp(jnp.minimum(gap_lo, 0.0))  # log M below the table, and both its derivatives
-    values = [jnp.where(below, tail, values[0]), jnp.where(below, table.ends[1, 0] + gap_lo, values[1])]
+    tail = table.ends[0, 0] * jnp.exp(
+        jnp.minimum(gap_lo, 0.0)
+    )  # log M below the table, and both its derivatives
+    values = [
+        jnp.where(below, tail, values[0]),
+        jnp.where(below, table.ends[1, 0] + gap_lo, values[1]),
+    ]
     slopes = [jnp.where(below, tail, slopes[0]), jnp.where(below, 1.0, slopes[1])]
     curvatures = [jnp.where(below, tail, curvatures[0]), jnp.where(below, 0.0, curvatures[1])]
     return jnp.stack(values), jnp.stack(slopes), jnp.stack(curvatures)
@@ -185,20 +217,24 @@ def argmax_log_posterior(omega_k: jax.Array, V_k: jax.Array, mask: jax.Array) ->
 
     Returns
     -------
-    (Lbar,) log probabilities, ``-inf`` on padded tokens (the value of :func:`argmax_location_derivatives`;
+    (Lbar,) log probabilities, ``-inf`` on padded tokens (the value of
+    :func:`argmax_location_derivatives`;
     the derivatives are not computed once compiled).
     """
     return argmax_location_derivatives(omega_k, V_k, mask).log_post
 
 
-def argmax_location_derivatives(omega_k: jax.Array, V_k: jax.Array, mask: jax.Array) -> LocationDerivatives:
+def argmax_location_derivatives(
+    omega_k: jax.Array, V_k: jax.Array, mask: jax.Array
+) -> LocationDerivatives:
     """:func:`argmax_log_posterior` with its derivatives in ``omega_k`` in closed form.
 
     With ``z_lj = (omega_l - omega_j) / sqrt(V_k) + u`` and the inverse Mills ratio
     ``lambda = phi / Phi`` (``lambda' = -lambda (z + lambda)``), the node terms
     ``T_l = sum_{j != l} log Phi(z_lj)`` have ``dT_l / d omega_j = -lambda(z_lj) / sqrt(V_k)`` for
     ``j != l`` and ``sum_{j' != l} lambda(z_lj') / sqrt(V_k)`` for ``j = l``; the second derivatives
-    replace ``lambda`` by ``lambda'`` and ``sqrt(V_k)`` by ``V_k`` (both signs ``+``). See :func:`node_integral`.
+    replace ``lambda`` by ``lambda'`` and ``sqrt(V_k)`` by ``V_k`` (both signs ``+``). See
+    :func:`node_integral`.
     """
     s = jnp.sqrt(V_k)
     z = ((omega_k[:, None] - omega_k[None, :]) / s)[..., None] + HERMITE_NODES  # (l, j, u)
@@ -208,13 +244,17 @@ def argmax_location_derivatives(omega_k: jax.Array, V_k: jax.Array, mask: jax.Ar
     mills_slope = -mills * (z + mills)
     diagonal = jnp.eye(omega_k.size, dtype=bool)[..., None]
     slopes = (jnp.where(diagonal, jnp.sum(mills, axis=1, keepdims=True), 0.0) - mills) / s
-    curvatures = (jnp.where(diagonal, jnp.sum(mills_slope, axis=1, keepdims=True), 0.0) + mills_slope) / V_k
+    curvatures = (
+        jnp.where(diagonal, jnp.sum(mills_slope, axis=1, keepdims=True), 0.0) + mills_slope
+    ) / V_k
     terms = jnp.sum(jnp.where(others, log_cdf, 0.0), axis=1)
     log_weights = jnp.log(HERMITE_WEIGHTS / math.sqrt(2 * math.pi))
     return node_integral(log_weights, terms, slopes, curvatures, mask)
 
 
-def softmax_log_posterior(nu: float, omega_k: jax.Array, V_k: jax.Array, mask: jax.Array) -> jax.Array:
+def softmax_log_posterior(
+    nu: float, omega_k: jax.Array, V_k: jax.Array, mask: jax.Array
+) -> jax.Array:
     """``log E_h[softmax(nu h)_l]`` over the real tokens, ``h_j ~ N(omega_{k,j}, V_k)`` independent.
 
     With ``a = nu omega_k``, ``s = nu sqrt(V_k)``, ``1/S = int_0^inf exp(-t S) dt`` and ``t = e^u``,
@@ -242,27 +282,40 @@ def softmax_log_posterior(nu: float, omega_k: jax.Array, V_k: jax.Array, mask: j
     return softmax_location_derivatives(nu, omega_k, V_k, mask).log_post
 
 
-def softmax_location_derivatives(nu: float, omega_k: jax.Array, V_k: jax.Array, mask: jax.Array) -> LocationDerivatives:
+def softmax_location_derivatives(
+    nu: float, omega_k: jax.Array, V_k: jax.Array, mask: jax.Array
+) -> LocationDerivatives:
     """:func:`softmax_log_posterior` with its derivatives in ``omega_k`` in closed form.
 
-    The node terms ``T_l(u) = log F(u + a_l) + sum_{j != l} log M(u + a_j)`` (``a = nu omega_k``, the
+    The node terms ``T_l(u) = log F(u + a_l) + sum_{j != l} log M(u + a_j)`` (``a = nu omega_k``,
+    the
     nodes ``u`` held fixed: their centre is not differentiated, as in :func:`softmax_log_posterior`)
-    have ``dT_l / d omega_j = nu (log F)'(u + a_l)`` for ``j = l`` and ``nu (log M)'(u + a_j)`` otherwise,
+    have ``dT_l / d omega_j = nu (log F)'(u + a_l)`` for ``j = l`` and ``nu (log M)'(u + a_j)``
+    otherwise,
     and second derivatives with ``nu^2`` and the second derivatives of the table pieces
     (:func:`table_lookup`). See :func:`node_integral`.
     """
     with jax.ensure_compile_time_eval():  # the rules are cached: never build them as tracers
-        gaussian, rule = integrals.gaussian_rule(nu), integrals.uniform_rule(*LOG_T_RANGE, LOG_T_STEP)
+        gaussian, rule = (
+            integrals.gaussian_rule(nu),
+            integrals.uniform_rule(*LOG_T_RANGE, LOG_T_STEP),
+        )
     s = nu * jnp.sqrt(V_k)
     table = laplace_table(s, gaussian)
     scores = jnp.where(mask, nu * omega_k, 0.0)
     centre = -jax.lax.stop_gradient(jax.scipy.special.logsumexp(jnp.where(mask, scores, -jnp.inf)))
     scale = jnp.maximum(1.0, s)
-    values, slopes, curvatures = table_lookup(table, centre + scores[:, None] + scale * rule.nodes[None, :])
+    values, slopes, curvatures = table_lookup(
+        table, centre + scores[:, None] + scale * rule.nodes[None, :]
+    )
     real = mask[:, None]
     log_m, log_f = jnp.where(real, values[0], 0.0), values[1]
     terms = log_f + jnp.sum(log_m, axis=0) - log_m
     diagonal = jnp.eye(omega_k.size, dtype=bool)[..., None]
-    node_slopes = nu * jnp.where(diagonal, slopes[1][:, None, :], jnp.where(real, slopes[0], 0.0)[None])
-    node_curvatures = nu**2 * jnp.where(diagonal, curvatures[1][:, None, :], jnp.where(real, curvatures[0], 0.0)[None])
+    node_slopes = nu * jnp.where(
+        diagonal, slopes[1][:, None, :], jnp.where(real, slopes[0], 0.0)[None]
+    )
+    node_curvatures = nu**2 * jnp.where(
+        diagonal, curvatures[1][:, None, :], jnp.where(real, curvatures[0], 0.0)[None]
+    )
     return node_integral(jnp.log(scale * rule.weights), terms, node_slopes, node_curvatures, mask)

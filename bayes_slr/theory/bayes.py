@@ -16,8 +16,8 @@ import math
 from typing import NamedTuple
 
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.theory import normalised
 from bayes_slr.numerics.integrals import BOUND_FLOOR
+from bayes_slr.theory import normalised
 from bayes_slr.theory.population import check_config, length_support, location_mean
 
 
@@ -46,7 +46,9 @@ def bayes_error_exact(config: SLRConfig) -> ExactValue:
     config = check_config(config)
     if math.isinf(config.c_nu):  # the location is a function of X (argmax): no error
         return ExactValue(0.0, 0.0)
-    scale = config.c_nu  # the scores c_nu chi* have mean c_nu * shift at the location and spread |c_nu|
+    scale = (
+        config.c_nu
+    )  # the scores c_nu chi* have mean c_nu * shift at the location and spread |c_nu|
     fine, coarse = normalised.independent_terms(
         "softmax", location_mean(config, scale), abs(scale), *length_support(config)
     )[:, 1]

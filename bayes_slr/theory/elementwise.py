@@ -1,4 +1,5 @@
-"""Exact ``A_s`` and ``B_s`` for the element-wise activations (linear, erf, any with a Gaussian mean).
+"""Exact ``A_s`` and ``B_s`` for the element-wise activations (linear, erf, any with a Gaussian
+mean).
 
 ``s_l = 1 + chi_l`` or ``1 + erf(c + chi_l)`` act token by token, so
 ``B = sum_l E[s(chi_l)^2]`` is a sum of one-dimensional Gaussian moments, and only
@@ -34,7 +35,9 @@ def mean_score(activation: str, mu: jax.Array, var: jax.Array, c: jax.Array) -> 
 
 
 def _second_moment_core(activation: str, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
-    """``E[s(chi)^2]`` for ``chi ~ N(mu, sigma^2)``: the record's closed form, else quadrature of ``s^2``."""
+    """``E[s(chi)^2]`` for ``chi ~ N(mu, sigma^2)``: the record's closed form, else quadrature of
+    ``s^2``.
+    """
     (mu, sigma, c), (z,) = params, rules
     record = get_activation(activation)
     if record.gaussian_second_moment is not None:
@@ -43,9 +46,16 @@ def _second_moment_core(activation: str, params: tuple, rules: tuple, laws: tupl
 
 
 def second_moment(
-    activation: str, mu: float, sigma: float, c: float, grid_sigma: float = 0.0, step: float = q.STEP
+    activation: str,
+    mu: float,
+    sigma: float,
+    c: float,
+    grid_sigma: float = 0.0,
+    step: float = q.STEP,
 ) -> np.ndarray:
-    """``E[s(chi)^2]``, ``chi ~ N(mu, sigma^2)``: (fine, coarse); grid sized for ``max(sigma, grid_sigma)``."""
+    """``E[s(chi)^2]``, ``chi ~ N(mu, sigma^2)``: (fine, coarse); grid sized for ``max(sigma,
+    grid_sigma)``.
+    """
     z = q.gaussian_rule(max(sigma, grid_sigma), step=step)
     return q.evaluate_levels(_second_moment_core, activation, (mu, sigma, c), (z,))
 
@@ -55,7 +65,9 @@ def _tilted_core(activation: str, params: tuple, rules: tuple, laws: tuple) -> j
     (nu, m, r, c), (x, a), (length_probs, lengths) = params, rules, laws
     y = a.nodes[:, None] + nu * x.nodes[None, :]
     log_m = q.log_complement(q.expectation(x, q.kernel_tail(y)))
-    tilted = q.expectation(x, q.kernel_first(y) * mean_score(activation, m * x.nodes, r**2, c)[None, :])
+    tilted = q.expectation(
+        x, q.kernel_first(y) * mean_score(activation, m * x.nodes, r**2, c)[None, :]
+    )
     powers = q.power_mixture(length_probs * lengths, lengths - 1.0, log_m)
     return q.expectation(a, tilted * powers)
 
@@ -78,7 +90,9 @@ def tilted_first(
         q.gaussian_rule(max(nu, abs(m), grid_norm, 1.0)),
         q.uniform_rule(-q.ZMAX * nu - q.LOG_DECAY, q.ZMAX * nu + q.LOG_GROWTH),
     )
-    return q.evaluate_levels(_tilted_core, activation, (nu, m, r, c), rules, (length_probs, lengths))
+    return q.evaluate_levels(
+        _tilted_core, activation, (nu, m, r, c), rules, (length_probs, lengths)
+    )
 
 
 def _argmax_core(activation: str, params: tuple, rules: tuple, laws: tuple) -> jax.Array:

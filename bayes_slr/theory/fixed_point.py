@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -50,12 +51,16 @@ def damped_fixed_point(
     """
 
     def residual_of(x: object, fx: object) -> jax.Array:
-        gaps = jax.tree_util.tree_map(lambda a, b: jnp.max(jnp.abs(b - a) / jnp.maximum(1.0, jnp.abs(a))), x, fx)
+        gaps = jax.tree_util.tree_map(
+            lambda a, b: jnp.max(jnp.abs(b - a) / jnp.maximum(1.0, jnp.abs(a))), x, fx
+        )
         return jnp.max(jnp.stack(jax.tree_util.tree_leaves(gaps)))
 
     def keep_going(state: tuple) -> jax.Array:
         _, residual, iteration = state
-        return (iteration == 0) | ((iteration < max_iter) & (residual > tol) & jnp.isfinite(residual))
+        return (iteration == 0) | (
+            (iteration < max_iter) & (residual > tol) & jnp.isfinite(residual)
+        )
 
     def step(state: tuple) -> tuple:
         x, _, iteration = state
@@ -64,6 +69,8 @@ def damped_fixed_point(
         x_new = jax.tree_util.tree_map(lambda a, b: (1.0 - damping) * a + damping * b, x, fx)
         return x_new, residual, iteration + 1
 
-    x, residual, iterations = jax.lax.while_loop(keep_going, step, (x0, jnp.asarray(jnp.inf), jnp.asarray(0)))
+    x, residual, iterations = jax.lax.while_loop(
+        keep_going, step, (x0, jnp.asarray(jnp.inf), jnp.asarray(0))
+    )
     converged = (residual <= tol) & jnp.isfinite(residual)
     return FixedPointResult(x, residual, iterations, converged)

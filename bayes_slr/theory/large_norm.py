@@ -1,4 +1,5 @@
-"""Population terms of a normalised activation in the limit ``|k| -> inf`` along ``k*`` on an argmax location law.
+"""Population terms of a normalised activation in the limit ``|k| -> inf`` along ``k*`` on an argmax
+location law.
 
 When the location is the argmax of the teacher scores (max-SLR, ``nu = inf``), a
 normalised activation can keep improving as the key grows along ``k*``; its optimum is
@@ -14,9 +15,11 @@ The ReLU limit, for i.i.d. standard scores with the location at the maximum ``x`
 with ``1/S = int_0^inf exp(-t S) dt`` and ``1/S^2 = int_0^inf t exp(-t S) dt``,
 
 ``A = P(all < 0) + int_0^inf L phi(x) x int_0^inf e^(-t x) M0^(L-1) dt dx``,
-``B = P(all < 0) + int_0^inf L phi(x) int_0^inf t e^(-t x) [x^2 M0^(L-1) + (L-1) M2 M0^(L-2)] dt dx``,
+``B = P(all < 0) + int_0^inf L phi(x) int_0^inf t e^(-t x) [x^2 M0^(L-1) + (L-1) M2 M0^(L-2)] dt
+dx``,
 
-``M0 = E[e^(-t relu(X)) 1{X < x}]``, ``M2 = E[relu(X)^2 e^(-t relu(X)) 1{X < x}]``, ``P(all < 0) = 2^-L``.
+``M0 = E[e^(-t relu(X)) 1{X < x}]``, ``M2 = E[relu(X)^2 e^(-t relu(X)) 1{X < x}]``, ``P(all < 0) =
+2^-L``.
 Gauss-Legendre panels in ``x`` and ``relu`` values (geometric near 0), a trapezoid rule in
 ``log t`` (the integrand decays doubly exponentially at large ``t``); the error bound is
 the difference with a rule of half the resolution. Checked against Monte Carlo in the tests.
@@ -47,7 +50,9 @@ def _panels(edges: np.ndarray, order: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @functools.lru_cache(maxsize=64)
-def _relu_terms(length_probs: tuple[float, ...], lengths: tuple[int, ...], resolution: int) -> tuple[float, float]:
+def _relu_terms(
+    length_probs: tuple[float, ...], lengths: tuple[int, ...], resolution: int
+) -> tuple[float, float]:
     """``(A, B)`` of the ReLU limit at one resolution (1: fine, 2: half as fine)."""
     x, wx = _panels(np.linspace(0.0, X_RANGE, 80 // resolution + 1), 8)
     step = 0.025 * resolution
@@ -72,7 +77,8 @@ def _relu_terms(length_probs: tuple[float, ...], lengths: tuple[int, ...], resol
 
 
 def limit_terms(kernel: str, config: SLRConfig) -> Terms:
-    """``A`` and ``B`` (with bounds) of the large-norm limit ``kernel`` (``"argmax"`` or ``"relu"``) on ``config``.
+    """``A`` and ``B`` (with bounds) of the large-norm limit ``kernel`` (``"argmax"`` or ``"relu"``)
+    on ``config``.
 
     ``config`` must have an argmax location law; the length law is averaged as everywhere.
     """
@@ -81,4 +87,9 @@ def limit_terms(kernel: str, config: SLRConfig) -> Terms:
     probs, lengths = length_support(config)
     key = (tuple(float(p) for p in probs), tuple(int(L) for L in lengths))
     fine, coarse = _relu_terms(*key, 1), _relu_terms(*key, 2)
-    return Terms(fine[0], fine[1], abs(fine[0] - coarse[0]) + BOUND_FLOOR, abs(fine[1] - coarse[1]) + BOUND_FLOOR)
+    return Terms(
+        fine[0],
+        fine[1],
+        abs(fine[0] - coarse[0]) + BOUND_FLOOR,
+        abs(fine[1] - coarse[1]) + BOUND_FLOOR,
+    )

@@ -30,7 +30,6 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
-
 from jax.scipy.special import ndtr
 
 from bayes_slr.attention.activations import get_activation
@@ -42,9 +41,13 @@ _X_BATCH = 64
 XMAX = 10.0
 """Range ``[-XMAX, XMAX]`` of the maximum's value: ``Phi(-10) = 7.6e-24``."""
 GAP_MAX = 48.0
-"""Range ``[0, GAP_MAX]`` of the scaled score gap ``g``: ``1 - exp(-e^(y - g)) < e^(-44)`` beyond it."""
+"""Range ``[0, GAP_MAX]`` of the scaled score gap ``g``: ``1 - exp(-e^(y - g)) < e^(-44)`` beyond
+it.
+"""
 SHIFTED_WIDTH = 0.5
-"""Panel width of the shifted softmax rule in ``x`` and in ``g`` (both integrands vary on a unit scale)."""
+"""Panel width of the shifted softmax rule in ``x`` and in ``g`` (both integrands vary on a unit
+scale).
+"""
 
 
 def log_phi(activation: str, chi: jax.Array) -> jax.Array:
@@ -65,7 +68,9 @@ def _log_t_rule(activation: str, chi_lo: float, chi_hi: float, step: float = q.S
 
 
 def _independent_core(activation: str, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
-    """``(A, B)`` when tokens are independent: location ``N(mu_loc, sigma^2)``, others ``N(0, sigma^2)``."""
+    """``(A, B)`` when tokens are independent: location ``N(mu_loc, sigma^2)``, others ``N(0,
+    sigma^2)``.
+    """
     (mu_loc, sigma), (z, u), (length_probs, lengths) = params, rules, laws
     y_loc = u.nodes[:, None] + log_phi(activation, mu_loc + sigma * z.nodes)[None, :]
     y_other = u.nodes[:, None] + log_phi(activation, sigma * z.nodes)[None, :]
@@ -74,9 +79,10 @@ def _independent_core(activation: str, params: tuple, rules: tuple, laws: tuple)
     powers = q.power_mixture(length_probs, lengths - 1.0, log_m_other)
     powers_minus = q.power_mixture(length_probs * (lengths - 1.0), lengths - 2.0, log_m_other)
     a_value = q.expectation(u, q.expectation(z, q.kernel_first(y_loc)) * powers, axis=0)
-    b_integrand = q.expectation(z, q.kernel_second(y_loc)) * powers + q.expectation(
-        z, q.kernel_second(y_other)
-    ) * m_loc * powers_minus
+    b_integrand = (
+        q.expectation(z, q.kernel_second(y_loc)) * powers
+        + q.expectation(z, q.kernel_second(y_other)) * m_loc * powers_minus
+    )
     return jnp.stack([a_value, q.expectation(u, b_integrand, axis=0)])
 
 
@@ -110,7 +116,9 @@ def independent_terms(
     chi_lo = min(mu_loc, -grid_mu, 0.0) - q.ZMAX * sigma_grid
     chi_hi = max(mu_loc, grid_mu, 0.0) + q.ZMAX * sigma_grid
     rules = (q.gaussian_rule(sigma_grid, step=step), _log_t_rule(activation, chi_lo, chi_hi, step))
-    return q.evaluate_levels(_independent_core, activation, (mu_loc, sigma), rules, (length_probs, lengths))
+    return q.evaluate_levels(
+        _independent_core, activation, (mu_loc, sigma), rules, (length_probs, lengths)
+    )
 
 
 def _student_kernels(
@@ -137,7 +145,9 @@ def _student_kernels(
 def _tilted_core(activation: str, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
     """``A`` for max-SLR with finite ``nu`` (teacher and student normalisers)."""
     (nu, m, r), (x, w, a, b), (length_probs, lengths) = params, rules, laws
-    student_tail, student_first = _student_kernels(activation, m, r, x.nodes, w, b, (q.kernel_tail, q.kernel_first))
+    student_tail, student_first = _student_kernels(
+        activation, m, r, x.nodes, w, b, (q.kernel_tail, q.kernel_first)
+    )
     y_teacher = a.nodes[:, None] + nu * x.nodes[None, :]
     teacher_tail = q.kernel_tail(y_teacher) * x.weights
     teacher_first = q.kernel_first(y_teacher) * x.weights
@@ -179,10 +189,14 @@ def tilted_first(
 def _argmax_core(activation: str, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
     """``A`` for max-SLR with ``nu = inf``: integral over the value of the maximum."""
     (m, r), (x, w, b), (length_probs, lengths) = params, rules, laws
-    student_laplace, student_first = _student_kernels(activation, m, r, x.nodes, w, b, (q.kernel_laplace, q.kernel_first))
+    student_laplace, student_first = _student_kernels(
+        activation, m, r, x.nodes, w, b, (q.kernel_laplace, q.kernel_first)
+    )
     density = jnp.exp(-0.5 * x.nodes**2) / math.sqrt(2.0 * math.pi)
     below = q.panel_cumulative(x, density[:, None] * student_laplace)
-    powers = q.power_mixture(length_probs * lengths, lengths - 1.0, jnp.log(jnp.maximum(below, 0.0)))
+    powers = q.power_mixture(
+        length_probs * lengths, lengths - 1.0, jnp.log(jnp.maximum(below, 0.0))
+    )
     inner = q.expectation(b, student_first * powers)
     return jnp.sum(x.weights * density * inner)
 
@@ -199,7 +213,9 @@ def _softmax_argmax_core(activation: str, params: tuple, rules: tuple, laws: tup
     density = jnp.exp(-0.5 * shifted**2) / math.sqrt(2.0 * math.pi) * g.weights
     tails = q.kernel_tail(y.nodes[:, None] - g.nodes[None, :])
     below = ndtr(x.nodes)[:, None] - density @ tails.T / m
-    powers = q.power_mixture(length_probs * lengths, lengths - 1.0, jnp.log(jnp.maximum(below, 0.0)))
+    powers = q.power_mixture(
+        length_probs * lengths, lengths - 1.0, jnp.log(jnp.maximum(below, 0.0))
+    )
     inner = powers @ (y.weights * q.kernel_first(y.nodes))
     return jnp.sum(x.weights * jnp.exp(-0.5 * x.nodes**2) / math.sqrt(2.0 * math.pi) * inner)
 
@@ -207,9 +223,13 @@ def _softmax_argmax_core(activation: str, params: tuple, rules: tuple, laws: tup
 def _softmax_argmax_first(m: float, length_probs: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """:func:`argmax_first` of softmax at ``r = 0``, ``m >= 1``: one grid for every ``m``."""
     fine = tuple(
-        q.panel_rule(lo, hi, SHIFTED_WIDTH, order) for lo, hi, order in ((-XMAX, XMAX, PANEL_ORDER), (0.0, GAP_MAX, PANEL_ORDER))
+        q.panel_rule(lo, hi, SHIFTED_WIDTH, order)
+        for lo, hi, order in ((-XMAX, XMAX, PANEL_ORDER), (0.0, GAP_MAX, PANEL_ORDER))
     )
-    coarse = tuple(q.panel_rule(lo, hi, SHIFTED_WIDTH, PANEL_ORDER // 2) for lo, hi in ((-XMAX, XMAX), (0.0, GAP_MAX)))
+    coarse = tuple(
+        q.panel_rule(lo, hi, SHIFTED_WIDTH, PANEL_ORDER // 2)
+        for lo, hi in ((-XMAX, XMAX), (0.0, GAP_MAX))
+    )
     y = q.uniform_rule(-q.LOG_DECAY, q.LOG_GROWTH)
     return q.evaluate_levels(
         _softmax_argmax_core,

@@ -34,15 +34,20 @@ NORM_CAP = 30.0
 TREND_NORMS = (1.0, 2.0, 4.0, 8.0)
 """Key norms at which the softmax error is shown for max-SLR with ``nu = inf``."""
 SEARCH_STEP = 2.0 * STEP
-"""The search evaluates on the coarse rule (error ~3e-9); the optimum is re-evaluated on the fine one."""
+"""The search evaluates on the coarse rule (error ~3e-9); the optimum is re-evaluated on the fine
+one.
+"""
 SEARCH_GRID_NORM = 3.0
-"""Grids of the Nelder-Mead search are sized for ``|m_k|`` up to ``max(3, 2 c_nu)`` (few compilations)."""
+"""Grids of the Nelder-Mead search are sized for ``|m_k|`` up to ``max(3, 2 c_nu)`` (few
+compilations).
+"""
 ALIGNED_CAP = 8.0
 """Largest ``m_k`` of the aligned search (normalised activations on max-SLR)."""
 ALIGNED_SCAN = (0.5, 1.0, 2.0, 4.0, ALIGNED_CAP)
 """First pass of the aligned search; Brent then refines between the neighbours of the best."""
 RHO_PROBES = (0.1, 0.3)
-"""``rho = sqrt(q_k - m_k^2)`` tried after the aligned search of normalised activations on max-SLR."""
+"""``rho = sqrt(q_k - m_k^2)`` tried after the aligned search of normalised activations on max-SLR.
+"""
 _STARTS = ((0.5, 0.3, 0.0), (2.0, 0.3, 1.0))
 
 
@@ -58,23 +63,32 @@ class PopulationOptimum(NamedTuple):
     note: str
 
 
-def _gain(activation: str, config: SLRConfig, m_k: float, rho: float, c: float, grid_norm: float = 0.0) -> float:
+def _gain(
+    activation: str, config: SLRConfig, m_k: float, rho: float, c: float, grid_norm: float = 0.0
+) -> float:
     """``A^2 / B``: one minus the error at the best value overlaps, on the search resolution."""
     terms = terms_with_bounds(activation, config, m_k, abs(rho), c, grid_norm, SEARCH_STEP)
     return terms.A**2 / terms.B
 
 
 def _large_norm_limit(activation: str, kernel: str, config: SLRConfig) -> PopulationOptimum:
-    """The supremum ``|k| -> inf`` along ``k*`` on an argmax location law, and the trend towards it."""
+    """The supremum ``|k| -> inf`` along ``k*`` on an argmax location law, and the trend
+    towards it.
+    """
     terms = limit_terms(kernel, config)
     error = 1.0 - terms.A**2 / terms.B
     trend = ", ".join(
         f"{1.0 - _gain(activation, config, norm, 0.0, 0.0, max(TREND_NORMS)):.4g} at |k|={norm:g}"
         for norm in TREND_NORMS
     )
-    limit = "the argmax (the Bayes estimator)" if kernel == "argmax" else "relu(chi)/sum relu(chi) (argmax if all < 0)"
+    limit = (
+        "the argmax (the Bayes estimator)"
+        if kernel == "argmax"
+        else "relu(chi)/sum relu(chi) (argmax if all < 0)"
+    )
     note = (
-        f"no finite optimum: {activation} reaches {error:.4g} only as |k| -> inf along k*, where its weights tend to "
+        f"no finite optimum: {activation} reaches {error:.4g} only as |k| -> inf along k*, "
+        f"where its weights tend to "
         f"{limit}; error along k = |k| k*/sqrt(D): {trend}"
     )
     m_v = terms.A / terms.B
@@ -88,9 +102,13 @@ def _search_all(activation: str, config: SLRConfig, uses_offset: bool) -> tuple[
         excess = max(abs(params[0]), abs(params[1])) - NORM_CAP
         if excess > 0:
             return excess
-        return -_gain(activation, config, params[0], params[1], params[2] if uses_offset else 0.0, grid_norm)
+        return -_gain(
+            activation, config, params[0], params[1], params[2] if uses_offset else 0.0, grid_norm
+        )
 
-    grid_norm = max(SEARCH_GRID_NORM, 2.0 * config.c_nu) if math.isfinite(config.nu) else SEARCH_GRID_NORM
+    grid_norm = (
+        max(SEARCH_GRID_NORM, 2.0 * config.c_nu) if math.isfinite(config.nu) else SEARCH_GRID_NORM
+    )
     best = None
     for start in _STARTS:
         x0 = np.asarray(start if uses_offset else start[:2])
@@ -111,7 +129,8 @@ def _search_all(activation: str, config: SLRConfig, uses_offset: bool) -> tuple[
 
 
 def _search_aligned(activation: str, config: SLRConfig) -> tuple[np.ndarray, str]:
-    """Normalised activations on max-SLR: scan and Brent over ``m_k`` at ``q_k = m_k^2``, then probes of ``rho``.
+    """Normalised activations on max-SLR: scan and Brent over ``m_k`` at ``q_k = m_k^2``, then
+    probes of ``rho``.
 
     The grids are sized once for ``m_k = ALIGNED_CAP`` (one compilation).
 
@@ -127,9 +146,13 @@ def _search_aligned(activation: str, config: SLRConfig) -> tuple[np.ndarray, str
     best = int(np.argmin(scan))
     if best == len(ALIGNED_SCAN) - 1 and loss(ALIGNED_CAP * 0.99) > scan[-1]:
         return np.asarray([ALIGNED_CAP, 0.0]), (
-            f"optimum on the search boundary m_k = {ALIGNED_CAP:g}: the error is still falling there"
+            f"optimum on the search boundary m_k = {ALIGNED_CAP:g}: the error is still falling "
+            f"there"
         )
-    bracket = (ALIGNED_SCAN[max(best - 1, 0)] if best else 0.0, ALIGNED_SCAN[min(best + 1, len(ALIGNED_SCAN) - 1)])
+    bracket = (
+        ALIGNED_SCAN[max(best - 1, 0)] if best else 0.0,
+        ALIGNED_SCAN[min(best + 1, len(ALIGNED_SCAN) - 1)],
+    )
     result = minimize_scalar(loss, bounds=bracket, method="bounded", options={"xatol": 1e-6})
     m_k, value = float(result.x), float(result.fun)
     probes = {rho: -_gain(activation, config, m_k, rho, 0.0) for rho in RHO_PROBES}
@@ -157,10 +180,18 @@ def _search_linear(config: SLRConfig) -> np.ndarray:
     """
     (a_minus, b_minus), (a_zero, b_zero), (a_plus, b_plus) = (
         (terms.A, terms.B)
-        for terms in (terms_with_bounds("linear", config, m_k, 0.0, 0.0, 1.0) for m_k in (-1.0, 0.0, 1.0))
+        for terms in (
+            terms_with_bounds("linear", config, m_k, 0.0, 0.0, 1.0) for m_k in (-1.0, 0.0, 1.0)
+        )
     )
-    slope, b1, b2 = 0.5 * (a_plus - a_minus), 0.5 * (b_plus - b_minus), 0.5 * (b_plus + b_minus) - b_zero
-    return np.asarray([(2.0 * slope * b_zero - a_zero * b1) / (2.0 * a_zero * b2 - slope * b1), 0.0])
+    slope, b1, b2 = (
+        0.5 * (a_plus - a_minus),
+        0.5 * (b_plus - b_minus),
+        0.5 * (b_plus + b_minus) - b_zero,
+    )
+    return np.asarray(
+        [(2.0 * slope * b_zero - a_zero * b1) / (2.0 * a_zero * b2 - slope * b1), 0.0]
+    )
 
 
 def optimal_population_error(activation: str, config: SLRConfig) -> PopulationOptimum:
@@ -209,5 +240,8 @@ def optimal_population_error(activation: str, config: SLRConfig) -> PopulationOp
     terms = terms_with_bounds(activation, config, m_k, rho, c)
     m_v = terms.A / terms.B
     if not note and not record.affine and max(abs(m_k), rho) > NORM_CAP * (1.0 - 1e-3):
-        note = f"optimum on the search boundary |m_k| or rho = {NORM_CAP:g}: the error may keep falling"
+        note = (
+            f"optimum on the search boundary |m_k| or rho = {NORM_CAP:g}: the error may "
+            f"keep falling"
+        )
     return PopulationOptimum(1.0 - terms.A**2 / terms.B, m_k, m_k**2 + rho**2, c, m_v, m_v**2, note)

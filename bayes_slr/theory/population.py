@@ -1,4 +1,5 @@
-"""Population-level test error of attention estimators through the overlaps (docs/model.md section 4).
+"""Population-level test error of attention estimators through the overlaps (docs/model.md section
+4).
 
 On the overlap manifold ``chi_l = m_k chi*_l + r u_l`` (``r = sqrt(q_k - m_k^2)``),
 ``z_l = m_v z*_l + sqrt(q_v - m_v^2) w_l``, the excess test error is
@@ -17,8 +18,8 @@ from bayes_slr.attention.activations import theory_terms_of
 from bayes_slr.errors import ConfigError, check_real
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.models.variants import PlantedScores, TiltedScores
-from bayes_slr.theory import elementwise, normalised
 from bayes_slr.numerics.integrals import BOUND_FLOOR, STEP
+from bayes_slr.theory import elementwise, normalised
 
 
 class Terms(NamedTuple):
@@ -46,7 +47,9 @@ def length_support(config: SLRConfig) -> tuple[np.ndarray, np.ndarray]:
     lengths, probs = zip(*config.length.support())
     padded = 1 << math.ceil(math.log2(len(lengths)))
     pad = padded - len(lengths)
-    return np.asarray(probs + (0.0,) * pad, dtype=float), np.asarray(lengths + (1,) * pad, dtype=float)
+    return np.asarray(probs + (0.0,) * pad, dtype=float), np.asarray(
+        lengths + (1,) * pad, dtype=float
+    )
 
 
 def score_law(config: SLRConfig) -> PlantedScores | TiltedScores:
@@ -55,13 +58,21 @@ def score_law(config: SLRConfig) -> PlantedScores | TiltedScores:
 
 
 def location_mean(config: SLRConfig, m_k: float) -> float:
-    """Mean of the location's student score: ``m_k`` times the planted shift (``sqrt(nu)`` spiked), 0 if tilted."""
+    """Mean of the location's student score: ``m_k`` times the planted shift (``sqrt(nu)`` spiked),
+    0 if tilted.
+    """
     law = score_law(config)
     return m_k * law.shift if isinstance(law, PlantedScores) else 0.0
 
 
 def terms_with_bounds(
-    activation: str, config: SLRConfig, m_k: float, r: float, c: float, grid_norm: float = 0.0, step: float = STEP
+    activation: str,
+    config: SLRConfig,
+    m_k: float,
+    r: float,
+    c: float,
+    grid_norm: float = 0.0,
+    step: float = STEP,
 ) -> Terms:
     """``A_s``, ``B_s`` and their error bounds at ``chi = m_k chi* + r u`` (inputs already checked).
 
@@ -95,13 +106,17 @@ def terms_with_bounds(
             if argmax:
                 a_levels = elementwise.argmax_first(activation, m_k, r, c, *laws, grid_norm)
             else:
-                a_levels = elementwise.tilted_first(activation, scores.tilt, m_k, r, c, *laws, grid_norm)
+                a_levels = elementwise.tilted_first(
+                    activation, scores.tilt, m_k, r, c, *laws, grid_norm
+                )
     a_bound, b_bound = (abs(float(v[0] - v[1])) + BOUND_FLOOR for v in (a_levels, b_levels))
     return Terms(float(a_levels[0]), float(b_levels[0]), a_bound, b_bound)
 
 
 def check_key_overlaps(m_k: object, q_k: object) -> tuple[float, float]:
-    """Return ``(m_k, r)`` with ``r = sqrt(q_k - m_k^2)``; ``ConfigError`` unless ``q_k >= m_k^2``."""
+    """Return ``(m_k, r)`` with ``r = sqrt(q_k - m_k^2)``; ``ConfigError`` unless ``q_k
+    >= m_k^2``.
+    """
     m_k = check_real("m_k", m_k)
     q_k = check_real("q_k", q_k, minimum=0.0)
     if q_k < m_k**2 * (1.0 - 1e-12):
@@ -133,7 +148,13 @@ def population_terms(
 
 
 def population_error(
-    activation: str, config: SLRConfig, m_k: float, q_k: float, m_v: float, q_v: float, c: float = 0.0
+    activation: str,
+    config: SLRConfig,
+    m_k: float,
+    q_k: float,
+    m_v: float,
+    q_v: float,
+    c: float = 0.0,
 ) -> float:
     """Excess population test error ``1 - 2 m_v A_s + q_v B_s`` at the given overlaps.
 

@@ -3,7 +3,8 @@
 Under the Nishimori identities one overlap per direction remains, ``q_a = m_a`` for
 ``a in {k, v}``. The prior side is ``q_a = qhat_a / (1 + qhat_a)`` (prior ``N(0, I)``);
 the channel side is ``qhat_a = alpha E[sum_l (d log Z_out / d omega_{l,a})^2]`` with
-``Z_out(y, omega, 1 - q) = E_{h ~ N(omega, 1 - q)}[(1/L) sum_eps g_nu(eps, h_k) N(y; h_{eps,v}, Delta)]``.
+``Z_out(y, omega, 1 - q) = E_{h ~ N(omega, 1 - q)}[(1/L) sum_eps g_nu(eps, h_k) N(y; h_{eps,v},
+Delta)]``.
 Implemented for spiked SLR (any ``nu``, ``Z_out`` in closed form) and max-SLR: with
 ``nu = inf`` the location posterior is an argmax probability (one-dimensional
 Gauss-Hermite quadrature); with finite ``nu <= MAX_FINITE_NU`` it is
@@ -35,17 +36,23 @@ Q_CEILING = 1.0 - 1e-12
 
 
 def check_bayes_config(config: SLRConfig) -> SLRConfig:
-    """Refuse the settings the state evolution does not cover (max-SLR with ``MAX_FINITE_NU < nu < inf``)."""
+    """Refuse the settings the state evolution does not cover (max-SLR with ``MAX_FINITE_NU < nu <
+    inf``).
+    """
     if not config.law.tokens_carry_key and MAX_FINITE_NU < config.c_nu < math.inf:
         raise ConfigError(
             f"Bayes-optimal theory: max-SLR needs nu <= {MAX_FINITE_NU:g} or nu = inf (got nu = "
-            f"{config.nu:g}; the cost grows like nu and nu = inf differs by O(1/nu^2)); use --nu inf"
+            f"{config.nu:g}; the cost grows like nu and nu = inf differs by O(1/nu^2)); use "
+            f"--nu inf"
         )
     return config
 
 
-def location_log_posterior(config: SLRConfig, omega_k: jax.Array, V_k: jax.Array, mask: jax.Array) -> jax.Array:
-    """``log P(eps = l | X, data)`` from key fields ``omega_k ~ (Lbar,)`` of posterior variance ``V_k``.
+def location_log_posterior(
+    config: SLRConfig, omega_k: jax.Array, V_k: jax.Array, mask: jax.Array
+) -> jax.Array:
+    """``log P(eps = l | X, data)`` from key fields ``omega_k ~ (Lbar,)`` of posterior variance
+    ``V_k``.
 
     Parameters
     ----------
@@ -85,23 +92,30 @@ def _log_partition(omega: jax.Array, y, mask, q: jax.Array, config: SLRConfig) -
 def _update(q: jax.Array, draws: ChannelDraws, config: SLRConfig, alpha) -> jax.Array:
     """One application of the state-evolution map ``q -> qhat / (1 + qhat)``."""
     omega = student_fields(draws, q, q)
-    score = jax.vmap(jax.grad(_log_partition), in_axes=(0, 0, 0, None, None))(omega, draws.y, draws.mask, q, config)
+    score = jax.vmap(jax.grad(_log_partition), in_axes=(0, 0, 0, None, None))(
+        omega, draws.y, draws.mask, q, config
+    )
     qhat = alpha * jnp.mean(jnp.sum(score**2 * draws.mask[..., None], axis=1), axis=0)
     return jnp.minimum(qhat / (1.0 + qhat), Q_CEILING)
 
 
-def _errors(q: jax.Array, draws: ChannelDraws, config: SLRConfig, key: jax.Array) -> dict[str, jax.Array]:
+def _errors(
+    q: jax.Array, draws: ChannelDraws, config: SLRConfig, key: jax.Array
+) -> dict[str, jax.Array]:
     """Test errors at overlaps ``q``, by Monte Carlo over the channel draws.
 
     ``bayes``: of ``E[y | X, data] = sum_l P(eps = l | X, data) omega_{l,v}`` (uses the test
     tokens' likelihood), as the mean of ``(y - yhat)^2 - Delta`` (small variance when
-    ``yhat`` is close to ``y``), with ``nishimori_gap`` = ``E[yhat^2] - E[y yhat]``. ``posterior_mean_f_excess``: how much worse the posterior
+    ``yhat`` is close to ``y``), with ``nishimori_gap`` = ``E[yhat^2] - E[y yhat]``.
+    ``posterior_mean_f_excess``: how much worse the posterior
     mean of ``sum_l softmax(c_nu chi)_l z_l`` given the training set only (docs/model.md
     section 5) does; zero for max-SLR, where the tokens carry no information on ``k*``.
     """
     omega = student_fields(draws, q, q)
     V = 1.0 - q
-    log_post = jax.vmap(location_log_posterior, in_axes=(None, 0, None, 0))(config, omega[..., 0], V[0], draws.mask)
+    log_post = jax.vmap(location_log_posterior, in_axes=(None, 0, None, 0))(
+        config, omega[..., 0], V[0], draws.mask
+    )
     yhat = jnp.sum(jnp.where(draws.mask, jnp.exp(log_post), 0.0) * omega[..., 1], axis=-1)
     square_errors = (draws.y - yhat) ** 2 - config.Delta
     result = {
@@ -113,19 +127,26 @@ def _errors(q: jax.Array, draws: ChannelDraws, config: SLRConfig, key: jax.Array
     if config.law.tokens_carry_key:
         noise = jax.random.normal(key, (2, INNER_SAMPLES) + omega.shape[:2])
         scores = omega[..., 0] + jnp.sqrt(V[0]) * noise
-        weights = jnp.mean(jax.nn.softmax(jnp.where(draws.mask, config.c_nu * scores, -jnp.inf),
-                                          axis=-1, where=draws.mask), axis=1)
+        weights = jnp.mean(
+            jax.nn.softmax(
+                jnp.where(draws.mask, config.c_nu * scores, -jnp.inf), axis=-1, where=draws.mask
+            ),
+            axis=1,
+        )
         predictions = jnp.sum(jnp.where(draws.mask, weights, 0.0) * omega[..., 1], axis=-1)
         # yhat = E[y | omega], so its error exceeds the Bayes one by E[(yhat - prediction)^2];
         # two independent inner estimates make the product unbiased for the square.
-        result["posterior_mean_f_excess"] = jnp.mean((yhat - predictions[0]) * (yhat - predictions[1]))
+        result["posterior_mean_f_excess"] = jnp.mean(
+            (yhat - predictions[0]) * (yhat - predictions[1])
+        )
     else:
         result["posterior_mean_f_excess"] = jnp.zeros(())
     return result
 
 
 def _quadrature_error(config: SLRConfig, q_k: float, q_v: float) -> float | None:
-    """The Bayes error at overlaps ``(q_k, q_v)`` by quadrature (docs/model.md section 4), free of Monte Carlo error.
+    """The Bayes error at overlaps ``(q_k, q_v)`` by quadrature (docs/model.md section 4), free of
+    Monte Carlo error.
 
     Spiked: ``E[y | X, data]`` is softmax attention with key overlaps ``(c q_k, c^2 q_k)`` and
     value overlaps ``(q_v, q_v)``. Max, finite ``nu``: the error is
@@ -137,7 +158,9 @@ def _quadrature_error(config: SLRConfig, q_k: float, q_v: float) -> float | None
     if not (math.isfinite(q_k) and math.isfinite(q_v)):
         return None
     if config.law.tokens_carry_key:
-        return population_error("softmax", config, config.c_nu * q_k, config.c_nu**2 * q_k, q_v, q_v)
+        return population_error(
+            "softmax", config, config.c_nu * q_k, config.c_nu**2 * q_k, q_v, q_v
+        )
     if math.isinf(config.c_nu):
         return None
     return 1.0 - q_v * population_terms("softmax", config, config.c_nu * q_k, config.c_nu**2)[0]
@@ -145,8 +168,13 @@ def _quadrature_error(config: SLRConfig, q_k: float, q_v: float) -> float | None
 
 @functools.partial(jax.jit, static_argnames=("config", "max_iter"))
 def _solve(draws, start, config, alpha, damping, tol, max_iter, key):
-    result = damped_fixed_point(lambda q: _update(q, draws, config, alpha), start, damping=damping, tol=tol,
-                                max_iter=max_iter)
+    result = damped_fixed_point(
+        lambda q: _update(q, draws, config, alpha),
+        start,
+        damping=damping,
+        tol=tol,
+        max_iter=max_iter,
+    )
     return result, _errors(result.x, draws, config, key)
 
 
@@ -161,10 +189,17 @@ def _history(draws, start, config, alpha, damping, iterations):
 
 
 def bayes_state_evolution_history(
-    config: SLRConfig, *, alpha: float, start: tuple[float, float], iterations: int, damping: float = 1.0,
-    mc_samples: int = 16384, seed: int = 0,
+    config: SLRConfig,
+    *,
+    alpha: float,
+    start: tuple[float, float],
+    iterations: int,
+    damping: float = 1.0,
+    mc_samples: int = 16384,
+    seed: int = 0,
 ) -> np.ndarray:
-    """The iterates ``q_t = (q_k, q_v)``, ``t = 0..iterations``, of the damped state-evolution map from ``start``.
+    """The iterates ``q_t = (q_k, q_v)``, ``t = 0..iterations``, of the damped state-evolution map
+    from ``start``.
 
     Same channel draws as :func:`bayes_replica_point` with the same ``mc_samples`` and ``seed``; for
     comparing an algorithm's per-iteration overlaps (AMP) with the state evolution. Returns an
@@ -172,9 +207,13 @@ def bayes_state_evolution_history(
     """
     config = check_bayes_config(config)
     alpha = check_real("alpha", alpha, minimum=0.0, strict=True)
-    _, mc_samples, damping, iterations = check_solver_options("random", mc_samples, damping, iterations)
+    _, mc_samples, damping, iterations = check_solver_options(
+        "random", mc_samples, damping, iterations
+    )
     draws = draw_channel(jax.random.split(jax.random.PRNGKey(seed))[0], config, mc_samples)
-    return np.asarray(_history(draws, jnp.asarray(start, dtype=float), config, alpha, damping, iterations))
+    return np.asarray(
+        _history(draws, jnp.asarray(start, dtype=float), config, alpha, damping, iterations)
+    )
 
 
 def bayes_replica_point(

@@ -34,7 +34,8 @@ VHAT_FLOOR = 1e-3
 
 
 class ERMOrderParameters(NamedTuple):
-    """Order parameters of the ERM fixed point, each ``(2,)`` ordered ``(k, v)``, and the erf offset.
+    """Order parameters of the ERM fixed point, each ``(2,)`` ordered ``(k, v)``, and the erf
+    offset.
 
     Attributes
     ----------
@@ -50,7 +51,9 @@ class ERMOrderParameters(NamedTuple):
     c: jax.Array
 
 
-def _sample_loss(h: jax.Array, c: jax.Array, y: jax.Array, mask: jax.Array, activation: str) -> jax.Array:
+def _sample_loss(
+    h: jax.Array, c: jax.Array, y: jax.Array, mask: jax.Array, activation: str
+) -> jax.Array:
     """Square loss of one sample for student projections ``h`` of shape ``(Lbar, 2)``."""
     weights = attention_weights(activation, h[:, 0], mask, c)
     return 0.5 * (y - jnp.sum(weights * h[:, 1])) ** 2
@@ -78,13 +81,15 @@ def _value_projections(h_k, y, omega, V, mask, activation: str, c) -> tuple[jax.
 class ProxSolution(NamedTuple):
     """Per-sample output of the proximal solve (leading axis: samples)."""
 
-    f_out: jax.Array        # (Lbar, 2): (hhat - omega) / V
-    df_out: jax.Array       # (Lbar, 2): diagonal of d f_out / d omega
-    jacobian: jax.Array     # (2 Lbar, 2 Lbar): d f_out / d omega, indices (token, a) flattened
-    grad_c: jax.Array       # (): d(Moreau envelope)/dc
-    curv_c: jax.Array       # (): d^2(Moreau envelope)/dc^2 (Schur complement)
+    f_out: jax.Array  # (Lbar, 2): (hhat - omega) / V
+    df_out: jax.Array  # (Lbar, 2): diagonal of d f_out / d omega
+    jacobian: jax.Array  # (2 Lbar, 2 Lbar): d f_out / d omega, indices (token, a) flattened
+    grad_c: jax.Array  # (): d(Moreau envelope)/dc
+    curv_c: jax.Array  # (): d^2(Moreau envelope)/dc^2 (Schur complement)
     stationarity: jax.Array  # (): max |gradient| at the solution, times V_k
-    min_curvature: jax.Array  # (): smallest eigenvalue of the full Hessian at the solution, times max V
+    min_curvature: (
+        jax.Array
+    )  # (): smallest eigenvalue of the full Hessian at the solution, times max V
 
 
 def _newton_direction(g: jax.Array, hessian: jax.Array) -> jax.Array:
@@ -92,7 +97,9 @@ def _newton_direction(g: jax.Array, hessian: jax.Array) -> jax.Array:
     factor = jnp.linalg.cholesky(hessian)
     newton = jax.scipy.linalg.cho_solve((factor, True), -g[:, None])[:, 0]
     radius = jnp.sum(jnp.abs(hessian), axis=1) - jnp.abs(jnp.diag(hessian))
-    shift = jnp.maximum(0.0, jnp.max(radius - jnp.diag(hessian))) + 1e-3 * jnp.max(jnp.abs(jnp.diag(hessian)))
+    shift = jnp.maximum(0.0, jnp.max(radius - jnp.diag(hessian))) + 1e-3 * jnp.max(
+        jnp.abs(jnp.diag(hessian))
+    )
     shifted = jnp.linalg.solve(hessian + shift * jnp.eye(g.size), -g)
     return jnp.where(jnp.all(jnp.isfinite(newton)), newton, shifted)
 
@@ -103,6 +110,7 @@ def _solve_prox(y, omega, mask, V, c, activation: str) -> ProxSolution:
     Newton's method on the key projections ``h_k`` (the value projections are
     eliminated in closed form), with a backtracking search over step sizes.
     """
+
     def reduced(h_k: jax.Array) -> jax.Array:
         _, loss = _value_projections(h_k, y, omega, V, mask, activation, c)
         return loss + 0.5 * jnp.sum((h_k - omega[:, 0]) ** 2) / V[0]
@@ -119,7 +127,9 @@ def _solve_prox(y, omega, mask, V, c, activation: str) -> ProxSolution:
     h_k, _ = jax.lax.scan(newton_step, omega[:, 0], None, length=NEWTON_STEPS)
     h_v, _ = _value_projections(h_k, y, omega, V, mask, activation, c)
     inv_V = jnp.broadcast_to(1.0 / V, omega.shape)
-    objective = functools.partial(_prox_objective, y=y, omega=omega, inv_V=inv_V, mask=mask, activation=activation)
+    objective = functools.partial(
+        _prox_objective, y=y, omega=omega, inv_V=inv_V, mask=mask, activation=activation
+    )
     z = jnp.concatenate([jnp.stack([h_k, h_v], axis=-1).ravel(), jnp.atleast_1d(c)])
     size = omega.size
     full_hessian = jax.hessian(objective)(z)
@@ -139,14 +149,18 @@ def _solve_prox(y, omega, mask, V, c, activation: str) -> ProxSolution:
     )
 
 
-def _channel_average(params: ERMOrderParameters, draws: ChannelDraws, activation: str) -> ProxSolution:
+def _channel_average(
+    params: ERMOrderParameters, draws: ChannelDraws, activation: str
+) -> ProxSolution:
     """Proximal solutions for every draw at the fields of ``params``."""
     omega = student_fields(draws, params.m, params.q)
     solve = jax.vmap(_solve_prox, in_axes=(0, 0, 0, None, None, None))
     return solve(draws.y, omega, draws.mask, params.V, params.c, activation)
 
 
-def _update(params: ERMOrderParameters, draws: ChannelDraws, activation: str, alpha, lam) -> ERMOrderParameters:
+def _update(
+    params: ERMOrderParameters, draws: ChannelDraws, activation: str, alpha, lam
+) -> ERMOrderParameters:
     """One application of the replica map: channel averages, then the ridge side."""
     sol = _channel_average(params, draws, activation)
     qhat = alpha * jnp.mean(jnp.sum(sol.f_out**2, axis=1), axis=0)
@@ -194,12 +208,18 @@ def _replicon(params: ERMOrderParameters, sol: ProxSolution, alpha) -> tuple[jax
 @functools.partial(jax.jit, static_argnames=("activation", "max_iter"))
 def _solve(draws, start, activation, alpha, lam, damping, tol, max_iter):
     result = damped_fixed_point(
-        lambda p: _update(p, draws, activation, alpha, lam), start, damping=damping, tol=tol, max_iter=max_iter
+        lambda p: _update(p, draws, activation, alpha, lam),
+        start,
+        damping=damping,
+        tol=tol,
+        max_iter=max_iter,
     )
     sol = _channel_average(result.x, draws, activation)
     replicon, replicon_stderr = _replicon(result.x, sol, alpha)
     fitted = student_fields(draws, result.x.m, result.x.q) + sol.f_out * result.x.V
-    losses = jax.vmap(_sample_loss, in_axes=(0, None, 0, 0, None))(fitted, result.x.c, draws.y, draws.mask, activation)
+    losses = jax.vmap(_sample_loss, in_axes=(0, None, 0, 0, None))(
+        fitted, result.x.c, draws.y, draws.mask, activation
+    )
     diagnostics = {
         "train_objective": jnp.mean(losses) + lam / (2 * alpha) * jnp.sum(result.x.q),
         "prox_max_stationarity": jnp.max(sol.stationarity),
@@ -270,7 +290,9 @@ def erm_replica_point(
     lam = check_real("lam", lam, minimum=0.0)
     init, mc_samples, damping, max_iter = check_solver_options(init, mc_samples, damping, max_iter)
     draws = draw_channel(jax.random.PRNGKey(seed), config, mc_samples)
-    result, diagnostics = _solve(draws, _start(init, alpha, lam), activation, alpha, lam, damping, tol, max_iter)
+    result, diagnostics = _solve(
+        draws, _start(init, alpha, lam), activation, alpha, lam, damping, tol, max_iter
+    )
     params = result.x
     m_k, m_v = (float(x) for x in params.m)
     q_k, q_v = (float(x) for x in params.q)
@@ -281,8 +303,16 @@ def erm_replica_point(
     replicon = float(diagnostics["replicon"])
     finite = all(math.isfinite(x) for x in (m_k, q_k, V_k, m_v, q_v, V_v, c))
     floor_active = max(V_k, V_v) * VHAT_FLOOR * alpha > 1.0 - 1e-9
-    converged = bool(result.converged) and finite and stationarity < 1e-6 and curvature > 0 and not floor_active
-    error = float(population_error(activation, config, m_k, q_k, m_v, q_v, c)) if finite else math.nan
+    converged = (
+        bool(result.converged)
+        and finite
+        and stationarity < 1e-6
+        and curvature > 0
+        and not floor_active
+    )
+    error = (
+        float(population_error(activation, config, m_k, q_k, m_v, q_v, c)) if finite else math.nan
+    )
     overlaps = {"m_k": m_k, "q_k": q_k, "V_k": V_k, "m_v": m_v, "q_v": q_v, "V_v": V_v}
     if get_activation(activation).has_offset:
         overlaps["c"] = c

@@ -9,8 +9,9 @@ from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
 from bayes_slr.models.spec import INITS
 
 
-
-def check_solver_options(init: object, mc_samples: object, damping: object, max_iter: object) -> tuple[str, int, float, int]:
+def check_solver_options(
+    init: object, mc_samples: object, damping: object, max_iter: object
+) -> tuple[str, int, float, int]:
     """Validate the options common to the replica solvers; raise ``ConfigError`` naming the bad one.
 
     Returns ``(init, mc_samples, damping, max_iter)``: ``init`` in :data:`INITS`,

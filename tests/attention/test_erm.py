@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 from jax.flatten_util import ravel_pytree
 
-from bayes_slr.experiments import erm
 from bayes_slr.attention.activations import activation_names
 from bayes_slr.attention.estimators import AttentionParams, overlaps, predict
 from bayes_slr.attention.training import fit_erm, initial_params, objective_and_grad_norm
 from bayes_slr.errors import ConfigError
+from bayes_slr.experiments import erm
 from bayes_slr.models.simulate import Teacher, draw_teacher, simulate
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.theory.optimum import PopulationOptimum, optimal_population_error
@@ -31,7 +31,11 @@ ALPHA, LAM, TOL = 64.0, 0.01, 1e-6
 @pytest.fixture(scope="module")
 def size(full_size) -> dict:
     """CI size, or the full size with ``BAYES_SLR_FULL=1``."""
-    return {"D": 60, "seeds": 16, "N_test": 50_000} if full_size else {"D": 30, "seeds": 8, "N_test": 20_000}
+    return (
+        {"D": 60, "seeds": 16, "N_test": 50_000}
+        if full_size
+        else {"D": 30, "seeds": 8, "N_test": 20_000}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -41,11 +45,20 @@ def task(size) -> SLRConfig:
 
 @pytest.fixture(scope="module")
 def large_alpha(task, size) -> dict[str, erm.ERMSummary]:
-    """ERM at ``alpha = 64`` with exact teachers (``|k*|^2 = |v*|^2 = D``, ``k* . v* = 0``), per activation."""
+    """ERM at ``alpha = 64`` with exact teachers (``|k*|^2 = |v*|^2 = D``, ``k* . v* = 0``), per
+    activation.
+    """
     return {
         activation: erm.erm_experiment(
-            task, activation, alpha=ALPHA, lam=LAM, seeds=size["seeds"], N_test=size["N_test"], tol=TOL,
-            exact_teacher=True, starts=2,
+            task,
+            activation,
+            alpha=ALPHA,
+            lam=LAM,
+            seeds=size["seeds"],
+            N_test=size["N_test"],
+            tol=TOL,
+            exact_teacher=True,
+            starts=2,
         )
         for activation in activation_names()
     }
@@ -63,7 +76,12 @@ def optimum_params(optimum: PopulationOptimum, teacher: Teacher, key: jax.Array)
 
 
 def sandwich_excess(
-    activation: str, config: SLRConfig, optimum: PopulationOptimum, N: int, key: jax.Array, n_mc: int = 10_000
+    activation: str,
+    config: SLRConfig,
+    optimum: PopulationOptimum,
+    N: int,
+    key: jax.Array,
+    n_mc: int = 10_000,
 ) -> float:
     """Asymptotic excess test error of ERM over the population optimum: ``tr(H^-1 G) / N``.
 
@@ -82,10 +100,14 @@ def sandwich_excess(
         return 0.5 * (y - predict(unravel(theta), X[None], length[None], activation)[0]) ** 2
 
     def mean_loss(theta):
-        return jnp.mean(jax.vmap(sample_loss, (None, 0, 0, 0))(theta, batch.X, batch.lengths, batch.y))
+        return jnp.mean(
+            jax.vmap(sample_loss, (None, 0, 0, 0))(theta, batch.X, batch.lengths, batch.y)
+        )
 
     hessian = np.asarray(jax.hessian(mean_loss)(flat))
-    grads = np.asarray(jax.vmap(jax.grad(sample_loss), (None, 0, 0, 0))(flat, batch.X, batch.lengths, batch.y))
+    grads = np.asarray(
+        jax.vmap(jax.grad(sample_loss), (None, 0, 0, 0))(flat, batch.X, batch.lengths, batch.y)
+    )
     free = slice(None) if activation == "erf" else slice(0, 2 * config.D)
     gram = grads[:, free].T @ grads[:, free] / n_mc
     return float(np.trace(np.linalg.solve(hessian[free, free], gram)) / N)
@@ -106,7 +128,10 @@ def test_random_and_informed_starts_agree_at_large_alpha(large_alpha):
     for activation, summary in large_alpha.items():
         assert summary.restarts_agree, (activation, [r["start_spread"] for r in summary.per_seed])
         for record in summary.per_seed:
-            assert abs(record["test_error"] - record["informed"]["test_error"]) <= record["agreement_tolerance"]
+            assert (
+                abs(record["test_error"] - record["informed"]["test_error"])
+                <= record["agreement_tolerance"]
+            )
             assert record["selected_start"] != "informed"
 
 
@@ -120,7 +145,9 @@ def test_test_error_matches_population_error_at_learned_overlaps(large_alpha):
     Carlo error here: the tolerance is four combined standard errors over the seeds.
     """
     for activation, summary in large_alpha.items():
-        diffs = np.array([r["test_error"] - r["predicted_population_error"] for r in summary.per_seed])
+        diffs = np.array(
+            [r["test_error"] - r["predicted_population_error"] for r in summary.per_seed]
+        )
         stderr = math.sqrt(sum(r["stderr"] ** 2 for r in summary.per_seed)) / len(diffs)
         assert abs(diffs.mean()) < 4 * stderr, (activation, diffs, stderr)
 
@@ -139,16 +166,29 @@ def test_large_alpha_erm_meets_population_optimum_plus_sandwich_excess(large_alp
     N = round(ALPHA * task.D)
     for activation, summary in large_alpha.items():
         optimum = optimal_population_error(activation, task)
-        excess = sandwich_excess(activation, task, optimum, N, jax.random.fold_in(key, activation_names().index(activation)))
+        excess = sandwich_excess(
+            activation,
+            task,
+            optimum,
+            N,
+            jax.random.fold_in(key, activation_names().index(activation)),
+        )
         assert 0 < excess < 0.1
         gap = summary.test_error - (optimum.error + excess)
-        assert abs(gap) < 4 * summary.stderr + 0.2 * excess + 1e-3, (activation, optimum, excess, summary)
+        assert abs(gap) < 4 * summary.stderr + 0.2 * excess + 1e-3, (
+            activation,
+            optimum,
+            excess,
+            summary,
+        )
 
 
 def test_prior_teachers_match_the_rescaled_population_error(task, size):
     """Teachers from the prior (``|k*|^2/D``, ``|v*|^2/D`` off one by ``O(D^-1/2)``): the
     rescaling in ``predicted_population_error`` absorbs the teacher norms."""
-    summary = erm.erm_experiment(task, "softmax", alpha=ALPHA, lam=LAM, seeds=size["seeds"], N_test=size["N_test"])
+    summary = erm.erm_experiment(
+        task, "softmax", alpha=ALPHA, lam=LAM, seeds=size["seeds"], N_test=size["N_test"]
+    )
     diffs = np.array([r["test_error"] - r["predicted_population_error"] for r in summary.per_seed])
     stderr = math.sqrt(sum(r["stderr"] ** 2 for r in summary.per_seed)) / len(diffs)
     assert abs(diffs.mean()) < 4 * stderr, (diffs, stderr)
@@ -164,11 +204,15 @@ def training_set(task):
 @pytest.mark.parametrize("init", ["random", "informed"])
 def test_lbfgs_solution_is_stationary_and_beats_the_teacher(task, training_set, init):
     teacher, batch = training_set
-    fit = fit_erm(jax.random.PRNGKey(3), batch, task, "softmax", lam=LAM, init=init, teacher=teacher, tol=TOL)
+    fit = fit_erm(
+        jax.random.PRNGKey(3), batch, task, "softmax", lam=LAM, init=init, teacher=teacher, tol=TOL
+    )
     value, grad_norm = objective_and_grad_norm(fit.params, batch, "softmax", LAM)
     assert fit.converged and float(grad_norm) <= TOL
     assert float(value) == pytest.approx(fit.train_loss, rel=1e-12)
-    at_teacher, _ = objective_and_grad_norm(initial_params(None, task, "informed", teacher), batch, "softmax", LAM)
+    at_teacher, _ = objective_and_grad_norm(
+        initial_params(None, task, "informed", teacher), batch, "softmax", LAM
+    )
     assert fit.train_loss < float(at_teacher)
 
 
@@ -179,7 +223,14 @@ def test_vmapped_seeds_train_like_fit_erm(task, size, large_alpha):
     k_teacher, k_data, k_start, _ = erm.seed_keys(0, 0)
     teacher = draw_teacher(k_teacher, task.D, exact=True)
     batch = simulate(k_data, task, teacher, round(ALPHA * task.D))
-    fit = fit_erm(jax.random.split(k_start, 2)[record["selected_start"]], batch, task, "softmax", lam=LAM, tol=TOL)
+    fit = fit_erm(
+        jax.random.split(k_start, 2)[record["selected_start"]],
+        batch,
+        task,
+        "softmax",
+        lam=LAM,
+        tol=TOL,
+    )
     assert fit.train_loss == pytest.approx(record["train_loss"], rel=1e-9)
     for name, value in overlaps(fit.params, teacher).items():
         assert value == pytest.approx(record["overlaps"][name], abs=1e-4), name
@@ -206,12 +257,31 @@ def test_one_pass_sgd_decreases_the_loss(task, training_set, activation):
 
 @pytest.fixture(scope="module")
 def small_multistart():
-    """A small point with a fixed ridge and one with ``lam="auto"``: spiked ``nu = 2``, ``L = 3``, ``D = 20``."""
+    """A small point with a fixed ridge and one with ``lam="auto"``: spiked ``nu = 2``, ``L = 3``,
+    ``D = 20``.
+    """
     config = SLRConfig("spiked", 20, LengthLaw.fixed(3), 2.0)
-    fixed = erm.erm_experiment(config, "softmax", alpha=8.0, lam=0.1, seeds=2, starts=3, N_test=4000,
-                               predict_population=False)
-    auto = erm.erm_experiment(config, "softmax", alpha=8.0, lam="auto", seeds=2, starts=3, N_test=4000,
-                              predict_population=False, lam_grid=(0.01, 0.1, 1.0, 10.0))
+    fixed = erm.erm_experiment(
+        config,
+        "softmax",
+        alpha=8.0,
+        lam=0.1,
+        seeds=2,
+        starts=3,
+        N_test=4000,
+        predict_population=False,
+    )
+    auto = erm.erm_experiment(
+        config,
+        "softmax",
+        alpha=8.0,
+        lam="auto",
+        seeds=2,
+        starts=3,
+        N_test=4000,
+        predict_population=False,
+        lam_grid=(0.01, 0.1, 1.0, 10.0),
+    )
     return config, fixed, auto
 
 
@@ -232,7 +302,9 @@ def test_the_lowest_training_loss_random_start_is_reported(small_multistart):
 
 
 def test_zero_predictor_error_is_the_teacher_value_norm(small_multistart):
-    """``E[z*^2]`` on the test samples (Monte Carlo) against ``|v*|^2 / D`` (the teacher): two routes."""
+    """``E[z*^2]`` on the test samples (Monte Carlo) against ``|v*|^2 / D`` (the teacher): two
+    routes.
+    """
     _, fixed, _ = small_multistart
     for record in fixed.per_seed:
         assert abs(record["zero_error"] - record["overlaps"]["rho_v"]) < 4 * record["zero_stderr"]
@@ -241,8 +313,17 @@ def test_zero_predictor_error_is_the_teacher_value_norm(small_multistart):
 def test_informed_start_is_a_reference_unless_asked_for(small_multistart):
     config, fixed, _ = small_multistart
     assert all(r["selected_start"] != "informed" for r in fixed.per_seed)
-    informed = erm.erm_experiment(config, "softmax", alpha=8.0, lam=0.1, seeds=2, starts=3, N_test=4000,
-                                  predict_population=False, init="informed")
+    informed = erm.erm_experiment(
+        config,
+        "softmax",
+        alpha=8.0,
+        lam=0.1,
+        seeds=2,
+        starts=3,
+        N_test=4000,
+        predict_population=False,
+        init="informed",
+    )
     for a, b in zip(informed.per_seed, fixed.per_seed):
         assert a["selected_start"] == "informed"
         assert a["test_error"] == pytest.approx(b["informed"]["test_error"], rel=1e-9)
@@ -264,8 +345,17 @@ def test_lam_auto_chooses_the_best_validation_error(small_multistart):
 def test_lam_auto_does_not_look_at_the_test_set(small_multistart):
     """The choice uses the training set only: other test samples, same ``lam`` and fit."""
     config, _, auto = small_multistart
-    again = erm.erm_experiment(config, "softmax", alpha=8.0, lam="auto", seeds=2, starts=3, N_test=2000,
-                               predict_population=False, lam_grid=(0.01, 0.1, 1.0, 10.0))
+    again = erm.erm_experiment(
+        config,
+        "softmax",
+        alpha=8.0,
+        lam="auto",
+        seeds=2,
+        starts=3,
+        N_test=2000,
+        predict_population=False,
+        lam_grid=(0.01, 0.1, 1.0, 10.0),
+    )
     assert again.lam == auto.lam
     for a, b in zip(again.per_seed, auto.per_seed):
         assert a["train_loss"] == b["train_loss"]
@@ -283,10 +373,19 @@ def test_erf_random_starts_reach_the_informed_basin(full_size):
     this small ridge the good basin holds several nearby minima, test errors measured up to
     4% apart), and none is above the zero predictor beyond 4 standard errors. At this ridge
     erf overfits even from the teacher (seed 0: 0.95 from the informed start, zero predictor
-    1.07): that is the ridge's doing, which ``lam="auto"`` fixes, not the start's. CI size: seeds 0 and 1 (1 is a failing one)."""
+    1.07): that is the ridge's doing, which ``lam="auto"`` fixes, not the start's. CI size: seeds 0
+    and 1 (1 is a failing one)."""
     config = SLRConfig("spiked", 100, LengthLaw.fixed(5), 2.0)
-    summary = erm.erm_experiment(config, "erf", alpha=16.0, lam=1e-3, seeds=4 if full_size else 2, starts=2, N_test=5000,
-                                 predict_population=False)
+    summary = erm.erm_experiment(
+        config,
+        "erf",
+        alpha=16.0,
+        lam=1e-3,
+        seeds=4 if full_size else 2,
+        starts=2,
+        N_test=5000,
+        predict_population=False,
+    )
     for record in summary.per_seed:
         assert record["test_error"] < record["zero_error"] + 4 * record["stderr"], record
         assert record["train_loss"] <= 1.02 * record["informed"]["train_loss"], record

@@ -28,7 +28,12 @@ def _run_json(capsys: pytest.CaptureFixture, *argv: str) -> dict:
 def test_exact_json_has_one_row_per_pair(capsys: pytest.CaptureFixture) -> None:
     result = _run_json(capsys, "--variant", "spiked", "--L", "3", "5", "--nu", "0", "1")
     assert result["config"] == {
-        "variant": "spiked", "variable_length": False, "L": [3, 5], "nu": [0.0, 1.0], "method": "exact", "samples": None,
+        "variant": "spiked",
+        "variable_length": False,
+        "L": [3, 5],
+        "nu": [0.0, 1.0],
+        "method": "exact",
+        "samples": None,
     }
     assert {"seed", "versions", "device"} <= set(result)
     rows = result["rows"]
@@ -41,15 +46,32 @@ def test_exact_json_has_one_row_per_pair(capsys: pytest.CaptureFixture) -> None:
 
 
 def test_monte_carlo_json_matches_library_and_exact(capsys: pytest.CaptureFixture) -> None:
-    rows = _run_json(capsys, "--L", "3", "--nu", "1", "--method", "mc", "--samples", str(MC_SAMPLES), "--seed", "5")["rows"]
+    rows = _run_json(
+        capsys,
+        "--L",
+        "3",
+        "--nu",
+        "1",
+        "--method",
+        "mc",
+        "--samples",
+        str(MC_SAMPLES),
+        "--seed",
+        "5",
+    )["rows"]
     config = SLRConfig("spiked", 1, LengthLaw.fixed(3), 1.0)
     library = bayes_risk_mc(config, MC_SAMPLES, jax.random.PRNGKey(5)).bayes_error
-    assert rows[0]["bayes_error"] == float(library.mean) and rows[0]["stderr"] == float(library.stderr) > 0
+    assert (
+        rows[0]["bayes_error"] == float(library.mean)
+        and rows[0]["stderr"] == float(library.stderr) > 0
+    )
     assert abs(rows[0]["bayes_error"] - bayes_error_exact(config).value) <= 4 * rows[0]["stderr"]
 
 
 def test_max_variable_length_with_infinite_nu(capsys: pytest.CaptureFixture) -> None:
-    rows = _run_json(capsys, "--variant", "max", "--L", "4", "--variable-length", "--nu", "1.5", "inf")["rows"]
+    rows = _run_json(
+        capsys, "--variant", "max", "--L", "4", "--variable-length", "--nu", "1.5", "inf"
+    )["rows"]
     assert rows[1]["nu"] == "inf" and rows[1]["bayes_error"] == 0.0  # the location is the argmax
     assert rows[0]["variable_length"] is True
     law = SLRConfig("max", 1, LengthLaw.uniform(4), 1.5)
@@ -58,12 +80,35 @@ def test_max_variable_length_with_infinite_nu(capsys: pytest.CaptureFixture) -> 
 
 def test_table_and_plot(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
     plot = tmp_path / "bayes.png"
-    argv = ["bayes-risk", "--variant", "max", "--L", "4", "--variable-length", "--nu", "0", "1.5", "inf", "--plot", str(plot)]
+    argv = [
+        "bayes-risk",
+        "--variant",
+        "max",
+        "--L",
+        "4",
+        "--variable-length",
+        "--nu",
+        "0",
+        "1.5",
+        "inf",
+        "--plot",
+        str(plot),
+    ]
     assert main(argv) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["variant", "L", "variable_length", "nu", "bayes_error", "stderr", "method"]
+    assert lines[0].split() == [
+        "variant",
+        "L",
+        "variable_length",
+        "nu",
+        "bayes_error",
+        "stderr",
+        "method",
+    ]
     assert [line.split()[3] for line in lines[2:5]] == ["0", "1.5", "inf"]
-    assert float(lines[2].split()[4]) == pytest.approx(1 - (1 + 1 / 2 + 1 / 3 + 1 / 4) / 4, abs=1e-6)
+    assert float(lines[2].split()[4]) == pytest.approx(
+        1 - (1 + 1 / 2 + 1 / 3 + 1 / 4) / 4, abs=1e-6
+    )
     assert plot.read_bytes().startswith(PNG_MAGIC)
     before = plot.read_bytes()
     assert main(argv) == 2  # refuses to overwrite
@@ -98,4 +143,3 @@ def test_bad_input_exits_2_with_one_message_and_no_file(
     assert message in err and "Traceback" not in err
     assert err.count("error:") == 1 and "bayes-slr bayes-risk: error:" in err
     assert not plot.exists() and not list(tmp_path.iterdir())
-

@@ -1,4 +1,6 @@
-"""What every command shares: help that states the defaults used, one-line errors, --version, file modes, sweeps."""
+"""What every command shares: help that states the defaults used, one-line errors, --version, file
+modes, sweeps.
+"""
 
 from __future__ import annotations
 
@@ -33,21 +35,31 @@ def test_help_states_the_default_that_runs(command):
             continue
         text = re.sub(r"\s+", " ", subparser._get_formatter()._format_action(action))
         stated = f"(default: {default_text(defaults[action.dest])})"
-        assert stated in text, f"{command} {action.option_strings[0]}: its help does not say {stated}"
+        assert stated in text, (
+            f"{command} {action.option_strings[0]}: its help does not say {stated}"
+        )
 
 
 def test_version(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["--version"])
-    assert exit_info.value.code == 0 and capsys.readouterr().out.strip() == f"bayes-slr {__version__}"
+    assert (
+        exit_info.value.code == 0 and capsys.readouterr().out.strip() == f"bayes-slr {__version__}"
+    )
 
 
-@pytest.mark.parametrize("argv", [["bayes-risk", "--nu", "nan"], ["simulate", "--D", "two"], ["gap", "--L", "x"]])
+@pytest.mark.parametrize(
+    "argv", [["bayes-risk", "--nu", "nan"], ["simulate", "--D", "two"], ["gap", "--L", "x"]]
+)
 def test_unparsable_value_is_one_line_naming_the_argument(argv, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
     err = capsys.readouterr().err.strip()
-    assert exit_info.value.code == 2 and len(err.splitlines()) == 1 and f"bayes-slr {argv[0]}: error: argument {argv[1]}" in err
+    assert (
+        exit_info.value.code == 2
+        and len(err.splitlines()) == 1
+        and f"bayes-slr {argv[0]}: error: argument {argv[1]}" in err
+    )
 
 
 def test_written_files_get_the_users_usual_mode(tmp_path):
@@ -68,17 +80,27 @@ def test_interrupted_sweep_keeps_finished_points_and_says_how_to_resume(tmp_path
             raise KeyboardInterrupt
         return {"value": point["i"] ** 2}
 
-    with pytest.raises(SweepInterrupted, match=r"2 of 4 points finished, kept in .*sweep.jsonl; re-run the same command"):
+    with pytest.raises(
+        SweepInterrupted,
+        match=r"2 of 4 points finished, kept in .*sweep.jsonl; re-run the same command",
+    ):
         run_sweep(points, solve, log=log, progress=False)
-    done = run_sweep(points, lambda point: {"value": point["i"] ** 2}, log=SweepLog(tmp_path / "sweep.jsonl"),
-                     progress=False)
+    done = run_sweep(
+        points,
+        lambda point: {"value": point["i"] ** 2},
+        log=SweepLog(tmp_path / "sweep.jsonl"),
+        progress=False,
+    )
     assert [result["value"] for _, result in done] == [0, 1, 4, 9]
 
 
 def test_explicit_options_are_the_typed_ones():
-    """What --data runs compare with the file: only options typed (abbreviated, ``=value`` or flags), never defaults."""
+    """What --data runs compare with the file: only options typed (abbreviated, ``=value`` or
+    flags), never defaults.
+    """
     from bayes_slr.cli.main import explicit_options
 
-    assert explicit_options(["posterior", "--D", "3", "--nu=2", "--Del", "0.1", "--no-erm", "--variable-length"]) == {
-        "D", "nu", "Delta", "erm", "variable_length"}
+    assert explicit_options(
+        ["posterior", "--D", "3", "--nu=2", "--Del", "0.1", "--no-erm", "--variable-length"]
+    ) == {"D", "nu", "Delta", "erm", "variable_length"}
     assert explicit_options(["gap", "--L", "3", "5"]) == {"L"}

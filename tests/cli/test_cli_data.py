@@ -1,12 +1,17 @@
 """``posterior --data`` and ``gap --data``: bring-your-own data, checked against independent routes.
 
-(a) A file holding exactly the teacher and sequences that ``posterior`` draws gives ``posterior``'s numbers.
-(b) A plain ``X, y`` file (no record, no teacher, no lengths) gives the numbers of the simulate file with its
+(a) A file holding exactly the teacher and sequences that ``posterior`` draws gives ``posterior``'s
+numbers.
+(b) A plain ``X, y`` file (no record, no teacher, no lengths) gives the numbers of the simulate file
+with its
     teacher stripped, the settings then coming from the flags.
-(c) Without the teacher, errors on held-out sequences agree (within their standard errors) with the errors via
-    the teacher of a posterior (and ERM) trained on the same training sequences: the draws are the same. So do
+(c) Without the teacher, errors on held-out sequences agree (within their standard errors) with the
+errors via
+    the teacher of a posterior (and ERM) trained on the same training sequences: the draws are the
+    same. So do
     the paired differences between predictors, which are the differences of the held-out errors.
-Bad files and conflicting flags end with one line naming the array or both values, exit 2, nothing written.
+Bad files and conflicting flags end with one line naming the array or both values, exit 2, nothing
+written.
 """
 
 from __future__ import annotations
@@ -28,10 +33,24 @@ from bayes_slr.models.spec import LengthLaw, SLRConfig
 
 SETTINGS = ["--variant", "spiked", "--nu", "4", "--Delta", "0.1"]
 CONFIG = SLRConfig("spiked", 10, LengthLaw.fixed(3), 4.0, 0.1)
-FAST = ["--sampler", "gibbs", "--chains", "4", "--warmup", "200", "--samples", "300", "--max-draws", "200",
-        "--seed", "0"]
+FAST = [
+    "--sampler",
+    "gibbs",
+    "--chains",
+    "4",
+    "--warmup",
+    "200",
+    "--samples",
+    "300",
+    "--max-draws",
+    "200",
+    "--seed",
+    "0",
+]
 FRESH = ["--N-test", "20000"]
-"""Fresh test sequences, for runs with a teacher (without one the held-out sequences are the test set)."""
+"""Fresh test sequences, for runs with a teacher (without one the held-out sequences are the test
+set).
+"""
 ERM = ["--activations", "softmax", "linear", "--starts", "2", "--lam", "1", "--quiet"]
 N, HOLDOUT = 600, 0.5
 
@@ -42,12 +61,19 @@ def _run(capsys, argv: list[str]) -> dict:
 
 
 def _save(path, teacher, batch, *, record: bool = True, with_teacher: bool = True):
-    arrays = {"X": np.asarray(batch.X), "y": np.asarray(batch.y), "lengths": np.asarray(batch.lengths),
-              "eps": np.asarray(batch.eps)}
+    arrays = {
+        "X": np.asarray(batch.X),
+        "y": np.asarray(batch.y),
+        "lengths": np.asarray(batch.lengths),
+        "eps": np.asarray(batch.eps),
+    }
     if with_teacher:
         arrays.update(k_star=np.asarray(teacher.k_star), v_star=np.asarray(teacher.v_star))
     if record:
-        meta = {"config": {**CONFIG.to_dict(), "N": int(batch.y.shape[0]), "exact_teacher": False}, "seed": 0}
+        meta = {
+            "config": {**CONFIG.to_dict(), "N": int(batch.y.shape[0]), "exact_teacher": False},
+            "seed": 0,
+        }
         arrays["config"] = np.asarray(json.dumps(meta))
     np.savez(path, **arrays)
     return path
@@ -55,11 +81,30 @@ def _save(path, teacher, batch, *, record: bool = True, with_teacher: bool = Tru
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
-    """The simulate file with its teacher stripped, the same X, y alone, and the training part with the teacher."""
+    """The simulate file with its teacher stripped, the same X, y alone, and the training part with
+    the teacher.
+    """
     folder = tmp_path_factory.mktemp("data")
     simulated = folder / "simulated.npz"
-    assert main(["simulate", *SETTINGS, "--D", "10", "--L", "3", "--N", str(N), "--seed", "5",
-                 "--out", str(simulated)]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                *SETTINGS,
+                "--D",
+                "10",
+                "--L",
+                "3",
+                "--N",
+                str(N),
+                "--seed",
+                "5",
+                "--out",
+                str(simulated),
+            ]
+        )
+        == 0
+    )
     with np.load(simulated) as arrays:
         stripped = {name: arrays[name] for name in arrays.files if name not in ("k_star", "v_star")}
         np.savez(folder / "stripped.npz", **stripped)
@@ -71,25 +116,84 @@ def files(tmp_path_factory):
 
 
 def test_data_holding_posteriors_own_draws_gives_its_numbers(tmp_path, capsys):
-    """(a): the file holds the teacher and the N = alpha D sequences of posterior --seed 0; same chains, same test set."""
+    """(a): the file holds the teacher and the N = alpha D sequences of posterior --seed 0; same
+    chains, same test set.
+    """
     key_teacher, key_data, _ = jax.random.split(jax.random.PRNGKey(0), 3)
     teacher = draw_teacher(key_teacher, CONFIG.D)
-    path = _save(tmp_path / "own.npz", teacher, simulate(key_data, CONFIG, teacher, 80), record=False)
-    drawn = _run(capsys, ["posterior", *SETTINGS, "--D", "10", "--L", "3", "--alpha", "8", *FAST, *FRESH, "--no-erm",
-                          "--no-check-start", "--json"])
+    path = _save(
+        tmp_path / "own.npz", teacher, simulate(key_data, CONFIG, teacher, 80), record=False
+    )
+    drawn = _run(
+        capsys,
+        [
+            "posterior",
+            *SETTINGS,
+            "--D",
+            "10",
+            "--L",
+            "3",
+            "--alpha",
+            "8",
+            *FAST,
+            *FRESH,
+            "--no-erm",
+            "--no-check-start",
+            "--json",
+        ],
+    )
     out = tmp_path / "post.nc"
-    given = _run(capsys, ["posterior", *SETTINGS, "--data", str(path), *FAST, *FRESH, "--no-erm", "--no-check-start",
-                          "--out", str(out), "--json"])
-    again = _run(capsys, ["posterior", "--from", str(out), "--N-test", "20000", "--max-draws", "200", "--no-erm", "--json"])
-    for name in ("bayes_test_error", "stderr", "oracle_error", "prior_predictive_error", "overlaps",
-                 "population_bayes_error"):
+    given = _run(
+        capsys,
+        [
+            "posterior",
+            *SETTINGS,
+            "--data",
+            str(path),
+            *FAST,
+            *FRESH,
+            "--no-erm",
+            "--no-check-start",
+            "--out",
+            str(out),
+            "--json",
+        ],
+    )
+    again = _run(
+        capsys,
+        [
+            "posterior",
+            "--from",
+            str(out),
+            "--N-test",
+            "20000",
+            "--max-draws",
+            "200",
+            "--no-erm",
+            "--json",
+        ],
+    )
+    for name in (
+        "bayes_test_error",
+        "stderr",
+        "oracle_error",
+        "prior_predictive_error",
+        "overlaps",
+        "population_bayes_error",
+    ):
         assert given[name] == drawn[name] == again[name], name
-    assert given["data"]["sources"]["nu"] == "--nu" and given["notes"] == [] and again["data"] == given["data"]
+    assert (
+        given["data"]["sources"]["nu"] == "--nu"
+        and given["notes"] == []
+        and again["data"] == given["data"]
+    )
 
 
 @pytest.fixture(scope="module")
 def held_out_runs(files):
-    """posterior --data on the stripped file, the plain X, y file and the training part with the teacher (ERM too)."""
+    """posterior --data on the stripped file, the plain X, y file and the training part with the
+    teacher (ERM too).
+    """
     import contextlib
     import io
 
@@ -97,16 +201,37 @@ def held_out_runs(files):
     for name, extra in (("stripped", []), ("plain", SETTINGS), ("train", FRESH)):
         stdout = io.StringIO()
         with contextlib.redirect_stdout(stdout):
-            assert main(["posterior", "--data", str(files[name]), *extra, *FAST, "--holdout", str(HOLDOUT),
-                         "--json"]) == 0
+            assert (
+                main(
+                    [
+                        "posterior",
+                        "--data",
+                        str(files[name]),
+                        *extra,
+                        *FAST,
+                        "--holdout",
+                        str(HOLDOUT),
+                        "--json",
+                    ]
+                )
+                == 0
+            )
         runs[name] = json.loads(stdout.getvalue())
     return runs
 
 
 def test_plain_pair_gives_the_numbers_of_the_stripped_simulate_file(held_out_runs):
-    """(b): same arrays, settings from the flags instead of the record: the same split, draws and errors."""
+    """(b): same arrays, settings from the flags instead of the record: the same split, draws and
+    errors.
+    """
     stripped, plain = held_out_runs["stripped"], held_out_runs["plain"]
-    for name in ("bayes_error", "posterior_mean_f_error", "prior_predictive_error", "erm", "diagnostics"):
+    for name in (
+        "bayes_error",
+        "posterior_mean_f_error",
+        "prior_predictive_error",
+        "erm",
+        "diagnostics",
+    ):
         assert plain[name] == stripped[name], name
     assert stripped["data"]["sources"]["nu"] == "the data file's config record"
     assert plain["data"]["sources"]["nu"] == "--nu"
@@ -114,37 +239,56 @@ def test_plain_pair_gives_the_numbers_of_the_stripped_simulate_file(held_out_run
 
 
 def test_held_out_errors_agree_with_the_teacher_route(held_out_runs):
-    """(c): same training sequences and seed, so the same draws (q_k) and ERM fits; the two test sets agree."""
+    """(c): same training sequences and seed, so the same draws (q_k) and ERM fits; the two test
+    sets agree.
+    """
     held, teacher = held_out_runs["stripped"], held_out_runs["train"]
     assert held["diagnostics"]["q_k"] == teacher["diagnostics"]["q_k"]
-    pairs = [(held["bayes_error"], teacher["bayes_error"]),
-             (held["prior_predictive_error"], teacher["prior_predictive_error"])]
-    pairs += [({"value": held["erm"][a]["test_error"], "stderr": held["erm"][a]["stderr"]},
-               {"value": teacher["erm"][a]["test_error"], "stderr": teacher["erm"][a]["stderr"]})
-              for a in ("softmax", "linear")]
+    pairs = [
+        (held["bayes_error"], teacher["bayes_error"]),
+        (held["prior_predictive_error"], teacher["prior_predictive_error"]),
+    ]
+    pairs += [
+        (
+            {"value": held["erm"][a]["test_error"], "stderr": held["erm"][a]["stderr"]},
+            {"value": teacher["erm"][a]["test_error"], "stderr": teacher["erm"][a]["stderr"]},
+        )
+        for a in ("softmax", "linear")
+    ]
     for by_data, by_teacher in pairs:
-        assert abs(by_data["value"] - by_teacher["value"]) < 4 * math.hypot(by_data["stderr"], by_teacher["stderr"])
+        assert abs(by_data["value"] - by_teacher["value"]) < 4 * math.hypot(
+            by_data["stderr"], by_teacher["stderr"]
+        )
     assert held["erm"]["softmax"]["lam"] == teacher["erm"]["softmax"]["lam"]
 
 
 def _errors(run: dict) -> dict[str, dict]:
     """The unpaired errors of a posterior run, by the names of its paired differences."""
-    erm = {f"erm_{a}": {"value": run["erm"][a]["test_error"], "stderr": run["erm"][a]["stderr"]}
-           for a in ("softmax", "linear")}
+    erm = {
+        f"erm_{a}": {"value": run["erm"][a]["test_error"], "stderr": run["erm"][a]["stderr"]}
+        for a in ("softmax", "linear")
+    }
     return {"bayes": run["bayes_error"], "zero": run["prior_predictive_error"], **erm}
 
 
 def test_paired_differences_on_held_out_sequences(held_out_runs):
-    """The paired difference is the difference of the two held-out errors (same sequences) with a smaller stderr
-    than the unpaired hypot (the errors covary: same noise, same hard sequences), and Bayes - ERM softmax agrees
-    with the teacher route's difference (same draws and fits, fresh sequences) within 4 combined SE."""
+    """The paired difference is the difference of the two held-out errors (same sequences) with a
+    smaller stderr
+    than the unpaired hypot (the errors covary: same noise, same hard sequences), and Bayes - ERM
+    softmax agrees
+    with the teacher route's difference (same draws and fits, fresh sequences) within 4 combined SE.
+    """
     held, teacher = held_out_runs["stripped"], held_out_runs["train"]
-    assert teacher["paired_differences"] is None and held_out_runs["plain"]["paired_differences"] == held[
-        "paired_differences"]
+    assert (
+        teacher["paired_differences"] is None
+        and held_out_runs["plain"]["paired_differences"] == held["paired_differences"]
+    )
     unpaired, by_teacher = _errors(held), _errors(teacher)
     for a, b in PAIRED_DIFFERENCES:
         paired = held["paired_differences"][difference_name(a, b)]
-        assert paired["value"] == pytest.approx(unpaired[a]["value"] - unpaired[b]["value"], abs=1e-6), (a, b)
+        assert paired["value"] == pytest.approx(
+            unpaired[a]["value"] - unpaired[b]["value"], abs=1e-6
+        ), (a, b)
         assert paired["stderr"] < math.hypot(unpaired[a]["stderr"], unpaired[b]["stderr"]), (a, b)
     paired = held["paired_differences"][difference_name("bayes", "erm_softmax")]
     route = by_teacher["bayes"]["value"] - by_teacher["erm_softmax"]["value"]
@@ -155,31 +299,83 @@ def test_paired_differences_on_held_out_sequences(held_out_runs):
 
 def test_without_a_teacher_oracle_and_overlaps_are_absent_and_said(held_out_runs):
     held, teacher = held_out_runs["stripped"], held_out_runs["train"]
-    assert "oracle_error" not in held and "overlaps" not in held and set(held["diagnostics"]) >= {"q_k", "q_v"}
+    assert (
+        "oracle_error" not in held
+        and "overlaps" not in held
+        and set(held["diagnostics"]) >= {"q_k", "q_v"}
+    )
     assert "m_k" not in held["diagnostics"] and held["start_check"] is None
-    assert any("oracle error and the overlaps m_k, m_v are omitted" in note for note in held["notes"])
+    assert any(
+        "oracle error and the overlaps m_k, m_v are omitted" in note for note in held["notes"]
+    )
     assert any("no start check" in note for note in held["notes"])
     assert "oracle_error" in teacher and teacher["test_set"] == "fresh sequences from the teacher"
     assert held["test_set"] == "held-out sequences of the data"
 
 
 def test_text_report_states_where_each_setting_came_from(files, capsys):
-    assert main(["posterior", "--data", str(files["plain"]), "--variant", "spiked", "--Delta", "0.1", *FAST,
-                 "--no-erm", "--samples", "100", "--warmup", "50"]) == 0
+    assert (
+        main(
+            [
+                "posterior",
+                "--data",
+                str(files["plain"]),
+                "--variant",
+                "spiked",
+                "--Delta",
+                "0.1",
+                *FAST,
+                "--no-erm",
+                "--samples",
+                "100",
+                "--warmup",
+                "50",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
-    assert (f"data {files['plain']}: variant spiked (--variant), nu 2 (--nu default), Delta 0.1 (--Delta), "
-            "length L=3 (fixed at Lbar (no --variable-length)), D 10 (array X), N 600 (array y), Lbar 3 (array X)") in out
-    assert "errors on 120 held-out sequences of the data" in out and "known-direction (oracle) error" not in out
-    assert "paired differences on the same 120 held-out sequences" in out and "  Bayes-optimal - zero: -" in out
+    assert (
+        f"data {files['plain']}: variant spiked (--variant), nu 2 (--nu default), Delta 0.1 "
+        f"(--Delta), "
+        "length L=3 (fixed at Lbar (no --variable-length)), D 10 (array X), N 600 (array y), "
+        "Lbar 3 (array X)"
+    ) in out
+    assert (
+        "errors on 120 held-out sequences of the data" in out
+        and "known-direction (oracle) error" not in out
+    )
+    assert (
+        "paired differences on the same 120 held-out sequences" in out
+        and "  Bayes-optimal - zero: -" in out
+    )
     assert "ERM softmax" not in out  # --no-erm: the zero predictor is the only one to pair with
 
 
 def test_gap_on_data_agrees_with_the_teacher_route(files, capsys):
-    """One row at the file's L; the held-out ERM errors agree with the teacher's on the same training part."""
-    held = _run(capsys, ["gap", "--data", str(files["stripped"]), "--holdout", str(HOLDOUT), *ERM, "--json"])
+    """One row at the file's L; the held-out ERM errors agree with the teacher's on the same
+    training part.
+    """
+    held = _run(
+        capsys, ["gap", "--data", str(files["stripped"]), "--holdout", str(HOLDOUT), *ERM, "--json"]
+    )
     teacher = _run(capsys, ["gap", "--data", str(files["train"]), *ERM, "--json"])
-    population = _run(capsys, ["gap", "--variant", "spiked", "--nu", "4", "--L", "3", "--activations", "softmax",
-                               "linear", "--json"])
+    population = _run(
+        capsys,
+        [
+            "gap",
+            "--variant",
+            "spiked",
+            "--nu",
+            "4",
+            "--L",
+            "3",
+            "--activations",
+            "softmax",
+            "linear",
+            "--json",
+        ],
+    )
     (row,), (reference,) = held["rows"], teacher["rows"]
     assert row["L"] == 3 and row["population"] == population["rows"][0]["population"]
     assert held["config"]["erm"]["seeds"] == 1 and held["config"]["data"]["n_held_out"] == N // 2
@@ -187,14 +383,23 @@ def test_gap_on_data_agrees_with_the_teacher_route(files, capsys):
         a, b = row["erm"][activation], reference["erm"][activation]
         assert abs(a["test_error"] - b["test_error"]) < 4 * math.hypot(a["stderr"], b["stderr"])
         assert a["informed_test_error"] is None and b["informed_test_error"] is not None
-    paired, a, b = row["erm_paired_differences"]["softmax - linear"], row["erm"]["softmax"], row["erm"]["linear"]
+    paired, a, b = (
+        row["erm_paired_differences"]["softmax - linear"],
+        row["erm"]["softmax"],
+        row["erm"]["linear"],
+    )
     assert paired["value"] == pytest.approx(a["test_error"] - b["test_error"], abs=1e-6)
     assert paired["stderr"] < math.hypot(a["stderr"], b["stderr"])
     route = reference["erm"]["softmax"]["test_error"] - reference["erm"]["linear"]["test_error"]
-    route_stderr = math.hypot(reference["erm"]["softmax"]["stderr"], reference["erm"]["linear"]["stderr"])
+    route_stderr = math.hypot(
+        reference["erm"]["softmax"]["stderr"], reference["erm"]["linear"]["stderr"]
+    )
     assert abs(paired["value"] - route) < 4 * math.hypot(paired["stderr"], route_stderr)
     assert reference["erm_paired_differences"] is None
-    assert _paired_lines(held["rows"])[1] == f"  softmax - linear: {paired['value']:+.4f} +- {paired['stderr']:.4f}"
+    assert (
+        _paired_lines(held["rows"])[1]
+        == f"  softmax - linear: {paired['value']:+.4f} +- {paired['stderr']:.4f}"
+    )
 
 
 def _bad_files(folder) -> dict[str, tuple]:
@@ -203,8 +408,14 @@ def _bad_files(folder) -> dict[str, tuple]:
     cases = {
         "missing y": ({"X": X}, "has no array y"),
         "NaN in X": ({"X": np.where(X > 2, np.nan, X), "y": y}, "array X has NaN or inf entries"),
-        "lengths out of range": ({"X": X, "y": y, "lengths": np.full(20, 4)}, "array lengths must lie in 1..Lbar = 1..3"),
-        "N mismatch": ({"X": X, "y": y[:-1]}, "array y must have shape (N,) = (20,) to match X, got (19,)"),
+        "lengths out of range": (
+            {"X": X, "y": y, "lengths": np.full(20, 4)},
+            "array lengths must lie in 1..Lbar = 1..3",
+        ),
+        "N mismatch": (
+            {"X": X, "y": y[:-1]},
+            "array y must have shape (N,) = (20,) to match X, got (19,)",
+        ),
         "k_star alone": ({"X": X, "y": y, "k_star": np.ones(10)}, "array v_star is missing"),
     }
     paths = {}
@@ -229,15 +440,27 @@ def test_bad_files_are_refused_and_nothing_is_written(command, tmp_path, capsys)
 
 
 REFUSED = {
-    "D flag": (["posterior", "--D", "20"], "D = 20 (flag) conflicts with D = 10 from array X's last axis"),
+    "D flag": (
+        ["posterior", "--D", "20"],
+        "D = 20 (flag) conflicts with D = 10 from array X's last axis",
+    ),
     "L flag": (["gap", "--L", "5"], "L = 5 (flag) conflicts with L = 3 from array X's token axis"),
-    "nu vs record": (["posterior", "--nu", "2"], "nu = 2.0 (flag) conflicts with nu = 4.0 in the data file's config"),
+    "nu vs record": (
+        ["posterior", "--nu", "2"],
+        "nu = 2.0 (flag) conflicts with nu = 4.0 in the data file's config",
+    ),
     "alpha": (["posterior", "--alpha", "4"], "--alpha does not apply with --data"),
     "gap alpha": (["gap", "--alpha", "4"], "--alpha does not apply with --data"),
-    "exact teacher": (["posterior", "--exact-teacher"], "--exact-teacher does not apply with --data"),
+    "exact teacher": (
+        ["posterior", "--exact-teacher"],
+        "--exact-teacher does not apply with --data",
+    ),
     "gap seeds": (["gap", "--seeds", "2"], "seeds must be 1 with --data"),
     "holdout": (["posterior", "--holdout", "1.5"], "holdout must be in (0, 1)"),
-    "init informed": (["posterior", "--init", "informed"], "init must be random for data without a teacher"),
+    "init informed": (
+        ["posterior", "--init", "informed"],
+        "init must be random for data without a teacher",
+    ),
     "out": (["posterior", "--out", "OUT"], "--out needs a teacher in the --data file"),
     "N-test": (["posterior", "--N-test", "1000"], "--N-test needs a teacher in the --data file"),
     "from": (["posterior", "--from", "post.nc"], "--from and --data exclude each other"),

@@ -13,9 +13,34 @@ from bayes_slr.cli.main import main
 from bayes_slr.inference import posterior_io
 
 # Same task and shapes as tests/inference/test_samplers.py (compiled samplers are reused).
-TASK = ["--variant", "spiked", "--D", "10", "--L", "3", "--nu", "4", "--Delta", "0.1", "--seed", "0"]
-FAST = ["--sampler", "gibbs", "--chains", "4", "--warmup", "200", "--samples", "500", "--N-test", "10000",
-        "--max-draws", "200"]
+TASK = [
+    "--variant",
+    "spiked",
+    "--D",
+    "10",
+    "--L",
+    "3",
+    "--nu",
+    "4",
+    "--Delta",
+    "0.1",
+    "--seed",
+    "0",
+]
+FAST = [
+    "--sampler",
+    "gibbs",
+    "--chains",
+    "4",
+    "--warmup",
+    "200",
+    "--samples",
+    "500",
+    "--N-test",
+    "10000",
+    "--max-draws",
+    "200",
+]
 
 
 def _json(capsys: pytest.CaptureFixture) -> dict:
@@ -35,15 +60,34 @@ def posterior_file(tmp_path_factory):
 def test_posterior_json_and_file(posterior_file, capsys):
     """JSON has the documented keys; the file loads; the Bayes error sits below the ERM errors."""
     path, summary = posterior_file
-    for key in ("bayes_test_error", "stderr", "rhat_max", "ess_bulk_min", "overlaps", "erm", "config",
-                "posterior_mean_f_error", "importance_ess", "warnings", "start_agreement", "multimodal"):
+    for key in (
+        "bayes_test_error",
+        "stderr",
+        "rhat_max",
+        "ess_bulk_min",
+        "overlaps",
+        "erm",
+        "config",
+        "posterior_mean_f_error",
+        "importance_ess",
+        "warnings",
+        "start_agreement",
+        "multimodal",
+    ):
         assert key in summary
     assert summary["sampler"] == "gibbs" and isinstance(summary["warnings"], list)
     assert set(summary["posterior_mean_f_error"]) >= {"value", "stderr"}
-    assert summary["importance_ess"]["q05"] <= summary["importance_ess"]["median"] <= summary["importance_ess"]["draws"]
+    assert (
+        summary["importance_ess"]["q05"]
+        <= summary["importance_ess"]["median"]
+        <= summary["importance_ess"]["draws"]
+    )
     # both starts find the same unimodal posterior at alpha = 8
     assert summary["start_check"]["init"] == "informed" and summary["multimodal"] is False
-    assert set(summary["overlaps"]) >= {"m_k", "m_v"} and set(summary["erm"]) == {"softmax", "linear"}
+    assert set(summary["overlaps"]) >= {"m_k", "m_v"} and set(summary["erm"]) == {
+        "softmax",
+        "linear",
+    }
     assert summary["config"]["alpha"] == 8 and summary["config"]["N"] == 80
     assert summary["rhat_max"] < 1.05
     tree = posterior_io.load_posterior(path)
@@ -51,16 +95,35 @@ def test_posterior_json_and_file(posterior_file, capsys):
 
 
 def test_from_file_reproduces_summary(posterior_file, capsys):
-    """``--from`` re-summarises the saved draws: same test error (same recorded seed and test set)."""
+    """``--from`` re-summarises the saved draws: same test error (same recorded seed
+    and test set).
+    """
     path, summary = posterior_file
-    assert main(["posterior", "--from", str(path), "--N-test", "10000", "--max-draws", "200", "--no-erm", "--json"]) == 0
+    assert (
+        main(
+            [
+                "posterior",
+                "--from",
+                str(path),
+                "--N-test",
+                "10000",
+                "--max-draws",
+                "200",
+                "--no-erm",
+                "--json",
+            ]
+        )
+        == 0
+    )
     again = _json(capsys)
     assert again["bayes_test_error"] == pytest.approx(summary["bayes_test_error"], rel=1e-12)
     assert again["erm"] is None
 
 
 def test_posterior_text_report(tmp_path, capsys):
-    """Text report with trace/rank plots (NUTS runs through the same code: tests/inference/test_samplers.py)."""
+    """Text report with trace/rank plots (NUTS runs through the same code:
+    tests/inference/test_samplers.py).
+    """
     plot = tmp_path / "trace.png"
     assert main(["posterior", *TASK, *FAST, "--alpha", "8", "--no-erm", "--plot", str(plot)]) == 0
     out = capsys.readouterr().out
@@ -69,17 +132,33 @@ def test_posterior_text_report(tmp_path, capsys):
 
 
 def test_warnings_in_table_and_json(capsys):
-    """Too few draws for the diagnostics: a one-line ``warning:`` (the shared format) under the table, the same text
+    """Too few draws for the diagnostics: a one-line ``warning:`` (the shared format) under the
+    table, the same text
     in the JSON list."""
-    short = ["--sampler", "gibbs", "--chains", "2", "--warmup", "5", "--samples", "20", "--N-test", "200",
-             "--no-erm", "--no-check-start", "--alpha", "2"]
+    short = [
+        "--sampler",
+        "gibbs",
+        "--chains",
+        "2",
+        "--warmup",
+        "5",
+        "--samples",
+        "20",
+        "--N-test",
+        "200",
+        "--no-erm",
+        "--no-check-start",
+        "--alpha",
+        "2",
+    ]
     assert main(["posterior", *TASK, *short, "--json"]) == 0
     summary = _json(capsys)
     assert any("ESS bulk" in warning for warning in summary["warnings"])
     assert main(["posterior", *TASK, *short]) == 0
     out = capsys.readouterr().out
     assert [line for line in out.splitlines() if line.lower().startswith("warning")] == [
-        f"warning: {warning}" for warning in summary["warnings"]]
+        f"warning: {warning}" for warning in summary["warnings"]
+    ]
 
 
 @pytest.mark.parametrize(
@@ -92,8 +171,14 @@ def test_warnings_in_table_and_json(capsys):
         (["--variant", "max", "--nu", "inf", "--sampler", "gibbs-hmc"], "nu must be finite"),
         (["--variant", "max", "--nu", "inf", "--sampler", "nuts"], "nu must be finite"),
         (["--variant", "spiked", "--nu", "inf"], "nu must be a finite number"),
-        (["--variant", "max", "--sampler", "gibbs"], "sampler gibbs supports token laws of type PlantedLaw only"),
-        (["--variant", "spiked", "--sampler", "gibbs-hmc"], "sampler gibbs-hmc supports token laws of type TiltedLaw only"),
+        (
+            ["--variant", "max", "--sampler", "gibbs"],
+            "sampler gibbs supports token laws of type PlantedLaw only",
+        ),
+        (
+            ["--variant", "spiked", "--sampler", "gibbs-hmc"],
+            "sampler gibbs-hmc supports token laws of type TiltedLaw only",
+        ),
         (["--chains", "1"], "chains must be >= 2 with check-start"),
         (["--alpha", "0.01"], "alpha must give N"),
     ],
@@ -123,8 +208,20 @@ def test_bad_paths(posterior_file, tmp_path, capsys):
 
 
 def test_sweep_resumes(tmp_path, capsys, monkeypatch):
-    """Second run of the same sweep samples nothing and reports the same rows; netCDF and plot written."""
-    arguments = ["posterior-sweep", *TASK, *FAST, "--no-erm", "--alpha", "8", "32", "--out", str(tmp_path)]
+    """Second run of the same sweep samples nothing and reports the same rows; netCDF and plot
+    written.
+    """
+    arguments = [
+        "posterior-sweep",
+        *TASK,
+        *FAST,
+        "--no-erm",
+        "--alpha",
+        "8",
+        "32",
+        "--out",
+        str(tmp_path),
+    ]
     assert main([*arguments, "--plot", str(tmp_path / "sweep.png"), "--json"]) == 0
     first = _json(capsys)
     assert [row["alpha"] for row in first["rows"]] == [8, 32]
@@ -137,4 +234,6 @@ def test_sweep_resumes(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(posterior_cli, "sample_point", refuse)
     assert main([*arguments, "--json"]) == 0
     second = _json(capsys)
-    assert [row["bayes_test_error"] for row in second["rows"]] == [row["bayes_test_error"] for row in first["rows"]]
+    assert [row["bayes_test_error"] for row in second["rows"]] == [
+        row["bayes_test_error"] for row in first["rows"]
+    ]

@@ -9,7 +9,21 @@ import pytest
 
 from bayes_slr.cli.main import main
 
-BASE = ["simulate", "--variant", "spiked", "--D", "16", "--L", "5", "--nu", "2", "--Delta", "0.1", "--N", "300"]
+BASE = [
+    "simulate",
+    "--variant",
+    "spiked",
+    "--D",
+    "16",
+    "--L",
+    "5",
+    "--nu",
+    "2",
+    "--Delta",
+    "0.1",
+    "--N",
+    "300",
+]
 
 
 def test_writes_npz_with_data_teacher_and_config(tmp_path, capsys):
@@ -60,7 +74,9 @@ def test_existing_file_needs_force(tmp_path, capsys):
         (["--nu", "inf"], "inf is allowed for max only"),
     ],
 )
-def test_rejected_command_names_the_parameter_and_leaves_no_file(tmp_path, capsys, changes, message):
+def test_rejected_command_names_the_parameter_and_leaves_no_file(
+    tmp_path, capsys, changes, message
+):
     out = tmp_path / "data.npz"
     assert main(BASE + changes + ["--out", str(out)]) == 2
     err = capsys.readouterr().err
@@ -75,7 +91,16 @@ def test_missing_output_folder_is_refused(tmp_path, capsys):
 
 def test_console_script_rejects_non_numeric_values(tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "bayes_slr.cli.main", "simulate", "--nu", "abc", "--out", str(tmp_path / "x.npz")],
+        [
+            sys.executable,
+            "-m",
+            "bayes_slr.cli.main",
+            "simulate",
+            "--nu",
+            "abc",
+            "--out",
+            str(tmp_path / "x.npz"),
+        ],
         capture_output=True,
         text=True,
     )

@@ -25,7 +25,13 @@ from bayes_slr.inference import amp, posterior_io
 from bayes_slr.inference.predictive import posterior_mean_predictor, thin_draws
 from bayes_slr.inference.samplers import run_gibbs
 from bayes_slr.models.scoring import excess_error_given_teacher
-from bayes_slr.models.simulate import chunk_sequences, draw_teacher, iterate_batches, simulate, streamed_mean
+from bayes_slr.models.simulate import (
+    chunk_sequences,
+    draw_teacher,
+    iterate_batches,
+    simulate,
+    streamed_mean,
+)
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.numerics import location_integrals
 from bayes_slr.theory.replica_bayes import bayes_state_evolution_history
@@ -41,11 +47,15 @@ SE_ERROR = 0.005
 0.0044 at alpha = 1, docs/theory.md part B)."""
 
 
-def small_run(config: SLRConfig, alpha: float, seed: int = 0, **options) -> tuple[amp.AMPResult, amp.AMPData]:
+def small_run(
+    config: SLRConfig, alpha: float, seed: int = 0, **options
+) -> tuple[amp.AMPResult, amp.AMPData]:
     """GAMP on one exact teacher's data; returns the result and the data."""
     key_teacher, key_data, key_start = jax.random.split(jax.random.PRNGKey(seed), 3)
     teacher = draw_teacher(key_teacher, config.D, exact=True)
-    data = amp.amp_data(key_data, config, teacher, round(alpha * config.D), dtype=options.pop("dtype", "float64"))
+    data = amp.amp_data(
+        key_data, config, teacher, round(alpha * config.D), dtype=options.pop("dtype", "float64")
+    )
     return amp.run_amp(key_start, data, config, teacher=teacher, **options), data
 
 
@@ -64,7 +74,12 @@ def small_run(config: SLRConfig, alpha: float, seed: int = 0, **options) -> tupl
         (lambda: AMPOptions(tol=0.0), "tol"),
         (lambda: AMPOptions(max_iter=0), "max_iter"),
         (lambda: AMPOptions(init="uninformed"), "init"),
-        (lambda: check_point(SLRConfig("max", 200, LengthLaw.fixed(3), 200.0, 0.1), 1.0, AMPOptions()), "nu"),
+        (
+            lambda: check_point(
+                SLRConfig("max", 200, LengthLaw.fixed(3), 200.0, 0.1), 1.0, AMPOptions()
+            ),
+            "nu",
+        ),
         (lambda: check_point(SPIKED, 4.0, AMPOptions(memory_limit=1000)), "GiB"),
     ],
 )
@@ -84,7 +99,9 @@ def test_data_of_the_wrong_shape_is_refused():
 
 
 def test_non_converging_run_reports_converged_false_and_last_residual():
-    """Too few iterations: ``converged`` is False and the last residual is reported (above ``tol``)."""
+    """Too few iterations: ``converged`` is False and the last residual is reported
+    (above ``tol``).
+    """
     result, _ = small_run(SPIKED, 1.0, max_iter=3, tol=1e-9)
     assert int(result.state.iteration) == 3
     assert not bool(result.converged)
@@ -95,7 +112,9 @@ def test_non_converging_run_reports_converged_false_and_last_residual():
 
 
 def test_converged_run_meets_its_tolerance_and_stays_a_fixed_point():
-    """A converged run's last residual is below ``tol``; one more step moves ``W`` by about as little."""
+    """A converged run's last residual is below ``tol``; one more step moves ``W`` by about as
+    little.
+    """
     config = SPIKED
     result, data = small_run(config, 2.0, tol=1e-8)
     assert bool(result.converged)
@@ -119,11 +138,14 @@ def test_padded_tokens_are_inert():
     np.testing.assert_allclose(dirty_result.state.C, clean_result.state.C, rtol=0, atol=1e-12)
     predict = amp.amp_predictor(config, clean_result.state)
     lengths = jnp.sum(data.mask, axis=1)
-    np.testing.assert_allclose(predict(dirty.X, lengths), predict(data.X, lengths), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(
+        predict(dirty.X, lengths), predict(data.X, lengths), rtol=0, atol=1e-10
+    )
 
 
 def test_float32_reaches_the_float64_fixed_point():
-    """Same data in float32: the fixed point moves by float32 rounding amplified by the iteration only.
+    """Same data in float32: the fixed point moves by float32 rounding amplified by the iteration
+    only.
 
     The overlaps agree to 1e-4 (float32 resolution 1e-7 times the condition of the damped map;
     measured 1e-6 at D = 200).
@@ -138,8 +160,10 @@ def test_float32_reaches_the_float64_fixed_point():
 
 
 def test_training_data_is_the_same_in_every_dtype_across_chunks():
-    """``amp_data`` over several chunks (the last one short): the float64 data is the concatenation of
-    :func:`iterate_batches`'s chunks, and the float32 data is the same numbers rounded to float32."""
+    """``amp_data`` over several chunks (the last one short): the float64 data is the concatenation
+    of
+    :func:`iterate_batches`'s chunks, and the float32 data is the same numbers rounded to float32.
+    """
     config = SLRConfig("spiked", 40, LengthLaw.uniform(3), 2.0, 0.1)
     key_teacher, key_data = jax.random.split(jax.random.PRNGKey(5))
     teacher = draw_teacher(key_teacher, config.D, exact=True)
@@ -156,8 +180,10 @@ def test_training_data_is_the_same_in_every_dtype_across_chunks():
 
 
 def test_memory_bytes_counts_the_tokens_once_in_the_working_dtype():
-    """``memory_bytes``: float64 needs exactly ``N Lbar D * 4`` bytes more than float32 (the stored tokens,
-    once); the simulation chunk is sized by a byte budget, the same in both dtypes, so at large ``D`` the
+    """``memory_bytes``: float64 needs exactly ``N Lbar D * 4`` bytes more than float32 (the stored
+    tokens,
+    once); the simulation chunk is sized by a byte budget, the same in both dtypes, so at large
+    ``D`` the
     estimate is little more than the tokens."""
     config = SPIKED.replace(D=4000)
     N, tokens = 8000, 8000 * 3 * 4000
@@ -166,32 +192,49 @@ def test_memory_bytes_counts_the_tokens_once_in_the_working_dtype():
     chunk = chunk_sequences(config)
     assert chunk < N and amp.memory_bytes(config, N, "float32", chunk) == b32
     assert b32 - tokens * 4 == amp.memory_bytes(config, N, "float64", chunk) - tokens * 8
-    assert b32 - amp.RUNTIME_BYTES - tokens * 4 < tokens * 4  # the transients are below the float32 tokens
-    assert amp.memory_bytes(config, N, "float32", N) > b32  # one chunk of all N sequences: the old layout
+    assert (
+        b32 - amp.RUNTIME_BYTES - tokens * 4 < tokens * 4
+    )  # the transients are below the float32 tokens
+    assert (
+        amp.memory_bytes(config, N, "float32", N) > b32
+    )  # one chunk of all N sequences: the old layout
 
 
-def log_z_out(config: SLRConfig, omega: jax.Array, y: jax.Array, mask: jax.Array, V: jax.Array) -> jax.Array:
-    """``log Z_out(y, omega, V)`` up to a constant, written from its definition (docs/theory.md part C):
-    ``sum_l P_l N(y; mean_l, Delta + V_vv)`` with the spiked tilt integrated exactly or max-SLR's location
+def log_z_out(
+    config: SLRConfig, omega: jax.Array, y: jax.Array, mask: jax.Array, V: jax.Array
+) -> jax.Array:
+    """``log Z_out(y, omega, V)`` up to a constant, written from its definition (docs/theory.md part
+    C):
+    ``sum_l P_l N(y; mean_l, Delta + V_vv)`` with the spiked tilt integrated exactly or max-SLR's
+    location
     integrals (their values only). The independent check of the closed-form ``g``, ``dg``."""
     variance = config.Delta + V[1, 1]
     if config.law.tokens_carry_key:
         log_weights, mean = config.c_nu * omega[:, 0], omega[:, 1] + config.c_nu * V[0, 1]
     elif math.isinf(config.nu):
-        log_weights, mean = location_integrals.argmax_log_posterior(omega[:, 0], V[0, 0], mask), omega[:, 1]
+        log_weights, mean = (
+            location_integrals.argmax_log_posterior(omega[:, 0], V[0, 0], mask),
+            omega[:, 1],
+        )
     else:
-        log_weights = location_integrals.softmax_log_posterior(config.c_nu, omega[:, 0], V[0, 0], mask)
+        log_weights = location_integrals.softmax_log_posterior(
+            config.c_nu, omega[:, 0], V[0, 0], mask
+        )
         mean = omega[:, 1]
     log_gauss = -0.5 * (y - mean) ** 2 / variance
     return jax.scipy.special.logsumexp(jnp.where(mask, log_weights + log_gauss, -jnp.inf))
 
 
-@pytest.mark.parametrize("variant, nu", [("spiked", 2.0), ("max", math.inf), ("max", 2.0), ("max", 20.0)])
+@pytest.mark.parametrize(
+    "variant, nu", [("spiked", 2.0), ("max", math.inf), ("max", 2.0), ("max", 20.0)]
+)
 def test_closed_form_output_denoiser_matches_automatic_differentiation(variant, nu):
-    """``g`` and the diagonal ``2 x 2`` blocks of ``dg`` against ``jax.grad`` / ``jax.hessian`` of ``log Z_out``
+    """``g`` and the diagonal ``2 x 2`` blocks of ``dg`` against ``jax.grad`` / ``jax.hessian`` of
+    ``log Z_out``
     at random fields, outputs and covariances, with and without a padded token.
 
-    Both sides evaluate the same quadrature rules, so they agree to float64 rounding (measured: at most
+    Both sides evaluate the same quadrature rules, so they agree to float64 rounding (measured: at
+    most
     1.3e-14, the largest derivative being about 1e2): tolerance 1e-10.
     """
     config = SLRConfig(variant, 10, LengthLaw.fixed(4), nu, 0.1)
@@ -201,13 +244,21 @@ def test_closed_form_output_denoiser_matches_automatic_differentiation(variant, 
     y = 1.5 * jax.random.normal(k_y, (points,))
     mask = jnp.ones((points, 4), bool).at[::2, 3].set(False)
     a = jax.random.uniform(k_v, (points, 3), minval=0.05, maxval=0.95)
-    V = jnp.stack([jnp.stack([a[:, 0], 0.1 * (a[:, 2] - 0.5)], -1), jnp.stack([0.1 * (a[:, 2] - 0.5), a[:, 1]], -1)], -2)
+    V = jnp.stack(
+        [
+            jnp.stack([a[:, 0], 0.1 * (a[:, 2] - 0.5)], -1),
+            jnp.stack([0.1 * (a[:, 2] - 0.5), a[:, 1]], -1),
+        ],
+        -2,
+    )
 
     def reference(omega, y, mask, V):
         f = functools.partial(log_z_out, config, y=y, mask=mask, V=V)
         tokens = jnp.arange(4)
-        return (jnp.where(mask[:, None], jax.grad(f)(omega), 0.0),
-                jnp.where(mask[:, None, None], jax.hessian(f)(omega)[tokens, :, tokens, :], 0.0))
+        return (
+            jnp.where(mask[:, None], jax.grad(f)(omega), 0.0),
+            jnp.where(mask[:, None, None], jax.hessian(f)(omega)[tokens, :, tokens, :], 0.0),
+        )
 
     g, dg = jax.jit(jax.vmap(functools.partial(amp.output_denoiser, config)))(omega, y, mask, V)
     expected_g, expected_dg = jax.jit(jax.vmap(reference))(omega, y, mask, V)
@@ -217,7 +268,8 @@ def test_closed_form_output_denoiser_matches_automatic_differentiation(variant, 
 
 
 def test_progress_runs_in_chunks_to_the_same_fixed_point(capsys):
-    """With ``progress`` the loop runs ``ITERATION_CHUNK`` iterations per compiled call and shows a bar on
+    """With ``progress`` the loop runs ``ITERATION_CHUNK`` iterations per compiled call and shows a
+    bar on
     stderr; the iterates are the same as one compiled loop (same operations, same order)."""
     plain, _ = small_run(SPIKED, 2.0, tol=1e-6)
     shown, _ = small_run(SPIKED, 2.0, tol=1e-6, progress=True)
@@ -234,10 +286,14 @@ def gibbs_comparison(config: SLRConfig, alpha: float, seed: int) -> dict[str, fl
     (the Gibbs mean's Monte Carlo noise removed by two independent halves of the chains), and the
     difference of the test errors of the two training-set posterior means of ``f`` on one test set.
     """
-    key_teacher, key_data, key_start, key_gibbs, key_test = jax.random.split(jax.random.PRNGKey(100 + seed), 5)
+    key_teacher, key_data, key_start, key_gibbs, key_test = jax.random.split(
+        jax.random.PRNGKey(100 + seed), 5
+    )
     teacher = draw_teacher(key_teacher, config.D, exact=True)
     batch = simulate(key_data, config, teacher, round(alpha * config.D))
-    result = amp.run_amp(key_start, amp.AMPData(batch.X, batch.y, batch.mask), config, teacher=teacher, tol=1e-8)
+    result = amp.run_amp(
+        key_start, amp.AMPData(batch.X, batch.y, batch.mask), config, teacher=teacher, tol=1e-8
+    )
     assert bool(result.converged)
     draws = run_gibbs(key_gibbs, config, batch, chains=4, warmup=300, samples=300)
     half = draws.k.shape[0] // 2
@@ -252,17 +308,25 @@ def gibbs_comparison(config: SLRConfig, alpha: float, seed: int) -> dict[str, fl
     predict = amp.amp_predictor(config, result.state, own_tilt=False)
 
     def difference(test):
-        errors = [excess_error_given_teacher(config, teacher, test, f) for f in
-                  (predict(test.X, test.lengths), posterior_mean_predictor(config, k_draws, v_draws, test.X, test.lengths))]
+        errors = [
+            excess_error_given_teacher(config, teacher, test, f)
+            for f in (
+                predict(test.X, test.lengths),
+                posterior_mean_predictor(config, k_draws, v_draws, test.X, test.lengths),
+            )
+        ]
         return errors[0] - errors[1]
 
-    row["error_difference"] = float(streamed_mean(difference, key_test, config, teacher, 10_000).mean)
+    row["error_difference"] = float(
+        streamed_mean(difference, key_test, config, teacher, 10_000).mean
+    )
     return row
 
 
 @pytest.mark.slow
 def test_amp_agrees_with_the_exact_gibbs_posterior_on_the_same_data(full_size):
-    """Spiked ``nu = 2``, ``L = 3``, ``Delta = 0.1``, alpha = 2: AMP's posterior mean against Gibbs's.
+    """Spiked ``nu = 2``, ``L = 3``, ``Delta = 0.1``, alpha = 2: AMP's posterior mean against
+    Gibbs's.
 
     AMP is exact only as ``D -> inf``. Measured (docs/theory.md part C, 3-4 teachers each): the
     relative squared distance ``|W_hat - <W>|^2 / |<W>|^2`` is at most 1.1e-3 at D = 50 and 100;
@@ -284,9 +348,12 @@ def test_amp_agrees_with_the_exact_gibbs_posterior_on_the_same_data(full_size):
 
 
 def tolerance(kind: str, D: int, seeds: int, se_samples: int = SE_SAMPLES) -> float:
-    """Four standard errors of a mean over ``seeds`` runs (finite-size spread), plus the theory's error
+    """Four standard errors of a mean over ``seeds`` runs (finite-size spread), plus the theory's
+    error
     (``SE_ERROR`` scaled to ``se_samples`` draws)."""
-    return 4 * FLUCTUATION[kind] / math.sqrt(D * seeds) + SE_ERROR * math.sqrt(SE_SAMPLES / se_samples)
+    return 4 * FLUCTUATION[kind] / math.sqrt(D * seeds) + SE_ERROR * math.sqrt(
+        SE_SAMPLES / se_samples
+    )
 
 
 @pytest.mark.slow
@@ -299,8 +366,9 @@ def test_amp_iterates_follow_the_state_evolution(full_size):
     D, seeds = (4000, 4) if full_size else (2000, 3)
     config = SPIKED.replace(D=D)
     start = amp.START_OVERLAP
-    theory = bayes_state_evolution_history(config, alpha=1.0, start=(start, start), iterations=4, damping=1.0,
-                                           mc_samples=SE_SAMPLES)
+    theory = bayes_state_evolution_history(
+        config, alpha=1.0, start=(start, start), iterations=4, damping=1.0, mc_samples=SE_SAMPLES
+    )
     expected = theory[:, [0, 0, 1, 1]]
     runs = []
     for seed in range(seeds):
@@ -308,7 +376,9 @@ def test_amp_iterates_follow_the_state_evolution(full_size):
         runs.append(np.asarray(result.history[:5]))
     mean = np.mean(runs, axis=0)
     assert np.all(np.abs(mean - expected) < tolerance("overlap", D, seeds)), (mean, expected)
-    assert np.all(np.diff(mean[:, [0, 2]], axis=0) > 0)  # the overlaps grow, as the state evolution's
+    assert np.all(
+        np.diff(mean[:, [0, 2]], axis=0) > 0
+    )  # the overlaps grow, as the state evolution's
 
 
 @pytest.mark.slow
@@ -327,7 +397,11 @@ def test_amp_fixed_point_matches_the_state_evolution(alpha, full_size):
     assert abs(error - theory["test_error"]) < tolerance("error", D, seeds)
     for name in ("m_k", "q_k", "m_v", "q_v"):
         value = np.mean([row["overlaps"][name] for row in rows])
-        assert abs(value - theory["q_" + name[-1]]) < tolerance("overlap", D, seeds), (name, value, theory)
+        assert abs(value - theory["q_" + name[-1]]) < tolerance("overlap", D, seeds), (
+            name,
+            value,
+            theory,
+        )
 
 
 @pytest.mark.slow
@@ -342,8 +416,12 @@ def test_amp_max_slr_matches_the_state_evolution(nu, full_size):
     """
     D, seeds, se_samples = (1000, 2, SE_SAMPLES) if full_size else (200, 1, 2048)
     config = SLRConfig("max", D, LengthLaw.fixed(3), nu, 0.1)
-    options = AMPOptions(n_test=5_000 if full_size else 2_000, se_samples=se_samples, history=False,
-                         tol=1e-6 if full_size else 1e-4)  # 1e-4: far below the tolerance, half the iterations
+    options = AMPOptions(
+        n_test=5_000 if full_size else 2_000,
+        se_samples=se_samples,
+        history=False,
+        tol=1e-6 if full_size else 1e-4,
+    )  # 1e-4: far below the tolerance, half the iterations
     rows = [amp_point(config, 4.0, seed, options) for seed in range(seeds)]
     assert all(row["converged"] for row in rows)
     theory = rows[0]["state_evolution"]
@@ -353,7 +431,11 @@ def test_amp_max_slr_matches_the_state_evolution(nu, full_size):
     assert abs(error - theory["test_error"]) < allowed, (error, theory)
     for name in ("m_k", "q_k", "m_v", "q_v"):
         value = np.mean([row["overlaps"][name] for row in rows])
-        assert abs(value - theory["q_" + name[-1]]) < tolerance("overlap", D, seeds, se_samples), (name, value, theory)
+        assert abs(value - theory["q_" + name[-1]]) < tolerance("overlap", D, seeds, se_samples), (
+            name,
+            value,
+            theory,
+        )
 
 
 def test_random_and_informed_starts_reach_the_same_fixed_point():
@@ -369,10 +451,17 @@ def test_random_and_informed_starts_reach_the_same_fixed_point():
     assert np.all(gap < 1e-8), gap
 
 
-@pytest.mark.parametrize("argv, name", [
-    (["--damping", "0"], "damping"), (["--damping", "2"], "damping"), (["--alpha", "0"], "alpha"),
-    (["--D", "1"], "D"), (["--seeds", "0"], "seeds"), (["--D", "100000", "--alpha", "64"], "GiB"),
-])
+@pytest.mark.parametrize(
+    "argv, name",
+    [
+        (["--damping", "0"], "damping"),
+        (["--damping", "2"], "damping"),
+        (["--alpha", "0"], "alpha"),
+        (["--D", "1"], "D"),
+        (["--seeds", "0"], "seeds"),
+        (["--D", "100000", "--alpha", "64"], "GiB"),
+    ],
+)
 def test_cli_refuses_bad_input_with_exit_2_and_writes_nothing(argv, name, tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["amp", *argv, "--out", str(out), "--plot", str(tmp_path / "a.png")]) == 2
@@ -381,16 +470,45 @@ def test_cli_refuses_bad_input_with_exit_2_and_writes_nothing(argv, name, tmp_pa
 
 
 def test_cli_json_rows_and_resume(tmp_path, capsys):
-    """``bayes-slr amp --json``: one row per (alpha, seed) with the documented keys; a second run with
+    """``bayes-slr amp --json``: one row per (alpha, seed) with the documented keys; a second run
+    with
     the same ``--out`` reads the finished points back (same numbers, no recomputation)."""
-    argv = ["amp", "--nu", "2", "--Delta", "0.1", "--D", "100", "--alpha", "2", "--seeds", "2", "--n-test", "2000",
-            "--se-samples", "512", "--json", "--out", str(tmp_path)]
+    argv = [
+        "amp",
+        "--nu",
+        "2",
+        "--Delta",
+        "0.1",
+        "--D",
+        "100",
+        "--alpha",
+        "2",
+        "--seeds",
+        "2",
+        "--n-test",
+        "2000",
+        "--se-samples",
+        "512",
+        "--json",
+        "--out",
+        str(tmp_path),
+    ]
     assert main(argv) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert [(row["alpha"], row["seed"]) for row in rows] == [(2.0, 0), (2.0, 1)]
     for row in rows:
-        assert {"alpha", "D", "seed", "test_error", "stderr", "overlaps", "iterations", "converged", "residual",
-                "state_evolution"} <= set(row)
+        assert {
+            "alpha",
+            "D",
+            "seed",
+            "test_error",
+            "stderr",
+            "overlaps",
+            "iterations",
+            "converged",
+            "residual",
+            "state_evolution",
+        } <= set(row)
         assert set(row["overlaps"]) == {"m_k", "q_k", "m_v", "q_v"}
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out)["rows"] == rows
@@ -400,8 +518,21 @@ def test_cli_json_rows_and_resume(tmp_path, capsys):
 def test_cli_shows_the_iterations_bar_unless_quiet(capsys):
     """``bayes-slr amp`` shows a bar over the running point's iterations (besides the points bar) on
     stderr; ``--quiet`` shows neither."""
-    argv = ["amp", "--nu", "2", "--Delta", "0.1", "--D", "100", "--alpha", "2", "--n-test", "1000",
-            "--no-state-evolution", "--json"]
+    argv = [
+        "amp",
+        "--nu",
+        "2",
+        "--Delta",
+        "0.1",
+        "--D",
+        "100",
+        "--alpha",
+        "2",
+        "--n-test",
+        "1000",
+        "--no-state-evolution",
+        "--json",
+    ]
     assert main(argv) == 0
     err = capsys.readouterr().err
     assert "GAMP iterations" in err and "amp points" in err

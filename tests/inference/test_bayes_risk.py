@@ -16,7 +16,11 @@ import numpy as np
 import pytest
 
 from bayes_slr import LengthLaw, SLRConfig
-from bayes_slr.inference.bayes_risk import bayes_risk_empirical, bayes_risk_mc, draw_population_scores
+from bayes_slr.inference.bayes_risk import (
+    bayes_risk_empirical,
+    bayes_risk_mc,
+    draw_population_scores,
+)
 from bayes_slr.inference.location import location_posterior
 from bayes_slr.theory.bayes import bayes_error_exact
 
@@ -45,7 +49,9 @@ def _agree(a: float, se_a: float, b: float, se_b: float, bound: float = 0.0) -> 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("config", POINTS, ids=_ids)
-def test_exact_mc_and_empirical_routes_agree(key: jax.Array, full_size: bool, config: SLRConfig) -> None:
+def test_exact_mc_and_empirical_routes_agree(
+    key: jax.Array, full_size: bool, config: SLRConfig
+) -> None:
     mc_samples, data_samples = (2**22, 2**17) if full_size else (MC_SAMPLES, 2**13)
     exact = bayes_error_exact(config)
     mc = bayes_risk_mc(config, mc_samples, key)
@@ -66,14 +72,18 @@ def test_exact_and_mc_agree_at_large_length(key: jax.Array, full_size: bool) -> 
     config = LARGE_L.replace(length=LengthLaw.fixed(100_000)) if full_size else LARGE_L
     exact = bayes_error_exact(config)
     mc = bayes_risk_mc(config, 2**14 if full_size else 2**11, key)
-    assert _agree(mc.bayes_error.mean, mc.bayes_error.stderr, exact.value, 0.0, exact.error_bound + ROUNDING)
+    assert _agree(
+        mc.bayes_error.mean, mc.bayes_error.stderr, exact.value, 0.0, exact.error_bound + ROUNDING
+    )
     assert _agree(mc.nishimori_gap.mean, mc.nishimori_gap.stderr, 0.0, 0.0)
     assert 0 < mc.bayes_error.stderr < 0.01
 
 
 @functools.partial(jax.jit, static_argnames=("config",))
 def _nishimori_gaps(key: jax.Array, config: SLRConfig) -> jax.Array:
-    """Per-sequence ``p_eps - sum p^2`` for the true posterior and one at twice its inverse temperature."""
+    """Per-sequence ``p_eps - sum p^2`` for the true posterior and one at twice its inverse
+    temperature.
+    """
     chi, lengths, eps = draw_population_scores(key, config, 2**15)
     mask = jnp.arange(config.Lbar) < lengths[:, None]
     too_cold = jax.nn.softmax(jnp.where(mask, 2 * config.c_nu * chi, -jnp.inf), axis=-1, where=mask)
@@ -106,7 +116,10 @@ def test_no_signal_gives_one_minus_mean_inverse_length(key: jax.Array, config: S
 
 def test_exact_error_is_zero_for_one_token_and_grows_with_L() -> None:
     for variant, nu in (("spiked", 4.0), ("max", 1.0)):
-        values = [bayes_error_exact(SLRConfig(variant, 1, LengthLaw.fixed(L), nu)) for L in (1, 2, 3, 10, 100, 10_000)]
+        values = [
+            bayes_error_exact(SLRConfig(variant, 1, LengthLaw.fixed(L), nu))
+            for L in (1, 2, 3, 10, 100, 10_000)
+        ]
         assert abs(values[0].value) <= values[0].error_bound + ROUNDING
         steps = np.diff([v.value for v in values])
         assert np.all(steps > 2 * max(v.error_bound + ROUNDING for v in values)), (variant, steps)
@@ -114,7 +127,12 @@ def test_exact_error_is_zero_for_one_token_and_grows_with_L() -> None:
 
 @pytest.mark.parametrize("config", POINTS[:3], ids=_ids)
 def test_monte_carlo_error_decreases_with_nu(key: jax.Array, config: SLRConfig) -> None:
-    """Same key for every ``nu`` (common random numbers); each step exceeds 4 combined standard errors."""
-    estimates = [bayes_risk_mc(config.replace(nu=nu), MC_SAMPLES, key).bayes_error for nu in (0, 0.5, 1, 2, 4)]
+    """Same key for every ``nu`` (common random numbers); each step exceeds 4 combined standard
+    errors.
+    """
+    estimates = [
+        bayes_risk_mc(config.replace(nu=nu), MC_SAMPLES, key).bayes_error
+        for nu in (0, 0.5, 1, 2, 4)
+    ]
     for before, after in zip(estimates, estimates[1:]):
         assert before.mean - after.mean > Z * math.hypot(before.stderr, after.stderr)

@@ -1,4 +1,5 @@
-"""Work laid out over devices: the host platform split into 2 devices gives the numbers of one device.
+"""Work laid out over devices: the host platform split into 2 devices gives the numbers of one
+device.
 
 One script runs in a subprocess with 1 and with 2 host devices (``XLA_FLAGS`` must be set
 before JAX starts): the Monte Carlo Bayes risk (batches over devices), posterior chains
@@ -24,59 +25,12 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-SCRIPT = """
-import json, os, sys
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=" + sys.argv[1]
-import jax, numpy as np
-from bayes_slr import LengthLaw, SLRConfig
-from bayes_slr.inference.bayes_risk import bayes_risk_mc
-from bayes_slr.inference.kernels import KERNELS, SamplerData
-from bayes_slr.inference.kernels.base import scan_chains
-from bayes_slr.inference.predictive import PosteriorPredictor, posterior_errors
-from bayes_slr.inference.samplers import initial_positions, sample_posterior
-from bayes_slr.jax_setup import enable_compilation_cache
-from bayes_slr.models.scoring import excess_test_error, zero_predictor
-from bayes_slr.models.simulate import draw_teacher, iterate_batches, simulate
-from bayes_slr.numerics.devices import device_count
-
-enable_compilation_cache()
-out = {"devices": len(jax.devices()), "risk": []}
-for config in (SLRConfig("spiked", 1, LengthLaw.uniform(5), 2.0), SLRConfig("max", 1, LengthLaw.fixed(4), float("inf"))):
-    r = bayes_risk_mc(config, 30_000, jax.random.PRNGKey(0), batch_size=4_000)
-    out["risk"].append([r.bayes_error.mean.item(), r.bayes_error.stderr.item(), r.nishimori_gap.mean.item()])
-draws, errors = {}, {}
-for variant, sampler, chains in (("spiked", "gibbs", 3), ("max", "gibbs-hmc", 2), ("spiked", "nuts", 2)):
-    config = SLRConfig(variant, 6, LengthLaw.uniform(3), 2.0, 0.1)
-    key_teacher, key_data, key_run, key_test = jax.random.split(jax.random.PRNGKey(3), 4)
-    teacher = draw_teacher(key_teacher, config.D, exact=True)
-    batch = simulate(key_data, config, teacher, 24)
-    d = sample_posterior(key_run, config, batch, sampler=sampler, chains=chains, warmup=15, samples=15)
-    draws.update({f"{sampler} k": d.k, f"{sampler} v": d.v, f"{sampler} log_density": d.log_density})
-    if sampler == "gibbs":
-        e = posterior_errors(key_test, config, teacher, d.k, d.v, N_test=3_000, chunk_size=1_000, groups=3)
-        z = excess_test_error(key_test, config, teacher, zero_predictor, N_test=2_501, chunk_size=1_000)
-        errors = {name: [x.value, x.stderr] for name, x in (("bayes", e.bayes), ("plain", e.plain), ("zero", z))}
-        kernel = KERNELS[sampler].make_kernel(config, 2)
-        k0, v0 = initial_positions(key_run, config, 4, "random", None)
-        (k, _), _ = scan_chains(kernel, jax.random.split(key_run, 4), SamplerData.of(batch), k0, v0, warmup=2,
-                                samples=2, n_devices=len(jax.devices()))
-        chunk = next(iterate_batches(key_test, config, teacher, 1_000, 1_000))
-        f = PosteriorPredictor(config, d.k, d.v)(chunk.X, chunk.lengths)
-        with jax.default_device(jax.devices()[-1]):  # asked for on one device: everything runs there
-            (k_pinned, _), _ = scan_chains(kernel, jax.random.split(key_run, 4), SamplerData.of(batch), k0, v0,
-                                           warmup=2, samples=2, n_devices=device_count())
-            chunk_pinned = next(iterate_batches(key_test, config, teacher, 1_000, 1_000))
-        out["layout"] = {name: sorted((s.device.id, s.data.shape[0]) for s in x.addressable_shards)
-                         for name, x in (("chains", k), ("test chunk", chunk.X), ("predictions", f),
-                                         ("pinned chains", k_pinned), ("pinned chunk", chunk_pinned.X))}
-out["errors"] = errors
-np.savez(sys.argv[2], **draws)
-print(json.dumps(out))
-"""
+SCRIPT = Path(__file__).with_name("devices_script.py")
 
 
 @pytest.fixture(scope="module")
@@ -84,9 +38,16 @@ def runs(tmp_path_factory) -> dict[int, tuple[dict, dict[str, np.ndarray]]]:
     """The script's output with 1 and with 2 host devices (both processes at once)."""
     folder = tmp_path_factory.mktemp("devices")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    processes = {n: subprocess.Popen([sys.executable, "-c", SCRIPT, str(n), str(folder / f"{n}.npz")],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-                 for n in (1, 2)}
+    processes = {
+        n: subprocess.Popen(
+            [sys.executable, str(SCRIPT), str(n), str(folder / f"{n}.npz")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for n in (1, 2)
+    }
     results = {}
     for n, process in processes.items():
         stdout, stderr = process.communicate(timeout=600)
@@ -100,7 +61,9 @@ def test_the_work_is_laid_out_over_two_devices(runs):
     layout = runs[2][0]["layout"]
     assert layout["chains"] == [[0, 2], [1, 2]]  # 4 chains: 2 on each device
     assert layout["test chunk"] == layout["predictions"] == [[0, 500], [1, 500]]
-    assert layout["pinned chains"] == [[1, 4]] and layout["pinned chunk"] == [[1, 1000]]  # jax.default_device
+    assert layout["pinned chains"] == [[1, 4]] and layout["pinned chunk"] == [
+        [1, 1000]
+    ]  # jax.default_device
     assert all(len(shards) == 1 for shards in runs[1][0]["layout"].values())
 
 
@@ -109,12 +72,18 @@ def test_bayes_risk_monte_carlo_is_the_same_on_two_devices(runs):
         assert two == pytest.approx(one, rel=1e-12, abs=1e-15)
 
 
-@pytest.mark.parametrize(("sampler", "tolerance"), [("gibbs", 1e-12), ("gibbs-hmc", 1e-10), ("nuts", 1e-6)])
+@pytest.mark.parametrize(
+    ("sampler", "tolerance"), [("gibbs", 1e-12), ("gibbs-hmc", 1e-10), ("nuts", 1e-6)]
+)
 def test_chains_are_the_same_on_two_devices(runs, sampler, tolerance):
     one, two = runs[1][1], runs[2][1]
     for name in ("k", "v"):
-        np.testing.assert_allclose(two[f"{sampler} {name}"], one[f"{sampler} {name}"], rtol=0, atol=tolerance)
-    np.testing.assert_allclose(two[f"{sampler} log_density"], one[f"{sampler} log_density"], rtol=tolerance)
+        np.testing.assert_allclose(
+            two[f"{sampler} {name}"], one[f"{sampler} {name}"], rtol=0, atol=tolerance
+        )
+    np.testing.assert_allclose(
+        two[f"{sampler} log_density"], one[f"{sampler} log_density"], rtol=tolerance
+    )
 
 
 def test_test_errors_are_the_same_on_two_devices(runs):

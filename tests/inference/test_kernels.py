@@ -1,4 +1,5 @@
-"""Sampler kernels behind one interface: purity, the one scan driver, and Gibbs-HMC (max-SLR) against NUTS.
+"""Sampler kernels behind one interface: purity, the one scan driver, and Gibbs-HMC (max-SLR)
+against NUTS.
 
 Tolerances: posterior means of two independent samplers agree within 4 combined Monte
 Carlo standard errors (ArviZ ``mcse_mean``).
@@ -13,12 +14,19 @@ import numpy as np
 import pytest
 
 from bayes_slr.inference import diagnostics, posterior_io
-from bayes_slr.inference.kernels import AUTO_ORDER, KERNELS, SamplerData, auto_sampler, run_chains, supports
-from bayes_slr.models.variants import get_variant
+from bayes_slr.inference.kernels import (
+    AUTO_ORDER,
+    KERNELS,
+    SamplerData,
+    auto_sampler,
+    run_chains,
+    supports,
+)
 from bayes_slr.inference.kernels.gibbs_hmc import mass_matrix
 from bayes_slr.inference.samplers import initial_positions, resolve_sampler, sample_posterior
 from bayes_slr.models.simulate import draw_teacher, simulate
 from bayes_slr.models.spec import LengthLaw, SLRConfig
+from bayes_slr.models.variants import get_variant
 
 MAX = SLRConfig("max", 10, LengthLaw.uniform(3), 2.0, 0.1)
 ALPHA = 8
@@ -32,31 +40,44 @@ def data():
 
 
 def test_auto_picks_exact_gibbs_for_spiked_and_gibbs_hmc_for_max():
-    assert auto_sampler(get_variant("spiked")) == "gibbs" and auto_sampler(get_variant("max")) == "gibbs-hmc"
+    assert (
+        auto_sampler(get_variant("spiked")) == "gibbs"
+        and auto_sampler(get_variant("max")) == "gibbs-hmc"
+    )
     assert resolve_sampler(MAX, "auto") == "gibbs-hmc" and resolve_sampler(MAX, "nuts") == "nuts"
     assert set(AUTO_ORDER) == set(KERNELS)
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_kernel_is_pure_and_driver_returns_warmup_then_draws(name, data):
-    """Same key, same start: same draws (no hidden state); the driver returns warm-up + kept steps."""
+    """Same key, same start: same draws (no hidden state); the driver returns warm-up +
+    kept steps.
+    """
     teacher, batch = data
     config = MAX if supports(name, MAX.law) else MAX.replace(variant="spiked")
     batch = simulate(jax.random.PRNGKey(1), config, teacher, 40)
     kernel = KERNELS[name].make_kernel(config, 5)
     starts = initial_positions(jax.random.PRNGKey(2), config, 2, "random", None)
-    first, info = run_chains(jax.random.PRNGKey(3), kernel, SamplerData.of(batch), starts, warmup=5, samples=7)
-    second, _ = run_chains(jax.random.PRNGKey(3), kernel, SamplerData.of(batch), starts, warmup=5, samples=7)
+    first, info = run_chains(
+        jax.random.PRNGKey(3), kernel, SamplerData.of(batch), starts, warmup=5, samples=7
+    )
+    second, _ = run_chains(
+        jax.random.PRNGKey(3), kernel, SamplerData.of(batch), starts, warmup=5, samples=7
+    )
     assert first["k"].shape == (2, 12, config.D)
     np.testing.assert_array_equal(first["k"], second["k"])
     assert all(values.shape == (2, 12) for values in info.values())
-    draws = sample_posterior(jax.random.PRNGKey(3), config, batch, sampler=name, chains=2, warmup=5, samples=7)
+    draws = sample_posterior(
+        jax.random.PRNGKey(3), config, batch, sampler=name, chains=2, warmup=5, samples=7
+    )
     assert draws.k.shape == (2, 7, config.D) and draws.warmup["k"].shape == (2, 5, config.D)
     assert draws.sampler == name and np.all(np.isfinite(draws.log_density))
 
 
 def test_mass_matrix_is_the_hessian_at_zero(data):
-    """The Gibbs-HMC preconditioner equals the autodiff Hessian of -log p(k | eps) at k = 0 (any eps)."""
+    """The Gibbs-HMC preconditioner equals the autodiff Hessian of -log p(k | eps) at k = 0 (any
+    eps).
+    """
     _, batch = data
     from bayes_slr.models.numpyro_models import location_log_weights
 
@@ -72,15 +93,27 @@ def test_mass_matrix_is_the_hessian_at_zero(data):
 
 def test_gibbs_hmc_agrees_with_nuts_on_max_slr(data):
     """Max-SLR, variable length: Gibbs-HMC from random starts and NUTS from the teacher agree on the
-    overlaps (4 combined MCSE); Gibbs-HMC converged (r_hat < 1.05) with acceptance near its target."""
+    overlaps (4 combined MCSE); Gibbs-HMC converged (r_hat < 1.05) with acceptance near its target.
+    """
     teacher, batch = data
     tables = {}
     for sampler, init in (("gibbs-hmc", "random"), ("nuts", "informed")):
-        draws = sample_posterior(jax.random.PRNGKey(4), MAX, batch, sampler=sampler, chains=4, warmup=300,
-                                 samples=500, init=init, teacher=teacher)
+        draws = sample_posterior(
+            jax.random.PRNGKey(4),
+            MAX,
+            batch,
+            sampler=sampler,
+            chains=4,
+            warmup=300,
+            samples=500,
+            init=init,
+            teacher=teacher,
+        )
         if sampler == "gibbs-hmc":
             assert 0.6 < draws.sample_stats["acceptance_rate"].mean() < 0.95
-        tables[sampler] = diagnostics.diagnostics_table(posterior_io.to_datatree(draws, MAX, batch, teacher, seed=4))
+        tables[sampler] = diagnostics.diagnostics_table(
+            posterior_io.to_datatree(draws, MAX, batch, teacher, seed=4)
+        )
     assert diagnostics.convergence_summary(tables["gibbs-hmc"])["rhat_max"] < 1.05
     for name in posterior_io.OVERLAPS:
         a, b = tables["gibbs-hmc"][name], tables["nuts"][name]
@@ -88,15 +121,23 @@ def test_gibbs_hmc_agrees_with_nuts_on_max_slr(data):
 
 
 def test_gibbs_hmc_mixes_from_random_starts_where_nuts_gets_stuck():
-    """Max-SLR, D = 20, L = 3, nu = 2, Delta = 0.1, alpha = 4 (seeds below): NUTS from 4 random starts
+    """Max-SLR, D = 20, L = 3, nu = 2, Delta = 0.1, alpha = 4 (seeds below): NUTS from 4 random
+    starts
     leaves one chain in an uninformed mode (measured r_hat 1.53 over the overlaps, log-density 66
-    below); the default kernel (annealed warm-up, locations summed out in the direction moves) converges."""
+    below); the default kernel (annealed warm-up, locations summed out in the direction moves)
+    converges."""
     config = SLRConfig("max", 20, LengthLaw.fixed(3), 2.0, 0.1)
     teacher = draw_teacher(jax.random.PRNGKey(0), config.D)
     batch = simulate(jax.random.PRNGKey(1), config, teacher, 4 * config.D)
-    draws = sample_posterior(jax.random.PRNGKey(2), config, batch, chains=4, warmup=300, samples=300)
+    draws = sample_posterior(
+        jax.random.PRNGKey(2), config, batch, chains=4, warmup=300, samples=300
+    )
     assert draws.sampler == "gibbs-hmc"
-    table = diagnostics.diagnostics_table(posterior_io.to_datatree(draws, config, batch, teacher, seed=2))
+    table = diagnostics.diagnostics_table(
+        posterior_io.to_datatree(draws, config, batch, teacher, seed=2)
+    )
     assert diagnostics.convergence_summary(table)["rhat_max"] < 1.05
     m_k = posterior_io.overlaps(draws.k, draws.v, teacher)["m_k"].mean(axis=1)
-    assert np.ptp(m_k) < 0.1  # every chain in the informed mode (the stuck NUTS chain sat at m_k = 0.01)
+    assert (
+        np.ptp(m_k) < 0.1
+    )  # every chain in the informed mode (the stuck NUTS chain sat at m_k = 0.01)

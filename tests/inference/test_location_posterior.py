@@ -26,7 +26,8 @@ CASES = [
 
 
 def _data(key: jax.Array) -> tuple[Teacher, jax.Array, jax.Array, jax.Array]:
-    """A prior-draw teacher (``|k*|^2 != D``, so the spiked normaliser matters), tokens, lengths, ``y``.
+    """A prior-draw teacher (``|k*|^2 != D``, so the spiked normaliser matters), tokens, lengths,
+    ``y``.
 
     The posterior formula holds for any tokens, so they need not come from the SLR law;
     every length from 1 to ``LBAR`` occurs and padding is zero.
@@ -54,8 +55,12 @@ def _enumerated_location_posterior(
     return jax.nn.softmax(log_joint, axis=0).T
 
 
-@pytest.mark.parametrize("config", CASES, ids=lambda c: f"{c.variant}-{c.length.describe()}-nu{c.nu:g}")
-def test_posterior_and_estimator_match_numpyro_enumeration(key: jax.Array, config: SLRConfig) -> None:
+@pytest.mark.parametrize(
+    "config", CASES, ids=lambda c: f"{c.variant}-{c.length.describe()}-nu{c.nu:g}"
+)
+def test_posterior_and_estimator_match_numpyro_enumeration(
+    key: jax.Array, config: SLRConfig
+) -> None:
     teacher, X, lengths, y = _data(key)
     reference = _enumerated_location_posterior(config, teacher, X, lengths, y)
     posterior = location_posterior(X, lengths, config, k=teacher.k_star)
@@ -70,7 +75,9 @@ def test_posterior_and_estimator_match_numpyro_enumeration(key: jax.Array, confi
 
 def test_argmax_ties_are_split_evenly() -> None:
     config = SLRConfig("max", 1, LengthLaw.uniform(4), math.inf)
-    chi = jnp.array([[1.0, 2.0, 2.0, 9.0], [3.0, 3.0, 0.0, 3.0], [1.0, 2.0, 3.0, 4.0], [0.0, -1.0, 5.0, 5.0]])
+    chi = jnp.array(
+        [[1.0, 2.0, 2.0, 9.0], [3.0, 3.0, 0.0, 3.0], [1.0, 2.0, 3.0, 4.0], [0.0, -1.0, 5.0, 5.0]]
+    )
     lengths = jnp.array([3, 4, 1, 4])
     expected = [[0, 0.5, 0.5, 0], [1 / 3, 1 / 3, 0, 1 / 3], [1, 0, 0, 0], [0, 0, 0.5, 0.5]]
     np.testing.assert_allclose(location_posterior(chi, lengths, config), expected, atol=1e-15)

@@ -1,4 +1,5 @@
-"""Posterior files from the previous stack (ArviZ 0.23 ``InferenceData``) load, or are refused by version.
+"""Posterior files from the previous stack (ArviZ 0.23 ``InferenceData``) load, or are refused by
+version.
 
 ``tests/inference/data/posterior_arviz023.nc`` was written by bayes-slr 0.1.0 on Python 3.11 with
 jax 0.10.2 and ArviZ 0.23.4, and ``posterior_arviz023.json`` is what that version printed::
@@ -27,7 +28,9 @@ LEGACY_SUMMARY = json.loads((DATA / "posterior_arviz023.json").read_text())
 
 
 def test_arviz023_file_loads():
-    """The old file reads as a DataTree with every group; its record names the versions that wrote it."""
+    """The old file reads as a DataTree with every group; its record names the versions that wrote
+    it.
+    """
     tree = posterior_io.load_posterior(LEGACY)
     assert posterior_io.config_of(tree) == SLRConfig("spiked", 4, LengthLaw.fixed(3), 4.0, 0.1)
     assert posterior_io.record_of(tree)["versions"]["arviz"] == "0.23.4"
@@ -49,8 +52,22 @@ def test_arviz023_file_resummarised(capsys):
     draws) and the r_hat of ``az.summary`` 0.23 differed from its own ``az.rhat`` on one
     row (v[1]: 1.093 in the summary, 1.079 from ``az.rhat``, which 1.x reproduces).
     """
-    assert main(["posterior", "--from", str(LEGACY), "--N-test", "100", "--max-draws", "20", "--no-erm",
-                 "--json"]) == 0
+    assert (
+        main(
+            [
+                "posterior",
+                "--from",
+                str(LEGACY),
+                "--N-test",
+                "100",
+                "--max-draws",
+                "20",
+                "--no-erm",
+                "--json",
+            ]
+        )
+        == 0
+    )
     new = json.loads(capsys.readouterr().out)
     old = LEGACY_SUMMARY
     assert new["config"] == old["config"] and new["seed"] == old["seed"]
@@ -60,7 +77,10 @@ def test_arviz023_file_resummarised(capsys):
     assert set(new["diagnostics"]) == set(old["diagnostics"])
     for name, row in old["diagnostics"].items():
         for column in ("mean", "sd", "mcse_mean", "ess_bulk"):
-            assert new["diagnostics"][name][column] == pytest.approx(row[column], rel=1e-9), (name, column)
+            assert new["diagnostics"][name][column] == pytest.approx(row[column], rel=1e-9), (
+                name,
+                column,
+            )
 
 
 def test_unreadable_old_layout_names_its_version(tmp_path):
@@ -70,7 +90,9 @@ def test_unreadable_old_layout_names_its_version(tmp_path):
     del tree["location_posterior"]
     damaged = tmp_path / "old_without_locations.nc"
     tree.to_netcdf(damaged, engine="h5netcdf")
-    with pytest.raises(ConfigError, match=r"bayes-slr 0\.1\.0 with ArviZ 0\.23\.4.*location_posterior/probs"):
+    with pytest.raises(
+        ConfigError, match=r"bayes-slr 0\.1\.0 with ArviZ 0\.23\.4.*location_posterior/probs"
+    ):
         posterior_io.load_posterior(damaged)
 
     tree.posterior.attrs.pop("bayes_slr")

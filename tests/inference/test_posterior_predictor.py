@@ -1,4 +1,5 @@
-"""The Bayes-optimal posterior predictor (draws weighted by p(X | k)) and the unbiased error estimate.
+"""The Bayes-optimal posterior predictor (draws weighted by p(X | k)) and the unbiased error
+estimate.
 
 Routes compared: the streamed, grouped, log-space predictor against a direct NumPy
 evaluation of docs/model.md section 5's formula; the weighted and plain predictors (equal for
@@ -20,8 +21,8 @@ from bayes_slr.inference.predictive import (
     bayes_test_error,
     posterior_errors,
 )
-from bayes_slr.models.scoring import excess_error_given_teacher
 from bayes_slr.inference.samplers import sample_posterior
+from bayes_slr.models.scoring import excess_error_given_teacher
 from bayes_slr.models.simulate import draw_teacher, simulate, streamed_mean
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 
@@ -51,12 +52,15 @@ def max_slr():
 
 
 def _direct_prediction(config, k, v, X, L):
-    """docs/model.md section 5 in NumPy: weights p(X | k_s) (spiked: (1/L) sum_l exp(sqrt(nu) chi_l - nu|k|^2/2D);
+    """docs/model.md section 5 in NumPy: weights p(X | k_s) (spiked: (1/L) sum_l exp(sqrt(nu) chi_l
+    - nu|k|^2/2D);
     max: 1), then the weighted mean of sum_l softmax(c_nu chi)_l z_l."""
     D = config.D
     chi, z = X[:L] @ k.T / math.sqrt(D), X[:L] @ v.T / math.sqrt(D)  # (L, S)
     if config.variant == "spiked":
-        log_w = logsumexp(math.sqrt(config.nu) * chi - config.nu * np.sum(k**2, axis=1) / (2 * D), axis=0) - math.log(L)
+        log_w = logsumexp(
+            math.sqrt(config.nu) * chi - config.nu * np.sum(k**2, axis=1) / (2 * D), axis=0
+        ) - math.log(L)
     else:
         log_w = np.zeros(k.shape[0])
     f = np.sum(softmax(config.c_nu * chi, axis=0) * z, axis=0)
@@ -81,14 +85,19 @@ def test_weighted_predictor_matches_direct_formula(variant, spiked, max_slr):
         np.testing.assert_allclose(out.plain[n], plain, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(out.importance_ess[n], ess, rtol=1e-8)
         group = np.arange(predictor.draws) < predictor.draws // 3
-        np.testing.assert_allclose(out.bayes_groups[n, 0], _direct_prediction(config, k[group], v[group], X,
-                                                                               int(test.lengths[n]))[0], rtol=1e-10)
+        np.testing.assert_allclose(
+            out.bayes_groups[n, 0],
+            _direct_prediction(config, k[group], v[group], X, int(test.lengths[n]))[0],
+            rtol=1e-10,
+        )
 
 
 def test_max_slr_predictors_coincide(max_slr):
     """For max-SLR p(X | k) does not depend on k: the two predictors and their errors are equal."""
     config, teacher, _, draws = max_slr
-    errors = posterior_errors(jax.random.PRNGKey(3), config, teacher, draws.k, draws.v, N_test=N_TEST, max_draws=400)
+    errors = posterior_errors(
+        jax.random.PRNGKey(3), config, teacher, draws.k, draws.v, N_test=N_TEST, max_draws=400
+    )
     assert errors.bayes.value == pytest.approx(errors.plain.value, rel=1e-10)
     assert errors.importance_ess["q05"] == pytest.approx(errors.importance_ess["draws"], rel=1e-8)
 
@@ -102,15 +111,17 @@ def test_spiked_weighted_predictor_beats_plain_mean(spiked):
 
     def difference(batch):
         out = predictor.evaluate(batch.X, batch.lengths)
-        return (excess_error_given_teacher(config, teacher, batch, out.bayes)
-                - excess_error_given_teacher(config, teacher, batch, out.plain))
+        return excess_error_given_teacher(
+            config, teacher, batch, out.bayes
+        ) - excess_error_given_teacher(config, teacher, batch, out.plain)
 
     result = streamed_mean(difference, jax.random.PRNGKey(4), config, teacher, 2 * N_TEST)
     assert result.mean + 4 * result.stderr < 0, (result.mean, result.stderr)
 
 
 def test_split_estimator_removes_the_finite_draw_bias(spiked):
-    """alpha = 1: squaring an average of m draws is biased up by E_X[Var(f_bar_m)]; the cross-replicate
+    """alpha = 1: squaring an average of m draws is biased up by E_X[Var(f_bar_m)]; the
+    cross-replicate
     estimator is not.
 
     The pooled draws (shuffled: nearly independent) are partitioned into subsets of ``m``
@@ -128,25 +139,51 @@ def test_split_estimator_removes_the_finite_draw_bias(spiked):
     k, v = k[order], v[order]
     m = 8
     subsets = [slice(i, i + m) for i in range(0, 1600, m)]
-    reference = bayes_test_error(key, config, teacher, k, v, N_test=N_TEST, weighted=False, max_draws=k.shape[0])
-    old = np.array([bayes_test_error(key, config, teacher, k[s], v[s], N_test=N_TEST, weighted=False, groups=1).value
-                    for s in subsets])
-    new = np.array([bayes_test_error(key, config, teacher, k[s], v[s], N_test=N_TEST, weighted=False, groups=4).value
-                    for s in subsets])
+    reference = bayes_test_error(
+        key, config, teacher, k, v, N_test=N_TEST, weighted=False, max_draws=k.shape[0]
+    )
+    old = np.array(
+        [
+            bayes_test_error(
+                key, config, teacher, k[s], v[s], N_test=N_TEST, weighted=False, groups=1
+            ).value
+            for s in subsets
+        ]
+    )
+    new = np.array(
+        [
+            bayes_test_error(
+                key, config, teacher, k[s], v[s], N_test=N_TEST, weighted=False, groups=4
+            ).value
+            for s in subsets
+        ]
+    )
     test = simulate(key, config, teacher, N_TEST)
-    f = np.asarray(PosteriorPredictor(config, k[:1600], v[:1600], weighted=False, groups=200, max_draws=1600)
-                   .evaluate(test.X, test.lengths).plain_groups)  # (n, 200) subset means of 8 draws
-    predicted_bias = float(np.mean(np.var(f, axis=1, ddof=1)))  # Var over subsets of the m-draw mean
+    f = np.asarray(
+        PosteriorPredictor(config, k[:1600], v[:1600], weighted=False, groups=200, max_draws=1600)
+        .evaluate(test.X, test.lengths)
+        .plain_groups
+    )  # (n, 200) subset means of 8 draws
+    predicted_bias = float(
+        np.mean(np.var(f, axis=1, ddof=1))
+    )  # Var over subsets of the m-draw mean
     gap = old - new
-    assert abs(gap.mean() - predicted_bias) < 4 * gap.std(ddof=1) / math.sqrt(gap.size) + 0.05 * predicted_bias
+    assert (
+        abs(gap.mean() - predicted_bias)
+        < 4 * gap.std(ddof=1) / math.sqrt(gap.size) + 0.05 * predicted_bias
+    )
     assert predicted_bias > 4 * new.std(ddof=1) / math.sqrt(new.size)  # the test can see the bias
     assert abs(new.mean() - reference.value) < 4 * new.std(ddof=1) / math.sqrt(new.size)
     assert old.mean() - reference.value > 4 * old.std(ddof=1) / math.sqrt(old.size)
 
 
 def test_replicate_standard_error_covers_draw_noise(spiked):
-    """The standard error of the cross-replicate estimate includes a draw-noise part; both parts are positive."""
+    """The standard error of the cross-replicate estimate includes a draw-noise part; both parts are
+    positive.
+    """
     config, teacher, _, draws = spiked
-    error = bayes_test_error(jax.random.PRNGKey(3), config, teacher, draws.k, draws.v, N_test=N_TEST, max_draws=400)
+    error = bayes_test_error(
+        jax.random.PRNGKey(3), config, teacher, draws.k, draws.v, N_test=N_TEST, max_draws=400
+    )
     assert error.stderr_draws > 0 and error.stderr_test > 0
     assert error.stderr == pytest.approx(math.hypot(error.stderr_test, error.stderr_draws))

@@ -17,8 +17,8 @@ import xarray as xr
 from numpyro.handlers import condition
 from numpyro.infer.util import log_density
 
-from bayes_slr.experiments import erm
 from bayes_slr.errors import ConfigError
+from bayes_slr.experiments import erm
 from bayes_slr.inference import diagnostics, posterior_io
 from bayes_slr.inference.location import bayes_estimator
 from bayes_slr.inference.predictive import (
@@ -26,16 +26,17 @@ from bayes_slr.inference.predictive import (
     posterior_mean_predictor,
     sequence_location_posterior,
 )
-from bayes_slr.models.scoring import excess_test_error, zero_predictor
 from bayes_slr.inference.samplers import direction_conditionals, run_gibbs, sample_posterior
 from bayes_slr.models.numpyro_models import slr_model_enumerated
+from bayes_slr.models.scoring import excess_test_error, zero_predictor
 from bayes_slr.models.simulate import draw_teacher, simulate, streamed_mean
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.theory.bayes import bayes_error_exact
 
 SPIKED = SLRConfig("spiked", 10, LengthLaw.fixed(3), 4.0, 0.1)
 ALPHA = 8
-# One Gibbs setting, test-set size and draw count for every test (and tests/cli/test_cli_posterior.py):
+# One Gibbs setting, test-set size and draw count for every test (and
+# tests/cli/test_cli_posterior.py):
 # each compiled shape is then reused instead of compiled again.
 GIBBS = {"chains": 4, "warmup": 200, "samples": 500}
 N_TEST = 10_000
@@ -54,14 +55,21 @@ def data():
 def nuts_and_gibbs(data):
     """NUTS from random starts and Gibbs from the teacher, on the same data."""
     teacher, batch = data
-    nuts = sample_posterior(jax.random.PRNGKey(1), SPIKED, batch, sampler="nuts", chains=2, warmup=200, samples=300)
-    gibbs = run_gibbs(jax.random.PRNGKey(2), SPIKED, batch, **GIBBS, init="informed", teacher=teacher)
-    return (posterior_io.to_datatree(nuts, SPIKED, batch, teacher, seed=1),
-            posterior_io.to_datatree(gibbs, SPIKED, batch, teacher, seed=2))
+    nuts = sample_posterior(
+        jax.random.PRNGKey(1), SPIKED, batch, sampler="nuts", chains=2, warmup=200, samples=300
+    )
+    gibbs = run_gibbs(
+        jax.random.PRNGKey(2), SPIKED, batch, **GIBBS, init="informed", teacher=teacher
+    )
+    return (
+        posterior_io.to_datatree(nuts, SPIKED, batch, teacher, seed=1),
+        posterior_io.to_datatree(gibbs, SPIKED, batch, teacher, seed=2),
+    )
 
 
 def test_gibbs_conditionals_match_joint_density(data):
-    """Given the locations, log N(k | ...) + log N(v | ...) differs from the joint log-density by a constant.
+    """Given the locations, log N(k | ...) + log N(v | ...) differs from the joint log-density by a
+    constant.
 
     The joint is the enumerated NumPyro model with ``eps`` conditioned, an independent
     route to the conjugate formulas; exact up to float64 rounding.
@@ -78,10 +86,14 @@ def test_gibbs_conditionals_match_joint_density(data):
     @jax.jit
     def joint(k, v):
         model = condition(slr_model_enumerated, {"eps": eps})
-        value, _ = log_density(model, (SPIKED, batch.lengths, batch.X, batch.y), {}, {"k": k, "v": v})
+        value, _ = log_density(
+            model, (SPIKED, batch.lengths, batch.X, batch.y), {}, {"k": k, "v": v}
+        )
         return value
 
-    points = jax.random.normal(jax.random.PRNGKey(5), (4, 2, SPIKED.D)) + jnp.stack([teacher.k_star, teacher.v_star])
+    points = jax.random.normal(jax.random.PRNGKey(5), (4, 2, SPIKED.D)) + jnp.stack(
+        [teacher.k_star, teacher.v_star]
+    )
     offsets = [float(joint(k, v) - conditional(k, v)) for k, v in points]
     assert np.ptp(offsets) < 1e-8 * max(1.0, abs(offsets[0]))
 
@@ -98,7 +110,9 @@ def test_nuts_and_gibbs_agree_on_overlaps(nuts_and_gibbs):
 
 
 def test_location_posterior_is_calibrated(nuts_and_gibbs, data):
-    """Nishimori: E[P(eps = eps*)] = E[sum_l P(eps = l)^2] over training sequences (within 4 s.e.)."""
+    """Nishimori: E[P(eps = eps*)] = E[sum_l P(eps = l)^2] over training sequences
+    (within 4 s.e.).
+    """
     _, batch = data
     probs = nuts_and_gibbs[1].location_posterior["probs"].mean("chain").values
     np.testing.assert_allclose(probs.sum(axis=-1), 1.0, atol=1e-12)
@@ -107,7 +121,9 @@ def test_location_posterior_is_calibrated(nuts_and_gibbs, data):
 
 
 def test_new_sequence_location_posterior(nuts_and_gibbs, data):
-    """Credible intervals bracket the mean; with y observed it matches the training posterior of that sequence."""
+    """Credible intervals bracket the mean; with y observed it matches the training posterior of
+    that sequence.
+    """
     teacher, batch = data
     tree = nuts_and_gibbs[1]
     k, v = posterior_io.draws_of(tree)
@@ -122,31 +138,50 @@ def test_new_sequence_location_posterior(nuts_and_gibbs, data):
 
 
 def test_bayes_error_not_above_erm(nuts_and_gibbs, data):
-    """On the same training set the posterior-mean predictor beats ERM softmax and linear (4 combined s.e.)."""
+    """On the same training set the posterior-mean predictor beats ERM softmax and linear (4
+    combined s.e.).
+    """
     teacher, batch = data
     k, v = posterior_io.draws_of(nuts_and_gibbs[1])
     key_test = jax.random.PRNGKey(7)
     bayes = bayes_test_error(key_test, SPIKED, teacher, k, v, N_test=N_TEST, max_draws=MAX_DRAWS)
     for activation in ("softmax", "linear"):
         fit = erm.fit_erm(jax.random.PRNGKey(3), batch, SPIKED, activation, lam=1e-3)
-        erm_error, erm_stderr = erm.test_error(key_test, fit.params, SPIKED, teacher, activation, N_TEST)
+        erm_error, erm_stderr = erm.test_error(
+            key_test, fit.params, SPIKED, teacher, activation, N_TEST
+        )
         assert bayes.value <= erm_error + 4 * math.hypot(bayes.stderr, erm_stderr), activation
 
 
 def test_random_and_informed_starts_agree_at_large_alpha():
-    """Gibbs from prior draws and from the teacher give the same overlaps where the posterior is unimodal."""
+    """Gibbs from prior draws and from the teacher give the same overlaps where the posterior is
+    unimodal.
+    """
     key_teacher, key_data = jax.random.split(jax.random.PRNGKey(12))
     teacher = draw_teacher(key_teacher, SPIKED.D)
     batch = simulate(key_data, SPIKED, teacher, 4 * ALPHA * SPIKED.D)
     tables = []
     for init in ("random", "informed"):
-        draws = sample_posterior(jax.random.PRNGKey(4), SPIKED, batch, sampler="gibbs", **GIBBS, init=init,
-                                 teacher=teacher)
-        tables.append(diagnostics.diagnostics_table(posterior_io.to_datatree(draws, SPIKED, batch, teacher, seed=4)))
+        draws = sample_posterior(
+            jax.random.PRNGKey(4),
+            SPIKED,
+            batch,
+            sampler="gibbs",
+            **GIBBS,
+            init=init,
+            teacher=teacher,
+        )
+        tables.append(
+            diagnostics.diagnostics_table(
+                posterior_io.to_datatree(draws, SPIKED, batch, teacher, seed=4)
+            )
+        )
     random_start, informed_start = tables
     assert diagnostics.convergence_summary(random_start)["rhat_max"] < 1.05
     for name in posterior_io.OVERLAPS:
-        tolerance = 4 * math.hypot(random_start[name]["mcse_mean"], informed_start[name]["mcse_mean"])
+        tolerance = 4 * math.hypot(
+            random_start[name]["mcse_mean"], informed_start[name]["mcse_mean"]
+        )
         assert abs(random_start[name]["mean"] - informed_start[name]["mean"]) < tolerance, name
 
 
@@ -164,22 +199,36 @@ def test_bayes_error_approaches_population_bayes_error(full_size):
     population = bayes_error_exact(SPIKED)
     teacher = draw_teacher(jax.random.PRNGKey(3), SPIKED.D, exact=True)
     key_test = jax.random.PRNGKey(9)
-    oracle = excess_test_error(key_test, SPIKED, teacher, lambda X, L: bayes_estimator(X, L, SPIKED, teacher),
-                               N_test=n_test)
+    oracle = excess_test_error(
+        key_test,
+        SPIKED,
+        teacher,
+        lambda X, L: bayes_estimator(X, L, SPIKED, teacher),
+        N_test=n_test,
+    )
     assert abs(oracle.value - population.value) < 4 * oracle.stderr + population.error_bound
     gaps = {}
     for alpha in (ALPHA, 4 * ALPHA):
         batch = simulate(jax.random.PRNGKey(alpha), SPIKED, teacher, alpha * SPIKED.D)
         draws = run_gibbs(jax.random.PRNGKey(1), SPIKED, batch, **GIBBS)
-        bayes = bayes_test_error(key_test, SPIKED, teacher, draws.k, draws.v, N_test=n_test, max_draws=MAX_DRAWS)
+        bayes = bayes_test_error(
+            key_test, SPIKED, teacher, draws.k, draws.v, N_test=n_test, max_draws=MAX_DRAWS
+        )
         assert bayes.value >= population.value - 4 * bayes.stderr - population.error_bound
 
         def squared_gap(test_batch, draws=draws):
-            f_post = posterior_mean_predictor(SPIKED, draws.k[:, ::10], draws.v[:, ::10], test_batch.X, test_batch.lengths)
-            return (f_post - bayes_estimator(test_batch.X, test_batch.lengths, SPIKED, teacher)) ** 2
+            f_post = posterior_mean_predictor(
+                SPIKED, draws.k[:, ::10], draws.v[:, ::10], test_batch.X, test_batch.lengths
+            )
+            return (
+                f_post - bayes_estimator(test_batch.X, test_batch.lengths, SPIKED, teacher)
+            ) ** 2
 
         gaps[alpha] = streamed_mean(squared_gap, key_test, SPIKED, teacher, n_test)
-    assert gaps[4 * ALPHA].mean + 4 * gaps[4 * ALPHA].stderr < (gaps[ALPHA].mean - 4 * gaps[ALPHA].stderr) / 2
+    assert (
+        gaps[4 * ALPHA].mean + 4 * gaps[4 * ALPHA].stderr
+        < (gaps[ALPHA].mean - 4 * gaps[ALPHA].stderr) / 2
+    )
 
 
 @pytest.mark.slow
@@ -199,7 +248,9 @@ def test_bayes_error_at_small_alpha_is_near_prior_predictive(full_size):
         teacher = draw_teacher(key_teacher, SPIKED.D)
         batch = simulate(key_data, SPIKED, teacher, round(alpha * SPIKED.D))
         draws = run_gibbs(key_data, SPIKED, batch, **GIBBS)
-        bayes = bayes_test_error(key_test, SPIKED, teacher, draws.k, draws.v, N_test=N_TEST, max_draws=MAX_DRAWS)
+        bayes = bayes_test_error(
+            key_test, SPIKED, teacher, draws.k, draws.v, N_test=N_TEST, max_draws=MAX_DRAWS
+        )
         zero = excess_test_error(key_test, SPIKED, teacher, zero_predictor, N_test=N_TEST)
         differences.append(bayes.value - zero.value)
         errors.append(bayes.value)
@@ -215,11 +266,13 @@ def test_netcdf_round_trip_and_bad_files(nuts_and_gibbs, tmp_path):
     loaded = posterior_io.load_posterior(path)
     assert posterior_io.config_of(loaded) == SPIKED
     np.testing.assert_array_equal(loaded.posterior["k"].values, tree.posterior["k"].values)
-    np.testing.assert_array_equal(loaded.location_posterior["probs"].values, tree.location_posterior["probs"].values)
+    np.testing.assert_array_equal(
+        loaded.location_posterior["probs"].values, tree.location_posterior["probs"].values
+    )
     with pytest.raises(ConfigError, match="exists"):
         posterior_io.save_posterior(tree, path)
     corrupt = tmp_path / "corrupt.nc"
-    corrupt.write_bytes(path.read_bytes()[: 2000])
+    corrupt.write_bytes(path.read_bytes()[:2000])
     foreign = tmp_path / "foreign.nc"
     xr.Dataset({"a": ("x", np.arange(3.0))}).to_netcdf(foreign, engine="h5netcdf")
     for bad in (corrupt, foreign, tmp_path / "missing.nc"):
@@ -234,7 +287,9 @@ def test_bad_sampling_input(data):
         sample_posterior(key, SPIKED, batch, chains=0)
     with pytest.raises(ConfigError, match="samples"):
         sample_posterior(key, SPIKED, batch, samples=0)
-    with pytest.raises(ConfigError, match="sampler gibbs supports token laws of type PlantedLaw only"):
+    with pytest.raises(
+        ConfigError, match="sampler gibbs supports token laws of type PlantedLaw only"
+    ):
         sample_posterior(key, SPIKED.replace(variant="max"), batch, sampler="gibbs")
     with pytest.raises(ConfigError, match="nu must be finite"):
         sample_posterior(key, SPIKED.replace(variant="max", nu=math.inf), batch)

@@ -1,5 +1,7 @@
-"""Bring-your-own data: the reader accepts what ``simulate`` writes and a plain ``X, y`` pair, refuses bad files by
-naming the array, splits reproducibly, resolves the task; the held-out estimator agrees with the teacher route."""
+"""Bring-your-own data: the reader accepts what ``simulate`` writes and a plain ``X, y`` pair,
+refuses bad files by
+naming the array, splits reproducibly, resolves the task; the held-out estimator agrees with the
+teacher route."""
 
 from __future__ import annotations
 
@@ -40,8 +42,12 @@ def _simulate_arrays(drawn) -> dict[str, np.ndarray]:
     teacher, batch = drawn
     arrays = {name: np.asarray(value) for name, value in batch._asdict().items()}
     record = {"config": {**CONFIG.to_dict(), "N": N, "exact_teacher": False}, "seed": 0}
-    return {**arrays, "k_star": np.asarray(teacher.k_star), "v_star": np.asarray(teacher.v_star),
-            "config": np.asarray(json.dumps(record))}
+    return {
+        **arrays,
+        "k_star": np.asarray(teacher.k_star),
+        "v_star": np.asarray(teacher.v_star),
+        "config": np.asarray(json.dumps(record)),
+    }
 
 
 def _write(tmp_path, arrays: dict[str, np.ndarray], name: str = "data.npz"):
@@ -73,7 +79,9 @@ def test_plain_pair_with_float32_and_padding(tmp_path):
     assert np.all(np.isnan(np.asarray(data.as_batch().z_star)))
     lengths = np.array([1, 2, 3, 3, 1], dtype=np.int64)
     padded = load_dataset(_write(tmp_path, {"X": X, "y": y, "lengths": lengths}, "padded.npz"))
-    assert np.all(padded.X[0, 1:] == 0) and np.all(padded.X[1, 2] == 0) and np.all(padded.X[2] == X[2])
+    assert (
+        np.all(padded.X[0, 1:] == 0) and np.all(padded.X[1, 2] == 0) and np.all(padded.X[2] == X[2])
+    )
 
 
 def _bad(drawn, change: dict[str, object]) -> dict[str, np.ndarray]:
@@ -90,29 +98,68 @@ X_SHAPE = (N, 4, 6)
 BAD = {
     "no X": ({"X": None}, "has no array X (needed: X of shape (N, Lbar, D)"),
     "no y": ({"y": None}, "has no array y"),
-    "X 2-d": ({"X": np.zeros((N, 4))}, "array X must have shape (N, Lbar, D) with every size >= 1, got (50, 4)"),
-    "X empty": ({"X": np.zeros((0, 4, 6)), "y": np.zeros(0)}, "array X must have shape (N, Lbar, D)"),
+    "X 2-d": (
+        {"X": np.zeros((N, 4))},
+        "array X must have shape (N, Lbar, D) with every size >= 1, got (50, 4)",
+    ),
+    "X empty": (
+        {"X": np.zeros((0, 4, 6)), "y": np.zeros(0)},
+        "array X must have shape (N, Lbar, D)",
+    ),
     "X text": ({"X": np.full(X_SHAPE, "a")}, "array X must hold real numbers, got dtype <U1"),
-    "X complex": ({"X": np.zeros(X_SHAPE, complex)}, "array X must hold real numbers, got dtype complex128"),
-    "X NaN": ({"X": np.where(np.arange(6) == 2, np.nan, np.ones(X_SHAPE))}, "array X has NaN or inf entries"),
+    "X complex": (
+        {"X": np.zeros(X_SHAPE, complex)},
+        "array X must hold real numbers, got dtype complex128",
+    ),
+    "X NaN": (
+        {"X": np.where(np.arange(6) == 2, np.nan, np.ones(X_SHAPE))},
+        "array X has NaN or inf entries",
+    ),
     "y inf": ({"y": np.r_[np.inf, np.zeros(N - 1)]}, "array y has NaN or inf entries (1 of them)"),
-    "y N mismatch": ({"y": np.zeros(N - 1)}, "array y must have shape (N,) = (50,) to match X, got (49,)"),
-    "y 2-d": ({"y": np.zeros((N, 1))}, "array y must have shape (N,) = (50,) to match X, got (50, 1)"),
+    "y N mismatch": (
+        {"y": np.zeros(N - 1)},
+        "array y must have shape (N,) = (50,) to match X, got (49,)",
+    ),
+    "y 2-d": (
+        {"y": np.zeros((N, 1))},
+        "array y must have shape (N,) = (50,) to match X, got (50, 1)",
+    ),
     "y bool": ({"y": np.zeros(N, bool)}, "array y must hold real numbers, got dtype bool"),
-    "lengths N mismatch": ({"lengths": np.ones(N + 1, int)}, "array lengths must have shape (N,) = (50,) to match X"),
-    "lengths zero": ({"lengths": np.r_[0, np.ones(N - 1, int)], "eps": None},
-                     "array lengths must lie in 1..Lbar = 1..4, got 0 at sequence 0"),
-    "lengths above Lbar": ({"lengths": np.r_[np.ones(N - 1, int), 5], "eps": None},
-                           "array lengths must lie in 1..Lbar = 1..4, got 5 at sequence 49"),
-    "lengths float": ({"lengths": np.ones(N)}, "array lengths must hold integers, got dtype float64"),
-    "eps beyond length": ({"lengths": np.ones(N, int), "eps": np.r_[np.zeros(N - 1, int), 1]},
-                          "array eps must lie in 0..length-1 (0-based locations), got 1 at sequence 49"),
-    "k_star alone": ({"v_star": None}, "array v_star is missing (give both k_star and v_star, or neither)"),
+    "lengths N mismatch": (
+        {"lengths": np.ones(N + 1, int)},
+        "array lengths must have shape (N,) = (50,) to match X",
+    ),
+    "lengths zero": (
+        {"lengths": np.r_[0, np.ones(N - 1, int)], "eps": None},
+        "array lengths must lie in 1..Lbar = 1..4, got 0 at sequence 0",
+    ),
+    "lengths above Lbar": (
+        {"lengths": np.r_[np.ones(N - 1, int), 5], "eps": None},
+        "array lengths must lie in 1..Lbar = 1..4, got 5 at sequence 49",
+    ),
+    "lengths float": (
+        {"lengths": np.ones(N)},
+        "array lengths must hold integers, got dtype float64",
+    ),
+    "eps beyond length": (
+        {"lengths": np.ones(N, int), "eps": np.r_[np.zeros(N - 1, int), 1]},
+        "array eps must lie in 0..length-1 (0-based locations), got 1 at sequence 49",
+    ),
+    "k_star alone": (
+        {"v_star": None},
+        "array v_star is missing (give both k_star and v_star, or neither)",
+    ),
     "v_star alone": ({"k_star": None}, "array k_star is missing"),
-    "k_star length": ({"k_star": np.zeros(5)}, "array k_star must have shape (D,) = (6,), got (5,)"),
+    "k_star length": (
+        {"k_star": np.zeros(5)},
+        "array k_star must have shape (D,) = (6,), got (5,)",
+    ),
     "v_star NaN": ({"v_star": np.full(6, np.nan)}, "array v_star has NaN or inf entries"),
     "config not JSON": ({"config": np.asarray("{variant")}, "array config is not JSON"),
-    "config a list": ({"config": np.asarray("[1, 2]")}, "array config must be a JSON object, got list"),
+    "config a list": (
+        {"config": np.asarray("[1, 2]")},
+        "array config must be a JSON object, got list",
+    ),
 }
 
 
@@ -131,10 +178,16 @@ def test_bad_files_are_refused(drawn, tmp_path):
     text.write_text("X,y\n1,2\n")
     single = tmp_path / "single.npy"
     np.save(single, np.zeros(3))
-    objects = _write(tmp_path, {"X": np.zeros((2, 1, 1)), "y": np.array([1, "a"], dtype=object)}, "objects.npz")
-    cases = {corrupt: "is not a readable .npz file", text: "is not a readable .npz file",
-             single: "is a single .npy array, not a .npz archive", objects: "array y of",
-             tmp_path / "missing.npz": "does not exist"}
+    objects = _write(
+        tmp_path, {"X": np.zeros((2, 1, 1)), "y": np.array([1, "a"], dtype=object)}, "objects.npz"
+    )
+    cases = {
+        corrupt: "is not a readable .npz file",
+        text: "is not a readable .npz file",
+        single: "is a single .npy array, not a .npz archive",
+        objects: "array y of",
+        tmp_path / "missing.npz": "does not exist",
+    }
     for path, message in cases.items():
         with pytest.raises(ConfigError, match="^--data: ") as info:
             load_dataset(path)
@@ -159,27 +212,72 @@ def test_task_from_the_record_or_from_the_flags(drawn, tmp_path):
     data = load_dataset(_write(tmp_path, _simulate_arrays(drawn)))
     config, sources = data_config(data, FLAGS, explicit=())
     assert config == CONFIG and sources["nu"] == RECORD and sources["D"] == "array X"
-    assert data_config(data, {**FLAGS, "nu": 2.0, "D": 6}, explicit=("nu", "D"))[0] == CONFIG  # agreeing flags
-    plain = load_dataset(_write(tmp_path, {"X": np.asarray(drawn[1].X), "y": np.asarray(drawn[1].y),
-                                           "lengths": np.asarray(drawn[1].lengths)}, "plain.npz"))
+    assert (
+        data_config(data, {**FLAGS, "nu": 2.0, "D": 6}, explicit=("nu", "D"))[0] == CONFIG
+    )  # agreeing flags
+    plain = load_dataset(
+        _write(
+            tmp_path,
+            {
+                "X": np.asarray(drawn[1].X),
+                "y": np.asarray(drawn[1].y),
+                "lengths": np.asarray(drawn[1].lengths),
+            },
+            "plain.npz",
+        )
+    )
     config, sources = data_config(plain, {**FLAGS, "variable_length": True}, explicit=("nu",))
     assert config == SLRConfig("max", 6, LengthLaw.uniform(4), 1.0, 0.3)
     assert sources["nu"] == "--nu" and sources["Delta"] == "--Delta default"
 
 
 CONFLICTS = {
-    "D flag": (True, {"D": 7}, ("D",), "D = 7 (flag) conflicts with D = 6 from array X's last axis"),
-    "L flag": (True, {"L": 3}, ("L",), "L = 3 (flag) conflicts with L = 4 from array X's token axis"),
-    "nu vs record": (True, {"nu": 1.0}, ("nu",), "nu = 1.0 (flag) conflicts with nu = 2.0 in the data file's config"),
-    "fixed law": (False, {}, (), "array lengths has values 1..4 but the length law is fixed at Lbar = 4"),
-    "no variant": (False, {"variant": None, "variable_length": True}, (), "--variant (and --nu) must be given"),
+    "D flag": (
+        True,
+        {"D": 7},
+        ("D",),
+        "D = 7 (flag) conflicts with D = 6 from array X's last axis",
+    ),
+    "L flag": (
+        True,
+        {"L": 3},
+        ("L",),
+        "L = 3 (flag) conflicts with L = 4 from array X's token axis",
+    ),
+    "nu vs record": (
+        True,
+        {"nu": 1.0},
+        ("nu",),
+        "nu = 1.0 (flag) conflicts with nu = 2.0 in the data file's config",
+    ),
+    "fixed law": (
+        False,
+        {},
+        (),
+        "array lengths has values 1..4 but the length law is fixed at Lbar = 4",
+    ),
+    "no variant": (
+        False,
+        {"variant": None, "variable_length": True},
+        (),
+        "--variant (and --nu) must be given",
+    ),
 }
 
 
-@pytest.mark.parametrize("record, flags, explicit, message", CONFLICTS.values(), ids=CONFLICTS.keys())
+@pytest.mark.parametrize(
+    "record, flags, explicit, message", CONFLICTS.values(), ids=CONFLICTS.keys()
+)
 def test_conflicting_settings_name_both(drawn, tmp_path, record, flags, explicit, message):
-    arrays = _simulate_arrays(drawn) if record else {"X": np.asarray(drawn[1].X), "y": np.asarray(drawn[1].y),
-                                                     "lengths": np.asarray(drawn[1].lengths)}
+    arrays = (
+        _simulate_arrays(drawn)
+        if record
+        else {
+            "X": np.asarray(drawn[1].X),
+            "y": np.asarray(drawn[1].y),
+            "lengths": np.asarray(drawn[1].lengths),
+        }
+    )
     data = load_dataset(_write(tmp_path, arrays))
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
         data_config(data, {**FLAGS, **flags}, explicit)
@@ -195,9 +293,13 @@ def test_record_that_contradicts_the_arrays(drawn, tmp_path):
 
 
 def test_held_out_error_is_the_plain_mean_and_the_pair_formula():
-    """Independent route: numpy means of (y - f)^2 and of the cross-replicate products (chunked evaluation)."""
+    """Independent route: numpy means of (y - f)^2 and of the cross-replicate products (chunked
+    evaluation).
+    """
     n, G = 200, 4
-    batch = simulate(jax.random.PRNGKey(2), CONFIG, draw_teacher(jax.random.PRNGKey(3), CONFIG.D), n)
+    batch = simulate(
+        jax.random.PRNGKey(2), CONFIG, draw_teacher(jax.random.PRNGKey(3), CONFIG.D), n
+    )
     X, y = np.asarray(batch.X), np.asarray(batch.y)
     single = held_out_error(CONFIG, batch, lambda X, lengths: 0.3 * X[:, 0, 0], chunk_size=64)
     residual = (y - 0.3 * X[:, 0, 0]) ** 2
@@ -211,7 +313,9 @@ def test_held_out_error_is_the_plain_mean_and_the_pair_formula():
 
 
 def test_held_out_error_agrees_with_the_teacher_route():
-    """Held-out sequences of a teacher score a predictor as fresh sequences of that teacher do (within 4.5 SE)."""
+    """Held-out sequences of a teacher score a predictor as fresh sequences of that teacher do
+    (within 4.5 SE).
+    """
     teacher = draw_teacher(jax.random.PRNGKey(4), CONFIG.D)
     held_out = simulate(jax.random.PRNGKey(5), CONFIG, teacher, 20_000)
 
@@ -220,5 +324,9 @@ def test_held_out_error_agrees_with_the_teacher_route():
 
     for predict in (zero_predictor, predictor):
         by_data = held_out_error(CONFIG, held_out, predict)
-        by_teacher = excess_test_error(jax.random.PRNGKey(6), CONFIG, teacher, predict, N_test=20_000)
-        assert abs(by_data.value - by_teacher.value) < 4.5 * math.hypot(by_data.stderr, by_teacher.stderr)
+        by_teacher = excess_test_error(
+            jax.random.PRNGKey(6), CONFIG, teacher, predict, N_test=20_000
+        )
+        assert abs(by_data.value - by_teacher.value) < 4.5 * math.hypot(
+            by_data.stderr, by_teacher.stderr
+        )

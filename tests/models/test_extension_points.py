@@ -1,4 +1,5 @@
-"""A new variant or a new activation is one object in one place: shown here by toys defined in this file alone.
+"""A new variant or a new activation is one object in one place: shown here by toys defined in this
+file alone.
 
 * ``squared-spiked``: a planted token law with spike amplitude ``nu`` instead of
   ``sqrt(nu)``, i.e. spiked SLR reparametrised (``nu -> nu^2``). Every layer (simulator,
@@ -12,7 +13,6 @@
 """
 
 from __future__ import annotations
-
 
 import jax
 import jax.numpy as jnp
@@ -58,8 +58,14 @@ class MinLaw(TiltedLaw):
 def toys():
     register_variant(SquaredSpiked())
     register_variant(MinLaw())
-    register_activation(Activation("softmax2", normalised=True, score=lambda chi, c=0.0: jnp.exp(2 * chi),
-                                   log_phi=lambda chi: 2 * chi))
+    register_activation(
+        Activation(
+            "softmax2",
+            normalised=True,
+            score=lambda chi, c=0.0: jnp.exp(2 * chi),
+            log_phi=lambda chi: 2 * chi,
+        )
+    )
     register_activation(Activation("cubic", normalised=False, score=lambda chi, c=0.0: chi**3))
     yield
     for name in ("squared-spiked", "min"):
@@ -70,7 +76,9 @@ def toys():
 
 def _pair(L: int = 3, D: int = 6, Delta: float = 0.2) -> tuple[SLRConfig, SLRConfig]:
     length = LengthLaw.fixed(L)
-    return SLRConfig("squared-spiked", D, length, NU, Delta), SLRConfig("spiked", D, length, NU**2, Delta)
+    return SLRConfig("squared-spiked", D, length, NU, Delta), SLRConfig(
+        "spiked", D, length, NU**2, Delta
+    )
 
 
 def test_toy_variant_simulates_exactly_the_reparametrised_spiked_law():
@@ -86,7 +94,9 @@ def test_toy_variant_numpyro_density_matches_spiked():
     teacher = draw_teacher(jax.random.PRNGKey(2), toy.D)
     batch = simulate(jax.random.PRNGKey(3), toy, teacher, 32)
     params = {"k": jnp.linspace(-1, 1, toy.D), "v": jnp.linspace(1, -0.5, toy.D)}
-    values = [marginal_log_density(params, c, batch.X, batch.lengths, batch.y) for c in (toy, spiked)]
+    values = [
+        marginal_log_density(params, c, batch.X, batch.lengths, batch.y) for c in (toy, spiked)
+    ]
     assert float(values[0]) == pytest.approx(float(values[1]), rel=1e-12)
 
 
@@ -98,9 +108,14 @@ def test_toy_variants_bayes_risk_exact_and_monte_carlo():
     assert abs(mc.mean - exact_toy.value) <= 4 * mc.stderr + exact_toy.error_bound
     minimum = SLRConfig("min", 1, LengthLaw.fixed(4), 2.0)
     maximum = minimum.replace(variant="max")
-    assert bayes_error_exact(minimum).value == pytest.approx(bayes_error_exact(maximum).value, abs=1e-12)
+    assert bayes_error_exact(minimum).value == pytest.approx(
+        bayes_error_exact(maximum).value, abs=1e-12
+    )
     mc_min = bayes_risk_mc(minimum, 40_000, jax.random.PRNGKey(5))
-    assert abs(mc_min.bayes_error.mean - bayes_error_exact(maximum).value) <= 4 * mc_min.bayes_error.stderr + 1e-7
+    assert (
+        abs(mc_min.bayes_error.mean - bayes_error_exact(maximum).value)
+        <= 4 * mc_min.bayes_error.stderr + 1e-7
+    )
     assert abs(mc_min.nishimori_gap.mean) <= 4 * mc_min.nishimori_gap.stderr
 
 
@@ -108,8 +123,9 @@ def test_toy_variants_bayes_risk_exact_and_monte_carlo():
 def test_toy_variant_population_layer_matches_spiked(activation):
     toy, spiked = _pair()
     args = (0.7, 0.9, 0.8, 1.1)
-    assert population_error(activation, toy, *args) == pytest.approx(population_error(activation, spiked, *args),
-                                                                      abs=1e-10)
+    assert population_error(activation, toy, *args) == pytest.approx(
+        population_error(activation, spiked, *args), abs=1e-10
+    )
 
 
 def test_new_activation_is_one_record():
@@ -120,8 +136,11 @@ def test_new_activation_is_one_record():
     X = jax.random.normal(jax.random.PRNGKey(6), (5, 3, 4))
     k, v = jnp.arange(4.0) / 4, jnp.ones(4)
     lengths = jnp.array([3, 2, 1, 3, 3])
-    np.testing.assert_allclose(predict(AttentionParams(k, v, jnp.zeros(())), X, lengths, "softmax2"),
-                               predict(AttentionParams(2 * k, v, jnp.zeros(())), X, lengths, "softmax"), atol=1e-12)
+    np.testing.assert_allclose(
+        predict(AttentionParams(k, v, jnp.zeros(())), X, lengths, "softmax2"),
+        predict(AttentionParams(2 * k, v, jnp.zeros(())), X, lengths, "softmax"),
+        atol=1e-12,
+    )
 
 
 def test_activation_without_theory_terms_is_refused_by_name():

@@ -1,4 +1,6 @@
-"""The NumPyro SLR models: summed-out and enumerated forms agree; prior predictive matches the simulator."""
+"""The NumPyro SLR models: summed-out and enumerated forms agree; prior predictive matches the
+simulator.
+"""
 
 import math
 
@@ -33,7 +35,9 @@ def random_params(seed):
     return {"k": k, "v": v}
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c.variant}-{c.length.describe()}-nu{c.nu}")
+@pytest.mark.parametrize(
+    "config", CONFIGS, ids=lambda c: f"{c.variant}-{c.length.describe()}-nu{c.nu}"
+)
 def test_summed_out_and_enumerated_log_densities_agree(config):
     batch = simulate(jax.random.PRNGKey(0), config, draw_teacher(jax.random.PRNGKey(1), D), 40)
     params = random_params(2)
@@ -62,7 +66,15 @@ def test_spiked_normaliser_keeps_the_key_norm_in_the_likelihood():
     teacher = draw_teacher(jax.random.PRNGKey(8), D)
     batch = simulate(jax.random.PRNGKey(9), config, teacher, 200)
     values = [
-        float(marginal_log_density({"k": s * teacher.k_star, "v": teacher.v_star}, config, batch.X, batch.lengths, batch.y))
+        float(
+            marginal_log_density(
+                {"k": s * teacher.k_star, "v": teacher.v_star},
+                config,
+                batch.X,
+                batch.lengths,
+                batch.y,
+            )
+        )
         for s in (1.0, 3.0, 10.0)
     ]
     assert values[0] > values[1] > values[2]
@@ -87,17 +99,25 @@ def test_prior_predictive_matches_simulator_in_law(config):
     def simulator_draw(key):
         key_teacher, key_data = jax.random.split(key)
         batch = simulate(key_data, config, draw_teacher(key_teacher, D), per_draw)
-        return jnp.take_along_axis(batch.chi_star, batch.eps[:, None], 1)[:, 0], batch.y, batch.lengths
+        return (
+            jnp.take_along_axis(batch.chi_star, batch.eps[:, None], 1)[:, 0],
+            batch.y,
+            batch.lengths,
+        )
 
     def model_draw(key, lengths):
         prior = Predictive(slr_model_enumerated, num_samples=1)(key, config, lengths)
         chi = prior["X"][0] @ prior["k"][0] / math.sqrt(D)
         return jnp.take_along_axis(chi, prior["eps"][0][:, None], 1)[:, 0], prior["y"][0]
 
-    sim_chi, sim_y, sim_lengths = jax.vmap(simulator_draw)(jax.random.split(jax.random.PRNGKey(12), draws))
+    sim_chi, sim_y, sim_lengths = jax.vmap(simulator_draw)(
+        jax.random.split(jax.random.PRNGKey(12), draws)
+    )
     # the model takes the lengths as given: feed it lengths drawn from the same law
     other_lengths = jax.vmap(simulator_draw)(jax.random.split(jax.random.PRNGKey(13), draws))[2]
-    model_chi, model_y = jax.vmap(model_draw)(jax.random.split(jax.random.PRNGKey(11), draws), other_lengths)
+    model_chi, model_y = jax.vmap(model_draw)(
+        jax.random.split(jax.random.PRNGKey(11), draws), other_lengths
+    )
     model_chi, model_y = np.asarray(model_chi).ravel(), np.asarray(model_y).ravel()
     assert stats.ks_2samp(model_chi, np.asarray(sim_chi).ravel()).pvalue > 1e-4
     assert stats.ks_2samp(model_y, np.asarray(sim_y).ravel()).pvalue > 1e-4
@@ -108,7 +128,9 @@ def test_marginal_model_runs_under_numpyro_trace():
     batch = simulate(jax.random.PRNGKey(0), config, draw_teacher(jax.random.PRNGKey(1), D), 10)
     from numpyro import handlers
 
-    trace = handlers.trace(handlers.seed(slr_model_marginal, 0)).get_trace(config, batch.X, batch.lengths, batch.y)
+    trace = handlers.trace(handlers.seed(slr_model_marginal, 0)).get_trace(
+        config, batch.X, batch.lengths, batch.y
+    )
     assert set(trace) == {"k", "v", "tokens", "location_and_y"}
 
 
@@ -123,12 +145,20 @@ def test_infer_discrete_recovers_the_location_posterior(config):
 
     teacher = draw_teacher(jax.random.PRNGKey(20), D)
     batch = simulate(jax.random.PRNGKey(21), config, teacher, 600)
-    exact = np.asarray(jax.nn.softmax(location_joint_log_weights(batch.X, batch.lengths, batch.y, *teacher, config), -1))
+    exact = np.asarray(
+        jax.nn.softmax(
+            location_joint_log_weights(batch.X, batch.lengths, batch.y, *teacher, config), -1
+        )
+    )
     model = handlers.condition(slr_model_enumerated, {"k": teacher.k_star, "v": teacher.v_star})
 
     def draw(temperature):
-        sampler = infer_discrete(config_enumerate(model), first_available_dim=ENUM_DIM, temperature=temperature,
-                                 rng_key=jax.random.PRNGKey(22))
+        sampler = infer_discrete(
+            config_enumerate(model),
+            first_available_dim=ENUM_DIM,
+            temperature=temperature,
+            rng_key=jax.random.PRNGKey(22),
+        )
         trace = handlers.trace(sampler).get_trace(config, batch.lengths, X=batch.X, y=batch.y)
         return np.asarray(trace["eps"]["value"])
 

@@ -1,4 +1,5 @@
-"""Paired differences of scored predictors (``pairs=`` of ``held_out_error`` and ``excess_test_error``).
+"""Paired differences of scored predictors (``pairs=`` of ``held_out_error`` and
+``excess_test_error``).
 
 Checked against a direct NumPy computation, against the unpaired values (same sequences: the
 difference of the means), for the standard error gained by pairing correlated predictors, and
@@ -16,7 +17,12 @@ import pytest
 from bayes_slr import LengthLaw, SLRConfig
 from bayes_slr.errors import ConfigError
 from bayes_slr.inference.location import known_directions_predictor
-from bayes_slr.models.scoring import difference_name, excess_test_error, held_out_error, zero_predictor
+from bayes_slr.models.scoring import (
+    difference_name,
+    excess_test_error,
+    held_out_error,
+    zero_predictor,
+)
 from bayes_slr.models.simulate import draw_teacher, simulate
 
 CONFIG = SLRConfig("spiked", 6, LengthLaw.uniform(4), 2.0, 0.1)
@@ -28,7 +34,9 @@ def _two(X, lengths):
 
 
 def test_paired_difference_is_the_numpy_mean_of_per_sequence_differences():
-    """(d) and (a): mean and stderr of (y - f_a)^2 - (y - f_b)^2 by NumPy; the value is the difference of the values."""
+    """(d) and (a): mean and stderr of (y - f_a)^2 - (y - f_b)^2 by NumPy; the value is the
+    difference of the values.
+    """
     n = 200
     batch = simulate(jax.random.PRNGKey(2), CONFIG, TEACHER, n)
     y = np.asarray(batch.y, np.float64)
@@ -43,10 +51,14 @@ def test_paired_difference_is_the_numpy_mean_of_per_sequence_differences():
 
 @pytest.mark.parametrize("test_set", ["held-out", "fresh"])
 def test_pairing_correlated_predictors_shrinks_the_stderr(test_set):
-    """(b): Var(a - b) = Var a + Var b - 2 Cov(a, b) is below Var a + Var b whenever the per-sequence errors
-    covary positively, as they do: the noise and the part of y no predictor sees are common to both squares.
-    For the known-direction predictor and its shrunk copy (which err on the same sequences) the paired stderr
-    is under half the unpaired one; for it and the zero predictor (error y^2, still sharing the noise) it is
+    """(b): Var(a - b) = Var a + Var b - 2 Cov(a, b) is below Var a + Var b whenever the
+    per-sequence errors
+    covary positively, as they do: the noise and the part of y no predictor sees are common to both
+    squares.
+    For the known-direction predictor and its shrunk copy (which err on the same sequences) the
+    paired stderr
+    is under half the unpaired one; for it and the zero predictor (error y^2, still sharing the
+    noise) it is
     below it. The difference is the difference of the values, on either test set."""
     oracle = known_directions_predictor(CONFIG, TEACHER)
 
@@ -56,17 +68,30 @@ def test_pairing_correlated_predictors_shrinks_the_stderr(test_set):
 
     pairs = [("shrunk", "oracle"), ("oracle", "zero")]
     if test_set == "held-out":
-        errors = held_out_error(CONFIG, simulate(jax.random.PRNGKey(5), CONFIG, TEACHER, 2000), predict, pairs=pairs)
+        errors = held_out_error(
+            CONFIG, simulate(jax.random.PRNGKey(5), CONFIG, TEACHER, 2000), predict, pairs=pairs
+        )
     else:
-        errors = excess_test_error(jax.random.PRNGKey(6), CONFIG, TEACHER, predict, N_test=2000, pairs=pairs)
+        errors = excess_test_error(
+            jax.random.PRNGKey(6), CONFIG, TEACHER, predict, N_test=2000, pairs=pairs
+        )
     for a, b in pairs:
-        paired, unpaired = errors[difference_name(a, b)], math.hypot(errors[a].stderr, errors[b].stderr)
+        paired, unpaired = (
+            errors[difference_name(a, b)],
+            math.hypot(errors[a].stderr, errors[b].stderr),
+        )
         assert paired.value == pytest.approx(errors[a].value - errors[b].value, abs=1e-12)
-        assert paired.stderr < (0.5 if a == "shrunk" else 1.0) * unpaired, (a, b, paired.stderr, unpaired)
+        assert paired.stderr < (0.5 if a == "shrunk" else 1.0) * unpaired, (
+            a,
+            b,
+            paired.stderr,
+            unpaired,
+        )
 
 
 def test_replicates_are_paired_with_their_draw_jackknife():
-    """A draw-free predictor adds no draw noise: the difference's jackknife is the replicate predictor's own;
+    """A draw-free predictor adds no draw noise: the difference's jackknife is the replicate
+    predictor's own;
     two replicate predictors need the same number of groups; an unknown name is refused."""
     batch = simulate(jax.random.PRNGKey(7), CONFIG, TEACHER, 300)
 

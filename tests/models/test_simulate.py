@@ -13,8 +13,15 @@ import pytest
 from scipy import stats
 
 from bayes_slr import LengthLaw, SLRConfig
-from bayes_slr.models.simulate import (CHUNK_BYTES, DEFAULT_CHUNK, chunk_sequences, draw_teacher, iterate_batches,
-                                       simulate, streamed_mean)
+from bayes_slr.models.simulate import (
+    CHUNK_BYTES,
+    DEFAULT_CHUNK,
+    chunk_sequences,
+    draw_teacher,
+    iterate_batches,
+    simulate,
+    streamed_mean,
+)
 
 Z = 4.5
 D = 40
@@ -43,7 +50,9 @@ def test_spiked_location_token_is_shifted_and_others_are_standard(teacher, lengt
     chi_loc = at_location(batch.chi_star, batch.eps)
     assert abs(chi_loc.mean() - math.sqrt(nu)) < Z / math.sqrt(N)
     assert abs(chi_loc.var() - 1.0) < Z * math.sqrt(2.0 / N)
-    others = np.asarray(batch.chi_star)[np.asarray(batch.mask) & ~np.asarray(jax.nn.one_hot(batch.eps, 4), bool)]
+    others = np.asarray(batch.chi_star)[
+        np.asarray(batch.mask) & ~np.asarray(jax.nn.one_hot(batch.eps, 4), bool)
+    ]
     n = others.size
     assert abs(others.mean()) < Z / math.sqrt(n)
     assert abs(others.var() - 1.0) < Z * math.sqrt(2.0 / n)
@@ -112,17 +121,25 @@ def test_streamed_mean_covers_many_chunks_with_correct_error(teacher):
     nu, N = 3.0, 30_000
     config = SLRConfig("spiked", D, LengthLaw.fixed(3), nu, 0.0)
     result = streamed_mean(
-        lambda b: b.chi_star[jnp.arange(b.y.shape[0]), b.eps], jax.random.PRNGKey(6), config, teacher, N, 7_000
+        lambda b: b.chi_star[jnp.arange(b.y.shape[0]), b.eps],
+        jax.random.PRNGKey(6),
+        config,
+        teacher,
+        N,
+        7_000,
     )
     assert result.count == N
     assert float(result.stderr) == pytest.approx(1 / math.sqrt(N), rel=0.05)
     assert abs(float(result.mean) - math.sqrt(nu)) < Z * float(result.stderr)
-    sizes = [b.y.shape[0] for b in iterate_batches(jax.random.PRNGKey(6), config, teacher, N, 7_000)]
+    sizes = [
+        b.y.shape[0] for b in iterate_batches(jax.random.PRNGKey(6), config, teacher, N, 7_000)
+    ]
     assert sizes == [7_000] * 4 + [2_000]
 
 
 def test_chunk_sequences_follows_a_byte_budget():
-    """At most ``DEFAULT_CHUNK`` sequences (small ``D``: the default chunks, the same data as before), else
+    """At most ``DEFAULT_CHUNK`` sequences (small ``D``: the default chunks, the same data as
+    before), else
     as many float64 sequences as fit the budget, at least one; no dtype enters."""
     config = SLRConfig("spiked", 200, LengthLaw.fixed(3), 2.0, 0.1)
     assert chunk_sequences(config) == DEFAULT_CHUNK

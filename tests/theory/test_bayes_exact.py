@@ -61,15 +61,20 @@ def test_exact_matches_monte_carlo(cfg: SLRConfig) -> None:
 @pytest.mark.parametrize("variant", ["spiked", "max"])
 @pytest.mark.parametrize("nu", [0.5, 3.0])
 def test_two_tokens_match_scipy_quadrature(variant: str, nu: float) -> None:
-    """``L = 2``: ``sum p^2 = p^2 + (1 - p)^2`` with ``p = sigmoid(c_nu (chi1 - chi2))``, one 1-D integral."""
+    """``L = 2``: ``sum p^2 = p^2 + (1 - p)^2`` with ``p = sigmoid(c_nu (chi1 - chi2))``, one 1-D
+    integral.
+    """
     cfg = config(variant, 2, nu)
     c = cfg.c_nu
-    # chi1 - chi2 ~ N(mean, 2) with mean sqrt(nu) (spiked, location first; symmetric in the order) or 0 (max)
+    # chi1 - chi2 ~ N(mean, 2) with mean sqrt(nu) (spiked, location first; symmetric in the order)
+    # or 0 (max)
     mean = math.sqrt(nu) if variant == "spiked" else 0.0
 
     def integrand(d: float) -> float:
         p = special.expit(c * d)
-        return (p**2 + (1.0 - p) ** 2) * math.exp(-((d - mean) ** 2) / 4.0) / math.sqrt(4.0 * math.pi)
+        return (
+            (p**2 + (1.0 - p) ** 2) * math.exp(-((d - mean) ** 2) / 4.0) / math.sqrt(4.0 * math.pi)
+        )
 
     reference, abserr = integrate.quad(integrand, -np.inf, np.inf, epsabs=1e-13, epsrel=1e-13)
     exact = bayes_error_exact(cfg)
@@ -79,15 +84,26 @@ def test_two_tokens_match_scipy_quadrature(variant: str, nu: float) -> None:
 
 @pytest.mark.parametrize(
     "cfg",
-    [config("spiked", 1000, 2.0), config("max", 50, 5.0), config("spiked", LengthLaw.uniform(30), 9.0)],
+    [
+        config("spiked", 1000, 2.0),
+        config("max", 50, 5.0),
+        config("spiked", LengthLaw.uniform(30), 9.0),
+    ],
     ids=lambda c: f"{c.variant}-{c.length.describe()}-nu{c.nu:g}",
 )
 def test_error_bound_holds_against_a_finer_rule(cfg: SLRConfig) -> None:
-    """A rule three times finer (error ~1e-30 by the trapezoid estimate) stays within the stated bound."""
+    """A rule three times finer (error ~1e-30 by the trapezoid estimate) stays within the stated
+    bound.
+    """
     exact = bayes_error_exact(cfg)
     lengths, probs = zip(*cfg.length.support())
     finer = normalised.independent_terms(
-        "softmax", location_mean(cfg, cfg.c_nu), cfg.c_nu, np.asarray(probs), np.asarray(lengths, float), step=0.08
+        "softmax",
+        location_mean(cfg, cfg.c_nu),
+        cfg.c_nu,
+        np.asarray(probs),
+        np.asarray(lengths, float),
+        step=0.08,
     )
     assert exact.error_bound <= 1e-7
     assert abs(exact.value - (1.0 - finer[0, 1])) <= exact.error_bound
@@ -99,7 +115,9 @@ def test_error_bound_holds_against_a_finer_rule(cfg: SLRConfig) -> None:
     ids=lambda c: f"{c.variant}-{c.length.describe()}-nu{c.nu:g}",
 )
 def test_nishimori_identity_by_two_integrals(cfg: SLRConfig) -> None:
-    """``E[p_eps] = E[sum p^2]``: the ``A`` integral (location tilt; two normalisers for max) equals ``B``."""
+    """``E[p_eps] = E[sum p^2]``: the ``A`` integral (location tilt; two normalisers for max) equals
+    ``B``.
+    """
     terms = terms_with_bounds("softmax", cfg, cfg.c_nu, 0.0, 0.0)
     assert abs(terms.A - terms.B) <= terms.A_bound + terms.B_bound
     assert abs(terms.A - terms.B) < 1e-7
@@ -111,7 +129,9 @@ def test_single_token_has_zero_bayes_error(variant: str) -> None:
     assert abs(exact.value) <= exact.error_bound
 
 
-@pytest.mark.parametrize("length", [LengthLaw.fixed(5), LengthLaw.uniform(6), LengthLaw((0.5, 0.0, 0.0, 0.5))])
+@pytest.mark.parametrize(
+    "length", [LengthLaw.fixed(5), LengthLaw.uniform(6), LengthLaw((0.5, 0.0, 0.0, 0.5))]
+)
 @pytest.mark.parametrize("variant", ["spiked", "max"])
 def test_no_signal_gives_one_minus_mean_inverse_length(variant: str, length: LengthLaw) -> None:
     exact = bayes_error_exact(SLRConfig(variant, 16, length, 0.0))
@@ -149,7 +169,9 @@ def test_variable_length_is_the_weighted_average(variant: str) -> None:
     mixed = bayes_error_exact(SLRConfig(variant, 16, law, 1.5))
     parts = [(p, bayes_error_exact(config(variant, L, 1.5))) for L, p in law.support()]
     average = sum(p * part.value for p, part in parts)
-    assert abs(mixed.value - average) <= mixed.error_bound + sum(p * part.error_bound for p, part in parts)
+    assert abs(mixed.value - average) <= mixed.error_bound + sum(
+        p * part.error_bound for p, part in parts
+    )
 
 
 def test_rejects_what_is_not_a_config() -> None:

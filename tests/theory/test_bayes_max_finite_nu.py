@@ -19,7 +19,11 @@ import pytest
 from bayes_slr.errors import ConfigError
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.theory.bayes import bayes_error_exact
-from bayes_slr.theory.replica_bayes import MAX_FINITE_NU, bayes_replica_point, location_log_posterior
+from bayes_slr.theory.replica_bayes import (
+    MAX_FINITE_NU,
+    bayes_replica_point,
+    location_log_posterior,
+)
 
 MAX_NU2 = SLRConfig("max", 1, LengthLaw.fixed(3), 2.0)
 MASK = jnp.array([True, True, True, False])  # three real tokens and one padded
@@ -30,15 +34,23 @@ def _log_posterior(nu: float, omega, V: float) -> np.ndarray:
     return np.asarray(posterior_jit(MAX_NU2.replace(nu=nu), jnp.asarray(omega), V, MASK))
 
 
-def _monte_carlo_posterior(nu: float, omega, V: float, samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``E_h[softmax(nu h)]`` over the real tokens by brute sampling of ``h``: mean and standard error."""
+def _monte_carlo_posterior(
+    nu: float, omega, V: float, samples: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``E_h[softmax(nu h)]`` over the real tokens by brute sampling of ``h``: mean and standard
+    error.
+    """
     real = np.asarray(MASK)
-    h = np.asarray(omega)[real] + math.sqrt(V) * np.random.default_rng(seed).standard_normal((samples, real.sum()))
+    h = np.asarray(omega)[real] + math.sqrt(V) * np.random.default_rng(seed).standard_normal(
+        (samples, real.sum())
+    )
     weights = np.asarray(jax.nn.softmax(nu * h, axis=-1))
     return weights.mean(axis=0), weights.std(axis=0) / math.sqrt(samples)
 
 
-@pytest.mark.parametrize(("nu", "V", "seed"), [(2.0, 1.0, 1), (2.0, 0.3, 2), (0.7, 0.6, 3), (10.0, 0.2, 4)])
+@pytest.mark.parametrize(
+    ("nu", "V", "seed"), [(2.0, 1.0, 1), (2.0, 0.3, 2), (0.7, 0.6, 3), (10.0, 0.2, 4)]
+)
 def test_location_posterior_matches_monte_carlo(nu, V, seed):
     """Quadrature vs 200000 draws of ``h``: within 4 standard errors per token.
 
@@ -80,7 +92,10 @@ def test_location_posterior_tends_to_the_argmax_route_like_one_over_nu_squared()
     """
     omega, V = np.array([0.4, -0.3, 0.9, 0.0]), 0.5
     argmax = np.exp(_log_posterior(math.inf, omega, V))[:3]
-    gaps = {nu: np.max(np.abs(np.exp(_log_posterior(nu, omega, V))[:3] - argmax)) for nu in (50.0, 100.0)}
+    gaps = {
+        nu: np.max(np.abs(np.exp(_log_posterior(nu, omega, V))[:3] - argmax))
+        for nu in (50.0, 100.0)
+    }
     assert gaps[50.0] < 1e-3
     assert gaps[50.0] / gaps[100.0] == pytest.approx(4.0, rel=0.1)
 
@@ -104,7 +119,10 @@ def test_location_posterior_is_finite_and_differentiable_at_extreme_scores():
     assert abs(np.exp(log_post[:3]).sum() - 1.0) < 1e-8
     gradient = np.asarray(jax.grad(objective)(omega))
     step = 1e-5
-    finite_diff = [(objective(omega.at[i].add(step)) - objective(omega.at[i].add(-step))) / (2 * step) for i in range(3)]
+    finite_diff = [
+        (objective(omega.at[i].add(step)) - objective(omega.at[i].add(-step))) / (2 * step)
+        for i in range(3)
+    ]
     assert gradient[3] == 0.0
     assert np.allclose(gradient[:3], np.asarray(finite_diff), rtol=1e-6, atol=1e-6)
 
@@ -117,9 +135,13 @@ def test_finite_nu_beyond_the_supported_range_is_a_config_error():
 @pytest.fixture(scope="module")
 def max_nu2_curve(full_size) -> dict[tuple[float, str], object]:
     mc = 8192 if full_size else 1024
-    points = {(alpha, "random"): bayes_replica_point(MAX_NU2, alpha=alpha, mc_samples=mc)
-              for alpha in (1e-3, 1.0, 64.0, 256.0)}
-    points[1.0, "informed"] = bayes_replica_point(MAX_NU2, alpha=1.0, mc_samples=mc, init="informed")
+    points = {
+        (alpha, "random"): bayes_replica_point(MAX_NU2, alpha=alpha, mc_samples=mc)
+        for alpha in (1e-3, 1.0, 64.0, 256.0)
+    }
+    points[1.0, "informed"] = bayes_replica_point(
+        MAX_NU2, alpha=1.0, mc_samples=mc, init="informed"
+    )
     return points
 
 
@@ -152,7 +174,9 @@ def test_max_finite_nu_nishimori_and_monte_carlo_error(max_nu2_curve):
         d = point.diagnostics
         assert abs(d["nishimori_gap"]) < 4 * d["nishimori_gap_stderr"] + 1e-12
         assert abs(d["monte_carlo_error"] - point.test_error) < 4 * d["monte_carlo_stderr"]
-        assert d["posterior_mean_f_error"] == point.test_error  # max-SLR: tokens carry no information on k*
+        assert (
+            d["posterior_mean_f_error"] == point.test_error
+        )  # max-SLR: tokens carry no information on k*
 
 
 @pytest.mark.slow

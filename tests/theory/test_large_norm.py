@@ -1,4 +1,5 @@
-"""Softplus on max-SLR with nu = inf: its optimum is the limit |k| -> inf, checked by independent routes.
+"""Softplus on max-SLR with nu = inf: its optimum is the limit |k| -> inf, checked by independent
+routes.
 
 The limit (normalised ReLU weights, argmax when every score is negative) is computed by
 quadrature in :mod:`bayes_slr.theory.large_norm`; here it must agree with a Monte Carlo
@@ -23,7 +24,9 @@ LAWS = {"L=3": LengthLaw.fixed(3), "L=10": LengthLaw.fixed(10), "L~U{1..4}": Len
 
 
 def _relu_limit_monte_carlo(key: jax.Array, length: LengthLaw, n: int) -> tuple[float, float]:
-    """``1 - A^2/B`` of the limiting weights by Monte Carlo, with its delta-method standard error."""
+    """``1 - A^2/B`` of the limiting weights by Monte Carlo, with its delta-method
+    standard error.
+    """
     Lbar = length.Lbar
     key_len, key_x = jax.random.split(key)
     lengths = jax.random.choice(key_len, Lbar, (n,), p=jnp.asarray(length.probs)) + 1
@@ -32,7 +35,9 @@ def _relu_limit_monte_carlo(key: jax.Array, length: LengthLaw, n: int) -> tuple[
     eps = jnp.argmax(x, axis=1)
     relu = jnp.where(mask, jnp.maximum(x, 0.0), 0.0)
     total = relu.sum(axis=1, keepdims=True)
-    weights = jnp.where(total > 0, relu / jnp.where(total > 0, total, 1.0), jax.nn.one_hot(eps, Lbar))
+    weights = jnp.where(
+        total > 0, relu / jnp.where(total > 0, total, 1.0), jax.nn.one_hot(eps, Lbar)
+    )
     a = np.asarray(jnp.take_along_axis(weights, eps[:, None], axis=1)[:, 0])
     b = np.asarray(jnp.sum(weights**2, axis=1))
     A, B = a.mean(), b.mean()

@@ -33,19 +33,27 @@ OPTIMISER_TOLERANCE = 1e-6
 second order (1e-10); overlaps are compared to 1e-3 (flat directions are slower)."""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def optimum(activation: str, cfg: SLRConfig):
     return optimal_population_error(activation, cfg)
 
 
 def mean_of_max(L: int) -> float:
-    """``E[max of L standard normals]`` by SciPy's adaptive quadrature (independent of the package)."""
-    value, _ = integrate.quad(lambda x: L * x * stats.norm.pdf(x) * stats.norm.cdf(x) ** (L - 1), -12, 12, epsabs=1e-13)
+    """``E[max of L standard normals]`` by SciPy's adaptive quadrature (independent of
+    the package).
+    """
+    value, _ = integrate.quad(
+        lambda x: L * x * stats.norm.pdf(x) * stats.norm.cdf(x) ** (L - 1), -12, 12, epsabs=1e-13
+    )
     return value
 
 
-def student(teacher: Teacher, m_k: float, q_k: float, m_v: float, q_v: float) -> tuple[jax.Array, jax.Array]:
-    """``k = m_k k* + sqrt(q_k - m_k^2) sqrt(D) e1``, ``v = m_v v* + sqrt(q_v - m_v^2) sqrt(D) e2``."""
+def student(
+    teacher: Teacher, m_k: float, q_k: float, m_v: float, q_v: float
+) -> tuple[jax.Array, jax.Array]:
+    """``k = m_k k* + sqrt(q_k - m_k^2) sqrt(D) e1``, ``v = m_v v* + sqrt(q_v - m_v^2)
+    sqrt(D) e2``.
+    """
     D = teacher.k_star.shape[0]
     extra = jax.random.normal(jax.random.PRNGKey(1), (D, 2))
     basis, _ = jnp.linalg.qr(jnp.column_stack([teacher.k_star, teacher.v_star, extra]))
@@ -68,12 +76,16 @@ def empirical_error(
         weights = attention_weights(activation, batch.X @ k / scale, batch.mask, c)
         return (batch.y - jnp.sum(weights * (batch.X @ v / scale), axis=-1)) ** 2
 
-    result = streamed_mean(squared_error, jax.random.fold_in(key, 1), cfg, teacher, N, chunk_size=20_000)
+    result = streamed_mean(
+        squared_error, jax.random.fold_in(key, 1), cfg, teacher, N, chunk_size=20_000
+    )
     return float(result.mean), float(result.stderr)
 
 
 @pytest.mark.parametrize(
-    "cfg", [SPIKED, SLRConfig("spiked", 12, LengthLaw.uniform(4), 1.0)], ids=["spiked", "spiked-variable"]
+    "cfg",
+    [SPIKED, SLRConfig("spiked", 12, LengthLaw.uniform(4), 1.0)],
+    ids=["spiked", "spiked-variable"],
 )
 def test_softmax_optimum_is_bayes(cfg: SLRConfig) -> None:
     best = optimum("softmax", cfg)
@@ -85,7 +97,9 @@ def test_softmax_optimum_is_bayes(cfg: SLRConfig) -> None:
 
 
 def test_softmax_at_the_posterior_key_is_bayes_and_locally_best_on_max_slr() -> None:
-    """max-SLR, finite ``nu``: at ``k = nu k*`` softmax attention is the Bayes estimator; moving ``k`` loses."""
+    """max-SLR, finite ``nu``: at ``k = nu k*`` softmax attention is the Bayes estimator; moving
+    ``k`` loses.
+    """
     cfg = SLRConfig("max", 12, LengthLaw.fixed(3), 1.5)
     bayes = bayes_error_exact(cfg)
 
@@ -115,7 +129,10 @@ def test_softmax_with_argmax_location_tends_to_zero() -> None:
     [
         (SPIKED, 3 * 2 / (3**2 + 2 * 2.0)),
         (SLRConfig("spiked", 12, LengthLaw.uniform(5), 1.5), 3.0 * 2.0 / (3.0**2 + 2.0 * 1.5)),
-        (SLRConfig("max", 12, LengthLaw.fixed(5), math.inf), 1.0 - (1.0 + mean_of_max(5) ** 2) / 5.0),
+        (
+            SLRConfig("max", 12, LengthLaw.fixed(5), math.inf),
+            1.0 - (1.0 + mean_of_max(5) ** 2) / 5.0,
+        ),
         (
             SLRConfig("max", 12, LengthLaw.uniform(5), math.inf),
             1.0 - (1.0 + (sum(mean_of_max(L) for L in range(2, 6)) / 5.0) ** 2) / 3.0,
@@ -130,30 +147,46 @@ def test_linear_optimum_matches_closed_forms(cfg: SLRConfig, expected: float) ->
 
 
 @pytest.mark.parametrize("activation", activation_names())
-def test_optimal_overlaps_predict_the_empirical_error(activation: str, key: jax.Array, full_size: bool) -> None:
+def test_optimal_overlaps_predict_the_empirical_error(
+    activation: str, key: jax.Array, full_size: bool
+) -> None:
     best = optimum(activation, SPIKED)
     overlaps = (best.m_k, best.q_k, best.m_v, best.q_v)
     predicted = population_error(activation, SPIKED, *overlaps, c=best.c)
-    mean, stderr = empirical_error(activation, SPIKED, key, overlaps, best.c, 400_000 if full_size else 60_000)
+    mean, stderr = empirical_error(
+        activation, SPIKED, key, overlaps, best.c, 400_000 if full_size else 60_000
+    )
     assert predicted == pytest.approx(best.error, abs=1e-12)
     assert abs(predicted - mean) <= 4.0 * stderr + 1e-7
 
 
 @pytest.mark.parametrize(
     "activation, cfg",
-    [(name, SLRConfig("max", 8, LengthLaw.uniform(4), 1.5)) for name in ("softplus", "erf", "linear")]
-    + [(name, SLRConfig("max", 8, LengthLaw.fixed(4), math.inf)) for name in ("softplus", "erf", "linear")],
-    ids=lambda value: value if isinstance(value, str) else f"{value.length.describe()}-nu{value.nu:g}",
+    [
+        (name, SLRConfig("max", 8, LengthLaw.uniform(4), 1.5))
+        for name in ("softplus", "erf", "linear")
+    ]
+    + [
+        (name, SLRConfig("max", 8, LengthLaw.fixed(4), math.inf))
+        for name in ("softplus", "erf", "linear")
+    ],
+    ids=lambda value: (
+        value if isinstance(value, str) else f"{value.length.describe()}-nu{value.nu:g}"
+    ),
 )
 def test_off_optimum_overlaps_predict_the_empirical_error(
     activation: str, cfg: SLRConfig, key: jax.Array, full_size: bool
 ) -> None:
-    """Away from the manifold ``q = m^2`` and with ``q_v > m_v^2``: every term of the formula is exercised."""
+    """Away from the manifold ``q = m^2`` and with ``q_v > m_v^2``: every term of the formula is
+    exercised.
+    """
     overlaps, c = (1.2, 1.2**2 + 0.6**2, 0.8, 0.9), 0.3
     terms = terms_with_bounds(activation, cfg, 1.2, 0.6, c)
     predicted = 1.0 - 2.0 * 0.8 * terms.A + 0.9 * terms.B
     bound = 2.0 * 0.8 * terms.A_bound + 0.9 * terms.B_bound
-    mean, stderr = empirical_error(activation, cfg, key, overlaps, c, 400_000 if full_size else 60_000)
+    mean, stderr = empirical_error(
+        activation, cfg, key, overlaps, c, 400_000 if full_size else 60_000
+    )
     assert abs(predicted - mean) <= 4.0 * stderr + bound
 
 
@@ -184,18 +217,26 @@ def test_bad_input_raises_config_error(call, message: str) -> None:
 
 @pytest.mark.parametrize("m_k", [1.0, 3.0, 9.0])
 def test_shifted_softmax_argmax_route_matches_scipy_for_two_tokens(m_k: float) -> None:
-    """Softmax, aligned key, max-SLR ``nu = inf``, ``L = 2``: ``A = E[sigmoid(m |D|)]``, ``D ~ N(0, 2)``."""
+    """Softmax, aligned key, max-SLR ``nu = inf``, ``L = 2``: ``A = E[sigmoid(m |D|)]``, ``D ~ N(0,
+    2)``.
+    """
     cfg = SLRConfig("max", 8, LengthLaw.fixed(2), math.inf)
     terms = terms_with_bounds("softmax", cfg, m_k, 0.0, 0.0)
     expected, _ = integrate.quad(
         lambda d: stats.norm.pdf(d, scale=math.sqrt(2.0)) / (1.0 + math.exp(-m_k * abs(d))),
-        -20.0, 20.0, points=[0.0], epsabs=1e-14, limit=200,
+        -20.0,
+        20.0,
+        points=[0.0],
+        epsabs=1e-14,
+        limit=200,
     )
     assert abs(terms.A - expected) <= terms.A_bound + 1e-12
 
 
 def test_shifted_softmax_argmax_route_matches_the_cumulative_route() -> None:
-    """Two quadratures of ``A`` (shifted variables vs cumulative panels with a vanishing ``r``) agree within their bounds."""
+    """Two quadratures of ``A`` (shifted variables vs cumulative panels with a vanishing ``r``)
+    agree within their bounds.
+    """
     cfg, m_k = SLRConfig("max", 8, LengthLaw.uniform(6), math.inf), 2.5
     shifted = terms_with_bounds("softmax", cfg, m_k, 0.0, 0.0)
     cumulative = terms_with_bounds("softmax", cfg, m_k, 1e-9, 0.0)
@@ -203,7 +244,9 @@ def test_shifted_softmax_argmax_route_matches_the_cumulative_route() -> None:
 
 
 def test_linear_optimum_on_max_slr_with_finite_nu_beats_a_scalar_search() -> None:
-    """The closed-form key of linear attention is the maximiser of ``A^2 / B`` found by SciPy's bounded search."""
+    """The closed-form key of linear attention is the maximiser of ``A^2 / B`` found by SciPy's
+    bounded search.
+    """
     cfg = SLRConfig("max", 8, LengthLaw.fixed(4), 1.5)
     best = optimum("linear", cfg)
 

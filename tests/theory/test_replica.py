@@ -1,4 +1,6 @@
-"""Checks of the replica-symmetric theory (bayes_slr.theory.replica_*) against independent routes."""
+"""Checks of the replica-symmetric theory (bayes_slr.theory.replica_*) against
+independent routes.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +10,9 @@ import math
 import numpy as np
 import pytest
 
-from bayes_slr.experiments.erm import erm_experiment
 from bayes_slr.cli.main import main
 from bayes_slr.errors import ConfigError
+from bayes_slr.experiments.erm import erm_experiment
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.theory.bayes import bayes_error_exact
 from bayes_slr.theory.optimum import optimal_population_error
@@ -24,11 +26,15 @@ SAMPLES = 2048
 
 @pytest.fixture(scope="module")
 def spiked_bayes_curve() -> dict[float, object]:
-    return {alpha: bayes_replica_point(SPIKED, alpha=alpha, mc_samples=SAMPLES) for alpha in (1e-3, 1.0, 16.0, 64.0, 256.0)}
+    return {
+        alpha: bayes_replica_point(SPIKED, alpha=alpha, mc_samples=SAMPLES)
+        for alpha in (1e-3, 1.0, 16.0, 64.0, 256.0)
+    }
 
 
 def test_bayes_spiked_tends_to_population_bayes_error_from_above(spiked_bayes_curve):
-    """alpha -> inf: the known-direction Bayes error (docs/model.md section 2) is a lower bound and the limit.
+    """alpha -> inf: the known-direction Bayes error (docs/model.md section 2) is a lower bound and
+    the limit.
 
     The excess over it is O(1/alpha) (q -> 1 like 1 - O(1/alpha)): from alpha = 64 to 256
     it must shrink by well over half (asymptotically by 4), and stay >= 0 up to the
@@ -42,14 +48,17 @@ def test_bayes_spiked_tends_to_population_bayes_error_from_above(spiked_bayes_cu
 
 
 def test_bayes_spiked_decreases_with_alpha_and_starts_at_one(spiked_bayes_curve):
-    """More data never hurts the Bayes-optimal estimator; alpha -> 0 gives the prior-predictive error 1."""
+    """More data never hurts the Bayes-optimal estimator; alpha -> 0 gives the prior-predictive
+    error 1.
+    """
     errors = [spiked_bayes_curve[a].test_error for a in sorted(spiked_bayes_curve)]
     assert all(b < a for a, b in zip(errors, errors[1:]))
     assert 0.99 < errors[0] <= 1.0
 
 
 def test_bayes_nishimori_identity_and_posterior_mean_excess(spiked_bayes_curve):
-    """E[yhat^2] = E[y yhat] for yhat = E[y | X, data], to Monte Carlo precision (4 standard errors).
+    """E[yhat^2] = E[y yhat] for yhat = E[y | X, data], to Monte Carlo precision (4 standard
+    errors).
 
     The training-set posterior mean of f (docs/model.md section 5) cannot beat E[y | X, data]:
     its excess is a mean square (up to the inner Monte Carlo error, 1e-3 here).
@@ -59,7 +68,9 @@ def test_bayes_nishimori_identity_and_posterior_mean_excess(spiked_bayes_curve):
         assert abs(d["nishimori_gap"]) < 4 * d["nishimori_gap_stderr"] + 1e-12
         assert d["posterior_mean_f_error"] >= point.test_error - 1e-3
         # quadrature (docs/model.md section 4) and Monte Carlo evaluations of the same error agree
-        assert abs(d["monte_carlo_error"] - point.test_error) < 4 * d["nishimori_gap_stderr"] + 4 / math.sqrt(SAMPLES)
+        assert abs(d["monte_carlo_error"] - point.test_error) < 4 * d[
+            "nishimori_gap_stderr"
+        ] + 4 / math.sqrt(SAMPLES)
         assert d["test_error_stderr"] == 0.0  # spiked: quadrature
 
 
@@ -69,7 +80,9 @@ def test_bayes_max_inf_tends_to_zero_and_both_starts_agree():
 
     At L = 3 the informed and uninformed starts reach the same fixed point (no hard phase).
     """
-    points = {alpha: bayes_replica_point(MAX_INF, alpha=alpha, mc_samples=512) for alpha in (4.0, 64.0)}
+    points = {
+        alpha: bayes_replica_point(MAX_INF, alpha=alpha, mc_samples=512) for alpha in (4.0, 64.0)
+    }
     informed = bayes_replica_point(MAX_INF, alpha=4.0, mc_samples=512, init="informed")
     assert bayes_error_exact(MAX_INF).value == 0.0
     assert all(p.converged for p in points.values())
@@ -83,19 +96,29 @@ def test_bayes_max_inf_tends_to_zero_and_both_starts_agree():
 
 
 def test_bayes_noiseless_spiked_has_a_hard_phase_just_above_alpha_one():
-    """Spiked ``nu = 2``, ``L = 3``, ``Delta = 0`` (docs/theory.md part C): exact recovery of ``v`` (``q_v = 1``)
+    """Spiked ``nu = 2``, ``L = 3``, ``Delta = 0`` (docs/theory.md part C): exact recovery of ``v``
+    (``q_v = 1``)
     is a fixed point once ``alpha > 1`` (with ``q_v = 1 - eps`` the value channel gives
-    ``qhat_v ~ alpha / eps``, so ``eps -> eps / alpha``), but from the random start the state evolution
+    ``qhat_v ~ alpha / eps``, so ``eps -> eps / alpha``), but from the random start the state
+    evolution
     only reaches it above an algorithmic threshold (between 1.2 and 1.25 at 16384 draws). At
-    ``alpha = 1.1`` the two starts end at different fixed points, the informed one at ``q_v = 1`` (the cap)
-    with a lower error; at ``alpha = 2`` they agree. Margins: ``q_v`` of the random start 0.66, far from
+    ``alpha = 1.1`` the two starts end at different fixed points, the informed one at ``q_v = 1``
+    (the cap)
+    with a lower error; at ``alpha = 2`` they agree. Margins: ``q_v`` of the random start 0.66, far
+    from
     both 1 and the Monte Carlo error (0.005); ``1e-6`` is the cap's distance to 1 up to rounding."""
     config = SLRConfig("spiked", 1, LengthLaw.fixed(3), 2.0, 0.0)
-    hard = {init: bayes_replica_point(config, alpha=1.1, init=init, mc_samples=4096, seed=0) for init in ("random", "informed")}
+    hard = {
+        init: bayes_replica_point(config, alpha=1.1, init=init, mc_samples=4096, seed=0)
+        for init in ("random", "informed")
+    }
     assert all(point.converged for point in hard.values())
     assert hard["random"].overlaps["q_v"] < 0.9 and hard["informed"].overlaps["q_v"] > 1 - 1e-6
     assert hard["informed"].test_error < hard["random"].test_error - 0.1
-    easy = {init: bayes_replica_point(config, alpha=2.0, init=init, mc_samples=4096, seed=0) for init in ("random", "informed")}
+    easy = {
+        init: bayes_replica_point(config, alpha=2.0, init=init, mc_samples=4096, seed=0)
+        for init in ("random", "informed")
+    }
     assert abs(easy["random"].test_error - easy["informed"].test_error) < 1e-6
     assert easy["random"].overlaps["q_v"] > 1 - 1e-6
 
@@ -105,15 +128,18 @@ def test_erm_small_alpha_gives_error_one_linearly():
 
     Halving alpha must halve ``1 - E`` (ratio 2 up to O(alpha) corrections: within 10%).
     """
-    gaps = {a: 1.0 - erm_replica_point(SPIKED, "softmax", alpha=a, lam=1.0, mc_samples=512).test_error
-            for a in (1e-3, 5e-4)}
+    gaps = {
+        a: 1.0 - erm_replica_point(SPIKED, "softmax", alpha=a, lam=1.0, mc_samples=512).test_error
+        for a in (1e-3, 5e-4)
+    }
     assert 0 < gaps[5e-4] < gaps[1e-3] < 0.05
     assert gaps[1e-3] / gaps[5e-4] == pytest.approx(2.0, rel=0.1)
 
 
 @pytest.mark.slow
 def test_erm_softmax_tends_to_population_optimum(full_size):
-    """alpha -> inf at small lam: ERM tends to the activation's population optimum (docs/model.md section 4).
+    """alpha -> inf at small lam: ERM tends to the activation's population optimum (docs/model.md
+    section 4).
 
     For spiked SLR the softmax optimum is the Bayes error. The excess is O(1/alpha): from
     alpha = 64 to 256 it must shrink by more than half (asymptotically by 4) and stay
@@ -122,8 +148,11 @@ def test_erm_softmax_tends_to_population_optimum(full_size):
     """
     mc = 4096 if full_size else 1024
     optimum = optimal_population_error("softmax", SPIKED).error
-    excess = {a: erm_replica_point(SPIKED, "softmax", alpha=a, lam=0.01, mc_samples=mc).test_error - optimum
-              for a in (64.0, 256.0)}
+    excess = {
+        a: erm_replica_point(SPIKED, "softmax", alpha=a, lam=0.01, mc_samples=mc).test_error
+        - optimum
+        for a in (64.0, 256.0)
+    }
     assert 0 < excess[256.0] < 0.5 * excess[64.0]
 
 
@@ -143,17 +172,23 @@ def test_erm_theory_matches_simulation(full_size, activation, lam):
     D, seeds, mc = (400, 8, 8192) if full_size else (150, 4, 1024)
     config = SPIKED.replace(D=D)
     theory = erm_replica_point(config, activation, alpha=4.0, lam=lam, mc_samples=mc)
-    simulation = erm_experiment(config, activation, alpha=4.0, lam=lam, seeds=seeds, N_test=10_000, exact_teacher=True)
+    simulation = erm_experiment(
+        config, activation, alpha=4.0, lam=lam, seeds=seeds, N_test=10_000, exact_teacher=True
+    )
     assert theory.converged and theory.diagnostics["rs_stable"]
     assert all(r["converged"] for r in simulation.per_seed)
     tolerance = 4 * simulation.stderr + 4 / math.sqrt(mc)
     assert abs(theory.test_error - simulation.test_error) < tolerance
     mean_m_k = np.mean([r["overlaps"]["m_k"] for r in simulation.per_seed])
-    assert abs(theory.overlaps["m_k"] - mean_m_k) < 4 * np.std([r["overlaps"]["m_k"] for r in simulation.per_seed]) + 0.1
+    assert (
+        abs(theory.overlaps["m_k"] - mean_m_k)
+        < 4 * np.std([r["overlaps"]["m_k"] for r in simulation.per_seed]) + 0.1
+    )
 
 
 def test_erm_linear_rs_breaks_at_small_ridge_and_holds_at_large():
-    """Linear ERM, spiked nu = 2, L = 3, alpha = 4: replica symmetry breaks at lam = 0.1, holds at lam = 1.
+    """Linear ERM, spiked nu = 2, L = 3, alpha = 4: replica symmetry breaks at lam = 0.1, holds at
+    lam = 1.
 
     At lam = 0.1 the RS equations converge to a point that violates the de Almeida-Thouless
     condition (replicon > 1); which point depends on the channel draws (errors from 1.3 to
@@ -173,7 +208,11 @@ def test_erm_linear_rs_breaks_at_small_ridge_and_holds_at_large():
 
 @pytest.mark.parametrize(
     "kwargs",
-    [dict(alpha=0.0, lam=0.1), dict(alpha=1.0, lam=-1.0), dict(alpha=1.0, lam=0.1, activation="relu")],
+    [
+        dict(alpha=0.0, lam=0.1),
+        dict(alpha=1.0, lam=-1.0),
+        dict(alpha=1.0, lam=0.1, activation="relu"),
+    ],
 )
 def test_bad_input_is_a_config_error(kwargs):
     kwargs = {"activation": "softmax", **kwargs}
@@ -183,8 +222,22 @@ def test_bad_input_is_a_config_error(kwargs):
 
 def test_cli_json_and_resume(tmp_path, capsys):
     """--json prints config and rows; a second run with --out reads the finished points back."""
-    argv = ["theory", "--nu", "2", "--L", "3", "--activation", "--alpha", "4", "--bayes", "--mc-samples", "256",
-            "--json", "--out", str(tmp_path / "run")]
+    argv = [
+        "theory",
+        "--nu",
+        "2",
+        "--L",
+        "3",
+        "--activation",
+        "--alpha",
+        "4",
+        "--bayes",
+        "--mc-samples",
+        "256",
+        "--json",
+        "--out",
+        str(tmp_path / "run"),
+    ]
     assert main(argv) == 0
     first = json.loads(capsys.readouterr().out)
     assert {r["init"] for r in first["rows"]} == {"informed", "random"}
@@ -196,9 +249,31 @@ def test_cli_json_and_resume(tmp_path, capsys):
 
 
 def test_cli_simulate_adds_lbfgs_rows_at_fixed_size(tmp_path, capsys):
-    """--simulate SIZE pairs every ERM theory point with an L-BFGS row at D = SIZE / sqrt(alpha); --plot draws both."""
-    argv = ["theory", "--nu", "2", "--L", "3", "--activation", "softmax", "--alpha", "4", "--lam", "1",
-            "--mc-samples", "64", "--simulate", "30", "--seeds", "2", "--json", "--plot", str(tmp_path / "p.png")]
+    """--simulate SIZE pairs every ERM theory point with an L-BFGS row at D = SIZE / sqrt(alpha);
+    --plot draws both.
+    """
+    argv = [
+        "theory",
+        "--nu",
+        "2",
+        "--L",
+        "3",
+        "--activation",
+        "softmax",
+        "--alpha",
+        "4",
+        "--lam",
+        "1",
+        "--mc-samples",
+        "64",
+        "--simulate",
+        "30",
+        "--seeds",
+        "2",
+        "--json",
+        "--plot",
+        str(tmp_path / "p.png"),
+    ]
     assert main(argv) == 0
     assert (tmp_path / "p.png").read_bytes().startswith(b"\x89PNG")
     rows = json.loads(capsys.readouterr().out)["rows"]
@@ -208,8 +283,15 @@ def test_cli_simulate_adds_lbfgs_rows_at_fixed_size(tmp_path, capsys):
     assert rows[1]["test_error"] == pytest.approx(np.mean(simulated["per_seed_test_error"]))
 
 
-@pytest.mark.parametrize("bad", [["--alpha", "0"], ["--lam", "-0.5"], ["--activation", "relu"],
-                                 ["--simulate", "100", "--seeds", "1"]])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ["--alpha", "0"],
+        ["--lam", "-0.5"],
+        ["--activation", "relu"],
+        ["--simulate", "100", "--seeds", "1"],
+    ],
+)
 def test_cli_bad_input_exits_2_without_output(tmp_path, capsys, bad):
     out = tmp_path / "run"
     assert main(["theory", "--out", str(out), "--plot", str(tmp_path / "p.png"), *bad]) == 2

@@ -56,20 +56,24 @@ class Estimate(NamedTuple):
 def mean_and_stderr(rows: list[dict[str, float]]) -> Estimate:
     """Mean of each quantity over ``rows`` (independent replicates) and its standard error."""
     values = {name: np.array([row[name] for row in rows]) for name in rows[0]}
-    return Estimate({name: float(x.mean()) for name, x in values.items()},
-                    {name: float(x.std(ddof=1) / math.sqrt(x.size)) for name, x in values.items()})
+    return Estimate(
+        {name: float(x.mean()) for name, x in values.items()},
+        {name: float(x.std(ddof=1) / math.sqrt(x.size)) for name, x in values.items()},
+    )
 
 
 def split_chain_norm(draws: np.ndarray) -> float:
     """``|<x>|^2 / D`` from draws ``(chains, draws, D)``: the dot product of the posterior means of
-    two disjoint halves of the chains (independent estimates of ``<x>``), unbiased for ``|<x>|^2``."""
+    two disjoint halves of the chains (independent estimates of ``<x>``), unbiased for ``|<x>|^2``.
+    """
     half = draws.shape[0] // 2
     first, second = draws[:half].mean(axis=(0, 1)), draws[half:].mean(axis=(0, 1))
     return float(first @ second / draws.shape[-1])
 
 
 def one_teacher(config: SLRConfig, alpha: float, seed: int) -> dict[str, float]:
-    """Posterior (``sampler="auto"``) for one exact teacher: both predictors' errors and the overlaps.
+    """Posterior (``sampler="auto"``) for one exact teacher: both predictors' errors and the
+    overlaps.
 
     Errors from :func:`~bayes_slr.inference.predictive.posterior_errors`: disjoint draw groups
     (one per chain), cross products, so the number of draws does not bias them.
@@ -78,7 +82,9 @@ def one_teacher(config: SLRConfig, alpha: float, seed: int) -> dict[str, float]:
     teacher = draw_teacher(key_teacher, config.D, exact=True)
     batch = simulate(key_data, config, teacher, round(alpha * config.D))
     draws = sample_posterior(key_sampler, config, batch, **SAMPLING)
-    errors = posterior_errors(key_test, config, teacher, draws.k, draws.v, N_test=N_TEST, max_draws=4 * DRAWS_PER_HALF)
+    errors = posterior_errors(
+        key_test, config, teacher, draws.k, draws.v, N_test=N_TEST, max_draws=4 * DRAWS_PER_HALF
+    )
     per_draw = overlaps(draws.k, draws.v, teacher)
     return {
         "error": errors.plain.value,
@@ -90,23 +96,38 @@ def one_teacher(config: SLRConfig, alpha: float, seed: int) -> dict[str, float]:
     }
 
 
-def theory_prediction(config: SLRConfig, alpha: float, samples: int = THEORY_SAMPLES,
-                      seeds: int = THEORY_SEEDS) -> Estimate:
-    """State-evolution predictions for each sampler quantity, averaged over ``seeds`` sets of ``samples`` draws."""
+def theory_prediction(
+    config: SLRConfig, alpha: float, samples: int = THEORY_SAMPLES, seeds: int = THEORY_SEEDS
+) -> Estimate:
+    """State-evolution predictions for each sampler quantity, averaged over ``seeds`` sets of
+    ``samples`` draws.
+    """
     rows = []
     for seed in range(seeds):
         point = bayes_replica_point(config, alpha=alpha, mc_samples=samples, seed=seed)
         assert point.converged
         q_k, q_v = point.overlaps["q_k"], point.overlaps["q_v"]
-        rows.append({"error": point.diagnostics["posterior_mean_f_error"], "bayes": point.test_error,
-                     "m_k": q_k, "q_k": q_k, "m_v": q_v, "q_v": q_v})
+        rows.append(
+            {
+                "error": point.diagnostics["posterior_mean_f_error"],
+                "bayes": point.test_error,
+                "m_k": q_k,
+                "q_k": q_k,
+                "m_v": q_v,
+                "q_v": q_v,
+            }
+        )
     return mean_and_stderr(rows)
 
 
 def finite_size_scale(config: SLRConfig, name: str, predicted: float) -> float:
     """How far the quantity is from its value with known directions: ``1 - q`` for an overlap,
     the excess over the population Bayes error for an error."""
-    return predicted - bayes_error_exact(config).value if name in ("error", "bayes") else 1.0 - predicted
+    return (
+        predicted - bayes_error_exact(config).value
+        if name in ("error", "bayes")
+        else 1.0 - predicted
+    )
 
 
 @pytest.mark.slow
@@ -133,8 +154,12 @@ def test_state_evolution_matches_posterior(variant, alpha, full_size):
     # the max-SLR state evolution costs about 100 s per set of 16384 draws: CI uses 2 sets of 4096
     # (their spread enters the tolerance)
     small_theory = variant == "max" and not full_size
-    theory = theory_prediction(config, alpha, *((4096, 2) if small_theory else (THEORY_SAMPLES, THEORY_SEEDS)))
-    measured = mean_and_stderr([one_teacher(config, alpha, 1000 + seed) for seed in range(teachers)])
+    theory = theory_prediction(
+        config, alpha, *((4096, 2) if small_theory else (THEORY_SAMPLES, THEORY_SEEDS))
+    )
+    measured = mean_and_stderr(
+        [one_teacher(config, alpha, 1000 + seed) for seed in range(teachers)]
+    )
     for name, value in theory.mean.items():
         allowance = FINITE_SIZE * finite_size_scale(config, name, value) / math.sqrt(D)
         tolerance = 4 * math.hypot(measured.stderr[name], theory.stderr[name]) + allowance

@@ -27,12 +27,15 @@ SAMPLES = 4096
 @pytest.fixture(scope="module")
 def bayes_curve() -> dict[float, TheoryPoint]:
     """Bayes-optimal state evolution at U{1..4}, Delta = 0.1, from alpha ~ 0 to alpha = 256."""
-    return {alpha: bayes_replica_point(UNIFORM, alpha=alpha, mc_samples=SAMPLES)
-            for alpha in (1e-3, 1.0, 16.0, 64.0, 256.0)}
+    return {
+        alpha: bayes_replica_point(UNIFORM, alpha=alpha, mc_samples=SAMPLES)
+        for alpha in (1e-3, 1.0, 16.0, 64.0, 256.0)
+    }
 
 
 def test_bayes_tends_to_population_bayes_error_like_one_over_alpha(bayes_curve):
-    """alpha -> inf: the error decreases to ``bayes_error_exact`` (averaged over the length law) from above.
+    """alpha -> inf: the error decreases to ``bayes_error_exact`` (averaged over the length law)
+    from above.
 
     ``1 - q = O(1/alpha)`` and the excess is linear in ``1 - q``: from alpha = 64 to 256 it
     must shrink by 4 up to O(1/alpha) corrections (a few percent at alpha = 64) and the

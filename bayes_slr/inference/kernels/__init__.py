@@ -28,4 +28,13 @@ def auto_sampler(law: TokenLaw) -> str:
     return next(name for name in AUTO_ORDER if supports(name, law))
 
 
-__all__ = ["KERNELS", "AUTO_ORDER", "Kernel", "PosteriorDraws", "SamplerData", "auto_sampler", "run_chains", "supports"]
+__all__ = [
+    "KERNELS",
+    "AUTO_ORDER",
+    "Kernel",
+    "PosteriorDraws",
+    "SamplerData",
+    "auto_sampler",
+    "run_chains",
+    "supports",
+]

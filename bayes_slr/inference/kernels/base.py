@@ -18,7 +18,8 @@ inference algorithm is one module with a ``make_kernel(config, warmup) -> Kernel
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -37,7 +38,7 @@ class SamplerData(NamedTuple):
     y: jax.Array
 
     @classmethod
-    def of(cls, batch: SLRBatch) -> "SamplerData":
+    def of(cls, batch: SLRBatch) -> SamplerData:
         return cls(jnp.asarray(batch.X), jnp.asarray(batch.lengths), jnp.asarray(batch.y))
 
 
@@ -73,9 +74,19 @@ class PosteriorDraws(NamedTuple):
 
 
 @functools.partial(jax.jit, static_argnames=("kernel", "warmup", "samples", "n_devices"))
-def scan_chains(kernel: Kernel, keys: jax.Array, data: SamplerData, k0: jax.Array, v0: jax.Array,
-                *, warmup: int, samples: int, n_devices: int = 1):
-    """Every chain's ``warmup + samples`` steps: one ``lax.scan``, ``vmap``-ed over the chains of each device.
+def scan_chains(
+    kernel: Kernel,
+    keys: jax.Array,
+    data: SamplerData,
+    k0: jax.Array,
+    v0: jax.Array,
+    *,
+    warmup: int,
+    samples: int,
+    n_devices: int = 1,
+):
+    """Every chain's ``warmup + samples`` steps: one ``lax.scan``, ``vmap``-ed over the chains of
+    each device.
 
     The chain axis (``keys``, ``k0``, ``v0``, all with ``chains`` rows, a multiple of
     ``n_devices``) is split into equal blocks over the first ``n_devices`` devices
@@ -94,16 +105,28 @@ def scan_chains(kernel: Kernel, keys: jax.Array, data: SamplerData, k0: jax.Arra
             state, info = kernel.step(key_step, state)
             return state, (kernel.position(state), info)
 
-        _, (positions, infos) = jax.lax.scan(body, state, jax.random.split(key_run, warmup + samples))
+        _, (positions, infos) = jax.lax.scan(
+            body, state, jax.random.split(key_run, warmup + samples)
+        )
         return positions, infos
 
-    return jax.shard_map(jax.vmap(chain), mesh=device_mesh(n_devices), in_specs=P(AXIS), out_specs=P(AXIS),
-                         check_vma=False)(keys, k0, v0)
+    return jax.shard_map(
+        jax.vmap(chain),
+        mesh=device_mesh(n_devices),
+        in_specs=P(AXIS),
+        out_specs=P(AXIS),
+        check_vma=False,
+    )(keys, k0, v0)
 
 
 def run_chains(
-    key: jax.Array, kernel: Kernel, data: SamplerData, starts: tuple[jax.Array, jax.Array], *,
-    warmup: int, samples: int,
+    key: jax.Array,
+    kernel: Kernel,
+    data: SamplerData,
+    starts: tuple[jax.Array, jax.Array],
+    *,
+    warmup: int,
+    samples: int,
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Run one chain per start with ``kernel``: ``warmup`` then ``samples`` steps, one ``lax.scan``.
 
@@ -130,7 +153,13 @@ def run_chains(
     keys = jax.random.split(key, chains)
     n_devices = min(device_count(), chains)
     padding = -chains % n_devices
-    keys, k0, v0 = (jnp.concatenate([x, jnp.repeat(x[-1:], padding, axis=0)]) for x in (keys, k0, v0))
-    (k, v), infos = scan_chains(kernel, keys, data, k0, v0, warmup=warmup, samples=samples, n_devices=n_devices)
-    return ({"k": np.asarray(k)[:chains], "v": np.asarray(v)[:chains]},
-            {name: np.asarray(x)[:chains] for name, x in infos.items()})
+    keys, k0, v0 = (
+        jnp.concatenate([x, jnp.repeat(x[-1:], padding, axis=0)]) for x in (keys, k0, v0)
+    )
+    (k, v), infos = scan_chains(
+        kernel, keys, data, k0, v0, warmup=warmup, samples=samples, n_devices=n_devices
+    )
+    return (
+        {"k": np.asarray(k)[:chains], "v": np.asarray(v)[:chains]},
+        {name: np.asarray(x)[:chains] for name, x in infos.items()},
+    )

@@ -28,7 +28,8 @@ class GaussianLaw(NamedTuple):
 
 
 def value_conditional(tokens: jax.Array, y: jax.Array, Delta: float) -> GaussianLaw:
-    """Law of ``v`` given the tokens ``x_{mu, eps_mu}`` (``(N, D)``): precision ``I + A^T A / Delta``,
+    """Law of ``v`` given the tokens ``x_{mu, eps_mu}`` (``(N, D)``): precision ``I + A^T A /
+    Delta``,
     mean ``P^-1 A^T y / Delta``, ``A = tokens / sqrt(D)``."""
     D = tokens.shape[-1]
     A = tokens / math.sqrt(D)
@@ -39,15 +40,27 @@ def value_conditional(tokens: jax.Array, y: jax.Array, Delta: float) -> Gaussian
 
 def draw_gaussian(key: jax.Array, law: GaussianLaw) -> jax.Array:
     """One draw from :class:`GaussianLaw`."""
-    noise = jax.scipy.linalg.solve_triangular(law.cholesky.T, jax.random.normal(key, law.mean.shape), lower=False)
+    noise = jax.scipy.linalg.solve_triangular(
+        law.cholesky.T, jax.random.normal(key, law.mean.shape), lower=False
+    )
     return law.mean + noise
 
 
-def draw_locations(key: jax.Array, config: SLRConfig, X: jax.Array, lengths: jax.Array, y: jax.Array,
-                   k: jax.Array, v: jax.Array, beta: jax.Array | float = 1.0) -> jax.Array:
+def draw_locations(
+    key: jax.Array,
+    config: SLRConfig,
+    X: jax.Array,
+    lengths: jax.Array,
+    y: jax.Array,
+    k: jax.Array,
+    v: jax.Array,
+    beta: jax.Array | float = 1.0,
+) -> jax.Array:
     """``eps_mu ~ P(eps_mu | X_mu, y_mu, k, v)``, 0-based, ``(N,)``; with ``beta < 1`` the
     tempered law (logits times ``beta``, used during an annealed warm-up)."""
-    return jax.random.categorical(key, beta * location_joint_log_weights(X, lengths, y, k, v, config), axis=-1)
+    return jax.random.categorical(
+        key, beta * location_joint_log_weights(X, lengths, y, k, v, config), axis=-1
+    )
 
 
 def located_tokens(X: jax.Array, eps: jax.Array) -> jax.Array:

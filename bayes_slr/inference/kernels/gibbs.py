@@ -37,7 +37,8 @@ FAMILIES = (PlantedLaw,)
 class DirectionConditionals(NamedTuple):
     """Gaussian laws of ``k`` and ``v`` given the locations (spiked SLR).
 
-    ``k ~ N(k_mean, I / k_precision)``; ``v ~ N(v_mean, P^-1)`` with ``P = v_cholesky v_cholesky^T``.
+    ``k ~ N(k_mean, I / k_precision)``; ``v ~ N(v_mean, P^-1)`` with ``P = v_cholesky
+    v_cholesky^T``.
     """
 
     k_mean: jax.Array
@@ -46,8 +47,12 @@ class DirectionConditionals(NamedTuple):
     v_cholesky: jax.Array
 
 
-def direction_conditionals(tokens: jax.Array, y: jax.Array, config: SLRConfig) -> DirectionConditionals:
-    """Conditional laws of ``k`` and ``v`` given the token at each sequence's location (``(N, D)``)."""
+def direction_conditionals(
+    tokens: jax.Array, y: jax.Array, config: SLRConfig
+) -> DirectionConditionals:
+    """Conditional laws of ``k`` and ``v`` given the token at each sequence's location
+    (``(N, D)``).
+    """
     N, D = tokens.shape
     amplitude = config.c_nu  # the spike a(nu) k / sqrt(D): sqrt(nu) for spiked SLR
     k_precision = jnp.asarray(1.0 + N * amplitude**2 / D)
@@ -56,7 +61,9 @@ def direction_conditionals(tokens: jax.Array, y: jax.Array, config: SLRConfig) -
     return DirectionConditionals(k_mean, k_precision, value.mean, value.cholesky)
 
 
-def draw_directions(key_k: jax.Array, key_v: jax.Array, law: DirectionConditionals) -> tuple[jax.Array, jax.Array]:
+def draw_directions(
+    key_k: jax.Array, key_v: jax.Array, law: DirectionConditionals
+) -> tuple[jax.Array, jax.Array]:
     """One draw of ``(k, v)`` from :class:`DirectionConditionals`."""
     k = law.k_mean + jax.random.normal(key_k, law.k_mean.shape) / jnp.sqrt(law.k_precision)
     return k, draw_gaussian(key_v, GaussianLaw(law.v_mean, law.v_cholesky))
@@ -79,7 +86,9 @@ def make_kernel(config: SLRConfig, warmup: int = 0) -> Kernel:
         X, lengths, y = state.data
         key_eps, key_k, key_v = jax.random.split(key, 3)
         eps = draw_locations(key_eps, config, X, lengths, y, state.k, state.v)
-        k, v = draw_directions(key_k, key_v, direction_conditionals(located_tokens(X, eps), y, config))
+        k, v = draw_directions(
+            key_k, key_v, direction_conditionals(located_tokens(X, eps), y, config)
+        )
         return GibbsState(k, v, state.data), {}
 
     return Kernel(NAME, init, step, lambda state: (state.k, state.v))

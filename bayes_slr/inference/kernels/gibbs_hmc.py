@@ -32,13 +32,19 @@ after it; each transition jitters them by +-20% against periodic trajectories.
 from __future__ import annotations
 
 import functools
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from bayes_slr.inference.kernels.base import Kernel, SamplerData
-from bayes_slr.inference.kernels.conditionals import draw_gaussian, draw_locations, located_tokens, value_conditional
+from bayes_slr.inference.kernels.conditionals import (
+    draw_gaussian,
+    draw_locations,
+    located_tokens,
+    value_conditional,
+)
 from bayes_slr.models.numpyro_models import location_joint_log_weights
 from bayes_slr.models.simulate import token_mask
 from bayes_slr.models.spec import SLRConfig
@@ -70,7 +76,9 @@ def _uniform_weights(config: SLRConfig, X: jax.Array, lengths: jax.Array) -> jax
 
 
 def mass_matrix(config: SLRConfig, X: jax.Array, lengths: jax.Array) -> jax.Array:
-    """Mass matrix of the ``k`` move: Hessian of ``-log p(k | eps)`` at ``k = 0`` (any ``eps``), ``(D, D)``."""
+    """Mass matrix of the ``k`` move: Hessian of ``-log p(k | eps)`` at ``k = 0`` (any ``eps``),
+    ``(D, D)``.
+    """
     u = _uniform_weights(config, X, lengths)
     mean_token = jnp.einsum("nl,nld->nd", u, X)
     covariance = jnp.einsum("nl,nld,nle->de", u, X, X) - mean_token.T @ mean_token
@@ -78,7 +86,9 @@ def mass_matrix(config: SLRConfig, X: jax.Array, lengths: jax.Array) -> jax.Arra
 
 
 def value_mass_matrix(config: SLRConfig, X: jax.Array, lengths: jax.Array) -> jax.Array:
-    """Mass matrix of the ``v`` move: ``I + (1/(Delta D)) sum_mu E_u[x x^T]`` (uniform locations)."""
+    """Mass matrix of the ``v`` move: ``I + (1/(Delta D)) sum_mu E_u[x x^T]`` (uniform
+    locations).
+    """
     u = _uniform_weights(config, X, lengths)
     return jnp.eye(config.D) + jnp.einsum("nl,nld,nle->de", u, X, X) / (config.Delta * config.D)
 
@@ -91,10 +101,16 @@ def temperature(iteration: jax.Array, warmup: int) -> jax.Array:
     return jnp.where(iteration >= ramp, 1.0, BETA_START ** (1.0 - progress))
 
 
-def hmc_transition(key: jax.Array, x: jax.Array, log_density: Callable[[jax.Array], jax.Array],
-                   cholesky: jax.Array, step_size: jax.Array) -> tuple[jax.Array, jax.Array]:
+def hmc_transition(
+    key: jax.Array,
+    x: jax.Array,
+    log_density: Callable[[jax.Array], jax.Array],
+    cholesky: jax.Array,
+    step_size: jax.Array,
+) -> tuple[jax.Array, jax.Array]:
     """One HMC transition (``N_LEAPFROG`` leapfrog steps, mass ``cholesky cholesky^T``, step size
-    jittered by +-20%, Metropolis correction). Returns the new point and the acceptance probability."""
+    jittered by +-20%, Metropolis correction). Returns the new point and the acceptance probability.
+    """
     key_p, key_jitter, key_accept = jax.random.split(key, 3)
     step_size = step_size * jax.random.uniform(key_jitter, minval=0.8, maxval=1.2)
     grad = jax.grad(log_density)
@@ -121,36 +137,71 @@ def hmc_transition(key: jax.Array, x: jax.Array, log_density: Callable[[jax.Arra
 
 @functools.lru_cache(maxsize=32)
 def make_kernel(config: SLRConfig, warmup: int) -> Kernel:
-    """The Gibbs-HMC kernel for ``config`` (annealing and step-size adaptation during the first ``warmup`` steps)."""
+    """The Gibbs-HMC kernel for ``config`` (annealing and step-size adaptation during the first
+    ``warmup`` steps).
+    """
 
     def log_marginal(k: jax.Array, v: jax.Array, data: SamplerData, beta: jax.Array) -> jax.Array:
-        """``log p(k, v | data)`` up to a constant, the locations summed out (likelihood tempered by ``beta``)."""
-        joint = location_joint_log_weights(data.X, data.lengths, data.y, k, v, config)  # -inf on padding
+        """``log p(k, v | data)`` up to a constant, the locations summed out (likelihood tempered by
+        ``beta``).
+        """
+        joint = location_joint_log_weights(
+            data.X, data.lengths, data.y, k, v, config
+        )  # -inf on padding
         return -0.5 * (k @ k + v @ v) + jnp.sum(jax.nn.logsumexp(beta * joint, axis=-1))
 
-    def init(key: jax.Array, data: SamplerData, start: tuple[jax.Array, jax.Array]) -> GibbsHMCState:
-        choleskys = (jnp.linalg.cholesky(mass_matrix(config, data.X, data.lengths)),
-                     jnp.linalg.cholesky(value_mass_matrix(config, data.X, data.lengths)))
-        return GibbsHMCState(start[0], start[1], jnp.full(2, jnp.log(INITIAL_STEP_SIZE)), jnp.asarray(0),
-                             choleskys, data)
+    def init(
+        key: jax.Array, data: SamplerData, start: tuple[jax.Array, jax.Array]
+    ) -> GibbsHMCState:
+        choleskys = (
+            jnp.linalg.cholesky(mass_matrix(config, data.X, data.lengths)),
+            jnp.linalg.cholesky(value_mass_matrix(config, data.X, data.lengths)),
+        )
+        return GibbsHMCState(
+            start[0],
+            start[1],
+            jnp.full(2, jnp.log(INITIAL_STEP_SIZE)),
+            jnp.asarray(0),
+            choleskys,
+            data,
+        )
 
     def step(key: jax.Array, state: GibbsHMCState) -> tuple[GibbsHMCState, dict[str, jax.Array]]:
         data = state.data
         key_k, key_v, key_eps, key_exact = jax.random.split(key, 4)
         beta = temperature(state.iteration, warmup)
         sizes = jnp.exp(state.log_step_sizes)
-        k, accept_k = hmc_transition(key_k, state.k, lambda k: log_marginal(k, state.v, data, beta),
-                                     state.mass_choleskys[0], sizes[0])
-        v, accept_v = hmc_transition(key_v, state.v, lambda v: log_marginal(k, v, data, beta),
-                                     state.mass_choleskys[1], sizes[1])
+        k, accept_k = hmc_transition(
+            key_k,
+            state.k,
+            lambda k: log_marginal(k, state.v, data, beta),
+            state.mass_choleskys[0],
+            sizes[0],
+        )
+        v, accept_v = hmc_transition(
+            key_v,
+            state.v,
+            lambda v: log_marginal(k, v, data, beta),
+            state.mass_choleskys[1],
+            sizes[1],
+        )
         eps = draw_locations(key_eps, config, data.X, data.lengths, data.y, k, v, beta)
-        v = draw_gaussian(key_exact, value_conditional(located_tokens(data.X, eps), data.y, config.Delta / beta))
+        v = draw_gaussian(
+            key_exact, value_conditional(located_tokens(data.X, eps), data.y, config.Delta / beta)
+        )
         accept = jnp.stack([accept_k, accept_v])
         gain = 2.0 / (state.iteration + 10.0) ** 0.6
-        log_step_sizes = jnp.where(state.iteration < warmup,
-                                   state.log_step_sizes + gain * (accept - TARGET_ACCEPT), state.log_step_sizes)
+        log_step_sizes = jnp.where(
+            state.iteration < warmup,
+            state.log_step_sizes + gain * (accept - TARGET_ACCEPT),
+            state.log_step_sizes,
+        )
         new = GibbsHMCState(k, v, log_step_sizes, state.iteration + 1, state.mass_choleskys, data)
-        return new, {"acceptance_rate": accept_k, "acceptance_rate_v": accept_v, "step_size": sizes[0],
-                     "step_size_v": sizes[1]}
+        return new, {
+            "acceptance_rate": accept_k,
+            "acceptance_rate_v": accept_v,
+            "step_size": sizes[0],
+            "step_size_v": sizes[1],
+        }
 
     return Kernel(NAME, init, step, lambda state: (state.k, state.v))

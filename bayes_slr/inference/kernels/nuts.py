@@ -1,4 +1,5 @@
-"""NUTS on the posterior with the location summed out (kernel ``"nuts"``), any variant, finite ``nu``.
+"""NUTS on the posterior with the location summed out (kernel ``"nuts"``), any variant, finite
+``nu``.
 
 NumPyro's functional HMC API (``numpyro.infer.hmc.hmc(potential_fn_gen=..., algo="NUTS")``) is
 the engine: its ``init_kernel``/``sample_kernel`` pair carries the warm-up adaptation
@@ -44,10 +45,15 @@ def make_kernel(config: SLRConfig, warmup: int) -> Kernel:
         return NUTSState(state, data)
 
     def step(key: jax.Array, state: NUTSState) -> tuple[NUTSState, dict[str, jax.Array]]:
-        # NumPyro keeps its own key in the state; fold ours in so that the step is a function of key.
+        # NumPyro keeps its own key in the state; fold ours in so that the step is a function of
+        # key.
         hmc_state = state.hmc_state._replace(rng_key=key)
         new = sample_kernel(hmc_state, model_args=(state.data,))
-        info = {"diverging": new.diverging, "acceptance_rate": new.accept_prob, "n_steps": new.num_steps}
+        info = {
+            "diverging": new.diverging,
+            "acceptance_rate": new.accept_prob,
+            "n_steps": new.num_steps,
+        }
         return NUTSState(new, state.data), info
 
     def position(state: NUTSState):

@@ -1,6 +1,7 @@
 """The fixed commands whose JSON output is recorded as golden files (issue 10, item 8).
 
-Run ``python tests/experiments/golden/commands.py --record`` to (re)write ``tests/experiments/golden/*.json``;
+Run ``python tests/experiments/golden/commands.py --record`` to (re)write
+``tests/experiments/golden/*.json``;
 ``tests/experiments/test_golden.py`` re-runs every command and compares. Each entry says how to
 compare: ``exact`` (deterministic computation: equal up to float64 round-off) or
 ``stderr`` (Monte Carlo / MCMC: every number within a few of its recorded standard errors).
@@ -18,23 +19,141 @@ GOLDEN = Path(__file__).parent
 
 COMMANDS: dict[str, list[str]] = {
     "gap_population": ["gap", "--L", "2", "3", "10", "--json"],
-    "gap_spiked_variable": ["gap", "--variant", "spiked", "--nu", "1", "--L", "2", "4", "--variable-length", "--json"],
-    "bayes_risk_exact": ["bayes-risk", "--variant", "spiked", "--L", "3", "10", "--nu", "0", "1", "4", "--json"],
-    "bayes_risk_max": ["bayes-risk", "--variant", "max", "--L", "8", "--variable-length", "--nu", "1", "inf", "--json"],
-    "bayes_risk_mc": ["bayes-risk", "--L", "5", "--nu", "0.5", "2", "--method", "mc", "--samples", "20000", "--json"],
-    "theory_small": ["theory", "--variant", "spiked", "--nu", "2", "--L", "3", "--Delta", "0.1",
-                     "--activation", "softmax", "--alpha", "2", "--lam", "1", "--bayes",
-                     "--mc-samples", "256", "--json"],
+    "gap_spiked_variable": [
+        "gap",
+        "--variant",
+        "spiked",
+        "--nu",
+        "1",
+        "--L",
+        "2",
+        "4",
+        "--variable-length",
+        "--json",
+    ],
+    "bayes_risk_exact": [
+        "bayes-risk",
+        "--variant",
+        "spiked",
+        "--L",
+        "3",
+        "10",
+        "--nu",
+        "0",
+        "1",
+        "4",
+        "--json",
+    ],
+    "bayes_risk_max": [
+        "bayes-risk",
+        "--variant",
+        "max",
+        "--L",
+        "8",
+        "--variable-length",
+        "--nu",
+        "1",
+        "inf",
+        "--json",
+    ],
+    "bayes_risk_mc": [
+        "bayes-risk",
+        "--L",
+        "5",
+        "--nu",
+        "0.5",
+        "2",
+        "--method",
+        "mc",
+        "--samples",
+        "20000",
+        "--json",
+    ],
+    "theory_small": [
+        "theory",
+        "--variant",
+        "spiked",
+        "--nu",
+        "2",
+        "--L",
+        "3",
+        "--Delta",
+        "0.1",
+        "--activation",
+        "softmax",
+        "--alpha",
+        "2",
+        "--lam",
+        "1",
+        "--bayes",
+        "--mc-samples",
+        "256",
+        "--json",
+    ],
 }
 """Name -> bayes-slr arguments. Posterior runs are recorded by ``POSTERIOR`` below."""
 
 POSTERIOR: dict[str, list[str]] = {
-    "posterior_gibbs": ["posterior", "--variant", "spiked", "--D", "12", "--L", "3", "--nu", "2", "--Delta", "0.1",
-                        "--alpha", "4", "--sampler", "gibbs", "--chains", "2", "--warmup", "200", "--samples", "200",
-                        "--N-test", "4000", "--no-erm", "--seed", "3", "--json"],
-    "posterior_nuts": ["posterior", "--variant", "spiked", "--D", "8", "--L", "3", "--nu", "2", "--Delta", "0.1",
-                       "--alpha", "4", "--sampler", "nuts", "--chains", "2", "--warmup", "150", "--samples", "150",
-                       "--N-test", "4000", "--no-erm", "--init", "informed", "--seed", "3", "--json"],
+    "posterior_gibbs": [
+        "posterior",
+        "--variant",
+        "spiked",
+        "--D",
+        "12",
+        "--L",
+        "3",
+        "--nu",
+        "2",
+        "--Delta",
+        "0.1",
+        "--alpha",
+        "4",
+        "--sampler",
+        "gibbs",
+        "--chains",
+        "2",
+        "--warmup",
+        "200",
+        "--samples",
+        "200",
+        "--N-test",
+        "4000",
+        "--no-erm",
+        "--seed",
+        "3",
+        "--json",
+    ],
+    "posterior_nuts": [
+        "posterior",
+        "--variant",
+        "spiked",
+        "--D",
+        "8",
+        "--L",
+        "3",
+        "--nu",
+        "2",
+        "--Delta",
+        "0.1",
+        "--alpha",
+        "4",
+        "--sampler",
+        "nuts",
+        "--chains",
+        "2",
+        "--warmup",
+        "150",
+        "--samples",
+        "150",
+        "--N-test",
+        "4000",
+        "--no-erm",
+        "--init",
+        "informed",
+        "--seed",
+        "3",
+        "--json",
+    ],
 }
 
 
@@ -54,7 +173,9 @@ def record() -> None:
     """Write one golden file per command."""
     for name, arguments in {**COMMANDS, **POSTERIOR}.items():
         output = run_command(arguments)
-        (GOLDEN / f"{name}.json").write_text(json.dumps({"arguments": arguments, "output": output}, indent=1) + "\n")
+        (GOLDEN / f"{name}.json").write_text(
+            json.dumps({"arguments": arguments, "output": output}, indent=1) + "\n"
+        )
         print(f"recorded {name}", file=sys.stderr)
 
 

@@ -1,12 +1,18 @@
-import sys, json, math, time, itertools
-import bayes_slr
+import itertools
+import json
+import sys
+import time
+
 from bayes_slr.jax_setup import enable_compilation_cache
+
 enable_compilation_cache()
+from bayes_slr.experiments.amp import AMPOptions, amp_point
 from bayes_slr.models.spec import LengthLaw, SLRConfig
-from bayes_slr.experiments.amp import amp_point, AMPOptions
+
 out = sys.argv[1]
 plan = json.loads(sys.argv[2])  # list of {variant, nu, Ds, alphas, seeds, opts}
 import os
+
 done = set()
 if os.path.exists(out):
     for line in open(out):
@@ -16,12 +22,23 @@ for block in plan:
     for D, a, s in itertools.product(block["Ds"], block["alphas"], block["seeds"]):
         if (block["variant"], float(block["nu"]), D, float(a), s) in done:
             continue
-        cfg = SLRConfig(block["variant"], D, LengthLaw.fixed(block.get("L", 3)), float(block["nu"]), block.get("Delta", 0.1))
+        cfg = SLRConfig(
+            block["variant"],
+            D,
+            LengthLaw.fixed(block.get("L", 3)),
+            float(block["nu"]),
+            block.get("Delta", 0.1),
+        )
         t = time.time()
         try:
             r = amp_point(cfg, a, s, AMPOptions(**block.get("opts", {})))
         except Exception as exc:
             r = {"alpha": a, "D": D, "seed": s, "failed": repr(exc)}
-        r.update(variant=block["variant"], nu=block["nu"], wall=time.time() - t, opts=block.get("opts", {}))
+        r.update(
+            variant=block["variant"],
+            nu=block["nu"],
+            wall=time.time() - t,
+            opts=block.get("opts", {}),
+        )
         with open(out, "a") as f:
             f.write(json.dumps(r) + "\n")
