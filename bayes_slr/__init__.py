@@ -1,17 +1,25 @@
 """bayes-slr: check Bayes-optimality claims about attention on single-location regression.
 
-Importing the package turns on JAX float64 (``jax_enable_x64``): the exact
-integrals and the log-densities need it, and one precision everywhere keeps a
-seed's output the same across the CLI, notebooks and tests.
+The public API is one function per measurement, with the command line's names and defaults,
+each returning a typed result (``.rows``, ``.to_pandas()``, ``.plot()``, ``.table()``,
+``.to_json()``)::
+
+    import bayes_slr
+    result = bayes_slr.gap(L=(3, 5, 10))
+    result.to_pandas()
+
+Importing the package turns on JAX float64 and the persistent compilation cache (see
+:mod:`bayes_slr.jax_setup`) without importing JAX: JAX is imported when a computation starts.
 """
 
-import jax
+from bayes_slr.jax_setup import configure_jax
 
-jax.config.update("jax_enable_x64", True)
+configure_jax()
 
+from bayes_slr.api import bayes_risk  # noqa: E402
 from bayes_slr.errors import ConfigError  # noqa: E402
 from bayes_slr.models.spec import LengthLaw, SLRConfig  # noqa: E402
 
 __version__ = "0.1.0"
 
-__all__ = ["ConfigError", "LengthLaw", "SLRConfig", "__version__"]
+__all__ = ["ConfigError", "LengthLaw", "SLRConfig", "__version__", "bayes_risk"]

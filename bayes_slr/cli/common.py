@@ -15,20 +15,22 @@ from bayes_slr.errors import ConfigError, check_int
 from bayes_slr.models.dataset import (
     DEFAULT_HOLDOUT,
     Dataset,
-    data_config,
     held_out_count,
     load_dataset,
 )
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.models.variants import variant_names
 from bayes_slr.records import (
-    SomePointsFailed,
     SweepLog,
     atomic_write,
-    check_writable_output,
+    check_output_file,
     json_ready,
     open_sweep_log,
 )
+
+
+class SomePointsFailed(Exception):
+    """A sweep finished with failed points (the finished ones are logged); exit code 3."""
 
 
 def number(text: str) -> float:
@@ -154,22 +156,25 @@ def add_data_arguments(parser: argparse.ArgumentParser) -> None:
 def load_data_task(
     args: argparse.Namespace, flags: dict[str, Any], not_with_data: tuple[str, ...]
 ) -> tuple[Dataset, SLRConfig, dict[str, str]]:
-    """Read ``--data`` and the task it implies (:func:`~bayes_slr.models.dataset.data_config`).
+    """Read ``--data`` and the task it implies (transitional: the experiments' options do this).
 
     ``flags``: the command's task flags; ``not_with_data``: options that --data sets or makes
     meaningless (an explicit one is refused). Without a teacher ``--holdout`` is checked here.
     """
+    from bayes_slr.experiments.data import data_task
+
     explicit = getattr(args, "explicit", frozenset())
     for name in not_with_data:
         if name in explicit:
             raise ConfigError(
                 f"--{name.replace('_', '-')} does not apply with --data (the data set fixes it)"
             )
+    given = {name: (value if name in explicit else None) for name, value in flags.items()}
+    config, source = data_task(args.data, given)
     data = load_dataset(args.data)
-    config, sources = data_config(data, flags, explicit)
     if data.teacher is None:
         held_out_count(args.holdout, data.N)
-    return data, config, sources
+    return data, config, source.sources
 
 
 def describe_sources(config: SLRConfig, data: dict[str, Any]) -> str:
@@ -198,9 +203,7 @@ def sweep_outputs(args: argparse.Namespace, name: str) -> tuple[Path | None, Swe
     """
     derived = args.force or args.out is not None
     plot = (
-        check_writable_output(args.plot, force=derived, name="--plot")
-        if args.plot is not None
-        else None
+        check_output_file(args.plot, force=derived, name="plot") if args.plot is not None else None
     )
     log = open_sweep_log(args.out, f"{name}.jsonl") if args.out is not None else None
     return plot, log

@@ -57,7 +57,7 @@ from bayes_slr.models.spec import INITS, SLRConfig, training_size
 from bayes_slr.plots import plot_posterior_sweep
 from bayes_slr.records import (
     atomic_write,
-    check_writable_output,
+    check_output_file,
     json_ready,
     provenance,
 )
@@ -222,9 +222,9 @@ def run(args: argparse.Namespace) -> None:
             "stored, "
             "so the file could not be re-summarised by --from"
         )
-    out = check_writable_output(args.out, force=args.force) if args.out is not None else None
+    out = check_output_file(args.out, force=args.force) if args.out is not None else None
     plot = (
-        check_writable_output(args.plot, force=args.force, name="--plot")
+        check_output_file(args.plot, force=args.force, name="plot")
         if args.plot is not None
         else None
     )

@@ -12,7 +12,7 @@ import numpy as np
 from bayes_slr.cli.common import add_task_arguments, integer, make_config, print_json
 from bayes_slr.errors import check_int
 from bayes_slr.models.simulate import draw_teacher, simulate
-from bayes_slr.records import atomic_write, check_writable_output, provenance
+from bayes_slr.records import atomic_write, check_output_file, provenance
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> None:
     """Validate everything, simulate, then write the file atomically and summarise."""
     config = make_config(args, L=args.L, nu=args.nu, D=args.D)
     N = check_int("N", args.N, 1)
-    out = check_writable_output(args.out, force=args.force) if args.out is not None else None
+    out = check_output_file(args.out, force=args.force) if args.out is not None else None
     key_teacher, key_data = jax.random.split(jax.random.PRNGKey(args.seed))
     teacher = draw_teacher(key_teacher, config.D, exact=args.exact_teacher)
     batch = simulate(key_data, config, teacher, N)

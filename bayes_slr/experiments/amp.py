@@ -326,7 +326,7 @@ def amp_sweep(
     iterations_bar = (
         progress and executor is None
     )  # a bar over one point's iterations, in process only
-    done = run_sweep(
+    done, failed = run_sweep(
         points,
         lambda point: amp_point(
             config, point["alpha"], point["seed"], options, progress=iterations_bar
@@ -336,6 +336,7 @@ def amp_sweep(
         executor=executor,
         progress=progress,
         description="amp points",
-        failures=failures,
     )
+    if failures is not None:
+        failures.extend(failed)
     return [row for _, row in done]

@@ -308,7 +308,7 @@ def gap_sweep(
     """
     settings, lengths, activations = validate_sweep(settings, lengths, variable_length, activations)
     points = _points(settings, lengths, variable_length, activations, erm)
-    results = run_sweep(
+    results, failed = run_sweep(
         points,
         functools.partial(solve_gap_point, erm=erm, seed=seed),
         log=log,
@@ -317,6 +317,9 @@ def gap_sweep(
         progress=progress,
         description="gap points",
     )
+    if failed:
+        point, message = failed[0]
+        raise RuntimeError(f"point {point} failed: {message}")
     rows = _rows(results, activations)
     if erm is not None and erm.data is not None:
         for row in rows:

@@ -546,7 +546,7 @@ def posterior_sweep(
             }
         )
 
-    done = run_sweep(
+    done, failed = run_sweep(
         points,
         solve,
         log=log,
@@ -554,8 +554,9 @@ def posterior_sweep(
         executor=executor,
         progress=progress,
         description="posterior-sweep",
-        failures=failures,
     )
+    if failures is not None:
+        failures.extend(failed)
     return [{"alpha": point["alpha"], **result} for point, result in done]
 
 

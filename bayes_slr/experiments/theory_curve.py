@@ -212,7 +212,7 @@ def theory_curve(
             simulation,
         )
 
-    done = run_sweep(
+    done, failed = run_sweep(
         points,
         solve,
         log=log,
@@ -220,8 +220,9 @@ def theory_curve(
         executor=executor,
         progress=progress,
         description="theory",
-        failures=failures,
     )
+    if failures is not None:
+        failures.extend(failed)
     return [row for _, row in done]
 
 

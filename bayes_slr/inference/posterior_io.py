@@ -33,7 +33,7 @@ from bayes_slr.inference.samplers import PosteriorDraws
 from bayes_slr.models.scoring import direction_overlaps
 from bayes_slr.models.simulate import SLRBatch, Teacher
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.records import atomic_write, check_writable_output, json_ready, provenance
+from bayes_slr.records import atomic_write, check_output_file, json_ready, provenance
 
 OVERLAPS = ("m_k", "m_v", "q_k", "q_v")
 _ATTRIBUTE = "bayes_slr"
@@ -176,7 +176,7 @@ def save_posterior(tree: xr.DataTree, path: str | os.PathLike, *, force: bool = 
     """Write ``tree`` as netCDF (one group per ArviZ group) atomically: no partial file
     on failure.
     """
-    path = check_writable_output(path, force=force)
+    path = check_output_file(path, force=force)
     return atomic_write(path, lambda tmp: tree.to_netcdf(tmp, engine="h5netcdf"))
 
 

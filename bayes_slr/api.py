@@ -1,0 +1,75 @@
+"""The public API: one function per experiment, with the command line's names and defaults.
+
+``bayes_slr.gap(L=(3, 5), alpha=16)`` runs what ``bayes-slr gap --L 3 5 --alpha 16`` runs and
+returns the typed result (``.rows``, ``.notes``, ``.warnings``, ``.to_pandas()``, ``.plot()``,
+``.table()``, ``.to_json()``). Each function's keyword arguments are its experiment's options
+(the fields of its ``Options`` class, with their defaults) plus how it runs: ``out`` (a folder:
+the resumable log and the summary, or the output file), ``force``, ``workers`` or ``scheduler``
+(Dask), ``progress``. A bad value raises :class:`~bayes_slr.errors.ConfigError` naming it,
+before any work.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from bayes_slr.experiments import EXPERIMENTS, run_experiment
+from bayes_slr.experiments.base import Experiment, option_spec
+from bayes_slr.experiments.runner import RUN_ARGUMENTS
+
+
+def api_function(experiment: Experiment) -> Callable[..., Any]:
+    """The public function of ``experiment``: keyword arguments = its options and the run
+    arguments, a signature and a docstring made from the options' declarations."""
+    options_type = experiment.options_type
+
+    def run(**arguments: Any) -> Any:
+        unknown = set(arguments) - set(parameters)
+        if unknown:
+            raise TypeError(
+                f"{name}() got unexpected keyword argument(s) {', '.join(sorted(unknown))}"
+            )
+        how = {key: arguments.pop(key) for key in RUN_ARGUMENTS if key in arguments}
+        return run_experiment(experiment, options_type(**arguments), **how)
+
+    name = experiment.name.replace("-", "_")
+    fields = options_type.option_fields()
+    types_ = options_type.field_types()
+    parameters = {
+        field.name: inspect.Parameter(
+            field.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=field.default,
+            annotation=types_[field.name],
+        )
+        for field in fields
+    }
+    for key, (default, annotation, _) in RUN_ARGUMENTS.items():
+        parameters[key] = inspect.Parameter(
+            key, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+        )
+    run.__name__ = run.__qualname__ = name
+    run.__module__ = "bayes_slr"
+    run.__signature__ = inspect.Signature(
+        list(parameters.values()), return_annotation=experiment.result_type
+    )
+    lines = [f"{experiment.summary}.", "", experiment.description, "", "Parameters", "----------"]
+    for field in fields:
+        lines += [
+            f"{field.name} : {_type_name(types_[field.name])}",
+            f"    {option_spec(field).help}.",
+        ]
+    for key, (_, annotation, text) in RUN_ARGUMENTS.items():
+        lines += [f"{key} : {_type_name(annotation)}", f"    {text}."]
+    lines += ["", "Returns", "-------", f"{experiment.result_type.__name__}"]
+    run.__doc__ = "\n".join(lines)
+    return run
+
+
+def _type_name(annotation: Any) -> str:
+    return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
+
+
+bayes_risk = api_function(EXPERIMENTS.get("bayes-risk"))

@@ -1,0 +1,42 @@
+"""Shared figure helpers: one new figure per plot, written atomically as an image.
+
+Matplotlib is imported inside these functions (with the non-interactive Agg backend when no
+backend was chosen), so experiment modules import without it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bayes_slr.records import atomic_write
+
+
+def new_axes(ax: Any = None, *, size: tuple[float, float] = (6.4, 4.4)) -> Any:
+    """``ax`` if given, else the axes of a new figure of ``size`` inches."""
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots(figsize=size, constrained_layout=True)
+    return ax
+
+
+def save_figure(draw: Callable[[Any], Any], path: str | Path) -> Path:
+    """Call ``draw(None)`` (which makes a new figure and returns its axes), write the figure to
+    ``path`` (format from the suffix) atomically, and close it."""
+    import matplotlib
+
+    if "matplotlib.pyplot" not in sys.modules:
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ax = draw(None)
+    figure = ax.figure
+    try:
+        atomic_write(path, lambda tmp: figure.savefig(tmp, dpi=120, format=Path(path).suffix[1:]))
+    finally:
+        plt.close(figure)
+    return Path(path)
