@@ -130,10 +130,13 @@ class Options(Record):
     """
 
     def __post_init__(self) -> None:
+        types_ = self.field_types()
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             if isinstance(value, list):
                 self._set(field.name, tuple(value))
+            elif _is_tuple_type(types_[field.name]) and isinstance(value, (int, float, str)):
+                self._set(field.name, (value,))  # one value where a list is expected
         self.validate()
 
     def validate(self) -> None:
@@ -284,6 +287,8 @@ class Experiment[O: Options, P: Record, S: Record, R: Result](abc.ABC):
     output : what ``out=`` is: ``"folder"`` (a resumable sweep log and a summary), ``"file"``
         (one output file, e.g. a posterior or a data set), or ``None`` (no output file).
     output_help : for a ``"file"`` output, what the file holds (the ``--out`` help).
+    sweep_axes : the options whose values are spread over the points (e.g. ``alpha``): a point's
+        key in the log is its own fields and every other option.
     """
 
     name: ClassVar[str]
@@ -295,6 +300,7 @@ class Experiment[O: Options, P: Record, S: Record, R: Result](abc.ABC):
     result_type: ClassVar[type[Result]]
     output: ClassVar[str | None] = "folder"
     output_help: ClassVar[str] = ""
+    sweep_axes: ClassVar[tuple[str, ...]] = ()
 
     @abc.abstractmethod
     def points(self, options: O) -> list[P]:
@@ -320,6 +326,13 @@ EXPERIMENTS: Registry[Experiment] = Registry("experiment", Experiment)
 def register_experiment(experiment: Experiment) -> Experiment:
     """Add ``experiment`` to :data:`EXPERIMENTS` (a command and an API function) and return it."""
     return EXPERIMENTS.register(experiment)
+
+
+def _is_tuple_type(annotation: Any) -> bool:
+    """Whether a resolved field type is ``tuple[...]`` (or ``tuple[...] | None``)."""
+    if is_optional(annotation):
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    return typing.get_origin(annotation) is tuple
 
 
 def is_optional(annotation: Any) -> bool:

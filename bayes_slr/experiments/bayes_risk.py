@@ -149,7 +149,7 @@ class BayesRisk(Experiment[BayesRiskOptions, BayesRiskPoint, BayesRiskRow, Bayes
     point_type = BayesRiskPoint
     solved_type = BayesRiskRow
     result_type = BayesRiskResult
-    output: ClassVar[str | None] = None
+    sweep_axes: ClassVar[tuple[str, ...]] = ("L", "nu")
 
     def points(self, options: BayesRiskOptions) -> list[BayesRiskPoint]:
         """Every ``(L, nu)``, lengths outermost."""

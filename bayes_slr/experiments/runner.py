@@ -78,7 +78,7 @@ def run_experiment(
         raise TypeError(f"{experiment.name} takes {experiment.options_type.__name__}")
     _check_executor(workers, scheduler)
     points = experiment.points(options)
-    log = _prepare_output(experiment, points, out, force)
+    log = _prepare_output(experiment, options, points, out, force)
     if experiment.output == "folder":
         solved, failures = _sweep(experiment, options, points, log, workers, scheduler, progress)
     else:
@@ -103,9 +103,10 @@ def _sweep(
 ) -> tuple[list[tuple[Any, Any]], tuple[Failure, ...]]:
     """Solve the points through the resumable sweep runner; the typed solved points and the
     failures."""
+    settings = sweep_settings(experiment, options)
     with _executor(workers, scheduler) as executor:
         finished, failed = run_sweep(
-            [point.to_dict() for point in points],
+            [{"point": point.to_dict(), "settings": settings} for point in points],
             functools.partial(_solve_record, experiment, options),
             log=log,
             seed_of=lambda point: experiment.seed(options),
@@ -114,10 +115,21 @@ def _sweep(
             description=experiment.name,
         )
     solved = [
-        (experiment.point_type.from_dict(point), experiment.solved_type.from_dict(record))
-        for point, record in finished
+        (experiment.point_type.from_dict(key["point"]), experiment.solved_type.from_dict(record))
+        for key, record in finished
     ]
-    return solved, tuple(Failure(point, message) for point, message in failed)
+    return solved, tuple(Failure(key["point"], message) for key, message in failed)
+
+
+def sweep_settings(experiment: Experiment, options: Options) -> dict[str, Any]:
+    """The options every point of the sweep depends on besides its own coordinates: all of them
+    but the experiment's ``sweep_axes`` (so extending a list of values reuses the logged
+    points, and changing any other option starts new ones)."""
+    return {
+        name: value
+        for name, value in options.to_dict().items()
+        if name not in experiment.sweep_axes
+    }
 
 
 def provenance_of(experiment: Experiment, options: Options) -> Provenance:
@@ -133,13 +145,13 @@ def provenance_of(experiment: Experiment, options: Options) -> Provenance:
     )
 
 
-def _solve_record(experiment: Experiment, options: Options, point: dict[str, Any]) -> dict:
-    """``experiment.solve`` on a point given as a record (what the sweep log and Dask carry)."""
-    return experiment.solve(options, experiment.point_type.from_dict(point)).to_dict()
+def _solve_record(experiment: Experiment, options: Options, key: dict[str, Any]) -> dict:
+    """``experiment.solve`` on a point given as its log key (what the sweep log and Dask carry)."""
+    return experiment.solve(options, experiment.point_type.from_dict(key["point"])).to_dict()
 
 
 def _prepare_output(
-    experiment: Experiment, points: list, out: str | Path | None, force: bool
+    experiment: Experiment, options: Options, points: list, out: str | Path | None, force: bool
 ) -> SweepLog | None:
     """Check ``out`` before any work and open the sweep log of a folder output."""
     if out is None:
@@ -151,13 +163,14 @@ def _prepare_output(
         return None
     folder = prepare_output_folder(out)
     log = SweepLog(folder / f"{experiment.name}.jsonl")
-    keys = {SweepLog.point_key(point.to_dict()) for point in points}
+    settings = sweep_settings(experiment, options)
+    keys = {SweepLog.point_key({"point": p.to_dict(), "settings": settings}) for p in points}
     others = [record for record in log if record["key"] not in keys]
     if others:
         raise ConfigError(
-            f"`out`: {log.path} holds {len(others)} finished point(s) of other settings (e.g. "
-            f"{others[0]['key']}); to resume give the same settings, to extend the sweep give "
-            "its values and the new ones, or give another `out`"
+            f"`out`: {log.path} holds {len(others)} finished point(s) this run does not ask for "
+            f"(e.g. {others[0]['key']}); to resume give the same options, to extend the sweep "
+            "give its values and the new ones, or give another `out`"
         )
     return log
 
