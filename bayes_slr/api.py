@@ -73,3 +73,4 @@ def _type_name(annotation: Any) -> str:
 
 
 bayes_risk = api_function(EXPERIMENTS.get("bayes-risk"))
+gap = api_function(EXPERIMENTS.get("gap"))

@@ -25,8 +25,8 @@ def new_axes(ax: Any = None, *, size: tuple[float, float] = (6.4, 4.4)) -> Any:
 
 
 def save_figure(draw: Callable[[Any], Any], path: str | Path) -> Path:
-    """Call ``draw(None)`` (which makes a new figure and returns its axes), write the figure to
-    ``path`` (format from the suffix) atomically, and close it."""
+    """Call ``draw(None)`` (which makes a new figure and returns its axes, or an array of them),
+    write the figure to ``path`` (format from the suffix) atomically, and close it."""
     import matplotlib
 
     if "matplotlib.pyplot" not in sys.modules:
@@ -34,7 +34,7 @@ def save_figure(draw: Callable[[Any], Any], path: str | Path) -> Path:
     import matplotlib.pyplot as plt
 
     ax = draw(None)
-    figure = ax.figure
+    figure = ax.figure if hasattr(ax, "figure") else ax.flat[0].figure  # one axes or an array
     try:
         atomic_write(path, lambda tmp: figure.savefig(tmp, dpi=120, format=Path(path).suffix[1:]))
     finally:

@@ -7,6 +7,7 @@ value says so in its option's help (AMP runs at ``D = 2000``: it is a large-``D`
 
 from __future__ import annotations
 
+import argparse
 import math
 from typing import Any
 
@@ -23,9 +24,9 @@ DEFAULT_SEED = 0
 NU_DEFAULT_TEXT = "the variant's own: spiked 2, max inf"
 
 
-def variant_option(default: str | None = DEFAULT_VARIANT, help: str = "token law") -> Any:
+def variant_option(default: str | None = DEFAULT_VARIANT, help: str = "token law", **spec) -> Any:
     """``variant``: the name of a registered token law."""
-    return option(default, help, choices=variant_names)
+    return option(default, help, choices=variant_names, **spec)
 
 
 def nu_option(default_text: str = NU_DEFAULT_TEXT) -> Any:
@@ -50,9 +51,27 @@ def variable_length_option() -> Any:
     return option(False, "length uniform on {1..L} instead of fixed")
 
 
-def Delta_option() -> Any:
+def Delta_option(default: float | None = DEFAULT_DELTA, **spec) -> Any:
     """``Delta``: the noise variance of ``y``."""
-    return option(DEFAULT_DELTA, "noise variance of y, >= 0; errors are the excess over it")
+    return option(default, "noise variance of y, >= 0; errors are the excess over it", **spec)
+
+
+def lam_option(help: str = "ridge of ERM: a number >= 0, or 'auto' (chosen by validation)") -> Any:
+    """``lam``: the ridge of ERM, or ``"auto"`` (docs/erm.md)."""
+    return option("auto", help, parse=parse_lam, metavar="LAM")
+
+
+def parse_lam(text: str) -> float | str:
+    """One command-line word as ``lam``: ``auto`` or a number (its range is checked with the
+    options)."""
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number >= 0 or 'auto', got {text!r}"
+        ) from None
 
 
 def D_option(default: int | None = DEFAULT_D, help: str = "token dimension, >= 1", **spec) -> Any:
