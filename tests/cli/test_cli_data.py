@@ -23,7 +23,7 @@ import jax
 import numpy as np
 import pytest
 
-from bayes_slr.cli.gap import _paired_lines
+import bayes_slr
 from bayes_slr.cli.main import main
 from bayes_slr.experiments.posterior import PAIRED_DIFFERENCES
 from bayes_slr.models.dataset import load_dataset, split_holdout
@@ -352,14 +352,16 @@ def test_text_report_states_where_each_setting_came_from(files, capsys):
     assert "ERM softmax" not in out  # --no-erm: the zero predictor is the only one to pair with
 
 
-def test_gap_on_data_agrees_with_the_teacher_route(files, capsys):
+GAP_ERM = {"activations": ("softmax", "linear"), "starts": 2, "lam": 1.0, "progress": False}
+
+
+def test_gap_on_data_agrees_with_the_teacher_route(files, held_out_runs, capsys):
     """One row at the file's L; the held-out ERM errors agree with the teacher's on the same
-    training part.
-    """
-    held = _run(
-        capsys, ["gap", "--data", str(files["stripped"]), "--holdout", str(HOLDOUT), *ERM, "--json"]
-    )
-    teacher = _run(capsys, ["gap", "--data", str(files["train"]), *ERM, "--json"])
+    training part. With the teacher the oracle (the teacher's own Bayes predictor, issue 22 item
+    3) sits beside ERM: below every ERM error on the same sequences, and within its error of the
+    oracle ``posterior --data`` measures for the same teacher on other fresh sequences."""
+    held = bayes_slr.gap(data=files["stripped"], holdout=HOLDOUT, **GAP_ERM)
+    teacher = bayes_slr.gap(data=files["train"], **GAP_ERM)
     population = _run(
         capsys,
         [
@@ -376,30 +378,30 @@ def test_gap_on_data_agrees_with_the_teacher_route(files, capsys):
             "--json",
         ],
     )
-    (row,), (reference,) = held["rows"], teacher["rows"]
-    assert row["L"] == 3 and row["population"] == population["rows"][0]["population"]
-    assert held["config"]["erm"]["seeds"] == 1 and held["config"]["data"]["n_held_out"] == N // 2
+    (row,), (reference,) = held.rows, teacher.rows
+    assert row.L == 3 and row.population == population["rows"][0]["population"]
+    assert held.options.seeds == 1 and held.options.source.N - held.options.n_train == N // 2
     for activation in ("softmax", "linear"):
-        a, b = row["erm"][activation], reference["erm"][activation]
-        assert abs(a["test_error"] - b["test_error"]) < 4 * math.hypot(a["stderr"], b["stderr"])
-        assert a["informed_test_error"] is None and b["informed_test_error"] is not None
-    paired, a, b = (
-        row["erm_paired_differences"]["softmax - linear"],
-        row["erm"]["softmax"],
-        row["erm"]["linear"],
+        a, b = row.erm[activation], reference.erm[activation]
+        assert abs(a.test_error - b.test_error) < 4 * math.hypot(a.stderr, b.stderr)
+        assert a.informed_test_error is None and b.informed_test_error is not None
+        assert b.test_error >= reference.oracle.value - 1e-12  # per sequence, exactly
+    posterior_oracle = held_out_runs["train"]["oracle_error"]
+    assert abs(reference.oracle.value - posterior_oracle["value"]) < 4 * math.hypot(
+        reference.oracle.stderr, posterior_oracle["stderr"]
     )
-    assert paired["value"] == pytest.approx(a["test_error"] - b["test_error"], abs=1e-6)
-    assert paired["stderr"] < math.hypot(a["stderr"], b["stderr"])
-    route = reference["erm"]["softmax"]["test_error"] - reference["erm"]["linear"]["test_error"]
-    route_stderr = math.hypot(
-        reference["erm"]["softmax"]["stderr"], reference["erm"]["linear"]["stderr"]
-    )
-    assert abs(paired["value"] - route) < 4 * math.hypot(paired["stderr"], route_stderr)
-    assert reference["erm_paired_differences"] is None
-    assert (
-        _paired_lines(held["rows"])[1]
-        == f"  softmax - linear: {paired['value']:+.4f} +- {paired['stderr']:.4f}"
-    )
+    assert row.oracle is None and any("no oracle" in note for note in held.notes)
+    assert teacher.table().splitlines()[0].split()[3:5] == ["pop", "bayes"]
+    assert "oracle" in teacher.table().splitlines()[0]
+    paired = row.erm_paired_differences["softmax - linear"]
+    a, b = row.erm["softmax"], row.erm["linear"]
+    assert paired.value == pytest.approx(a.test_error - b.test_error, abs=1e-6)
+    assert paired.stderr < math.hypot(a.stderr, b.stderr)
+    route = reference.erm["softmax"].test_error - reference.erm["linear"].test_error
+    route_stderr = math.hypot(reference.erm["softmax"].stderr, reference.erm["linear"].stderr)
+    assert abs(paired.value - route) < 4 * math.hypot(paired.stderr, route_stderr)
+    assert reference.erm_paired_differences is None
+    assert f"  softmax - linear: {paired.value:+.4f} +- {paired.stderr:.4f}" in held.table()
 
 
 def _bad_files(folder) -> dict[str, tuple]:
@@ -425,7 +427,7 @@ def _bad_files(folder) -> dict[str, tuple]:
         paths[name] = (path, message)
     corrupt = folder / "corrupt.npz"
     corrupt.write_bytes(b"PK\x03\x04 not really a zip")
-    paths["corrupt"] = (corrupt, "is not a readable .npz file")
+    paths["corrupt"] = (corrupt, "is not a .npz archive")
     return paths
 
 
@@ -444,7 +446,7 @@ REFUSED = {
         ["posterior", "--D", "20"],
         "D = 20 (flag) conflicts with D = 10 from array X's last axis",
     ),
-    "L flag": (["gap", "--L", "5"], "L = 5 (flag) conflicts with L = 3 from array X's token axis"),
+    "L flag": (["gap", "--L", "5"], "L = 5 (given) conflicts with L = 3 from array X's token axis"),
     "nu vs record": (
         ["posterior", "--nu", "2"],
         "nu = 2.0 (flag) conflicts with nu = 4.0 in the data file's config",
