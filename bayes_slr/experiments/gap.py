@@ -29,6 +29,7 @@ from bayes_slr.attention.erm_settings import (
     DEFAULT_N_TEST,
     DEFAULT_STARTS,
     OPTIMIZERS,
+    VALIDATION_FRACTION,
     ERMSettings,
 )
 from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
@@ -76,8 +77,9 @@ class GapOptions(Options):
     With ``data`` the task (variant, ``nu``, ``Delta``, the length law, ``L``, ``D``) comes from
     the file (:func:`~bayes_slr.experiments.data.data_task`); a setting given beside it that
     contradicts the file is refused. After validation every setting holds the value the run uses
-    (defaults filled in), ``source`` describes the data file and ``n_train`` is the number of
-    training sequences taken from it.
+    (defaults filled in: ``result.options`` states what ran), ``source`` describes the data file
+    and ``n_train`` is the number of training sequences taken from it. :meth:`replace` treats
+    the filled-in values as given: to change the variant or the data file, build new options.
     """
 
     variant: str | None = variant_option(
@@ -110,7 +112,8 @@ class GapOptions(Options):
     )
     lam: float | str = lam_option(
         "ridge of ERM: a number >= 0, or 'auto': chosen per seed by validation on a held-out "
-        "0.2 of the training set over 1e-3..100 (11 log-spaced values)"
+        f"{VALIDATION_FRACTION:g} of the training set over {min(DEFAULT_LAM_GRID):g}.."
+        f"{max(DEFAULT_LAM_GRID):g} ({len(DEFAULT_LAM_GRID)} log-spaced values)"
     )
     D: int | None = D_option(
         None, "token dimension of ERM, >= 1", default_text=f"{DEFAULT_D}; with --data the file's"
@@ -146,6 +149,7 @@ class GapOptions(Options):
         "come from the arrays, variant, nu, Delta and the length law from its config record if "
         "it has one",
         metavar="FILE.npz",
+        default_text="none: teachers and training sets are drawn",
     )
     holdout: float = option(
         DEFAULT_HOLDOUT,
@@ -189,6 +193,8 @@ class GapOptions(Options):
                     "`nu` needs `variant` (without `variant` the two default settings run: "
                     "spiked nu=2 and max nu=inf)"
                 )
+            if self.variant is not None:
+                self._set("nu", resolved_nu(self.variant, self.nu))
             for name, default in (
                 ("L", DEFAULT_LENGTHS),
                 ("variable_length", False),
