@@ -72,4 +72,7 @@ def _type_name(annotation: Any) -> str:
     return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
 
 
+simulate = api_function(EXPERIMENTS.get("simulate"))
 bayes_risk = api_function(EXPERIMENTS.get("bayes-risk"))
+theory = api_function(EXPERIMENTS.get("theory"))
+amp = api_function(EXPERIMENTS.get("amp"))

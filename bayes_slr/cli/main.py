@@ -167,6 +167,8 @@ def _run(args: argparse.Namespace, experiment: Experiment, flags: dict[str, str]
         result.save_plot(plot)
     raise_if_interrupted()
     print(render(result, args.json))
+    if out is not None and not args.json:
+        print(f"written: {out}")
     for failure in result.failures:
         print(
             f"failed: {json_text(failure.point, indent=None)}: {failure.message}", file=sys.stderr

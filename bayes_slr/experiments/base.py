@@ -102,6 +102,17 @@ converter.register_structure_hook(Path, lambda value, _: Path(value))
 converter.register_unstructure_hook(Path, str)
 
 
+def structure[T](data: Any, kind: type[T]) -> T:
+    """``data`` (a JSON-ready value) as an object of ``kind`` (a record, or a union of records);
+    ``ConfigError`` when it does not fit."""
+    try:
+        return converter.structure(data, kind)
+    except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(
+            f"a {getattr(kind, '__name__', kind)} record does not fit ({exc})"
+        ) from exc
+
+
 @dataclasses.dataclass(frozen=True)
 class Record:
     """A frozen dataclass that converts to and from a JSON-ready dict (points, rows, parts)."""
@@ -113,10 +124,7 @@ class Record:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
         """Inverse of :meth:`to_dict`; ``ConfigError`` when ``data`` does not fit the fields."""
-        try:
-            return converter.structure(data, cls)
-        except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as exc:
-            raise ConfigError(f"a {cls.__name__} record does not fit its fields ({exc})") from exc
+        return structure(data, cls)
 
 
 @dataclasses.dataclass(frozen=True)

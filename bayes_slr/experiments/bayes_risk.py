@@ -62,6 +62,7 @@ class BayesRiskOptions(Options):
         check_nonempty("L", self.L)
         if self.nu is not None:
             check_nonempty("nu", self.nu)
+        self._set("nu", self.nus())  # the variant's default made explicit: the record is complete
         for L, nu in itertools.product(self.L, self.nus()):
             task_config(self.variant, L, self.variable_length, nu, 0.0)
 
