@@ -189,9 +189,5 @@ class BayesRisk(Experiment[BayesRiskOptions, BayesRiskPoint, BayesRiskRow, Bayes
         """The rows in the order of the points."""
         return BayesRiskResult(options, tuple(row for _, row in solved), provenance)
 
-    def seed(self, options: BayesRiskOptions) -> int | None:
-        """The Monte Carlo seed (none for the exact quadrature)."""
-        return options.seed if options.method == "mc" else None
-
 
 BAYES_RISK = register_experiment(BayesRisk())

@@ -132,7 +132,7 @@ def _sweep(
                 seed_of=lambda point: experiment.seed(options),
                 executor=executor,
                 progress=progress,
-                description=experiment.name,
+                description=f"{experiment.name} points",
             )
     finally:
         _INNER_PROGRESS.reset(token)
