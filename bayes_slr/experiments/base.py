@@ -86,6 +86,15 @@ def option(default: Any, help: str, **spec: Any) -> Any:
     return dataclasses.field(default=default, metadata={"option": OptionSpec(help=help, **spec)})
 
 
+def default_text(value: Any) -> str:
+    """How a default is written in help and docs (lists space-separated, as they are typed)."""
+    if isinstance(value, (list, tuple)):
+        return " ".join(default_text(item) for item in value)
+    if isinstance(value, float):
+        return "inf" if value == float("inf") else f"{value:g}"
+    return str(value)
+
+
 def option_spec(field: dataclasses.Field) -> OptionSpec:
     """The :class:`OptionSpec` of an ``Options`` field."""
     spec = field.metadata.get("option")

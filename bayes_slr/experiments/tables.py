@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-
 ROUNDING = 1e-12
 """Below this, a computed value is float64 rounding of zero (no computation here is more accurate):
 the table prints 0, not e.g. -9.1e-15."""

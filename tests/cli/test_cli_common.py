@@ -11,10 +11,9 @@ import stat
 import pytest
 
 from bayes_slr import __version__
-from bayes_slr.cli.flags import default_text
 from bayes_slr.cli.main import build_parser, main
 from bayes_slr.experiments import EXPERIMENTS
-from bayes_slr.experiments.base import option_spec
+from bayes_slr.experiments.base import default_text, option_spec
 from bayes_slr.records import SweepInterrupted, SweepLog, atomic_write, run_sweep
 
 CONVERTED = sorted(e.name for e in EXPERIMENTS.items())
