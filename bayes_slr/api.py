@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bayes_slr.experiments import EXPERIMENTS, run_experiment
-from bayes_slr.experiments.base import Experiment, option_spec
+from bayes_slr.experiments.base import Experiment, default_text, option_spec
 from bayes_slr.experiments.runner import RUN_ARGUMENTS
 
 
@@ -71,5 +71,28 @@ def _type_name(annotation: Any) -> str:
     return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
 
 
+simulate = api_function(EXPERIMENTS.get("simulate"))
 bayes_risk = api_function(EXPERIMENTS.get("bayes-risk"))
 gap = api_function(EXPERIMENTS.get("gap"))
+theory = api_function(EXPERIMENTS.get("theory"))
+amp = api_function(EXPERIMENTS.get("amp"))
+
+
+def defaults_table() -> str:
+    """A Markdown table of every option of every command: its default and help, in one place
+    (``docs/defaults.md`` holds it; a test keeps them equal)."""
+    rows = {}
+    for experiment in EXPERIMENTS.items():
+        for field in experiment.options_type.option_fields():
+            spec = option_spec(field)
+            if not spec.cli:
+                continue
+            default = spec.default_text or default_text(field.default)
+            key = (field.name, default, spec.help)
+            rows.setdefault(key, []).append(experiment.name)
+    lines = ["| option | default | commands | meaning |", "|---|---|---|---|"]
+    for (name, default, help_text), commands in sorted(rows.items()):
+        flag = "--" + name.replace("_", "-")
+        cells = [f"`{flag}`", default, ", ".join(sorted(commands)), help_text]
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(lines)

@@ -117,12 +117,10 @@ def test_progress_bar_shows_failed_and_running_points_with_their_workers(
     points = [
         {"index": i, "seed": i, "seconds": 1.5, "fail": i == 0} for i in range(4)
     ]  # polled at 1 s: both run
-    failures: list = []
-    done = run_sweep(
+    done, failures = run_sweep(
         points,
         functools.partial(solve, tmp_path / "journal.txt"),
         executor=executor,
-        failures=failures,
         description="sweep",
     )
     assert len(done) == 3 and len(failures) == 1

@@ -18,7 +18,7 @@ import typing
 from pathlib import Path
 from typing import Any, NoReturn
 
-from bayes_slr.experiments.base import Options, option_spec
+from bayes_slr.experiments.base import Options, default_text, option_spec
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -56,15 +56,6 @@ PARSERS: dict[type, Any] = {int: integer, float: number, str: str, Path: Path}
 def flag_name(name: str) -> str:
     """The flag of option ``name``: ``N_test`` -> ``--N-test``."""
     return "--" + name.replace("_", "-")
-
-
-def default_text(value: Any) -> str:
-    """How a default is written in ``--help`` (lists space-separated, as they are typed)."""
-    if isinstance(value, (list, tuple)):
-        return " ".join(default_text(item) for item in value)
-    if isinstance(value, float):
-        return "inf" if math.isinf(value) else f"{value:g}"
-    return str(value)
 
 
 def _deprecated(action_class: type[argparse.Action], flag: str) -> type[argparse.Action]:

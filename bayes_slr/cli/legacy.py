@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bayes_slr.cli import amp, posterior, simulate, theory
+from bayes_slr.cli import posterior
 from bayes_slr.cli.common import DefaultsHelpFormatter, SomePointsFailed
 from bayes_slr.errors import ConfigError
 
-MODULES = (simulate, posterior, theory, amp)
+MODULES = (posterior,)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

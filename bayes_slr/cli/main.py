@@ -115,10 +115,15 @@ def render(result: Result, as_json: bool) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` and run one command; return the exit code (module docstring)."""
-    parser, flags = build_parser()
-    args = parser.parse_args(argv)
-    if args.command not in flags:
-        with interrupt_guard():
+    with interrupt_guard():
+        try:
+            parser, flags = build_parser()
+            args = parser.parse_args(argv)
+            raise_if_interrupted()
+        except KeyboardInterrupt:
+            print("bayes-slr: interrupted; nothing written", file=sys.stderr)
+            return 130
+        if args.command not in flags:
             try:
                 return legacy.run(args, legacy.explicit_options(build_parser()[0], argv))
             except KeyboardInterrupt as exc:
@@ -127,8 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                     file=sys.stderr,
                 )
                 return 130
-    command_flags = {**flags[args.command], **RUN_FLAGS}
-    with interrupt_guard():
+        command_flags = {**flags[args.command], **RUN_FLAGS}
         try:
             return _run(args, EXPERIMENTS.get(args.command), flags[args.command])
         except ConfigError as exc:
@@ -167,6 +171,8 @@ def _run(args: argparse.Namespace, experiment: Experiment, flags: dict[str, str]
         result.save_plot(plot)
     raise_if_interrupted()
     print(render(result, args.json))
+    if out is not None and not args.json:
+        print(f"written: {out}")
     for failure in result.failures:
         print(
             f"failed: {json_text(failure.point, indent=None)}: {failure.message}", file=sys.stderr

@@ -4,8 +4,19 @@ Importing this package registers every experiment (:data:`EXPERIMENTS`) without 
 each module imports the computing layers only inside ``solve``.
 """
 
-from bayes_slr.experiments import bayes_risk, gap
+from bayes_slr.experiments import amp, bayes_risk, gap, simulate, theory
 from bayes_slr.experiments.base import EXPERIMENTS, Experiment, Options, Result
 from bayes_slr.experiments.runner import run_experiment
 
-__all__ = ["EXPERIMENTS", "Experiment", "Options", "Result", "bayes_risk", "gap", "run_experiment"]
+__all__ = [
+    "EXPERIMENTS",
+    "Experiment",
+    "Options",
+    "Result",
+    "amp",
+    "bayes_risk",
+    "gap",
+    "run_experiment",
+    "simulate",
+    "theory",
+]

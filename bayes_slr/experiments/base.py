@@ -86,6 +86,15 @@ def option(default: Any, help: str, **spec: Any) -> Any:
     return dataclasses.field(default=default, metadata={"option": OptionSpec(help=help, **spec)})
 
 
+def default_text(value: Any) -> str:
+    """How a default is written in help and docs (lists space-separated, as they are typed)."""
+    if isinstance(value, (list, tuple)):
+        return " ".join(default_text(item) for item in value)
+    if isinstance(value, float):
+        return "inf" if value == float("inf") else f"{value:g}"
+    return str(value)
+
+
 def option_spec(field: dataclasses.Field) -> OptionSpec:
     """The :class:`OptionSpec` of an ``Options`` field."""
     spec = field.metadata.get("option")
@@ -102,6 +111,17 @@ converter.register_structure_hook(Path, lambda value, _: Path(value))
 converter.register_unstructure_hook(Path, str)
 
 
+def structure[T](data: Any, kind: type[T]) -> T:
+    """``data`` (a JSON-ready value) as an object of ``kind`` (a record, or a union of records);
+    ``ConfigError`` when it does not fit."""
+    try:
+        return converter.structure(data, kind)
+    except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(
+            f"a {getattr(kind, '__name__', kind)} record does not fit ({exc})"
+        ) from exc
+
+
 @dataclasses.dataclass(frozen=True)
 class Record:
     """A frozen dataclass that converts to and from a JSON-ready dict (points, rows, parts)."""
@@ -113,10 +133,7 @@ class Record:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
         """Inverse of :meth:`to_dict`; ``ConfigError`` when ``data`` does not fit the fields."""
-        try:
-            return converter.structure(data, cls)
-        except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as exc:
-            raise ConfigError(f"a {cls.__name__} record does not fit its fields ({exc})") from exc
+        return structure(data, cls)
 
 
 @dataclasses.dataclass(frozen=True)

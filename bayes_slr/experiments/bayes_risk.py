@@ -62,6 +62,7 @@ class BayesRiskOptions(Options):
         check_nonempty("L", self.L)
         if self.nu is not None:
             check_nonempty("nu", self.nu)
+        self._set("nu", self.nus())  # the variant's default made explicit: the record is complete
         for L, nu in itertools.product(self.L, self.nus()):
             task_config(self.variant, L, self.variable_length, nu, 0.0)
 
@@ -187,10 +188,6 @@ class BayesRisk(Experiment[BayesRiskOptions, BayesRiskPoint, BayesRiskRow, Bayes
     ) -> BayesRiskResult:
         """The rows in the order of the points."""
         return BayesRiskResult(options, tuple(row for _, row in solved), provenance)
-
-    def seed(self, options: BayesRiskOptions) -> int | None:
-        """The Monte Carlo seed (none for the exact quadrature)."""
-        return options.seed if options.method == "mc" else None
 
 
 BAYES_RISK = register_experiment(BayesRisk())

@@ -19,7 +19,7 @@ import numpy as np
 
 from bayes_slr.errors import ConfigError
 from bayes_slr.experiments.base import Record
-from bayes_slr.experiments.task import DEFAULT_DELTA, DEFAULT_VARIANT, task_config
+from bayes_slr.experiments.task import DEFAULT_DELTA, task_config
 from bayes_slr.models.dataset import Dataset, load_dataset
 from bayes_slr.models.spec import SLRConfig
 
@@ -132,7 +132,11 @@ def data_task(path: str | Path, given: dict[str, Any]) -> tuple[SLRConfig, DataS
         config = recorded
         sources.update(dict.fromkeys((*MODEL_SETTINGS, "length"), RECORD))
     else:
-        variant = given.get("variant") or DEFAULT_VARIANT
+        variant = given.get("variant")
+        if variant is None:
+            raise ConfigError(
+                "`data`: the file has no config record, so `variant` (and `nu`) must be given"
+            )
         Delta = DEFAULT_DELTA if given.get("Delta") is None else given["Delta"]
         variable = bool(given.get("variable_length"))
         if not variable and np.any(data.lengths != data.Lbar):

@@ -6,6 +6,7 @@ backend was chosen), so experiment modules import without it.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -40,3 +41,21 @@ def save_figure(draw: Callable[[Any], Any], path: str | Path) -> Path:
     finally:
         plt.close(figure)
     return Path(path)
+
+
+def alpha_axis(ax: Any, alphas: Any) -> None:
+    """A log ``alpha = N / D`` axis spanning ``alphas``, ticked at those values with plain
+    numbers (no overlapping minor labels)."""
+    from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullFormatter
+
+    values = sorted({float(a) for a in alphas})
+    ax.set_xscale("log")
+    ax.set_xlim(values[0] / 1.5, values[-1] * 1.5)
+    ticks = [values[0]]
+    for value in values[1:]:  # labels closer than a tenth of a decade would overlap
+        if math.log10(value / ticks[-1]) >= 0.1:
+            ticks.append(value)
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("alpha = N / D")

@@ -9,6 +9,7 @@ on past a failed point, which is not logged, so running again retries it).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import datetime as _dt
 import functools
@@ -17,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from bayes_slr.errors import ConfigError, check_int
-from bayes_slr.experiments.base import Experiment, Failure, Options, Provenance, Result
+from bayes_slr.experiments.base import (
+    Experiment,
+    Failure,
+    Options,
+    Provenance,
+    Result,
+    structure,
+)
 from bayes_slr.interrupts import raise_if_interrupted
 from bayes_slr.records import (
     Executor,
@@ -38,6 +46,15 @@ RUN_ARGUMENTS: dict[str, tuple[Any, Any, str]] = {
     "progress": (True, bool, "show a progress bar on stderr"),
 }
 """How an experiment runs, besides its options: ``name -> (default, type, help)``."""
+
+
+_INNER_PROGRESS = contextvars.ContextVar("inner_progress", default=False)
+
+
+def inner_progress() -> bool:
+    """Whether a point being solved may show its own transient progress bar (points run in this
+    process with progress on; never on Dask workers)."""
+    return _INNER_PROGRESS.get()
 
 
 def run_experiment(
@@ -104,18 +121,23 @@ def _sweep(
     """Solve the points through the resumable sweep runner; the typed solved points and the
     failures."""
     settings = sweep_settings(experiment, options)
-    with _executor(workers, scheduler) as executor:
-        finished, failed = run_sweep(
-            [{"point": point.to_dict(), "settings": settings} for point in points],
-            functools.partial(_solve_record, experiment, options),
-            log=log,
-            seed_of=lambda point: experiment.seed(options),
-            executor=executor,
-            progress=progress,
-            description=experiment.name,
-        )
+    in_process = workers is None and scheduler is None
+    token = _INNER_PROGRESS.set(progress and in_process)
+    try:
+        with _executor(workers, scheduler) as executor:
+            finished, failed = run_sweep(
+                [{"point": point.to_dict(), "settings": settings} for point in points],
+                functools.partial(_solve_record, experiment, options),
+                log=log,
+                seed_of=lambda point: experiment.seed(options),
+                executor=executor,
+                progress=progress,
+                description=f"{experiment.name} points",
+            )
+    finally:
+        _INNER_PROGRESS.reset(token)
     solved = [
-        (experiment.point_type.from_dict(key["point"]), experiment.solved_type.from_dict(record))
+        (experiment.point_type.from_dict(key["point"]), structure(record, experiment.solved_type))
         for key, record in finished
     ]
     return solved, tuple(Failure(key["point"], message) for key, message in failed)

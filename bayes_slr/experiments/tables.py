@@ -5,11 +5,18 @@ from __future__ import annotations
 import math
 from typing import Any
 
+ROUNDING = 1e-12
+"""Below this, a computed value is float64 rounding of zero (no computation here is more accurate):
+the table prints 0, not e.g. -9.1e-15."""
+
 
 def cell(value: Any) -> str:
-    """One table cell: floats with 6 significant digits, ``inf`` as ``inf``."""
+    """One table cell: floats with 6 significant digits, ``inf`` as ``inf``, rounding noise around
+    zero as ``0``."""
     if isinstance(value, float):
-        return "inf" if math.isinf(value) else f"{value:.6g}"
+        if math.isinf(value):
+            return "inf"
+        return "0" if abs(value) < ROUNDING else f"{value:.6g}"
     return str(value)
 
 

@@ -43,21 +43,21 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm import tqdm
 
-from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
+from bayes_slr.errors import ConfigError, check_choice, check_int
+from bayes_slr.inference.amp_settings import (
+    DEFAULT_DAMPING,
+    VARIANCES,
+    check_amp_options,
+)
 from bayes_slr.models.simulate import Teacher, chunk_sequences, iterate_batches
 from bayes_slr.models.spec import INITS, SLRConfig
 from bayes_slr.numerics import location_integrals
 
-DTYPES = ("float64", "float32")
-VARIANCES = ("hessian", "nishimori")
 START_OVERLAP = 1e-3
 """Random start: ``|W_hat_a|^2 / D = START_OVERLAP``, ``C = (1 - START_OVERLAP) I`` (the state
 evolution's
 uninformed ``q = 1e-3``); informed start: overlap ``1 - START_OVERLAP`` with the teacher,
 Nishimori-consistent."""
-DEFAULT_DAMPING = 0.7
-"""Plain GAMP (damping 1) follows the state evolution for a few steps and then diverges for spiked
-SLR (a finite-size mode grows by about 1.7 per step, docs/theory.md part C); 0.7 converges."""
 ADAPT_DOWN, ADAPT_UP, MIN_DAMPING = 0.7, 1.05, 0.05
 """Adaptive damping of :func:`run_amp`."""
 ITERATION_CHUNK = 10
@@ -125,39 +125,6 @@ class AMPResult(NamedTuple):
     residual_history: jax.Array
     converged: jax.Array
     damping: jax.Array
-
-
-def check_amp_options(
-    *,
-    init: object = "random",
-    damping: object = DEFAULT_DAMPING,
-    tol: object = 1e-6,
-    max_iter: object = 300,
-    dtype: object = "float64",
-) -> tuple[str, float, float, int, str]:
-    """Validate the AMP options; raise ``ConfigError`` naming the bad one.
-
-    Returns ``(init, damping, tol, max_iter, dtype)``: ``init`` in :data:`INITS`,
-    ``0 < damping <= 1``, ``tol > 0``, ``max_iter >= 1``, ``dtype`` in :data:`DTYPES`.
-    """
-    init = check_choice("init", init, INITS)
-    damping = check_real("damping", damping, minimum=0.0, strict=True)
-    if damping > 1:
-        raise ConfigError(
-            f"damping must be a number in (0, 1] (weight of the new iterate), got {damping!r}"
-        )
-    tol = check_real("tol", tol, minimum=0.0, strict=True)
-    max_iter = check_int("max_iter", max_iter, 1)
-    dtype = check_choice("dtype", str(np.dtype(dtype)) if _is_dtype(dtype) else dtype, DTYPES)
-    return init, damping, tol, max_iter, dtype
-
-
-def _is_dtype(value: object) -> bool:
-    try:
-        np.dtype(value)  # type: ignore[call-overload]
-    except TypeError:
-        return False
-    return True
 
 
 def check_amp_config(config: SLRConfig) -> SLRConfig:

@@ -19,10 +19,9 @@ from matplotlib.text import Annotation
 import bayes_slr
 import bayes_slr.experiments.erm as erm_module
 import bayes_slr.experiments.gap as gap_module
-from bayes_slr.cli.flags import default_text
 from bayes_slr.cli.main import build_parser, main, render
 from bayes_slr.errors import ConfigError
-from bayes_slr.experiments.base import Provenance
+from bayes_slr.experiments.base import Provenance, default_text
 from bayes_slr.experiments.gap import (
     ERMError,
     Estimate,
