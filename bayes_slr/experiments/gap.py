@@ -16,12 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
-
-import numpy as np
 
 from bayes_slr.attention.activations import activation_names
 from bayes_slr.attention.erm_settings import (
@@ -44,6 +41,13 @@ from bayes_slr.experiments.base import (
     register_experiment,
 )
 from bayes_slr.experiments.data import DataSource, data_task
+from bayes_slr.experiments.gap_erm import (
+    ERMError,
+    Estimate,
+    erm_point,
+    erm_warnings,
+    held_out_differences,
+)
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
     DEFAULT_D,
@@ -168,7 +172,18 @@ class GapOptions(Options):
 
     def validate(self) -> None:
         """Refuse any bad value (one line naming the option and the accepted range) and fill in
-        the defaults and the data file's settings."""
+        the defaults, or the data file's settings."""
+        self._check_values()
+        if self.data is not None:
+            self._resolve_data()
+        else:
+            self._fill_defaults()
+        self.erm_settings()
+        for (variant, nu), L in itertools.product(self.settings(), self.L):
+            task_config(variant, L, self.variable_length, nu, self.Delta)
+
+    def _check_values(self) -> None:
+        """Refuse an unknown activation and any value out of range (each on its own)."""
         if self.activations is None:
             self._set("activations", tuple(activation_names()))
         check_nonempty("activations", self.activations)
@@ -185,30 +200,28 @@ class GapOptions(Options):
             check_real("Delta", self.Delta, minimum=0.0)
         if self.seeds is not None:
             check_int("seeds", self.seeds, 1)
-        if self.data is not None:
-            self._resolve_data()
-        else:
-            if self.nu is not None and self.variant is None:
-                raise ConfigError(
-                    "`nu` needs `variant` (without `variant` the two default settings run: "
-                    "spiked nu=2 and max nu=inf)"
-                )
-            if self.variant is not None:
-                self._set("nu", resolved_nu(self.variant, self.nu))
-            for name, default in (
-                ("L", DEFAULT_LENGTHS),
-                ("variable_length", False),
-                ("D", DEFAULT_D),
-                ("Delta", DEFAULT_DELTA),
-                ("seeds", DEFAULT_SEEDS),
-            ):
-                if getattr(self, name) is None:
-                    self._set(name, default)
-            self._set("source", None)
-            self._set("n_train", None)
-        self.erm_settings()
-        for (variant, nu), L in itertools.product(self.settings(), self.L):
-            task_config(variant, L, self.variable_length, nu, self.Delta)
+
+    def _fill_defaults(self) -> None:
+        """Without a data file: the variant's ``nu`` and the defaults of the settings not
+        given."""
+        if self.nu is not None and self.variant is None:
+            raise ConfigError(
+                "`nu` needs `variant` (without `variant` the two default settings run: "
+                "spiked nu=2 and max nu=inf)"
+            )
+        if self.variant is not None:
+            self._set("nu", resolved_nu(self.variant, self.nu))
+        for name, default in (
+            ("L", DEFAULT_LENGTHS),
+            ("variable_length", False),
+            ("D", DEFAULT_D),
+            ("Delta", DEFAULT_DELTA),
+            ("seeds", DEFAULT_SEEDS),
+        ):
+            if getattr(self, name) is None:
+                self._set(name, default)
+        self._set("source", None)  # set from a data file only
+        self._set("n_train", None)
 
     def _resolve_data(self) -> None:
         """The task of the data file, reconciled with the settings given beside it."""
@@ -292,14 +305,6 @@ class GapPoint(Record):
 
 
 @dataclasses.dataclass(frozen=True)
-class Estimate(Record):
-    """A Monte Carlo estimate and its standard error."""
-
-    value: float
-    stderr: float
-
-
-@dataclasses.dataclass(frozen=True)
 class BayesValue(Record):
     """The population Bayes error with known directions and its quadrature error bound."""
 
@@ -326,57 +331,6 @@ class ActivationOptimum(Record):
 
     error: float
     overlaps: OptimalOverlaps
-
-
-@dataclasses.dataclass(frozen=True)
-class FittedParameters(Record):
-    """The selected ERM fit ``k``, ``v``, ``c`` (kept for data without a teacher, whose
-    activations are compared again on the same held-out sequences)."""
-
-    k: tuple[float, ...]
-    v: tuple[float, ...]
-    c: float
-
-
-@dataclasses.dataclass(frozen=True)
-class ERMError(Record):
-    """The ERM test error of one activation (docs/erm.md).
-
-    Attributes
-    ----------
-    test_error, stderr : mean over seeds of the selected start's test error, and its standard
-        error (over seeds; with one data set, over its test sequences).
-    lam : the ridge of each seed; ``lam_auto``: chosen by validation.
-    restarts_agree : whether the random starts agree (``None`` with one start).
-    start_spread : largest spread of the random starts' test errors over the seeds.
-    converged : every reported fit reached the gradient tolerance.
-    informed_test_error : the informed start's (a reference; ``None`` without a teacher).
-    zero_error : the zero predictor's on the same sequences (``|v*|^2/D`` for a teacher).
-    excess_over_zero, excess_over_zero_stderr : test error minus the zero predictor's, paired
-        per seed, and its standard error.
-    notes : sentences that must accompany the number (disagreeing starts, no convergence, a
-        ridge at the edge of the grid); printed as warnings.
-    fit : the selected fit, for data without a teacher (else ``None``).
-    """
-
-    test_error: float
-    stderr: float
-    lam: tuple[float, ...]
-    lam_auto: bool
-    restarts_agree: bool | None
-    start_spread: float
-    converged: bool
-    informed_test_error: float | None
-    zero_error: float
-    excess_over_zero: float
-    excess_over_zero_stderr: float
-    notes: tuple[str, ...] = ()
-    fit: FittedParameters | None = None
-
-    @property
-    def above_zero(self) -> bool:
-        """Worse than the zero predictor by more than two standard errors."""
-        return self.excess_over_zero > 2.0 * self.excess_over_zero_stderr
 
 
 @dataclasses.dataclass(frozen=True)
@@ -450,25 +404,6 @@ def optimum_notes(activation: str, overlaps: OptimalOverlaps) -> list[str]:
     return [f"population {activation}{kind}: {note}"]
 
 
-def erm_warnings(activation: str, erm: ERMError, population: float | None) -> list[str]:
-    """Why an ERM number is not to be read as it stands: its own notes (disagreeing starts, no
-    convergence, a ridge at the grid's edge), and a test error above the zero predictor's."""
-    warnings = [f"ERM {activation}: {sentence}" for sentence in erm.notes]
-    if erm.above_zero:
-        reason = (
-            f"its population optimum is {population:.3g} (zero predictor: 1), and the estimation "
-            f"error of 2D parameters from N = alpha D samples exceeds that margin"
-            if population is not None
-            else "no better estimator was found"
-        )
-        warnings.append(
-            f"ERM {activation}: test error {erm.test_error:.3g} is above the zero predictor's "
-            f"{erm.zero_error:.3g} (on the same test sequences) by {erm.excess_over_zero:.3g} "
-            f"+- {erm.excess_over_zero_stderr:.2g}: {reason}"
-        )
-    return warnings
-
-
 def row_notes(
     population: dict[str, float],
     optimal_overlaps: dict[str, OptimalOverlaps],
@@ -492,20 +427,6 @@ def row_notes(
             )
         warnings += erm_warnings(activation, part, population.get(activation))
     return notes, warnings
-
-
-YMAX = 1.05
-"""Top of the gap figure's axis: values above it are drawn at the edge with an arrow and their
-value."""
-STYLES = {
-    "softmax": ("o", "-"),
-    "linear": ("s", "--"),
-    "erf": ("^", "-."),
-    "softplus": ("D", ":"),
-}
-"""Marker and line style per activation (others: circles and solid lines)."""
-ORACLE_LABEL = "oracle: the teachers' own Bayes predictor on the ERM test sequences"
-BAYES_LABEL = "Bayes (population, D, alpha -> inf)"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -549,15 +470,10 @@ class GapResult(Result[GapOptions, GapRow]):
         return "\n".join(text)
 
     def plot(self, ax: Any = None) -> Any:
-        """Error against ``L`` (log axis) per activation with the Bayes curve, one panel per
-        (variant, ``nu``).
-
-        Population optima are lines (one marker and dash style per activation, half transparent
-        so that coinciding curves, softmax on Bayes, stay visible); ERM test errors are open
-        markers with standard-error bars, shifted slightly along ``L`` per activation, and the
-        oracle black crosses. A value above the axis (``1.05``) is drawn at the top edge with
-        an arrow and its value, and the panel's title says so. Legends sit below the panels,
-        off the data.
+        """Error against ``L`` (log axis) per activation with the Bayes curve and, with ERM, the
+        ERM errors and the oracle; one panel per (variant, ``nu``)
+        (:mod:`bayes_slr.experiments.gap_figure`: a value above the axis is drawn at its edge
+        with an arrow and its value, and the panel's title says so).
 
         Parameters
         ----------
@@ -569,96 +485,9 @@ class GapResult(Result[GapOptions, GapRow]):
         -------
         The axes (an array of them when there are several settings).
         """
-        settings = list(dict.fromkeys((row.variant, row.nu) for row in self.rows))
-        axes = _panels(ax, len(settings))
-        for panel, setting in zip(axes, settings):
-            self._draw_panel(panel, [r for r in self.rows if (r.variant, r.nu) == setting])
-        if ax is None and self.options.runs_erm:
-            axes[0].figure.suptitle(self._erm_settings_line(), fontsize=8)
-        return axes[0] if len(axes) == 1 else np.array(axes)
+        from bayes_slr.experiments.gap_figure import draw_gap
 
-    def _draw_panel(self, ax: Any, rows: list[GapRow]) -> None:
-        """One (variant, ``nu``) panel of :meth:`plot`."""
-        Ls = np.array([row.L for row in rows], float)
-        activations = self.options.activations
-        clipped = False
-        for index, activation in enumerate(activations):
-            marker, dash = STYLES.get(activation, ("o", "-"))
-            values = np.array([row.population.get(activation, np.nan) for row in rows])
-            (line,) = ax.plot(
-                Ls,
-                np.minimum(values, YMAX),
-                marker=marker,
-                ls=dash,
-                ms=4,
-                lw=1.6,
-                alpha=0.75,
-                label=f"{activation} (population)",
-                zorder=3,
-            )
-            color = line.get_color()
-            clipped |= _mark_clipped(ax, Ls, values, color)
-            if self.options.runs_erm:
-                shift = 1.0 + 0.02 * (index - (len(activations) - 1) / 2)
-                parts = [(row.erm or {}).get(activation) for row in rows]
-                errors = np.array([np.nan if p is None else p.test_error for p in parts])
-                stderrs = np.array([np.nan if p is None else p.stderr for p in parts])
-                inside = errors <= YMAX
-                ax.errorbar(
-                    Ls[inside] * shift,
-                    errors[inside],
-                    yerr=stderrs[inside],
-                    fmt=marker,
-                    mfc="none",
-                    color=color,
-                    capsize=2,
-                    ms=6,
-                    zorder=4,
-                    label=f"{activation} ERM",
-                )
-                clipped |= _mark_clipped(ax, Ls * shift, errors, color)
-        bayes = np.array([np.nan if row.bayes is None else row.bayes for row in rows])
-        ax.plot(Ls, bayes, "k--", lw=1.2, label=BAYES_LABEL, zorder=5)
-        oracle = [(L, row.oracle) for L, row in zip(Ls, rows) if row.oracle is not None]
-        if oracle:
-            ax.errorbar(
-                [L for L, _ in oracle],
-                [o.value for _, o in oracle],
-                yerr=[o.stderr for _, o in oracle],
-                fmt="kx",
-                capsize=2,
-                ms=6,
-                zorder=6,
-                label=ORACLE_LABEL,
-            )
-        ax.set_xscale("log")
-        ax.set_xticks(Ls, [f"{L:g}" for L in Ls])
-        ax.minorticks_off()
-        variant, nu = rows[0].variant, rows[0].nu
-        title = f"{variant}-SLR, nu = {describe_nu(nu)}"
-        if clipped:
-            title += f"\narrows: values above {YMAX:g}, with their value"
-        ax.set(
-            xlabel="L ~ U{1..Lbar}" if rows[0].variable_length else "L",
-            ylabel="excess test error",
-            title=title,
-            ylim=(0, YMAX),
-        )
-        ax.grid(alpha=0.3)
-        ax.legend(
-            fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False
-        )
-
-    def _erm_settings_line(self) -> str:
-        """The ERM settings of the figure's title."""
-        o = self.options
-        lam = "auto (held-out validation)" if o.lam == "auto" else f"{o.lam:g}"
-        data = "" if o.data is None else f", data {Path(o.data).name}"
-        return (
-            f"ERM: alpha = {o.training_ratio():g}, D = {o.D}, lam = {lam}, Delta = {o.Delta:g}"
-            f"{data},\n{o.seeds} seeds x {o.starts} random starts (lowest training loss), "
-            f"{o.optimizer}"
-        )
+        return draw_gap(self, ax)
 
     def tidy_rows(self) -> list[dict[str, Any]]:
         """One row per (task, activation): the task, ``activation``, the population Bayes error,
@@ -695,44 +524,6 @@ class GapResult(Result[GapOptions, GapRow]):
 
 FAILED = "failed"
 """A table cell whose point failed (listed with the failures)."""
-
-
-def _panels(ax: Any, count: int) -> list[Any]:
-    """The axes to draw ``count`` panels on: ``ax`` (one or a sequence), or a new figure's."""
-    if ax is None:
-        import matplotlib.pyplot as plt
-
-        _, axes = plt.subplots(
-            1, count, figsize=(5.8 * count, 5.6), squeeze=False, layout="constrained"
-        )
-        return list(axes[0])
-    axes = list(np.ravel(ax))
-    if len(axes) != count:
-        raise ConfigError(
-            f"plot: the result has {count} (variant, nu) setting(s): give as many axes, got "
-            f"{len(axes)}"
-        )
-    return axes
-
-
-def _mark_clipped(ax: Any, xs: np.ndarray, values: np.ndarray, color: str) -> bool:
-    """An arrow at the top of the axis, labelled with the value, for each value above
-    :data:`YMAX`; whether there was one."""
-    clipped = False
-    for x, value in zip(xs, values):
-        if np.isfinite(value) and value > YMAX:
-            ax.annotate(
-                f"{value:.2f}",
-                xy=(x, YMAX),
-                xytext=(x, YMAX - 0.12),
-                color=color,
-                fontsize=7,
-                ha="center",
-                arrowprops={"arrowstyle": "->", "color": color},
-                zorder=6,
-            )
-            clipped = True
-    return clipped
 
 
 def _estimate_cell(estimate: Estimate) -> str:
@@ -780,118 +571,6 @@ def population_point(config: SLRConfig, activation: str) -> ActivationOptimum:
         optimum.note,
     )
     return ActivationOptimum(float(optimum.error), overlaps)
-
-
-def erm_point(
-    config: SLRConfig, activation: str, options: GapOptions
-) -> tuple[ERMError, Estimate | None]:
-    """The ERM test error of one activation (drawn teachers, or the data file), and the oracle on
-    the same test sequences (``None`` without a teacher).
-
-    Mean and standard error over seeds of the lowest-training-loss random start
-    (:func:`~bayes_slr.experiments.erm.erm_experiment`, scored on ``N_test`` fresh sequences of
-    each teacher, or on the held-out part of a data file without one: then the selected fit is
-    kept to compare the activations on the same sequences, :func:`held_out_differences`).
-    """
-    from bayes_slr.experiments.erm import erm_experiment
-
-    teacher, train, test = _training_data(options)
-    summary = erm_experiment(
-        config.replace(D=options.D, Delta=options.Delta),
-        activation,
-        alpha=options.training_ratio() if train is None else None,
-        settings=options.erm_settings(),
-        data=None if train is None else (teacher, train),
-        test_set=test,
-    )
-    per_seed = summary.per_seed
-    zero_diffs = [r["test_error"] - r["zero_error"] for r in per_seed]
-    k, v, c = (np.asarray(leaf[0], dtype=float) for leaf in summary.params)
-    fit = None if test is None else FittedParameters(tuple(k.tolist()), tuple(v.tolist()), float(c))
-    erm = ERMError(
-        test_error=summary.test_error,
-        stderr=summary.stderr,
-        lam=summary.lam,
-        lam_auto=options.erm_settings().lam_auto,
-        restarts_agree=summary.restarts_agree,
-        start_spread=max(r["start_spread"] for r in per_seed),
-        converged=all(r["converged"] for r in per_seed),
-        informed_test_error=summary.informed_test_error,
-        zero_error=summary.zero_error,
-        # paired with the test error (same test samples): the spread over seeds of the difference
-        excess_over_zero=sum(zero_diffs) / len(zero_diffs),
-        excess_over_zero_stderr=_paired_stderr(zero_diffs, [r["stderr"] for r in per_seed]),
-        notes=summary.notes,
-        fit=fit,
-    )
-    oracle = (
-        None
-        if summary.oracle_error is None
-        else Estimate(summary.oracle_error, summary.oracle_stderr)
-    )
-    return erm, oracle
-
-
-def _training_data(options: GapOptions) -> tuple[Any, Any, Any]:
-    """``(teacher, training set, held-out set)`` of the data file split by ``options.seed``, or
-    ``(None, None, None)`` for drawn data (the held-out set is ``None`` with a teacher)."""
-    if options.data is None:
-        return None, None, None
-    from bayes_slr.models.dataset import load_dataset, training_and_test
-
-    train, test = training_and_test(load_dataset(options.data), options.holdout, options.seed)
-    return train.teacher, train.as_batch(), None if test is None else test.as_batch()
-
-
-def held_out_differences(options: GapOptions, row: GapRow) -> dict[str, Estimate] | None:
-    """Paired differences of the ERM errors of a data row without a teacher, between every two
-    activations, on its held-out sequences.
-
-    The fits stored by :func:`erm_point` are scored together on the held-out sequences of the
-    seed's split (:func:`~bayes_slr.models.scoring.held_out_error` with ``pairs``): each
-    difference ``a - b`` (``a`` before ``b`` in the activations) is the mean of the per-sequence
-    difference of the two errors, its ``stderr`` that difference's standard error over the
-    sequences. ``None`` when a fit is missing (a teacher: errors on fresh sequences; a failed
-    point).
-    """
-    fits = {a: (row.erm or {}).get(a) for a in options.activations}
-    if any(part is None or part.fit is None for part in fits.values()):
-        return None
-    import jax.numpy as jnp
-
-    from bayes_slr.attention.estimators import AttentionParams, attention_predictor
-    from bayes_slr.models.scoring import difference_name, held_out_error
-
-    predictors = {
-        a: attention_predictor(
-            AttentionParams(*(jnp.asarray(value) for value in dataclasses.astuple(part.fit))), a
-        )
-        for a, part in fits.items()
-    }
-    pairs = list(itertools.combinations(options.activations, 2))
-    config = task_config(row.variant, row.L, row.variable_length, row.nu, options.Delta, options.D)
-    errors = held_out_error(
-        config,
-        _training_data(options)[2],
-        lambda X, lengths: {a: f(X, lengths) for a, f in predictors.items()},
-        pairs=pairs,
-    )
-    return {
-        difference_name(a, b): Estimate(
-            errors[difference_name(a, b)].value, errors[difference_name(a, b)].stderr
-        )
-        for a, b in pairs
-    }
-
-
-def _paired_stderr(diffs: list[float], stderrs: list[float]) -> float:
-    """Standard error of the mean of per-seed differences (one seed: its Monte Carlo error as a
-    bound)."""
-    n = len(diffs)
-    if n == 1:
-        return float(stderrs[0])
-    mean = sum(diffs) / n
-    return math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1) / n)
 
 
 class Gap(Experiment[GapOptions, GapPoint, GapSolved, GapResult]):

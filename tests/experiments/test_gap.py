@@ -19,6 +19,7 @@ from matplotlib.text import Annotation
 import bayes_slr
 import bayes_slr.experiments.erm as erm_module
 import bayes_slr.experiments.gap as gap_module
+import bayes_slr.experiments.gap_figure as gap_figure
 from bayes_slr.cli.main import build_parser, main, render
 from bayes_slr.errors import ConfigError
 from bayes_slr.experiments.base import Provenance, default_text
@@ -446,7 +447,7 @@ def test_figure_draws_the_arrows_its_title_mentions_and_keeps_the_legend_off_the
                 points = ax.transData.transform(np.asarray(line.get_xydata()))
                 assert not _inside(box, points), line.get_label()
             labels = [text.get_text() for text in ax.get_legend().get_texts()]
-            assert gap_module.ORACLE_LABEL in labels and gap_module.BAYES_LABEL in labels
+            assert gap_figure.ORACLE_LABEL in labels and gap_figure.BAYES_LABEL in labels
         finally:
             plt.close(figure)
 
