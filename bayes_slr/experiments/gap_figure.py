@@ -31,8 +31,12 @@ STYLES = {
     "softplus": ("D", ":"),
 }
 """Marker and line style per activation (others: circles and solid lines)."""
-ORACLE_LABEL = "oracle: the teachers' own Bayes predictor on the ERM test sequences"
-BAYES_LABEL = "Bayes (population, D, alpha -> inf)"
+ORACLE_LABEL = "oracle (teachers' own Bayes predictor)"
+"""The oracle: each teacher's Bayes predictor with known directions, on the ERM test sequences."""
+BAYES_LABEL = "Bayes (population)"
+"""The population Bayes error (``D, alpha -> inf``)."""
+YMIN = -0.02
+"""Bottom of the axis, a little below 0 so that errors of 0 (max-SLR at ``nu = inf``) show."""
 
 
 def draw_gap(result: GapResult, ax: Any = None) -> Any:
@@ -85,7 +89,7 @@ def _draw_panel(ax: Any, rows: list[GapRow], options: GapOptions) -> None:
         xlabel="L ~ U{1..Lbar}" if rows[0].variable_length else "L",
         ylabel="excess test error",
         title=title,
-        ylim=(0, YMAX),
+        ylim=(YMIN, YMAX),
     )
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
@@ -176,6 +180,7 @@ def erm_settings_line(options: GapOptions) -> str:
     data = "" if options.data is None else f", data {Path(options.data).name}"
     return (
         f"ERM: alpha = {options.training_ratio():g}, D = {options.D}, lam = {lam}, "
-        f"Delta = {options.Delta:g}{data},\n{options.seeds} seeds x {options.starts} random "
-        f"starts (lowest training loss), {options.optimizer}"
+        f"Delta = {options.Delta:g}{data},\n{options.seeds} seed{'s' * (options.seeds > 1)} x "
+        f"{options.starts} random start{'s' * (options.starts > 1)} (lowest training loss), "
+        f"{options.optimizer}"
     )
