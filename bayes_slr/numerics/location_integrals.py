@@ -252,6 +252,22 @@ def argmax_location_derivatives(
     return node_integral(log_weights, terms, slopes, curvatures, mask)
 
 
+def location_derivatives(
+    c: float, omega_k: jax.Array, V_k: jax.Array, mask: jax.Array
+) -> LocationDerivatives:
+    """``log E_h[softmax(c h)_l]`` with its derivatives (:func:`softmax_location_derivatives`), or
+    at ``c = inf`` ``log P(l is the argmax of h)`` (:func:`argmax_location_derivatives`).
+
+    Parameters
+    ----------
+    c : inverse temperature, ``0 <= c <= MAX_FINITE_NU`` or ``inf`` (a Python number).
+    omega_k, V_k, mask : as in :func:`softmax_location_derivatives`.
+    """
+    if math.isinf(c):
+        return argmax_location_derivatives(omega_k, V_k, mask)
+    return softmax_location_derivatives(c, omega_k, V_k, mask)
+
+
 def softmax_log_posterior(
     nu: float, omega_k: jax.Array, V_k: jax.Array, mask: jax.Array
 ) -> jax.Array:

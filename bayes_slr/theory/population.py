@@ -57,12 +57,27 @@ def score_law(config: SLRConfig) -> PlantedScores | TiltedScores:
     return config.law.population_scores(config.nu)
 
 
-def location_mean(config: SLRConfig, m_k: float) -> float:
-    """Mean of the location's student score: ``m_k`` times the planted shift (``sqrt(nu)`` spiked),
-    0 if tilted.
+def check_score_law(config: SLRConfig) -> PlantedScores | TiltedScores:
+    """:func:`score_law`, refused unless the integrals here cover it.
+
+    They cover i.i.d. standard scores with either the location's score shifted (the location
+    uniform) or the location drawn from ``softmax(tilt chi*)`` (no shift), not both at once.
     """
-    law = score_law(config)
-    return m_k * law.shift if isinstance(law, PlantedScores) else 0.0
+    scores = score_law(config)
+    if scores.location_shift != 0.0 and scores.location_tilt != 0.0:
+        raise ConfigError(
+            f"variant {config.variant}: the population theory covers a shifted location score or "
+            f"a tilted location law, not both (shift {scores.location_shift:g}, tilt "
+            f"{scores.location_tilt:g})"
+        )
+    return scores
+
+
+def location_mean(config: SLRConfig, m_k: float) -> float:
+    """Mean of the location's student score: ``m_k`` times the teacher's location shift
+    (``sqrt(nu)`` spiked, 0 where the scores are i.i.d.).
+    """
+    return m_k * score_law(config).location_shift
 
 
 def terms_with_bounds(
@@ -81,34 +96,31 @@ def terms_with_bounds(
     independent-token and second-moment rules (a search may use a coarser one).
     """
     laws = length_support(config)
-    scores = score_law(config)
+    tilt = check_score_law(config).location_tilt
     mu_loc, sigma = location_mean(config, m_k), math.hypot(m_k, r)
     grid_sigma = math.sqrt(2.0) * grid_norm  # covers |m_k|, r <= grid_norm
-    tilted = isinstance(scores, TiltedScores)
-    argmax = tilted and math.isinf(scores.tilt)
     if theory_terms_of(activation).normalised:
         grid_mu = abs(location_mean(config, grid_norm))
         a_levels, b_levels = normalised.independent_terms(
             activation, mu_loc, sigma, *laws, step=step, grid_mu=grid_mu, grid_sigma=grid_sigma
         ).T
-        if argmax:
+        if math.isinf(tilt):
             a_levels = normalised.argmax_first(activation, m_k, r, *laws, grid_norm)
-        elif tilted:
-            a_levels = normalised.tilted_first(activation, scores.tilt, m_k, r, *laws, grid_norm)
+        elif tilt != 0.0:
+            a_levels = normalised.tilted_first(activation, tilt, m_k, r, *laws, grid_norm)
     else:
         other = elementwise.second_moment(activation, 0.0, sigma, c, grid_sigma, step)
-        if not tilted:
-            a_levels = np.full(2, float(elementwise.mean_score(activation, mu_loc, sigma**2, c)))
+        if mu_loc == 0.0:  # every score has the same law
+            b_levels = config.length.mean() * other
+        else:
             located = elementwise.second_moment(activation, mu_loc, sigma, c, grid_sigma, step)
             b_levels = (config.length.mean() - 1.0) * other + located
+        if math.isinf(tilt):
+            a_levels = elementwise.argmax_first(activation, m_k, r, c, *laws, grid_norm)
+        elif tilt != 0.0:
+            a_levels = elementwise.tilted_first(activation, tilt, m_k, r, c, *laws, grid_norm)
         else:
-            b_levels = config.length.mean() * other
-            if argmax:
-                a_levels = elementwise.argmax_first(activation, m_k, r, c, *laws, grid_norm)
-            else:
-                a_levels = elementwise.tilted_first(
-                    activation, scores.tilt, m_k, r, c, *laws, grid_norm
-                )
+            a_levels = np.full(2, float(elementwise.mean_score(activation, mu_loc, sigma**2, c)))
     a_bound, b_bound = (abs(float(v[0] - v[1])) + BOUND_FLOOR for v in (a_levels, b_levels))
     return Terms(float(a_levels[0]), float(b_levels[0]), a_bound, b_bound)
 
