@@ -11,15 +11,23 @@ tokens. Everything that depends on the variant asks its object:
 * :meth:`TokenLaw.draw_tokens_and_location` (the simulator) and
   :meth:`TokenLaw.sample_tokens_and_location` (the NumPyro generative model);
 * :meth:`TokenLaw.population_scores`: the law of the teacher scores ``chi*`` in the limit
-  ``|k*|^2 = D`` (used by the population Monte Carlo and by every integral of the theory);
+  ``|k*|^2 = D`` (used by the population Monte Carlo and by every integral of the theory,
+  which read its location shift and tilt);
+* :meth:`TokenLaw.field_location` and :meth:`TokenLaw.key_normaliser_precision`: the
+  location posterior seen through Gaussian key fields, and the normaliser's Gaussian factor
+  on ``k`` (AMP's output channel and prior);
+* what the samplers may assume (``gaussian_key_given_locations``,
+  ``location_softmax_of_scores``: the sampler registry's ``supports`` asks these);
 * ``c_nu`` (the inverse temperature of the Bayes estimator), ``default_nu`` and the
   range of ``nu``.
 
-Two families cover the variants, and the theory's integrals are written per family:
-:class:`PlantedLaw` (the location's token carries a spike ``a(nu) k / sqrt(D)``: spiked
-SLR) and :class:`TiltedLaw` (i.i.d. tokens, the location drawn from
-``softmax(t(nu) chi*)``: max-SLR). A new variant of either family is one subclass and one
-:func:`register_variant` call.
+Two families cover the variants: :class:`PlantedLaw` (the location's token carries a spike
+``a(nu) k / sqrt(D)``: spiked SLR) and :class:`TiltedLaw` (i.i.d. tokens, the location drawn
+from ``softmax(t(nu) chi*)``: max-SLR). No module outside this one branches on the family. A
+new variant of either family is one subclass and one :func:`register_variant` call.
+
+The module imports without JAX or NumPyro (they are :func:`~bayes_slr.lazy.lazy_module`
+proxies, imported when a method first computes), so listing and validating variants is cheap.
 """
 
 from __future__ import annotations
