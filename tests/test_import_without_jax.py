@@ -54,6 +54,9 @@ VALIDATE = textwrap.dedent(
         "chains < 1": lambda: samplers.check_sampling_arguments(
             spiked, sampler="auto", chains=0, warmup=0, samples=1, init="random"
         ),
+        "location integrals, 100 < nu < inf": lambda: variants.get_variant(
+            "max"
+        ).check_field_location(150.0),
     }
     refusals = {}
     for case, make in bad.items():
@@ -111,6 +114,7 @@ def test_registries_and_validation_import_no_heavy_library():
         "unknown sampler": "sampler must be one of auto, gibbs, gibbs-hmc, nuts",
         "unsupported sampler": "sampler gibbs does not support the max variant",
         "chains < 1": "chains must be an integer >= 1",
+        "location integrals, 100 < nu < inf": "nu must be <= 100 or inf for the max variant",
     }
     assert set(refusals) == set(expected)
     for case, message in expected.items():

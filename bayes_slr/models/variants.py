@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from bayes_slr.errors import ConfigError, check_real
 from bayes_slr.lazy import lazy_module
+from bayes_slr.numerics import MAX_FINITE_NU
 from bayes_slr.registry import Registry
 
 if TYPE_CHECKING:
@@ -405,8 +406,6 @@ class TiltedLaw(TokenLaw):
 
     def check_field_location(self, nu: float) -> None:
         """``|t(nu)| <= MAX_FINITE_NU`` or ``nu = inf``: the location integrals cost ``~|t|``."""
-        from bayes_slr.numerics.location_integrals import MAX_FINITE_NU
-
         if not is_infinite(nu) and abs(self.tilt(nu)) > MAX_FINITE_NU:
             raise ConfigError(
                 f"nu must be <= {MAX_FINITE_NU:g} or inf for the {self.name} variant's location "

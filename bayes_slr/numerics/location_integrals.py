@@ -27,12 +27,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from bayes_slr.numerics import MAX_FINITE_NU as MAX_FINITE_NU  # re-exported: defined without JAX
 from bayes_slr.numerics import integrals
 
 HERMITE_NODES, HERMITE_WEIGHTS = np.polynomial.hermite_e.hermegauss(64)
-MAX_FINITE_NU = 100.0
-"""Largest finite ``nu`` of max-SLR: the cost of the location posterior grows like ``nu``
-(its Gaussian rule has ``~72 nu`` nodes), while ``nu = inf`` differs from it by ``O(1/nu^2)``."""
 TABLE_STEP = 0.02
 """Spacing of the ``log M``, ``log F`` tables in units of ``max(1, s)``: cubic Hermite error ~1e-9.
 """

@@ -26,7 +26,7 @@ from bayes_slr.attention.activations import theory_terms_of
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics.integrals import STEP
 from bayes_slr.theory.large_norm import limit_terms
-from bayes_slr.theory.population import check_config, check_score_law, terms_with_bounds
+from bayes_slr.theory.population import check_config, score_law, terms_with_bounds
 
 NORM_CAP = 30.0
 """Largest ``|m_k|`` and ``rho`` searched; an optimum on this boundary is reported in the note."""
@@ -222,7 +222,7 @@ def optimal_population_error(activation: str, config: SLRConfig) -> PopulationOp
     record = theory_terms_of(activation)
     activation = record.name
     config = check_config(config)
-    tilt = check_score_law(config).location_tilt
+    tilt = score_law(config).location_tilt
     if record.large_norm_limit is not None and math.isinf(tilt):
         return _large_norm_limit(activation, record.large_norm_limit, config)
     uses_offset = record.has_offset

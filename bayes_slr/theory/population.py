@@ -57,22 +57,6 @@ def score_law(config: SLRConfig) -> PlantedScores | TiltedScores:
     return config.law.population_scores(config.nu)
 
 
-def check_score_law(config: SLRConfig) -> PlantedScores | TiltedScores:
-    """:func:`score_law`, refused unless the integrals here cover it.
-
-    They cover i.i.d. standard scores with either the location's score shifted (the location
-    uniform) or the location drawn from ``softmax(tilt chi*)`` (no shift), not both at once.
-    """
-    scores = score_law(config)
-    if scores.location_shift != 0.0 and scores.location_tilt != 0.0:
-        raise ConfigError(
-            f"variant {config.variant}: the population theory covers a shifted location score or "
-            f"a tilted location law, not both (shift {scores.location_shift:g}, tilt "
-            f"{scores.location_tilt:g})"
-        )
-    return scores
-
-
 def location_mean(config: SLRConfig, m_k: float) -> float:
     """Mean of the location's student score: ``m_k`` times the teacher's location shift
     (``sqrt(nu)`` spiked, 0 where the scores are i.i.d.).
@@ -91,12 +75,17 @@ def terms_with_bounds(
 ) -> Terms:
     """``A_s``, ``B_s`` and their error bounds at ``chi = m_k chi* + r u`` (inputs already checked).
 
+    The teacher scores are i.i.d. standard normal but for the location's, shifted by the score
+    law's ``location_shift``, and the location is drawn from ``softmax(location_tilt chi*)``
+    (uniform at 0, the argmax at ``inf``); the integrals cover a shift with a uniform location
+    or a tilt without a shift.
+
     ``grid_norm``: size the grids for ``|m_k|`` (and ``r``) up to this value, so that a search
     over the overlaps reuses one compiled shape. ``step``: fine spacing of the
     independent-token and second-moment rules (a search may use a coarser one).
     """
     laws = length_support(config)
-    tilt = check_score_law(config).location_tilt
+    tilt = score_law(config).location_tilt
     mu_loc, sigma = location_mean(config, m_k), math.hypot(m_k, r)
     grid_sigma = math.sqrt(2.0) * grid_norm  # covers |m_k|, r <= grid_norm
     if theory_terms_of(activation).normalised:
