@@ -51,7 +51,7 @@ from bayes_slr.experiments.posterior import (
     summarise,
 )
 from bayes_slr.inference import diagnostics, posterior_io
-from bayes_slr.inference.samplers import SAMPLERS
+from bayes_slr.inference.sampler_registry import sampler_choices, sampler_help
 from bayes_slr.models.scoring import difference_name
 from bayes_slr.models.spec import INITS, SLRConfig, training_size
 from bayes_slr.plots import plot_posterior_sweep
@@ -77,13 +77,7 @@ def _add_sampling_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chains", type=integer, default=4, help="chains, >= 1")
     parser.add_argument("--warmup", type=integer, default=500, help="warm-up steps per chain, >= 0")
     parser.add_argument("--samples", type=integer, default=500, help="kept draws per chain, >= 1")
-    parser.add_argument(
-        "--sampler",
-        choices=SAMPLERS,
-        default="auto",
-        help="auto (default: exact Gibbs for spiked, Gibbs-HMC for max), gibbs (spiked only), "
-        "gibbs-hmc (max), nuts (any variant)",
-    )
+    parser.add_argument("--sampler", choices=sampler_choices(), default="auto", help=sampler_help())
     parser.add_argument(
         "--init",
         choices=INITS,
