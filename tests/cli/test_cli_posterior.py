@@ -193,6 +193,25 @@ def test_warnings_in_table_and_json(capsys, tmp_path):
     ]
 
 
+def test_divergent_transitions_warning(capsys):
+    """NUTS without warm-up keeps its initial step size, far too long for a posterior as sharp as
+    ``Delta = 0.001`` makes it: every one of the 40 transitions diverges (the warning needs one).
+    """
+    argv = ["posterior", "--variant", "spiked", "--D", "8", "--L", "3", "--nu", "2"]
+    argv += ["--Delta", "0.001", "--alpha", "4", "--sampler", "nuts", "--chains", "2"]
+    argv += ["--warmup", "0", "--samples", "20", "--N-test", "200", "--no-erm"]
+    argv += ["--no-check-start", "--seed", "3"]
+    assert main([*argv, "--json"]) == 0
+    summary = _json(capsys)
+    assert summary["divergences"] > 0
+    assert any("divergent transitions" in warning for warning in summary["warnings"])
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert [line for line in out.splitlines() if line.startswith("warning")] == [
+        f"warning: {warning}" for warning in summary["warnings"]
+    ]
+
+
 @pytest.mark.parametrize(
     "arguments, message",
     [
