@@ -72,6 +72,26 @@ def json_ready(value: Any) -> Any:
     return value
 
 
+NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+"""The strings :func:`json_ready` writes for non-finite floats, and the floats they stand for."""
+
+
+def from_json_ready(value: Any) -> Any:
+    """Undo :func:`json_ready`'s strings: ``"inf"``, ``"-inf"`` and ``"nan"`` become floats again.
+
+    Results read back from a file (or passed through ``json_ready`` for one) then hold numbers
+    wherever the computation gave numbers, so code that formats or compares them needs no
+    special case.
+    """
+    if isinstance(value, dict):
+        return {k: from_json_ready(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [from_json_ready(v) for v in value]
+    if isinstance(value, str):
+        return NON_FINITE.get(value, value)
+    return value
+
+
 def check_writable_output(path: str | os.PathLike, *, force: bool, name: str = "--out") -> Path:
     """Refuse an output path that exists (unless ``force``) or whose folder cannot be written.
 
@@ -319,7 +339,10 @@ def run_sweep(
 
     Returns
     -------
-    list of ``(point, result)`` for the finished points, in the order of ``points``.
+    list of ``(point, result)`` for the finished points, in the order of ``points``. A result is
+    the JSON form the log stores with its numbers restored (:func:`from_json_ready`): NumPy
+    scalars are Python numbers and a non-finite float is a float, whether the point was solved
+    now or read from the log.
 
     Raises
     ------
@@ -374,5 +397,7 @@ def run_sweep(
     finally:
         bar.close()
     return [
-        (point, results[key]) for point in points if (key := SweepLog.point_key(point)) in results
+        (point, from_json_ready(results[key]))
+        for point in points
+        if (key := SweepLog.point_key(point)) in results
     ]
