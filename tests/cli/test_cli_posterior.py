@@ -131,32 +131,83 @@ def test_posterior_text_report(tmp_path, capsys):
     assert "posterior mean of f" in out and "start_agreement" in out
 
 
-def test_warnings_in_table_and_json(capsys):
-    """Too few draws for the diagnostics: a one-line ``warning:`` (the shared format) under the
-    table, the same text
-    in the JSON list."""
-    short = [
-        "--sampler",
-        "gibbs",
-        "--chains",
-        "2",
-        "--warmup",
-        "5",
-        "--samples",
-        "20",
-        "--N-test",
-        "200",
-        "--no-erm",
-        "--no-check-start",
-        "--alpha",
-        "2",
-    ]
-    assert main(["posterior", *TASK, *short, "--json"]) == 0
+STUCK = [
+    "--variant",
+    "spiked",
+    "--D",
+    "40",
+    "--L",
+    "3",
+    "--nu",
+    "2",
+    "--Delta",
+    "0.01",
+    "--alpha",
+    "1.1",
+    "--sampler",
+    "gibbs",
+    "--chains",
+    "2",
+    "--warmup",
+    "30",
+    "--samples",
+    "30",
+    "--N-test",
+    "200",
+    "--no-erm",
+    "--check-start",
+    "--seed",
+    "0",
+]
+"""Near the hard phase (Delta small, alpha = 1.1) with 60 draws: chains started at random have not
+found the informed chains' mode."""
+
+
+def test_warnings_in_table_and_json(capsys, tmp_path):
+    """Every posterior warning, as a one-line ``warning:`` (the shared format) under the table and
+    the same text in the JSON list, for ``posterior`` and (each prefixed by its alpha)
+    ``posterior-sweep``.
+
+    Margins (so that other rounding, which changes the chains, still shows each): r_hat 2.1
+    (threshold 1.01); ESS bulk at most the 60 draws (threshold 400); the importance ESS at most
+    the 60 draws (threshold 100); the random start's m_k 8.5 Monte Carlo standard errors from
+    the informed start's (threshold 4).
+    """
+    assert main(["posterior", *STUCK, "--json"]) == 0
     summary = _json(capsys)
-    assert any("ESS bulk" in warning for warning in summary["warnings"])
-    assert main(["posterior", *TASK, *short]) == 0
+    for fragment in ("r_hat max", "ESS bulk min", "importance ESS 5% quantile", "starts disagree"):
+        assert any(fragment in warning for warning in summary["warnings"]), fragment
+    assert main(["posterior", *STUCK]) == 0
     out = capsys.readouterr().out
     assert [line for line in out.splitlines() if line.lower().startswith("warning")] == [
+        f"warning: {warning}" for warning in summary["warnings"]
+    ]
+    sweep = ["posterior-sweep", *STUCK, "--out", str(tmp_path), "--quiet"]
+    assert main([*sweep, "--json"]) == 0
+    (row,) = _json(capsys)["rows"]
+    assert len(row["warnings"]) == 4
+    assert main(sweep) == 0  # resumed from the log: the same warnings, each with its alpha
+    out = capsys.readouterr().out
+    assert [line for line in out.splitlines() if line.startswith("warning")] == [
+        f"warning: alpha 1.1: {warning}" for warning in row["warnings"]
+    ]
+
+
+def test_divergent_transitions_warning(capsys):
+    """NUTS without warm-up keeps its initial step size, far too long for a posterior as sharp as
+    ``Delta = 0.001`` makes it: every one of the 40 transitions diverges (the warning needs one).
+    """
+    argv = ["posterior", "--variant", "spiked", "--D", "8", "--L", "3", "--nu", "2"]
+    argv += ["--Delta", "0.001", "--alpha", "4", "--sampler", "nuts", "--chains", "2"]
+    argv += ["--warmup", "0", "--samples", "20", "--N-test", "200", "--no-erm"]
+    argv += ["--no-check-start", "--seed", "3"]
+    assert main([*argv, "--json"]) == 0
+    summary = _json(capsys)
+    assert summary["divergences"] > 0
+    assert any("divergent transitions" in warning for warning in summary["warnings"])
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert [line for line in out.splitlines() if line.startswith("warning")] == [
         f"warning: {warning}" for warning in summary["warnings"]
     ]
 
