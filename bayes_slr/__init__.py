@@ -16,10 +16,18 @@ from bayes_slr.jax_setup import configure_jax
 
 configure_jax()
 
-from bayes_slr.api import bayes_risk  # noqa: E402
+from bayes_slr.api import bayes_risk, posterior, posterior_sweep  # noqa: E402
 from bayes_slr.errors import ConfigError  # noqa: E402
 from bayes_slr.models.spec import LengthLaw, SLRConfig  # noqa: E402
 
 __version__ = "0.1.0"
 
-__all__ = ["ConfigError", "LengthLaw", "SLRConfig", "__version__", "bayes_risk"]
+__all__ = [
+    "ConfigError",
+    "LengthLaw",
+    "SLRConfig",
+    "__version__",
+    "bayes_risk",
+    "posterior",
+    "posterior_sweep",
+]

@@ -73,3 +73,5 @@ def _type_name(annotation: Any) -> str:
 
 
 bayes_risk = api_function(EXPERIMENTS.get("bayes-risk"))
+posterior = api_function(EXPERIMENTS.get("posterior"))
+posterior_sweep = api_function(EXPERIMENTS.get("posterior-sweep"))

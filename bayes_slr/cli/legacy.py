@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bayes_slr.cli import amp, gap, posterior, simulate, theory
+from bayes_slr.cli import amp, gap, simulate, theory
 from bayes_slr.cli.common import DefaultsHelpFormatter, SomePointsFailed
 from bayes_slr.errors import ConfigError
 
-MODULES = (simulate, gap, posterior, theory, amp)
+MODULES = (simulate, gap, theory, amp)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -113,6 +113,12 @@ def render(result: Result, as_json: bool) -> str:
     return "\n".join(line for line in lines if line)
 
 
+def interrupt_message(exc: KeyboardInterrupt) -> str:
+    """What an interrupted command prints: the sweep's own account of what it kept, else that
+    nothing was written (a plain ``KeyboardInterrupt`` has no message)."""
+    return str(exc) or "interrupted; nothing written"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` and run one command; return the exit code (module docstring)."""
     parser, flags = build_parser()
@@ -122,10 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 return legacy.run(args, legacy.explicit_options(build_parser()[0], argv))
             except KeyboardInterrupt as exc:
-                print(
-                    f"bayes-slr {args.command}: {exc or 'interrupted; nothing written'}",
-                    file=sys.stderr,
-                )
+                print(f"bayes-slr {args.command}: {interrupt_message(exc)}", file=sys.stderr)
                 return 130
     command_flags = {**flags[args.command], **RUN_FLAGS}
     with interrupt_guard():
@@ -138,10 +141,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
         except KeyboardInterrupt as exc:
-            print(
-                f"bayes-slr {args.command}: {exc or 'interrupted; nothing written'}",
-                file=sys.stderr,
-            )
+            print(f"bayes-slr {args.command}: {interrupt_message(exc)}", file=sys.stderr)
             return 130
 
 

@@ -310,6 +310,18 @@ class Experiment[O: Options, P: Record, S: Record, R: Result](abc.ABC):
     def solve(self, options: O, point: P) -> S:
         """Compute one point (may import JAX and run for a long time)."""
 
+    def solve_in(self, options: O, point: P, folder: Path | None) -> S:
+        """Solve a point of a sweep whose output folder is ``folder`` (``None`` without ``out``).
+
+        An experiment that keeps a file per point beside the log (a posterior's netCDF) overrides
+        it; by default :meth:`solve`.
+        """
+        return self.solve(options, point)
+
+    def check_output(self, options: O, out: Path) -> None:
+        """Refuse (``ConfigError``), before any work, an ``out`` that these options cannot write;
+        the runner has already checked that it can be written. Nothing to refuse by default."""
+
     @abc.abstractmethod
     def collect(self, options: O, solved: Sequence[tuple[P, S]], provenance: Provenance) -> R:
         """Assemble the result from the solved points (in the order of :meth:`points`)."""

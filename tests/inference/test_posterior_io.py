@@ -68,9 +68,19 @@ def test_arviz023_file_resummarised(capsys):
         )
         == 0
     )
-    new = json.loads(capsys.readouterr().out)
+    output = json.loads(capsys.readouterr().out)
+    (new,) = output["rows"]
     old = LEGACY_SUMMARY
-    assert new["config"] == old["config"] and new["seed"] == old["seed"]
+    # the options it ran with are the file's (the config line reports them)
+    used, recorded = output["config"], old["config"]
+    for name in (
+        *("variant", "D", "nu", "Delta", "alpha", "chains", "warmup", "samples", "init"),
+        *("N_test", "max_draws", "exact_teacher"),
+    ):
+        assert used[name] == recorded[name], name
+    assert used["L"] == 3 and used["check_start"] is False and used["erm"] is False
+    assert output["seed"] == used["seed"] == old["seed"]
+    assert (new["alpha"], new["N"], new["sampler"]) == (2.0, 8, "gibbs")
     for key in ("oracle_error", "prior_predictive_error"):
         assert new[key]["value"] == pytest.approx(old[key]["value"], rel=1e-12)
     assert new["population_bayes_error"] == pytest.approx(old["population_bayes_error"], rel=1e-12)
