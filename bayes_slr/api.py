@@ -57,10 +57,9 @@ def api_function(experiment: Experiment) -> Callable[..., Any]:
     )
     lines = [f"{experiment.summary}.", "", experiment.description, "", "Parameters", "----------"]
     for field in fields:
-        lines += [
-            f"{field.name} : {_type_name(types_[field.name])}",
-            f"    {option_spec(field).help}.",
-        ]
+        spec = option_spec(field)
+        shown = f" (default: {spec.default_text})" if spec.default_text else ""
+        lines += [f"{field.name} : {_type_name(types_[field.name])}", f"    {spec.help}{shown}."]
     for key, (_, annotation, text) in RUN_ARGUMENTS.items():
         lines += [f"{key} : {_type_name(annotation)}", f"    {text}."]
     lines += ["", "Returns", "-------", f"{experiment.result_type.__name__}"]

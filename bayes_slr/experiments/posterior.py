@@ -59,8 +59,8 @@ DEFAULT_ALPHA = 4.0
 SAMPLING_DEFAULTS: dict[str, Any] = {
     "sampler": "auto",
     "chains": 4,
-    "warmup": 500,
-    "samples": 500,
+    "warmup": 1_000,
+    "samples": 2_000,
     "init": "random",
     "check_start": True,
     "exact_teacher": False,
