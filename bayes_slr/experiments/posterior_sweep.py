@@ -77,7 +77,7 @@ class PosteriorSweepResult(Result[PosteriorSweepOptions, PosteriorSummary]):
         alphas = [row.alpha for row in rows]
         for label, errors, style in (
             (WEIGHTED, [row.bayes_error for row in rows], {"fmt": "o-", "color": "k"}),
-            (PLAIN, [row.posterior_mean_f_error for row in rows], {"fmt": "D:", "color": "C0"}),
+            (PLAIN, [row.posterior_mean_f_error for row in rows], {"fmt": "D:", "color": "C4"}),
         ):
             ax.errorbar(
                 alphas,
@@ -102,12 +102,13 @@ class PosteriorSweepResult(Result[PosteriorSweepOptions, PosteriorSummary]):
                 label=NOT_CONVERGED_LABEL,
             )
         if rows and all(row.erm for row in rows):
-            for activation, marker in zip(ERM_ACTIVATIONS, "s^", strict=True):
+            for activation, marker, colour in zip(ERM_ACTIVATIONS, "s^", ("C0", "C1"), strict=True):
                 ax.errorbar(
                     alphas,
                     [row.erm[activation].test_error for row in rows],
                     yerr=[row.erm[activation].stderr for row in rows],
                     fmt=f"{marker}--",
+                    color=colour,
                     mfc="none",
                     capsize=2,
                     label=f"ERM {activation}",
@@ -132,8 +133,8 @@ class PosteriorSweepResult(Result[PosteriorSweepOptions, PosteriorSummary]):
         if oracle:
             value = sum(o.value for o in oracle) / len(oracle)
             stderr = sum(o.stderr for o in oracle) / len(oracle)
-            ax.axhline(value, color="C3", ls="-.", label=ORACLE_LABEL)
-            ax.axhspan(value - stderr, value + stderr, color="C3", alpha=0.15, lw=0)
+            ax.axhline(value, color="C2", ls="-.", label=ORACLE_LABEL)
+            ax.axhspan(value - stderr, value + stderr, color="C2", alpha=0.15, lw=0)
         if rows:
             ax.axhline(
                 rows[0].population_bayes_error,

@@ -44,23 +44,26 @@ FAST = [
     "--max-draws",
     "200",
 ]
-SHORT = [
+FEW_TASK = ["--variant", "spiked", "--D", "10", "--L", "8", "--nu", "4", "--Delta", "0.1"]
+FEW = [
     "--sampler",
     "gibbs",
     "--chains",
     "2",
     "--warmup",
-    "5",
+    "0",
     "--samples",
     "20",
     "--N-test",
-    "200",
+    "2000",
+    "--max-draws",
+    "8",
     "--no-erm",
-    "--no-check-start",
     "--alpha",
     "2",
 ]
-"""Too few draws for the diagnostics: a quick posterior that warns."""
+"""A quick posterior from too few draws (no warm-up: the random chains are still far from the
+informed ones, for seeds 0, 1, 2 alike), which warns."""
 PROVENANCE = ("experiment", "seed", "versions", "device", "created", "error_convention")
 
 
@@ -234,30 +237,11 @@ def test_every_warning_in_table_and_json(capsys):
     start check fail; each as one ``warning:`` line under the table and the same text in the JSON
     list. (Divergences are NUTS's: their line is tested in test_posterior_experiments.py.)
     """
-    few = [
-        "--sampler",
-        "gibbs",
-        "--chains",
-        "2",
-        "--warmup",
-        "0",
-        "--samples",
-        "20",
-        "--N-test",
-        "2000",
-        "--max-draws",
-        "8",
-        "--no-erm",
-        "--alpha",
-        "2",
-    ]
-    # no warm-up: the random chains are still far from the informed ones (seeds 0-2 all warn)
-    task = ["--variant", "spiked", "--D", "10", "--L", "8", "--nu", "4", "--Delta", "0.1"]
-    assert main(["posterior", *task, *few, "--json"]) == 0
+    assert main(["posterior", *FEW_TASK, *FEW, "--json"]) == 0
     warnings = _json(capsys)["warnings"]
     for word in ("r_hat max", "ESS bulk", "importance ESS", "starts disagree"):
         assert any(word in warning for warning in warnings), (word, warnings)
-    assert main(["posterior", *task, *few]) == 0
+    assert main(["posterior", *FEW_TASK, *FEW]) == 0
     out = capsys.readouterr().out
     assert [line for line in out.splitlines() if line.startswith("warning")] == [
         f"warning: {warning}" for warning in warnings
@@ -331,7 +315,7 @@ def test_unwritable_outputs_are_refused_before_any_work(
     afile = tmp_path / "afile"
     afile.write_text("")
     output = [part.replace("AFILE", str(afile)) for part in output]
-    assert main([command, *TASK, *SHORT, *output]) == 2
+    assert main([command, *FEW_TASK, *FEW, *output]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"bayes-slr {command}: error:") and len(err.strip().splitlines()) == 1
 
@@ -344,7 +328,7 @@ def test_interrupted_posterior_says_nothing_was_written(tmp_path, capsys, monkey
 
     monkeypatch.setattr(posterior_point, "sample_tree", interrupt)
     out = tmp_path / "post.nc"
-    assert main(["posterior", *TASK, *SHORT, "--out", str(out)]) == 130
+    assert main(["posterior", *FEW_TASK, *FEW, "--out", str(out)]) == 130
     assert capsys.readouterr().err == "bayes-slr posterior: interrupted; nothing written\n"
     assert list(tmp_path.iterdir()) == []
 
@@ -402,7 +386,13 @@ def test_interrupted_sweep_keeps_no_orphan_file(tmp_path, capsys, monkeypatch):
     """Issue 22 item 6: interrupted before any point finished, the sweep says nothing was kept
     and leaves no posterior file; interrupted after a point's file was written but before it was
     logged, the next run reads that file instead of sampling again, and logs it."""
-    arguments = ["posterior-sweep", *TASK, *SHORT, "--alpha", "2", "4", "--out", str(tmp_path)]
+    arguments = [
+        "posterior-sweep",
+        *FEW_TASK,
+        *FEW,
+        "--no-check-start",
+        *("--alpha", "2", "4", "--out", str(tmp_path)),
+    ]
 
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
