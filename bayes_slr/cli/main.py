@@ -45,7 +45,8 @@ def add_run_flags(parser: argparse.ArgumentParser, experiment: Experiment) -> No
             metavar="DIR",
             help=f"folder: {experiment.name}.jsonl (every finished point with its configuration, "
             f"seed and versions; running the same command again skips them) and "
-            f"{experiment.name}.json (the summary)",
+            f"{experiment.name}.json (the summary)"
+            + (f"; {experiment.output_help}" if experiment.output_help else ""),
         )
         group = parser.add_mutually_exclusive_group()
         group.add_argument(

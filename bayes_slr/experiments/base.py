@@ -286,7 +286,8 @@ class Experiment[O: Options, P: Record, S: Record, R: Result](abc.ABC):
     options_type, point_type, solved_type, result_type : the experiment's dataclasses.
     output : what ``out=`` is: ``"folder"`` (a resumable sweep log and a summary), ``"file"``
         (one output file, e.g. a posterior or a data set), or ``None`` (no output file).
-    output_help : for a ``"file"`` output, what the file holds (the ``--out`` help).
+    output_help : what the output file holds, or what a folder holds besides the log and the
+        summary (the ``--out`` help).
     sweep_axes : the options whose values are spread over the points (e.g. ``alpha``): a point's
         key in the log is its own fields and every other option.
     """

@@ -140,7 +140,7 @@ class SamplingOptions(Options):
     erm: bool | None = option(
         None,
         "compare with ERM (softmax, linear) trained on the same data as gap trains it",
-        default_text="on; with --from: whether the file holds ERM fits",
+        default_text="on",
     )
     lam: float | str | None = lam_option(
         None,

@@ -36,7 +36,7 @@ NOT_CONVERGED_LABEL = "not converged (hollow): see the warnings"
 class PosteriorSweepOptions(SamplingOptions):
     """Settings of ``posterior-sweep``: those of ``posterior`` at every alpha of a list."""
 
-    alpha: tuple[float, ...] = option((), "values of N / D, each > 0")
+    alpha: tuple[float, ...] = option((), "values of N / D, each > 0", default_text="required")
 
     def validate(self) -> None:
         """Refuse an empty or invalid alpha and every invalid setting of ``posterior``."""
@@ -177,6 +177,10 @@ class PosteriorSweep(
     point_type = SweepPoint
     solved_type = PosteriorSummary
     result_type = PosteriorSweepResult
+    output_help: ClassVar[str] = (
+        "posterior_alpha<alpha>.nc per finished point (the posterior netCDF, as posterior --out "
+        "writes it)"
+    )
     sweep_axes: ClassVar[tuple[str, ...]] = ("alpha",)
 
     def points(self, options: PosteriorSweepOptions) -> list[SweepPoint]:
