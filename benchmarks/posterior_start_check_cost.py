@@ -49,6 +49,7 @@ def main() -> None:
                 records.append(
                     {
                         **setting,
+                        "options": result.options.to_dict(),
                         "lengths": lengths,
                         "check_start": check,
                         "seconds": seconds,
