@@ -57,10 +57,9 @@ def api_function(experiment: Experiment) -> Callable[..., Any]:
     )
     lines = [f"{experiment.summary}.", "", experiment.description, "", "Parameters", "----------"]
     for field in fields:
-        lines += [
-            f"{field.name} : {_type_name(types_[field.name])}",
-            f"    {option_spec(field).help}.",
-        ]
+        spec = option_spec(field)
+        shown = f" (default: {spec.default_text})" if spec.default_text else ""
+        lines += [f"{field.name} : {_type_name(types_[field.name])}", f"    {spec.help}{shown}."]
     for key, (_, annotation, text) in RUN_ARGUMENTS.items():
         lines += [f"{key} : {_type_name(annotation)}", f"    {text}."]
     lines += ["", "Returns", "-------", f"{experiment.result_type.__name__}"]
@@ -76,6 +75,8 @@ simulate = api_function(EXPERIMENTS.get("simulate"))
 bayes_risk = api_function(EXPERIMENTS.get("bayes-risk"))
 theory = api_function(EXPERIMENTS.get("theory"))
 amp = api_function(EXPERIMENTS.get("amp"))
+posterior = api_function(EXPERIMENTS.get("posterior"))
+posterior_sweep = api_function(EXPERIMENTS.get("posterior-sweep"))
 
 
 def defaults_table() -> str:

@@ -12,8 +12,6 @@ import numpy as np
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from bayes_slr.models.spec import SLRConfig  # noqa: E402
-
 GAP_YMAX = 1.05
 GAP_STYLES = {
     "softmax": ("o", "-"),
@@ -223,83 +221,6 @@ def _save_against_alpha(fig: plt.Figure, ax: plt.Axes, path: Path, title: str) -
     fig.tight_layout()
     fig.savefig(path, format="png", dpi=120)
     plt.close(fig)
-
-
-ORACLE_LABEL = "known-direction (oracle) error of this teacher"
-
-
-def posterior_sweep_figure(
-    rows: list[dict[str, Any]], config: SLRConfig, erm_activations: tuple[str, ...]
-) -> plt.Figure:
-    """Bayes-optimal test error against alpha with ERM, the teacher's known-direction (oracle) error
-    (its
-    ``alpha -> inf`` limit at this ``D``, with a standard-error band) and the two population-level
-    limits
-    (population Bayes, prior predictive)."""
-    alphas = np.array([row["alpha"] for row in rows], dtype=float)
-    figure, ax = plt.subplots(figsize=(6, 4))
-    ax.errorbar(
-        alphas,
-        [row["bayes_test_error"] for row in rows],
-        yerr=[row["stderr"] for row in rows],
-        fmt="o-",
-        color="k",
-        capsize=2,
-        label="Bayes-optimal (posterior mean)",
-    )
-    if all(row["erm"] for row in rows):
-        for activation in erm_activations:
-            ax.errorbar(
-                alphas,
-                [row["erm"][activation]["test_error"] for row in rows],
-                yerr=[row["erm"][activation]["stderr"] for row in rows],
-                fmt="s--",
-                mfc="none",
-                capsize=2,
-                label=f"ERM {activation}",
-            )
-    oracle = [row["oracle_error"] for row in rows if "oracle_error" in row]
-    if (
-        oracle
-    ):  # one teacher (the seed's) and one test set for every alpha: the same value in every row
-        value, stderr = (
-            float(np.mean([o["value"] for o in oracle])),
-            float(np.mean([o["stderr"] for o in oracle])),
-        )
-        ax.axhline(value, color="C3", ls="-.", label=ORACLE_LABEL)
-        ax.axhspan(value - stderr, value + stderr, color="C3", alpha=0.15, lw=0)
-    ax.axhline(
-        rows[0]["population_bayes_error"],
-        color="k",
-        ls=":",
-        label="population Bayes (alpha -> inf)",
-    )
-    ax.axhline(
-        float(np.mean([row["prior_predictive_error"]["value"] for row in rows])),
-        color="grey",
-        ls=":",
-        label="prior predictive (alpha -> 0)",
-    )
-    ax.set_xscale("log")
-    ax.set_xlabel("alpha = N / D")
-    ax.set_ylabel("excess test error")
-    nu = "inf" if math.isinf(config.nu) else f"{config.nu:g}"
-    ax.set_title(
-        f"{config.variant}, D={config.D}, {config.length.describe()}, nu={nu}, "
-        f"Delta={config.Delta:g}"
-    )
-    ax.legend(fontsize=8)
-    figure.tight_layout()
-    return figure
-
-
-def plot_posterior_sweep(
-    rows: list[dict[str, Any]], config: SLRConfig, path: Path, erm_activations: tuple[str, ...]
-) -> None:
-    """Write :func:`posterior_sweep_figure` as PNG."""
-    figure = posterior_sweep_figure(rows, config, erm_activations)
-    figure.savefig(path, format="png")
-    plt.close(figure)
 
 
 def plot_amp_points(rows: list[dict[str, Any]], path: Path, *, title: str = "") -> None:

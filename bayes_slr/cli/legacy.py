@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bayes_slr.cli import gap, posterior
+from bayes_slr.cli import gap
 from bayes_slr.cli.common import DefaultsHelpFormatter, SomePointsFailed
 from bayes_slr.errors import ConfigError
 
-MODULES = (gap, posterior)
+MODULES = (gap,)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

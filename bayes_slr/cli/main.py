@@ -45,7 +45,8 @@ def add_run_flags(parser: argparse.ArgumentParser, experiment: Experiment) -> No
             metavar="DIR",
             help=f"folder: {experiment.name}.jsonl (every finished point with its configuration, "
             f"seed and versions; running the same command again skips them) and "
-            f"{experiment.name}.json (the summary)",
+            f"{experiment.name}.json (the summary)"
+            + (f"; {experiment.output_help}" if experiment.output_help else ""),
         )
         group = parser.add_mutually_exclusive_group()
         group.add_argument(
@@ -113,6 +114,12 @@ def render(result: Result, as_json: bool) -> str:
     return "\n".join(line for line in lines if line)
 
 
+def interrupt_message(exc: KeyboardInterrupt) -> str:
+    """What an interrupted command prints: the sweep's own account of what it kept, else that
+    nothing was written (a plain ``KeyboardInterrupt`` has no message)."""
+    return str(exc) or "interrupted; nothing written"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` and run one command; return the exit code (module docstring)."""
     with interrupt_guard():
@@ -127,10 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 return legacy.run(args, legacy.explicit_options(build_parser()[0], argv))
             except KeyboardInterrupt as exc:
-                print(
-                    f"bayes-slr {args.command}: {exc or 'interrupted; nothing written'}",
-                    file=sys.stderr,
-                )
+                print(f"bayes-slr {args.command}: {interrupt_message(exc)}", file=sys.stderr)
                 return 130
         command_flags = {**flags[args.command], **RUN_FLAGS}
         try:
@@ -142,10 +146,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
         except KeyboardInterrupt as exc:
-            print(
-                f"bayes-slr {args.command}: {exc or 'interrupted; nothing written'}",
-                file=sys.stderr,
-            )
+            print(f"bayes-slr {args.command}: {interrupt_message(exc)}", file=sys.stderr)
             return 130
 
 

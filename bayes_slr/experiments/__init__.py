@@ -4,7 +4,7 @@ Importing this package registers every experiment (:data:`EXPERIMENTS`) without 
 each module imports the computing layers only inside ``solve``.
 """
 
-from bayes_slr.experiments import amp, bayes_risk, simulate, theory
+from bayes_slr.experiments import amp, bayes_risk, posterior, posterior_sweep, simulate, theory
 from bayes_slr.experiments.base import EXPERIMENTS, Experiment, Options, Result
 from bayes_slr.experiments.runner import run_experiment
 
@@ -15,6 +15,8 @@ __all__ = [
     "Result",
     "amp",
     "bayes_risk",
+    "posterior",
+    "posterior_sweep",
     "run_experiment",
     "simulate",
     "theory",

@@ -27,6 +27,7 @@ from bayes_slr.attention.training import (
     train,
 )
 from bayes_slr.errors import ConfigError, check_int, check_real
+from bayes_slr.experiments.task import LAM_AUTO, check_lam
 from bayes_slr.models.scoring import (
     Scorer,
     excess_test_error,
@@ -43,6 +44,7 @@ __all__ = [
     "ERMFit",
     "ERMSummary",
     "LAM_AUTO",
+    "check_lam",
     "erm_experiment",
     "fit_erm",
     "test_error",
@@ -79,7 +81,6 @@ def test_error(
     return result.value, result.stderr
 
 
-LAM_AUTO = "auto"
 DEFAULT_LAM_GRID = tuple(float(x) for x in np.logspace(-3, 2, 11))
 """Ridge values tried by ``lam="auto"``: ``1e-3 .. 100``, two per decade (the ridge of the sum
 objective of docs/model.md section 5, so the same ``lam`` means the same prior at any ``N``). The
@@ -300,15 +301,6 @@ def seed_mean(errors: np.ndarray, stderrs: np.ndarray) -> tuple[float, float]:
     if seeds == 1:
         return float(errors[0]), float(stderrs[0])
     return float(errors.mean()), float(np.sqrt(max(errors.var(ddof=1) / seeds, pooled_mc)))
-
-
-def check_lam(lam: object) -> float | str:
-    """``"auto"`` or a number ``>= 0``; else ``ConfigError``."""
-    if isinstance(lam, str):
-        if lam == LAM_AUTO:
-            return lam
-        raise ConfigError(f"lam must be a number >= 0 or 'auto', got {lam!r}")
-    return check_real("lam", lam, minimum=0.0)
 
 
 def erm_experiment(

@@ -68,9 +68,19 @@ def test_arviz023_file_resummarised(capsys):
         )
         == 0
     )
-    new = json.loads(capsys.readouterr().out)
+    output = json.loads(capsys.readouterr().out)
+    (new,) = output["rows"]
     old = LEGACY_SUMMARY
-    assert new["config"] == old["config"] and new["seed"] == old["seed"]
+    # the options it ran with are the file's (the config line reports them)
+    used, recorded = output["config"], old["config"]
+    for name in (
+        *("variant", "D", "nu", "Delta", "alpha", "chains", "warmup", "samples", "init"),
+        *("N_test", "max_draws", "exact_teacher"),
+    ):
+        assert used[name] == recorded[name], name
+    assert used["L"] == 3 and used["check_start"] is False and used["erm"] is False
+    assert output["seed"] == used["seed"] == old["seed"]
+    assert (new["alpha"], new["N"], new["sampler"]) == (2.0, 8, "gibbs")
     # The summary was written by another process (another machine and library build), from the
     # draws stored in the file and a test set drawn from the recorded seed: the same arithmetic
     # with no iteration to amplify rounding, so only the summation order can differ (sums of a few
