@@ -27,6 +27,8 @@ _EXPORTS = {
     "gap": "bayes_slr.api",
     "theory": "bayes_slr.api",
     "amp": "bayes_slr.api",
+    "posterior": "bayes_slr.api",
+    "posterior_sweep": "bayes_slr.api",
     "ConfigError": "bayes_slr.errors",
     "LengthLaw": "bayes_slr.models.spec",
     "SLRConfig": "bayes_slr.models.spec",

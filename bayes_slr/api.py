@@ -76,6 +76,8 @@ bayes_risk = api_function(EXPERIMENTS.get("bayes-risk"))
 gap = api_function(EXPERIMENTS.get("gap"))
 theory = api_function(EXPERIMENTS.get("theory"))
 amp = api_function(EXPERIMENTS.get("amp"))
+posterior = api_function(EXPERIMENTS.get("posterior"))
+posterior_sweep = api_function(EXPERIMENTS.get("posterior-sweep"))
 
 
 def defaults_table() -> str:

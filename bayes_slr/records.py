@@ -73,6 +73,26 @@ def json_ready(value: Any) -> Any:
     return value
 
 
+NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+"""The strings :func:`json_ready` writes for non-finite floats, and the floats they stand for."""
+
+
+def from_json_ready(value: Any) -> Any:
+    """Undo :func:`json_ready`'s strings: ``"inf"``, ``"-inf"`` and ``"nan"`` become floats again.
+
+    Results read back from a file (or passed through ``json_ready`` for one) then hold numbers
+    wherever the computation gave numbers, so code that formats or compares them needs no
+    special case.
+    """
+    if isinstance(value, dict):
+        return {k: from_json_ready(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [from_json_ready(v) for v in value]
+    if isinstance(value, str):
+        return NON_FINITE.get(value, value)
+    return value
+
+
 def json_text(value: Any, *, indent: int | None = 2) -> str:
     """``value`` as standard JSON text: every float keeps one JSON type (a number).
 
@@ -359,7 +379,9 @@ def run_sweep(
 
     Returns
     -------
-    finished : ``(point, result)`` for the finished points, in the order of ``points``.
+    finished : ``(point, result)`` for the finished points, in the order of ``points``. A result
+        is the JSON form the log stores with its numbers restored (:func:`from_json_ready`): a
+        non-finite float is a float, whether the point was solved now or read from the log.
     failures : ``(point, message)`` for the points whose computation raised (not logged, so
         running again retries them).
 
@@ -414,6 +436,8 @@ def run_sweep(
     finally:
         bar.close()
     finished = [
-        (point, results[key]) for point in points if (key := SweepLog.point_key(point)) in results
+        (point, from_json_ready(results[key]))
+        for point in points
+        if (key := SweepLog.point_key(point)) in results
     ]
     return finished, failures

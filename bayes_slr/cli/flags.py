@@ -81,7 +81,7 @@ def _argument(annotation: Any, default: Any, choices: tuple[str, ...] | None, pa
         annotation = next(a for a in arguments if a is not type(None))
         arguments = typing.get_args(annotation)
     if annotation is bool:
-        if default:
+        if default is None or default:  # None: the value comes from elsewhere unless given
             return {"action": argparse.BooleanOptionalAction}
         return {"action": "store_true"}
     nargs = None

@@ -18,7 +18,6 @@ import re
 import sys
 
 from bayes_slr import __version__
-from bayes_slr.cli import legacy
 from bayes_slr.cli.flags import OneLineErrorParser, add_option_flags, given_options, integer
 from bayes_slr.errors import ConfigError
 from bayes_slr.experiments import EXPERIMENTS, run_experiment
@@ -45,7 +44,8 @@ def add_run_flags(parser: argparse.ArgumentParser, experiment: Experiment) -> No
             metavar="DIR",
             help=f"folder: {experiment.name}.jsonl (every finished point with its configuration, "
             f"seed and versions; running the same command again skips them) and "
-            f"{experiment.name}.json (the summary)",
+            f"{experiment.name}.json (the summary)"
+            + (f"; {experiment.output_help}" if experiment.output_help else ""),
         )
         group = parser.add_mutually_exclusive_group()
         group.add_argument(
@@ -85,7 +85,6 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, dict[str, str]]]:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True)
     flags = {}
-    legacy.register(subparsers)
     for experiment in EXPERIMENTS.items():
         subparser = subparsers.add_parser(
             experiment.name,
@@ -113,6 +112,12 @@ def render(result: Result, as_json: bool) -> str:
     return "\n".join(line for line in lines if line)
 
 
+def interrupt_message(exc: KeyboardInterrupt) -> str:
+    """What an interrupted command prints: the sweep's own account of what it kept, else that
+    nothing was written (a plain ``KeyboardInterrupt`` has no message)."""
+    return str(exc) or "interrupted; nothing written"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` and run one command; return the exit code (module docstring)."""
     with interrupt_guard():
@@ -123,15 +128,6 @@ def main(argv: list[str] | None = None) -> int:
         except KeyboardInterrupt:
             print("bayes-slr: interrupted; nothing written", file=sys.stderr)
             return 130
-        if args.command not in flags:
-            try:
-                return legacy.run(args, legacy.explicit_options(build_parser()[0], argv))
-            except KeyboardInterrupt as exc:
-                print(
-                    f"bayes-slr {args.command}: {exc or 'interrupted; nothing written'}",
-                    file=sys.stderr,
-                )
-                return 130
         command_flags = {**flags[args.command], **RUN_FLAGS}
         try:
             return _run(args, EXPERIMENTS.get(args.command), flags[args.command])
@@ -142,10 +138,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
         except KeyboardInterrupt as exc:
-            print(
-                f"bayes-slr {args.command}: {exc or 'interrupted; nothing written'}",
-                file=sys.stderr,
-            )
+            print(f"bayes-slr {args.command}: {interrupt_message(exc)}", file=sys.stderr)
             return 130
 
 

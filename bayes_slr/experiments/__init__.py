@@ -4,7 +4,15 @@ Importing this package registers every experiment (:data:`EXPERIMENTS`) without 
 each module imports the computing layers only inside ``solve``.
 """
 
-from bayes_slr.experiments import amp, bayes_risk, gap, simulate, theory
+from bayes_slr.experiments import (
+    amp,
+    bayes_risk,
+    gap,
+    posterior,
+    posterior_sweep,
+    simulate,
+    theory,
+)
 from bayes_slr.experiments.base import EXPERIMENTS, Experiment, Options, Result
 from bayes_slr.experiments.runner import run_experiment
 
@@ -16,6 +24,8 @@ __all__ = [
     "amp",
     "bayes_risk",
     "gap",
+    "posterior",
+    "posterior_sweep",
     "run_experiment",
     "simulate",
     "theory",

@@ -367,10 +367,7 @@ def amp_point(
     iterations = int(result.state.iteration)
     score = fresh_sample_scorer(key_test, config, teacher, settings.N_test, chunk_sequences(config))
     error = score(amp.amp_predictor(config, result.state))
-    if config.law.tokens_carry_key:
-        plain = score(amp.amp_predictor(config, result.state, own_tilt=False))
-    else:
-        plain = error
+    plain = score(amp.amp_predictor(config, result.state, own_tilt=False))
     final = np.asarray(result.history[iterations])
     theory = None
     if settings.state_evolution:

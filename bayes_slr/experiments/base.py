@@ -303,7 +303,8 @@ class Experiment[O: Options, P: Record, S: Record, R: Result](abc.ABC):
     options_type, point_type, solved_type, result_type : the experiment's dataclasses.
     output : what ``out=`` is: ``"folder"`` (a resumable sweep log and a summary), ``"file"``
         (one output file, e.g. a posterior or a data set), or ``None`` (no output file).
-    output_help : for a ``"file"`` output, what the file holds (the ``--out`` help).
+    output_help : what the output file holds, or what a folder holds besides the log and the
+        summary (the ``--out`` help).
     sweep_axes : the options whose values are spread over the points (e.g. ``alpha``): a point's
         key in the log is its own fields and every other option.
     """
@@ -326,6 +327,18 @@ class Experiment[O: Options, P: Record, S: Record, R: Result](abc.ABC):
     @abc.abstractmethod
     def solve(self, options: O, point: P) -> S:
         """Compute one point (may import JAX and run for a long time)."""
+
+    def solve_in(self, options: O, point: P, folder: Path | None) -> S:
+        """Solve a point of a sweep whose output folder is ``folder`` (``None`` without ``out``).
+
+        An experiment that keeps a file per point beside the log (a posterior's netCDF) overrides
+        it; by default :meth:`solve`.
+        """
+        return self.solve(options, point)
+
+    def check_output(self, options: O, out: Path) -> None:
+        """Refuse (``ConfigError``), before any work, an ``out`` that these options cannot write;
+        the runner has already checked that it can be written. Nothing to refuse by default."""
 
     @abc.abstractmethod
     def collect(self, options: O, solved: Sequence[tuple[P, S]], provenance: Provenance) -> R:

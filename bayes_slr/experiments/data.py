@@ -92,7 +92,8 @@ def _recorded_config(data: Dataset) -> SLRConfig | None:
     return config
 
 
-def _refuse_conflict(name: str, given: Any, actual: Any, origin: str) -> None:
+def refuse_conflict(name: str, given: Any, actual: Any, origin: str) -> None:
+    """Refuse a setting given (not ``None``) that differs from the value ``origin`` fixes."""
     same = given == actual or (
         isinstance(given, float) and isinstance(actual, float) and math.isnan(given + actual)
     )
@@ -118,15 +119,15 @@ def data_task(path: str | Path, given: dict[str, Any]) -> tuple[SLRConfig, DataS
         the record, a fixed length law with sequences shorter than ``Lbar``.
     """
     data = load_dataset(path)
-    _refuse_conflict("D", given.get("D"), data.D, "array X's last axis")
-    _refuse_conflict("L", given.get("L"), data.Lbar, "array X's token axis")
+    refuse_conflict("D", given.get("D"), data.D, "array X's last axis")
+    refuse_conflict("L", given.get("L"), data.Lbar, "array X's token axis")
     sources = {"D": "array X", "N": "array y", "Lbar": "array X"}
     recorded = _recorded_config(data)
     if recorded is not None:
-        _refuse_conflict("variant", given.get("variant"), recorded.variant, RECORD)
-        _refuse_conflict("nu", given.get("nu"), recorded.nu, RECORD)
-        _refuse_conflict("Delta", given.get("Delta"), recorded.Delta, RECORD)
-        _refuse_conflict(
+        refuse_conflict("variant", given.get("variant"), recorded.variant, RECORD)
+        refuse_conflict("nu", given.get("nu"), recorded.nu, RECORD)
+        refuse_conflict("Delta", given.get("Delta"), recorded.Delta, RECORD)
+        refuse_conflict(
             "variable_length", given.get("variable_length"), not recorded.length.is_fixed, RECORD
         )
         config = recorded

@@ -115,7 +115,7 @@ class GapOptions(Options):
         default_text="none, population values only",
     )
     lam: float | str = lam_option(
-        "ridge of ERM: a number >= 0, or 'auto': chosen per seed by validation on a held-out "
+        help="ridge of ERM: a number >= 0, or 'auto': chosen per seed by validation on a held-out "
         f"{VALIDATION_FRACTION:g} of the training set over {min(DEFAULT_LAM_GRID):g}.."
         f"{max(DEFAULT_LAM_GRID):g} ({len(DEFAULT_LAM_GRID)} log-spaced values)"
     )

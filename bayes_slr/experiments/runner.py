@@ -97,7 +97,10 @@ def run_experiment(
     points = experiment.points(options)
     log = _prepare_output(experiment, options, points, out, force)
     if experiment.output == "folder":
-        solved, failures = _sweep(experiment, options, points, log, workers, scheduler, progress)
+        folder = None if out is None else Path(out)
+        solved, failures = _sweep(
+            experiment, options, points, log, folder, workers, scheduler, progress
+        )
     else:
         solved, failures = [(point, experiment.solve(options, point)) for point in points], ()
     result = experiment.collect(options, solved, provenance_of(experiment, options))
@@ -114,6 +117,7 @@ def _sweep(
     options: Options,
     points: list,
     log: SweepLog | None,
+    folder: Path | None,
     workers: int | None,
     scheduler: str | None,
     progress: bool,
@@ -127,7 +131,7 @@ def _sweep(
         with _executor(workers, scheduler) as executor:
             finished, failed = run_sweep(
                 [{"point": point.to_dict(), "settings": settings} for point in points],
-                functools.partial(_solve_record, experiment, options),
+                functools.partial(_solve_record, experiment, options, folder),
                 log=log,
                 seed_of=lambda point: experiment.seed(options),
                 executor=executor,
@@ -167,9 +171,13 @@ def provenance_of(experiment: Experiment, options: Options) -> Provenance:
     )
 
 
-def _solve_record(experiment: Experiment, options: Options, key: dict[str, Any]) -> dict:
-    """``experiment.solve`` on a point given as its log key (what the sweep log and Dask carry)."""
-    return experiment.solve(options, experiment.point_type.from_dict(key["point"])).to_dict()
+def _solve_record(
+    experiment: Experiment, options: Options, folder: Path | None, key: dict[str, Any]
+) -> dict:
+    """``experiment.solve_in`` on a point given as its log key (what the sweep log and Dask
+    carry), with the sweep's output folder."""
+    point = experiment.point_type.from_dict(key["point"])
+    return experiment.solve_in(options, point, folder).to_dict()
 
 
 def _prepare_output(
@@ -181,8 +189,9 @@ def _prepare_output(
     if experiment.output is None:
         raise ConfigError(f"`out`: {experiment.name} writes no output file")
     if experiment.output == "file":
-        check_output_file(out, force=force)
+        experiment.check_output(options, check_output_file(out, force=force))
         return None
+    experiment.check_output(options, Path(out))
     folder = prepare_output_folder(out)
     log = SweepLog(folder / f"{experiment.name}.jsonl")
     settings = sweep_settings(experiment, options)

@@ -7,10 +7,10 @@ value says so in its option's help (AMP runs at ``D = 2000``: it is a large-``D`
 
 from __future__ import annotations
 
-import argparse
 import math
 from typing import Any
 
+from bayes_slr.attention.erm_settings import LAM_AUTO
 from bayes_slr.errors import ConfigError
 from bayes_slr.experiments.base import option
 from bayes_slr.models.spec import LengthLaw, SLRConfig
@@ -24,7 +24,9 @@ DEFAULT_SEED = 0
 NU_DEFAULT_TEXT = "the variant's own: spiked 2, max inf"
 
 
-def variant_option(default: str | None = DEFAULT_VARIANT, help: str = "token law", **spec) -> Any:
+def variant_option(
+    default: str | None = DEFAULT_VARIANT, help: str = "token law", **spec: Any
+) -> Any:
     """``variant``: the name of a registered token law."""
     return option(default, help, choices=variant_names, **spec)
 
@@ -41,37 +43,21 @@ def nus_option() -> Any:
     )
 
 
-def L_option(default: int = DEFAULT_L) -> Any:
+def L_option(default: int | None = DEFAULT_L, **spec: Any) -> Any:
     """``L``: the sequence length, or ``Lbar`` of the uniform law with ``variable_length``."""
-    return option(default, "sequence length, >= 1 (Lbar of the uniform law with --variable-length)")
+    return option(
+        default, "sequence length, >= 1 (Lbar of the uniform law with --variable-length)", **spec
+    )
 
 
-def variable_length_option() -> Any:
+def variable_length_option(default: bool | None = False, **spec: Any) -> Any:
     """``variable_length``: lengths uniform on ``{1..L}``."""
-    return option(False, "length uniform on {1..L} instead of fixed")
+    return option(default, "length uniform on {1..L} instead of fixed", **spec)
 
 
-def Delta_option(default: float | None = DEFAULT_DELTA, **spec) -> Any:
+def Delta_option(default: float | None = DEFAULT_DELTA, **spec: Any) -> Any:
     """``Delta``: the noise variance of ``y``."""
     return option(default, "noise variance of y, >= 0; errors are the excess over it", **spec)
-
-
-def lam_option(help: str = "ridge of ERM: a number >= 0, or 'auto' (chosen by validation)") -> Any:
-    """``lam``: the ridge of ERM, or ``"auto"`` (docs/erm.md)."""
-    return option("auto", help, parse=parse_lam, metavar="LAM")
-
-
-def parse_lam(text: str) -> float | str:
-    """One command-line word as ``lam``: ``auto`` or a number (its range is checked with the
-    options)."""
-    if text == "auto":
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a number >= 0 or 'auto', got {text!r}"
-        ) from None
 
 
 def D_option(default: int | None = DEFAULT_D, help: str = "token dimension, >= 1", **spec) -> Any:
@@ -79,9 +65,29 @@ def D_option(default: int | None = DEFAULT_D, help: str = "token dimension, >= 1
     return option(default, help, **spec)
 
 
-def seed_option(help: str = "root seed of every random draw") -> Any:
+def seed_option(
+    help: str = "root seed of every random draw", default: int | None = DEFAULT_SEED, **spec: Any
+) -> Any:
     """``seed``: the root seed."""
-    return option(DEFAULT_SEED, help)
+    return option(default, help, **spec)
+
+
+def parse_lam(text: str) -> float | str:
+    """A command-line ``lam``: ``auto`` or a number (any other word is kept, for
+    :func:`check_lam` to refuse with its message)."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def lam_option(
+    default: float | str | None = LAM_AUTO,
+    help: str = "ridge of ERM: >= 0, or auto (chosen by held-out validation)",
+    **spec: Any,
+) -> Any:
+    """``lam``: the ridge of ERM, a number or ``"auto"``."""
+    return option(default, help, parse=parse_lam, metavar="LAM|auto", **spec)
 
 
 def resolved_nu(variant: str, nu: float | None) -> float:

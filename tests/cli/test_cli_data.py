@@ -25,7 +25,7 @@ import pytest
 
 import bayes_slr
 from bayes_slr.cli.main import main
-from bayes_slr.experiments.posterior import PAIRED_DIFFERENCES
+from bayes_slr.experiments.posterior_point import PAIRED_DIFFERENCES
 from bayes_slr.models.dataset import load_dataset, split_holdout
 from bayes_slr.models.scoring import difference_name
 from bayes_slr.models.simulate import draw_teacher, simulate
@@ -58,6 +58,12 @@ N, HOLDOUT = 600, 0.5
 def _run(capsys, argv: list[str]) -> dict:
     assert main(argv) == 0, capsys.readouterr().err
     return json.loads(capsys.readouterr().out)
+
+
+def _posterior(output: dict) -> dict:
+    """The one row of a ``posterior --json`` output, with the output's notes."""
+    (row,) = output["rows"]
+    return {**row, "notes": output["notes"]}
 
 
 def _save(path, teacher, batch, *, record: bool = True, with_teacher: bool = True):
@@ -173,9 +179,9 @@ def test_data_holding_posteriors_own_draws_gives_its_numbers(tmp_path, capsys):
             "--json",
         ],
     )
+    drawn, given, again = (_posterior(output) for output in (drawn, given, again))
     for name in (
-        "bayes_test_error",
-        "stderr",
+        "bayes_error",
         "oracle_error",
         "prior_predictive_error",
         "overlaps",
@@ -183,7 +189,7 @@ def test_data_holding_posteriors_own_draws_gives_its_numbers(tmp_path, capsys):
     ):
         assert given[name] == drawn[name] == again[name], name
     assert (
-        given["data"]["sources"]["nu"] == "--nu"
+        given["data"]["source"]["sources"]["nu"] == "given"
         and given["notes"] == []
         and again["data"] == given["data"]
     )
@@ -216,7 +222,7 @@ def held_out_runs(files):
                 )
                 == 0
             )
-        runs[name] = json.loads(stdout.getvalue())
+        runs[name] = _posterior(json.loads(stdout.getvalue()))
     return runs
 
 
@@ -233,8 +239,8 @@ def test_plain_pair_gives_the_numbers_of_the_stripped_simulate_file(held_out_run
         "diagnostics",
     ):
         assert plain[name] == stripped[name], name
-    assert stripped["data"]["sources"]["nu"] == "the data file's config record"
-    assert plain["data"]["sources"]["nu"] == "--nu"
+    assert stripped["data"]["source"]["sources"]["nu"] == "the data file's config record"
+    assert plain["data"]["source"]["sources"]["nu"] == "given"
     assert (stripped["data"]["n_train"], stripped["n_test"]) == (N // 2, N // 2)
 
 
@@ -300,8 +306,8 @@ def test_paired_differences_on_held_out_sequences(held_out_runs):
 def test_without_a_teacher_oracle_and_overlaps_are_absent_and_said(held_out_runs):
     held, teacher = held_out_runs["stripped"], held_out_runs["train"]
     assert (
-        "oracle_error" not in held
-        and "overlaps" not in held
+        held["oracle_error"] is None
+        and held["overlaps"] is None
         and set(held["diagnostics"]) >= {"q_k", "q_v"}
     )
     assert "m_k" not in held["diagnostics"] and held["start_check"] is None
@@ -309,7 +315,8 @@ def test_without_a_teacher_oracle_and_overlaps_are_absent_and_said(held_out_runs
         "oracle error and the overlaps m_k, m_v are omitted" in note for note in held["notes"]
     )
     assert any("no start check" in note for note in held["notes"])
-    assert "oracle_error" in teacher and teacher["test_set"] == "fresh sequences from the teacher"
+    assert teacher["oracle_error"] is not None
+    assert teacher["test_set"] == "fresh sequences from the teacher"
     assert held["test_set"] == "held-out sequences of the data"
 
 
@@ -336,10 +343,8 @@ def test_text_report_states_where_each_setting_came_from(files, capsys):
     )
     out = capsys.readouterr().out
     assert (
-        f"data {files['plain']}: variant spiked (--variant), nu 2 (--nu default), Delta 0.1 "
-        f"(--Delta), "
-        "length L=3 (fixed at Lbar (no --variable-length)), D 10 (array X), N 600 (array y), "
-        "Lbar 3 (array X)"
+        f"data {files['plain']}: variant spiked (given), nu 2 (default), Delta 0.1 (given), "
+        "length L=3 (fixed at Lbar), D 10 (array X), N 600 (array y), Lbar 3 (array X)"
     ) in out
     assert (
         "errors on 120 held-out sequences of the data" in out
@@ -444,12 +449,15 @@ def test_bad_files_are_refused_and_nothing_is_written(command, tmp_path, capsys)
 REFUSED = {
     "D flag": (
         ["posterior", "--D", "20"],
-        "D = 20 (flag) conflicts with D = 10 from array X's last axis",
+        "D = 20 (given) conflicts with D = 10 from array X's last axis",
     ),
-    "L flag": (["gap", "--L", "5"], "L = 5 (given) conflicts with L = 3 from array X's token axis"),
+    "L flag": (
+        ["gap", "--L", "5"],
+        "L = 5 (given) conflicts with L = 3 from array X's token axis",
+    ),
     "nu vs record": (
         ["posterior", "--nu", "2"],
-        "nu = 2.0 (flag) conflicts with nu = 4.0 in the data file's config",
+        "nu = 2.0 (given) conflicts with nu = 4.0 from the data file's config record",
     ),
     "alpha": (["posterior", "--alpha", "4"], "--alpha does not apply with --data"),
     "gap alpha": (["gap", "--alpha", "4"], "--alpha does not apply with --data"),
