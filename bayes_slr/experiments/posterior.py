@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from bayes_slr.attention.erm_settings import LAM_AUTO, check_lam
 from bayes_slr.errors import ConfigError, check_int
 from bayes_slr.experiments.base import (
     Experiment,
@@ -41,11 +42,9 @@ from bayes_slr.experiments.task import (
     DEFAULT_L,
     DEFAULT_SEED,
     DEFAULT_VARIANT,
-    LAM_AUTO,
     D_option,
     Delta_option,
     L_option,
-    check_lam,
     lam_option,
     nu_option,
     seed_option,

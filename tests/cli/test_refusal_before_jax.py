@@ -13,7 +13,10 @@ HEAVY = ("jax", "jaxlib", "numpyro", "scipy", "arviz", "xarray", "matplotlib", "
 SCRIPT = """
 import sys
 from bayes_slr.cli.main import main
-code = main(sys.argv[1:])
+try:
+    code = main(sys.argv[1:])
+except SystemExit as exc:  # a refusal by the parser itself (an unknown choice)
+    code = exc.code
 heavy = sorted(name for name in {heavy} if name in sys.modules)
 print("HEAVY", ",".join(heavy))
 sys.exit(code)
@@ -31,6 +34,11 @@ sys.exit(code)
         ["simulate", "--nu", "inf"],
         ["amp", "--seeds", "0"],
         ["amp", "--damping", "2"],
+        ["gap", "--alpha", "-1"],
+        ["gap", "--L", "0"],
+        ["posterior", "--alpha", "0"],
+        ["posterior", "--nu", "-1"],
+        ["posterior-sweep", "--alpha", "1", "nan"],
     ],
 )
 def test_a_bad_value_is_refused_without_importing_jax(argv):
