@@ -90,11 +90,10 @@ def defaults_table() -> str:
             if not spec.cli:
                 continue
             default = spec.default_text or default_text(field.default)
-            key = (field.name, default, spec.help)
+            key = (spec.flag or "--" + field.name.replace("_", "-"), default, spec.help)
             rows.setdefault(key, []).append(experiment.name)
     lines = ["| option | default | commands | meaning |", "|---|---|---|---|"]
-    for (name, default, help_text), commands in sorted(rows.items()):
-        flag = "--" + name.replace("_", "-")
+    for (flag, default, help_text), commands in sorted(rows.items()):
         cells = [f"`{flag}`", default, ", ".join(sorted(commands)), help_text]
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return "\n".join(lines)

@@ -87,9 +87,14 @@ def option(default: Any, help: str, **spec: Any) -> Any:
 
 
 def default_text(value: Any) -> str:
-    """How a default is written in help and docs (lists space-separated, as they are typed)."""
+    """How a default is written in help and docs: lists space-separated, as they are typed;
+    switches ``on``/``off``; ``None`` as ``none``."""
     if isinstance(value, (list, tuple)):
         return " ".join(default_text(item) for item in value)
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if value is None:
+        return "none"
     if isinstance(value, float):
         return "inf" if value == float("inf") else f"{value:g}"
     return str(value)

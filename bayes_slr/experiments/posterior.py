@@ -242,7 +242,7 @@ class PosteriorOptions(SamplingOptions):
     data: Path | None = option(
         None,
         "run on this .npz data set (X, y; optional lengths, eps, k_star and v_star, config: the "
-        "format simulate writes, see the README) instead of simulated data; D, N and Lbar come "
+        "format simulate writes, docs/data.md) instead of simulated data; D, N and Lbar come "
         "from the arrays, variant, nu, Delta and the length law from its config record if it has "
         "one",
         metavar="FILE.npz",
