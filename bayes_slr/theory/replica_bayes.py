@@ -80,7 +80,7 @@ def _update(q: jax.Array, draws: ChannelDraws, config: SLRConfig, alpha) -> jax.
     return jnp.minimum(qhat / (1.0 + qhat), Q_CEILING)
 
 
-def _errors(
+def draw_errors(
     q: jax.Array, draws: ChannelDraws, config: SLRConfig, key: jax.Array
 ) -> dict[str, jax.Array]:
     """Test errors at overlaps ``q``, by Monte Carlo over the channel draws.
@@ -146,7 +146,7 @@ def _solve(draws, start, config, alpha, damping, tol, max_iter, key):
         tol=tol,
         max_iter=max_iter,
     )
-    return result, _errors(result.x, draws, config, key)
+    return result, draw_errors(result.x, draws, config, key)
 
 
 @functools.partial(jax.jit, static_argnames=("config", "iterations"))
