@@ -91,14 +91,24 @@ class BayesChannel:
         (:meth:`~bayes_slr.models.variants.TokenLaw.check_bayes_theory_nu`).
     mc_samples : channel draws where Monte Carlo is needed (``>= 2``).
     seed : seed of those draws.
+    monte_carlo : use Monte Carlo even where a quadrature exists (to check one against the other).
     """
 
-    def __init__(self, config: SLRConfig, *, mc_samples: int = DEFAULT_MC_SAMPLES, seed: int = 0):
+    def __init__(
+        self,
+        config: SLRConfig,
+        *,
+        mc_samples: int = DEFAULT_MC_SAMPLES,
+        seed: int = 0,
+        monte_carlo: bool = False,
+    ):
         config.law.check_bayes_theory_nu(config.nu)
         self.config = config
         probs, lengths = (jnp.asarray(x) for x in length_support(config))
-        self._quadrature = config.law.bayes_channel_quadrature(
-            config.nu, config.Delta, probs, lengths
+        self._quadrature = (
+            None
+            if monte_carlo
+            else config.law.bayes_channel_quadrature(config.nu, config.Delta, probs, lengths)
         )
         self.method = MONTE_CARLO if self._quadrature is None else QUADRATURE
         self.mc_samples = check_int("mc_samples", mc_samples, 2) if self._quadrature is None else 0

@@ -16,14 +16,18 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
+from scipy import special
 
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.theory.bayes_channel import BayesChannel
+from bayes_slr.theory.fixed_point_curve import FixedPointCurve
 from bayes_slr.theory.free_entropy import FreeEntropy, free_entropy, mutual_information
 from bayes_slr.theory.population import length_support
 from bayes_slr.theory.replica_bayes import draw_errors, quadrature_bayes_error
 from bayes_slr.theory.state_evolution import StateEvolutionPoint, state_evolution
 
+INFORMED_BUDGET = 400
+"""Channel evaluations of the informed iteration before the fixed-point curve takes over."""
 SEPARATION = 1e-5
 """Fixed points from the two starts further apart than this (in ``q``) are distinct branches (the
 solver's own error is ``tol / (1 - spectral radius)``, below 1e-8 away from the folds)."""
@@ -168,8 +172,33 @@ def bayes_branches(
     """
     channel = BayesChannel(config) if channel is None else channel
     lower = state_evolution(config, alpha, "uninformative", channel=channel, tol=tol)
-    upper = state_evolution(config, alpha, "informed", channel=channel, tol=tol)
+    upper = state_evolution(
+        config, alpha, "informed", channel=channel, tol=tol, max_evaluations=INFORMED_BUDGET
+    )
+    if not upper.converged:
+        upper = _greatest_fixed_point(channel, lower, upper, tol)
     return _branches_from(channel, lower, upper)
+
+
+def _greatest_fixed_point(
+    channel: BayesChannel, lower: StateEvolutionPoint, iterate: StateEvolutionPoint, tol: float
+) -> StateEvolutionPoint:
+    """The greatest fixed point when the informed iteration is slow (small ``Delta`` below the
+    spinodal: ``1 - q_v`` grows from 0 by a factor close to 1 per step): the largest root of the
+    fixed-point curve below the iterate (which stays above it), or the least fixed point if there is
+    no other."""
+    curve = FixedPointCurve(channel)
+    root = curve.greatest_root(lower.alpha, special.logit(lower.q_v), special.logit(iterate.q_v))
+    if root is None:
+        return dataclasses.replace(lower, start="informed")
+    return state_evolution(
+        channel.config,
+        lower.alpha,
+        "informed",
+        channel=channel,
+        tol=tol,
+        warm_start=(root.q_k, root.q_v),
+    )
 
 
 def uninformative_scores(config: SLRConfig) -> tuple[float, float]:
