@@ -34,6 +34,7 @@ from bayes_slr.theory.population import length_support
 
 QUADRATURE, MONTE_CARLO = "quadrature", "monte carlo"
 DEFAULT_MC_SAMPLES = 65536
+MEMO_SIZE = 65536
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,6 +116,7 @@ class BayesChannel:
         self.seed = seed
         self.evaluations = 0
         """Evaluations of the channel so far (a cost measure for benchmarks)."""
+        self._memo: dict[tuple[float, float], np.ndarray] = {}
         self._draws = (
             draw_channel(jax.random.split(jax.random.PRNGKey(seed))[0], config, self.mc_samples)
             if self._quadrature is None
@@ -131,13 +133,21 @@ class BayesChannel:
         """Whether the channel is a quadrature (no Monte Carlo error)."""
         return self._quadrature is not None
 
-    def raw(self, q: jax.Array) -> jax.Array:
-        """``(psi, score_k, score_v)`` at ``q`` as a JAX array (the fast path of the solver)."""
-        q = jnp.asarray(q, dtype=float)
-        self.evaluations += 1
-        if self._quadrature is not None:
-            return self._quadrature(q)
-        return jnp.mean(_draw_terms(self._draws, q, self.config), axis=0)
+    def raw(self, q: jax.Array) -> np.ndarray:
+        """``(psi, score_k, score_v)`` at ``q`` (the fast path of the solvers). Remembered: the
+        threshold searches and repeated scans ask for the same points again."""
+        key = tuple(float(x) for x in np.asarray(q, dtype=float))
+        if key not in self._memo:
+            if len(self._memo) >= MEMO_SIZE:
+                self._memo.clear()
+            self.evaluations += 1
+            q = jnp.asarray(key)
+            self._memo[key] = np.asarray(
+                self._quadrature(q)
+                if self._quadrature is not None
+                else jnp.mean(_draw_terms(self._draws, q, self.config), axis=0)
+            )
+        return self._memo[key]
 
     def value(self, q) -> ChannelValue:
         """The channel at ``q`` with its Monte Carlo errors."""
