@@ -310,6 +310,15 @@ def thresholds(
                 if isinstance(found, str)
                 else _in_range("alpha_IT", *found, alpha_min, alpha_max)
             )
+    if not channel.exact:
+        caveat = (
+            f"; Monte Carlo channel ({channel.mc_samples} draws): the draws' own error is not in "
+            f"the tolerance (compare other seeds)"
+        )
+        spinodal, algorithmic, information = (
+            dataclasses.replace(r, note=r.note + caveat) if r.status == "located" else r
+            for r in (spinodal, algorithmic, information)
+        )
     return Thresholds(
         config,
         alpha_min,
