@@ -399,6 +399,19 @@ class TiltedLaw(TokenLaw):
             return location_integrals.argmax_log_posterior(omega_k, V_k, mask)
         return location_integrals.softmax_log_posterior(self.tilt(nu), omega_k, V_k, mask)
 
+    def bayes_channel_quadrature(self, nu, Delta, probs, lengths):
+        """Two tokens (every sequence of length 2): the key fields enter through their difference
+        only (:func:`~bayes_slr.numerics.mixture_channel.two_token_mixture_channel`); longer
+        sequences couple more fields through the argmax (Monte Carlo then)."""
+        import numpy as np
+
+        from bayes_slr.numerics.mixture_channel import two_token_mixture_channel
+
+        if np.any((np.asarray(probs) > 0) & (np.asarray(lengths) != 2)):
+            return None
+        tilt = math.inf if is_infinite(nu) else float(self.tilt(nu))
+        return lambda q: two_token_mixture_channel(q, Delta, tilt)
+
     def bayes_attention_key_overlaps(self, nu, q_k):
         """``(t q_k, t^2)``: the weights are ``E[softmax(t h')]`` over a posterior sample
         ``h' = q_k chi* + sqrt(1 - q_k^2) u``; none at ``nu = inf``."""

@@ -177,10 +177,11 @@ class StateEvolutionPoint:
 
 
 def state_evolution_map(channel: BayesChannel, alpha: float) -> Callable[[np.ndarray], np.ndarray]:
-    """``q -> alpha score / (1 + alpha score)`` (capped at :data:`Q_CEILING`) as a NumPy map."""
+    """``q -> alpha score / (1 + alpha score)`` (capped at :data:`Q_CEILING`; a score that rounding
+    makes slightly negative, max-SLR's key score at ``q_k = 0``, counts as 0) as a NumPy map."""
 
     def update(q: np.ndarray) -> np.ndarray:
-        scores = np.asarray(channel.raw(jnp.asarray(q)))[1:]
+        scores = np.maximum(np.asarray(channel.raw(jnp.asarray(q)))[1:], 0.0)  # rounding at 0
         return np.minimum(alpha * scores / (1.0 + alpha * scores), Q_CEILING)
 
     return update
