@@ -342,7 +342,8 @@ for alpha in [0.05, 0.1, 0.2] if FULL else [0.1]:
 # phase wider than `nu = 2`, `L = 3` at small noise; at `alpha = 3.35` (between `alpha_IT` and
 # `alpha_alg`) the Bayes-optimal branch is the informed one. `summarise` with `check_start` runs
 # the other start on the same data, as `bayes-slr posterior --check-start` does, and must flag the
-# disagreement.
+# disagreement. GAMP from a random start at the same `D` shows where AMP's branch lies at that
+# size.
 
 # %%
 HARD = SLRConfig("spiked", 1, LengthLaw.fixed(10), 1.0, 0.01)
@@ -378,6 +379,11 @@ for D in [50, 100] if FULL else [30]:
     )
     for line in summary["warnings"]:
         print("   warning:", line)
+    gamp = amp_point(HARD.replace(D=D), hard_alpha, 0, options_amp["random"])
+    print(
+        f"   GAMP from a random start at the same D (another teacher): error "
+        f"{gamp['test_error']:.4f} +- {gamp['stderr']:.4f}, m_v {gamp['overlaps']['m_v']:.3f}"
+    )
 
 # %% [markdown]
 # ## 7. Max-SLR, `nu = inf`, `L = 2`, `Delta = 0.1`: the Monte Carlo state evolution's error
