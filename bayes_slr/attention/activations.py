@@ -20,14 +20,18 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-
-import jax
-import jax.numpy as jnp
+from typing import TYPE_CHECKING
 
 from bayes_slr.errors import ConfigError
+from bayes_slr.lazy import lazy_module
 from bayes_slr.registry import Registry
 
-Array = jax.Array
+if TYPE_CHECKING:
+    from jax import Array
+
+# Imported on first use (bayes_slr.lazy): the activation registry imports without JAX.
+jax = lazy_module("jax")
+jnp = lazy_module("jax.numpy")
 
 
 @dataclasses.dataclass(frozen=True)
