@@ -83,7 +83,7 @@ class PhaseOptions(Options):
         DEFAULT_DELTAS, "noise variances, each >= 0; several values sweep Delta"
     )
     alpha_min: float = option(0.5, "lower end of the alpha range searched, > 0")
-    alpha_max: float = option(4.0, "upper end of the alpha range searched, > alpha-min, finite")
+    alpha_max: float = option(2.0, "upper end of the alpha range searched, > alpha-min, finite")
     tol: float = option(
         1e-5, "error bound of each located threshold, in (0, (alpha-max - alpha-min) / 4)"
     )
@@ -233,9 +233,9 @@ def has_hard_phase(alpha_IT: float, alpha_alg: float) -> bool:
 
 
 REGIONS = (
-    ("impossible", "0.75", "impossible: alpha < alpha_IT (the informed branch is not optimal)"),
-    ("hard", "C3", "hard: alpha_IT < alpha < alpha_alg (AMP is not Bayes-optimal)"),
-    ("easy", "C2", "easy: AMP (random start) is Bayes-optimal"),
+    ("impossible", "0.75", "impossible: alpha < alpha_IT (low error out of reach)"),
+    ("hard", "C3", "hard: alpha_IT < alpha < alpha_alg (AMP not Bayes-optimal)"),
+    ("easy", "C2", "easy: AMP (random start) Bayes-optimal"),
 )
 
 
@@ -281,7 +281,8 @@ class PhaseResult(Result[PhaseOptions, PhaseRow]):
         """The phase diagram: one horizontal bar per value of the swept setting, split into the
         impossible, hard and easy regions of ``alpha``; ``alpha_sp`` (the informed branch
         appears) marked with a tick."""
-        ax = new_axes(ax, size=(7, 1.2 + 0.45 * len(self.rows)))
+        created = ax is None
+        ax = new_axes(ax, size=(7, 2.2 + 0.45 * len(self.rows)))
         swept = self.options.swept()
         labelled: set[str] = set()
         colours = {name: colour for name, colour, _ in REGIONS}
@@ -303,7 +304,7 @@ class PhaseResult(Result[PhaseOptions, PhaseRow]):
                     [index - 0.35, index + 0.35],
                     "k:",
                     lw=1.5,
-                    label=None if "sp" in labelled else "alpha_sp (informed branch appears)",
+                    label=None if "sp" in labelled else "alpha_sp: the informed branch appears",
                 )
                 labelled.add("sp")
         ax.set_yticks(range(len(self.rows)), [_setting_text(row, swept) for row in self.rows])
@@ -320,7 +321,10 @@ class PhaseResult(Result[PhaseOptions, PhaseRow]):
             f"{self.options.variant}-SLR, " + ", ".join(fixed + ([length] if length else [])),
             fontsize=9,
         )
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2)
+        if created:  # below the axes, inside the figure (constrained layout makes room)
+            ax.figure.legend(fontsize=7, loc="outside lower center", ncol=2)
+        else:
+            ax.legend(fontsize=7)
         return ax
 
 
