@@ -106,8 +106,10 @@ class PhaseOptions(Options):
             check_nonempty(name, getattr(self, name))
         swept = [name for name in SETTINGS if len(getattr(self, name)) > 1]
         if len(swept) > 1:
+            hint = "; Delta's default is a list" if self.Delta == DEFAULT_DELTAS else ""
             raise ConfigError(
-                f"{' and '.join(swept)}: sweep one setting at a time (give the others one value)"
+                f"{' and '.join(swept)}: sweep one setting at a time (give the others one "
+                f"value, e.g. --Delta 0{hint})"
             )
         for Delta in self.Delta:
             check_real("Delta", Delta, minimum=0.0)

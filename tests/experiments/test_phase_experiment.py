@@ -126,6 +126,7 @@ def test_resume_recomputes_nothing(tiny, capsys, monkeypatch):
         (["--tol", "1"], "tol"),
         (["--scan", "3"], "scan"),
         (["--Delta", "0", "0.1", "--L", "2", "3"], "one setting at a time"),
+        (["--nu", "1", "2"], "Delta's default is a list"),
         (["--variant", "max", "--nu", "200"], "nu"),
     ],
 )
@@ -141,7 +142,7 @@ def test_options_defaults_and_the_core_agree():
 
     assert CURVE_POINTS == fixed_point_curve.CURVE_POINTS
     assert DEFAULT_MC_SAMPLES == bayes_channel.DEFAULT_MC_SAMPLES
-    options = PhaseOptions(nu=(1.0, 2.0))
+    options = PhaseOptions(nu=(1.0, 2.0), Delta=(0.0,))
     assert options.swept() == "nu" and len(options.grid()) == 2
     assert PhaseOptions().swept() == "Delta" and PhaseOptions().nu == (2.0,)
 
