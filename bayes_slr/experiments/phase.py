@@ -80,10 +80,15 @@ class PhaseOptions(Options):
     )
     variable_length: bool = variable_length_option()
     Delta: tuple[float, ...] = option(
-        DEFAULT_DELTAS, "noise variances, each >= 0; several values sweep Delta"
+        DEFAULT_DELTAS,
+        "noise variances, each >= 0; several values sweep Delta (give one to sweep nu or L)",
     )
-    alpha_min: float = option(0.5, "lower end of the alpha range searched, > 0")
-    alpha_max: float = option(2.0, "upper end of the alpha range searched, > alpha-min, finite")
+    alpha_min: float = option(
+        0.5, "lower end of the alpha range reported (a threshold below: -inf), > 0"
+    )
+    alpha_max: float = option(
+        2.0, "upper end of the alpha range reported (a threshold above: inf), > alpha-min, finite"
+    )
     tol: float = option(
         1e-5, "error bound of each located threshold, in (0, (alpha-max - alpha-min) / 4)"
     )
