@@ -265,7 +265,9 @@ def state_evolution(
     noiseless = config.Delta == 0.0
     if noiseless and start == "informed":
         return _located_point(channel, alpha, start, tol, max_evaluations)
-    origin = np.zeros(2) if start == "uninformative" else np.ones(2)
+    # the informed start just below q = 1: a Monte Carlo argmax channel (max-SLR, nu = inf) is
+    # 0/0 at q_k = 1 exactly (the key fields' posterior variance vanishes)
+    origin = np.zeros(2) if start == "uninformative" else np.full(2, Q_CEILING)
     update = state_evolution_map(channel, alpha)
     options = {
         "tol": tol,

@@ -128,3 +128,17 @@ def test_threshold_ranges_are_checked_and_unbracketed_thresholds_are_named():
         above.algorithmic.status == "above range"
         and above.perfect_recovery.describe(0.2, 0.9) == "> 0.9"
     )
+
+
+def test_informed_start_on_a_monte_carlo_argmax_channel_is_finite():
+    """Max-SLR at ``nu = inf``, ``L = 3`` (Monte Carlo channel): the argmax channel is 0/0 at
+    ``q_k = 1`` exactly, so the informed start sits just below it: the informed iteration
+    converges and ``bayes_branches`` gives finite numbers (``theory --bayes`` failed here with a
+    NaN before)."""
+    config = SLRConfig("max", 1, LengthLaw.fixed(3), math.inf, 0.1)
+    channel = BayesChannel(config, mc_samples=256)
+    informed = state_evolution(config, 2.0, "informed", channel=channel, max_evaluations=400)
+    assert informed.converged and math.isfinite(informed.q_k) and informed.method == "monte carlo"
+    branches = bayes_branches(config, 2.0, channel=channel)
+    assert math.isfinite(branches.bayes.test_error)
+    assert math.isfinite(branches.mutual_information)
