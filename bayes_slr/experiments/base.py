@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import math
 import types
 import typing
 from collections.abc import Callable, Sequence
@@ -110,8 +111,12 @@ def option_spec(field: dataclasses.Field) -> OptionSpec:
 
 converter = cattrs.Converter()
 """Turns records (JSON-ready dicts) into typed objects and back. Floats accept the strings
-``"inf"``, ``"-inf"`` and ``"nan"`` that logs written before hold for non-finite values."""
-converter.register_structure_hook(float, lambda value, _: float(value))
+``"inf"``, ``"-inf"`` and ``"nan"`` that logs written before hold for non-finite values, and
+``null`` (how the JSON outputs write ``nan``, :func:`bayes_slr.records.json_text`) as ``nan``
+where the field is a plain ``float``."""
+converter.register_structure_hook(
+    float, lambda value, _: math.nan if value is None else float(value)
+)
 converter.register_structure_hook(Path, lambda value, _: Path(value))
 converter.register_unstructure_hook(Path, str)
 

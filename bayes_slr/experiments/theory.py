@@ -1,14 +1,18 @@
 """``theory``: replica-symmetric test-error curves against alpha (docs/theory.md).
 
 Points: the ridge-ERM equations per activation and ``alpha``, the Bayes-optimal state evolution
-from the informed and the random start (``bayes``), optionally an L-BFGS simulation per ERM point
-at a fixed size ``sqrt(N D)`` (as in the original work: ``D = size / sqrt(alpha)``), and the
-population (``alpha -> inf``) values each curve must tend to, drawn as reference lines.
+(``bayes``: two rows per ``alpha``, ``bayes`` the global maximiser of the free entropy over the
+fixed points and ``amp`` the fixed point reached from the uninformative start, AMP's; by
+quadrature where the variant allows, else Monte Carlo over ``mc_samples`` channel draws),
+optionally an L-BFGS simulation per ERM point at a fixed size ``sqrt(N D)`` (as in the original
+work: ``D = size / sqrt(alpha)``), and the population (``alpha -> inf``) values each curve must
+tend to, drawn as reference lines.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -39,8 +43,8 @@ from bayes_slr.experiments.task import (
 from bayes_slr.models.spec import INITS, SLRConfig
 
 DEFAULT_ALPHAS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0)
-HARD_PHASE_TOLERANCE = 1e-6
-"""Bayes fixed points from the two starts further apart than this are reported as a hard phase."""
+BAYES_ESTIMATORS = ("bayes", "amp")
+"""The two rows of ``--bayes`` per ``alpha``: the Bayes-optimal fixed point and AMP's."""
 SIMULATION_TEST_SEQUENCES = 10_000
 
 
@@ -64,13 +68,21 @@ class TheoryOptions(Options):
         1.0,
         "ridge strength of ERM, >= 0 (below about 0.1 linear attention's RS solution is unstable)",
     )
-    bayes: bool = option(False, "add the Bayes-optimal curve (informed and random starts)")
+    bayes: bool = option(
+        False,
+        "add the Bayes-optimal curve (the free entropy's global maximiser) and AMP's (random "
+        "start)",
+    )
     erm_init: str = option(
         "random",
         "start of the ERM state evolution: random (uninformed) or informed",
         choices=INITS,
     )
-    mc_samples: int = option(4096, "channel draws of the equations, >= 2")
+    mc_samples: int = option(
+        4096,
+        "channel draws of the equations, >= 2 (ERM; Bayes only where the variant has no "
+        "quadrature)",
+    )
     seed: int = seed_option("seed of the channel draws and of the simulations")
     simulate: int | None = option(
         None,
@@ -96,10 +108,8 @@ class TheoryOptions(Options):
         check_choice("erm_init", self.erm_init, INITS)
         check_int("mc_samples", self.mc_samples, 2)
         check_int("seed", self.seed, 0)
-        if self.bayes:
-            from bayes_slr.theory.replica_bayes import check_bayes_config
-
-            check_bayes_config(config)
+        if self.bayes:  # the variant's own check: no JAX before the options are valid
+            config.law.check_bayes_theory_nu(config.nu)
         if not self.activations and not self.bayes:
             raise ConfigError("activations: give at least one activation, or bayes")
         if self.simulate is not None:
@@ -180,8 +190,49 @@ class PopulationDiagnostics(Record):
     note: str
 
 
+@dataclasses.dataclass(frozen=True)
+class BayesBranchDiagnostics(Record):
+    """A fixed point of the Bayes-optimal state evolution (docs/theory.md part D) with its free
+    entropy, from :func:`~bayes_slr.theory.phase.bayes_branches`.
+
+    Attributes
+    ----------
+    residual, evaluations, spectral_radius : of the fixed point (stable below 1).
+    branch : ``informed`` (the greatest fixed point) or ``uninformative`` (the least: AMP's).
+    free_entropy, free_entropy_stderr : the replica potential ``Phi`` at the point (``+inf`` on
+        the exact-recovery branch at ``Delta = 0``) and its Monte Carlo standard error.
+    mutual_information, mutual_information_stderr : ``I / D`` of the Bayes-optimal branch (the
+        ``bayes`` row; ``inf`` at ``Delta = 0``; ``nan`` on the ``amp`` row).
+    test_error_stderr : Monte Carlo standard error of the error (0 by quadrature).
+    distinct : the two starts end at different fixed points.
+    hard_phase : distinct, and the informed one is Bayes-optimal (AMP is not).
+    certain : False when the free entropies differ by less than two standard errors.
+    method : the channel's (``quadrature`` or ``monte carlo``); mc_samples its draws (0 for a
+        quadrature).
+    """
+
+    residual: float
+    evaluations: int
+    spectral_radius: float
+    branch: str
+    free_entropy: float
+    free_entropy_stderr: float
+    mutual_information: float
+    mutual_information_stderr: float
+    test_error_stderr: float
+    distinct: bool
+    hard_phase: bool
+    certain: bool
+    method: str
+    mc_samples: int
+
+
 Diagnostics = (
-    ERMTheoryDiagnostics | BayesTheoryDiagnostics | SimulationDiagnostics | PopulationDiagnostics
+    ERMTheoryDiagnostics
+    | BayesTheoryDiagnostics
+    | BayesBranchDiagnostics
+    | SimulationDiagnostics
+    | PopulationDiagnostics
 )
 
 
@@ -193,8 +244,10 @@ class TheoryRow(Record):
     ----------
     source : ``theory``, ``simulation`` or ``population``.
     alpha : sample ratio (``inf`` for a population value).
-    estimator : an activation (ERM) or ``bayes``.
-    init : start of the iteration (``random`` or ``informed``).
+    estimator : an activation (ERM), ``bayes`` (the Bayes-optimal fixed point: the global
+        maximiser of the free entropy) or ``amp`` (the fixed point from the uninformative start).
+    init : start of the iteration (``random`` or ``informed``; for ``bayes``, the start whose
+        fixed point is Bayes-optimal).
     test_error : excess test error at the fixed point (mean over teachers for a simulation).
     overlaps : the order parameters (means over teachers for a simulation).
     converged : whether the fixed point (every simulated fit) was reached: never read the error
@@ -216,7 +269,7 @@ class TheoryRow(Record):
         """The standard error of ``test_error`` where it has one."""
         if isinstance(self.diagnostics, SimulationDiagnostics):
             return self.diagnostics.stderr
-        if isinstance(self.diagnostics, BayesTheoryDiagnostics):
+        if isinstance(self.diagnostics, BayesTheoryDiagnostics | BayesBranchDiagnostics):
             return self.diagnostics.test_error_stderr
         return None
 
@@ -230,7 +283,8 @@ def curve_warnings(rows: Sequence[TheoryRow]) -> list[str]:
     """One line per point whose number should not be read as it is, and per hard phase.
 
     Not converged; replica-symmetric but RS-unstable (replicon >= 1: trust simulations there);
-    Bayes fixed points from the informed and the random start that differ (a hard phase).
+    a hard phase (the ``bayes`` row's fixed point is not AMP's, the ``amp`` row); Bayes-optimal
+    branch not resolved by the Monte Carlo channel.
     """
     warnings = []
     for row in rows:
@@ -244,23 +298,57 @@ def curve_warnings(rows: Sequence[TheoryRow]) -> list[str]:
                 f"{where}: RS-unstable (replicon {row.diagnostics.replicon:.3g} >= 1); "
                 "the replica-symmetric error is not trustworthy, compare with --simulate"
             )
-    bayes = {
-        (row.alpha, row.init): row.test_error
-        for row in rows
-        if row.estimator == "bayes" and row.source == "theory"
-    }
-    for alpha in sorted({alpha for alpha, _ in bayes}):
-        informed, random = bayes.get((alpha, "informed")), bayes.get((alpha, "random"))
-        if (
-            informed is not None
-            and random is not None
-            and abs(informed - random) > (HARD_PHASE_TOLERANCE)
-        ):
+    bayes = {row.alpha: row for row in rows if row.estimator == "bayes" and row.source == "theory"}
+    amp = {row.alpha: row for row in rows if row.estimator == "amp" and row.source == "theory"}
+    for alpha in sorted(set(bayes) & set(amp)):
+        optimal, random = bayes[alpha], amp[alpha]
+        diagnostics = optimal.diagnostics
+        if not isinstance(diagnostics, BayesBranchDiagnostics):
+            continue
+        if diagnostics.hard_phase:
             warnings.append(
-                f"bayes at alpha={alpha:g}: the random start ends at {random:.4g}, the informed "
-                f"at {informed:.4g} (a hard phase)"
+                f"hard phase at alpha={alpha:g}: AMP (random start, amp row) error "
+                f"{random.test_error:.4g}, Bayes-optimal error {optimal.test_error:.4g} (bayes "
+                f"row: the informed branch, higher free entropy Phi "
+                f"{diagnostics.free_entropy:.6g} > {random.diagnostics.free_entropy:.6g})"
+            )
+        if not diagnostics.certain:
+            warnings.append(
+                f"bayes at alpha={alpha:g}: the two branches' free entropies differ by less than "
+                f"two Monte Carlo standard errors; which one is Bayes-optimal is not resolved "
+                f"(more --mc-samples)"
             )
     return warnings
+
+
+def bayes_notes(rows: Sequence[TheoryRow]) -> list[str]:
+    """What the ``bayes`` and ``amp`` rows are, how their channel was computed, and each
+    ``alpha`` where a metastable informed branch exists while AMP's is Bayes-optimal."""
+    branch_rows = [r for r in rows if isinstance(r.diagnostics, BayesBranchDiagnostics)]
+    if not branch_rows:
+        return []
+    notes = [
+        "bayes rows: the global maximiser of the free entropy Phi over the state evolution's "
+        "fixed points (the Bayes-optimal error); amp rows: the fixed point from the "
+        "uninformative start (AMP from a random start); they differ only in a hard phase"
+    ]
+    methods = {(r.diagnostics.method, r.diagnostics.mc_samples) for r in branch_rows}
+    for method, samples in sorted(methods):
+        if method == "quadrature":
+            notes.append("bayes/amp: the channel by quadrature (no Monte Carlo error)")
+        else:
+            notes.append(
+                f"bayes/amp: the channel by Monte Carlo ({samples} draws, --mc-samples; the "
+                f"variant has no quadrature): errors, Phi and I/D carry standard errors"
+            )
+    for row in branch_rows:
+        d = row.diagnostics
+        if row.estimator == "bayes" and d.distinct and not d.hard_phase:
+            notes.append(
+                f"alpha={row.alpha:g}: a metastable informed branch exists (lower free "
+                f"entropy); AMP's fixed point is Bayes-optimal"
+            )
+    return notes
 
 
 TABLE_COLUMNS = [
@@ -273,7 +361,15 @@ TABLE_COLUMNS = [
     "converged",
     "rs_stable",
     "iterations",
+    "Phi",
+    "I/D",
 ]
+
+
+def _information(row: TheoryRow) -> Any:
+    """``I / D`` of a ``bayes`` row (blank elsewhere)."""
+    value = getattr(row.diagnostics, "mutual_information", math.nan)
+    return "" if math.isnan(value) else value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -284,7 +380,8 @@ class TheoryResult(Result[TheoryOptions, TheoryRow]):
         """One line per point."""
 
         def line(row: TheoryRow) -> list[Any]:
-            iterations = getattr(row.diagnostics, "iterations", "")
+            diagnostics = row.diagnostics
+            iterations = getattr(diagnostics, "iterations", getattr(diagnostics, "evaluations", ""))
             stderr = "" if row.stderr is None else row.stderr
             stable = "" if row.rs_stable is None else row.rs_stable
             return [
@@ -297,6 +394,8 @@ class TheoryResult(Result[TheoryOptions, TheoryRow]):
                 row.converged,
                 stable,
                 iterations,
+                getattr(row.diagnostics, "free_entropy", ""),
+                _information(row),
             ]
 
         return format_table(TABLE_COLUMNS, [line(row) for row in self.rows])
@@ -322,12 +421,20 @@ class TheoryResult(Result[TheoryOptions, TheoryRow]):
         colours: dict[str, str] = {}
         curves = [r for r in self.rows if r.source == "theory"]
         styles = {"random": ("-", "o", 4), "informed": ("--", "^", 6)}
-        for estimator, init in dict.fromkeys((r.estimator, r.init) for r in curves):
+        labels = {
+            "bayes": "bayes: max free entropy (theory)",
+            "amp": "amp: random start (theory)",
+        }
+        for estimator, init in dict.fromkeys(_curve_key(r) for r in curves):
             curve = sorted(
-                (r for r in curves if (r.estimator, r.init) == (estimator, init)),
+                (r for r in curves if _curve_key(r) == (estimator, init)),
                 key=lambda r: r.alpha,
             )
+            # the Bayes-optimal curve dashed over AMP's solid one, in one colour
+            if estimator in BAYES_ESTIMATORS:
+                init = "informed" if estimator == "bayes" else "random"
             dash, marker, size = styles[init]
+            colour_key = "bayes" if estimator in BAYES_ESTIMATORS else estimator
             (line,) = ax.plot(
                 [r.alpha for r in curve],
                 [r.test_error for r in curve],
@@ -335,10 +442,10 @@ class TheoryResult(Result[TheoryOptions, TheoryRow]):
                 marker=marker,
                 ms=size,
                 mfc="none" if init == "informed" else None,
-                color=colours.get(estimator),
-                label=f"{estimator}, {init} start (theory)",
+                color=colours.get(colour_key),
+                label=labels.get(estimator, f"{estimator}, {init} start (theory)"),
             )
-            colours.setdefault(estimator, line.get_color())
+            colours.setdefault(colour_key, line.get_color())
             bad = [r for r in curve if not r.converged]
             if bad:
                 ax.plot(
@@ -389,6 +496,12 @@ class TheoryResult(Result[TheoryOptions, TheoryRow]):
         return ax
 
 
+def _curve_key(row: TheoryRow) -> tuple[str, str]:
+    """One curve per activation and start; one per Bayes estimator (``bayes`` rows change start
+    where the Bayes-optimal branch does)."""
+    return (row.estimator, "") if row.estimator in BAYES_ESTIMATORS else (row.estimator, row.init)
+
+
 class Theory(Experiment[TheoryOptions, TheoryPoint, TheoryRow, TheoryResult]):
     """Replica-symmetric curves (and simulations) against alpha."""
 
@@ -396,9 +509,10 @@ class Theory(Experiment[TheoryOptions, TheoryPoint, TheoryRow, TheoryResult]):
     summary: ClassVar[str] = "high-dimensional (replica) test error against alpha"
     description: ClassVar[str] = (
         "Replica-symmetric equations in the limit N, D -> inf at fixed alpha (docs/theory.md): "
-        "ridge ERM per activation, the Bayes-optimal state evolution from the informed and the "
-        "random start (--bayes), L-BFGS simulations at a fixed sqrt(N D) (--simulate), and the "
-        "population values every curve tends to as alpha -> inf."
+        "ridge ERM per activation, the Bayes-optimal state evolution (--bayes: the bayes row is "
+        "the fixed point of largest free entropy, the amp row AMP's from a random start), "
+        "L-BFGS simulations at a fixed sqrt(N D) (--simulate), and the population values every "
+        "curve tends to as alpha -> inf."
     )
     options_type = TheoryOptions
     point_type = TheoryPoint
@@ -417,9 +531,9 @@ class Theory(Experiment[TheoryOptions, TheoryPoint, TheoryRow, TheoryResult]):
         estimators = list(activations)
         if options.bayes:
             points += [
-                TheoryPoint("theory", alpha, "bayes", init)
+                TheoryPoint("theory", alpha, name, "random" if name == "amp" else "either")
                 for alpha in alphas
-                for init in ("informed", "random")
+                for name in BAYES_ESTIMATORS
             ]
             estimators.append("bayes")
         if options.simulate is not None:
@@ -438,28 +552,19 @@ class Theory(Experiment[TheoryOptions, TheoryPoint, TheoryRow, TheoryResult]):
             return _simulation_row(config, point, options)
         if point.source == "population":
             return _population_row(config, point.estimator)
-        if point.estimator == "bayes":
-            from bayes_slr.theory.replica_bayes import bayes_replica_point
+        if point.estimator in BAYES_ESTIMATORS:
+            return _bayes_branch_row(config, point, options)
+        from bayes_slr.theory.replica_erm import erm_replica_point
 
-            solved = bayes_replica_point(
-                config,
-                alpha=point.alpha,
-                init=point.init,
-                mc_samples=options.mc_samples,
-                seed=options.seed,
-            )
-        else:
-            from bayes_slr.theory.replica_erm import erm_replica_point
-
-            solved = erm_replica_point(
-                config,
-                point.estimator,
-                alpha=point.alpha,
-                lam=options.lam,
-                init=point.init,
-                mc_samples=options.mc_samples,
-                seed=options.seed,
-            )
+        solved = erm_replica_point(
+            config,
+            point.estimator,
+            alpha=point.alpha,
+            lam=options.lam,
+            init=point.init,
+            mc_samples=options.mc_samples,
+            seed=options.seed,
+        )
         return TheoryRow.from_dict({"source": "theory", **solved.to_row()})
 
     def collect(
@@ -470,7 +575,64 @@ class Theory(Experiment[TheoryOptions, TheoryPoint, TheoryRow, TheoryResult]):
     ) -> TheoryResult:
         """The rows in the order of the points, with the warnings of the curve."""
         rows = tuple(row for _, row in solved)
-        return TheoryResult(options, rows, provenance, warnings=tuple(curve_warnings(rows)))
+        return TheoryResult(
+            options,
+            rows,
+            provenance,
+            notes=tuple(bayes_notes(rows)),
+            warnings=tuple(curve_warnings(rows)),
+        )
+
+
+@functools.lru_cache(maxsize=4)
+def _branches(config: SLRConfig, alpha: float, mc_samples: int, seed: int) -> Any:
+    """:func:`~bayes_slr.theory.phase.bayes_branches` at ``alpha`` (kept for the other row of the
+    same ``alpha``, solved next in the same process)."""
+    from bayes_slr.theory.bayes_channel import BayesChannel
+    from bayes_slr.theory.phase import bayes_branches
+
+    channel = BayesChannel(config, mc_samples=mc_samples, seed=seed)
+    return bayes_branches(config, alpha, channel=channel), channel
+
+
+def _bayes_branch_row(config: SLRConfig, point: TheoryPoint, options: TheoryOptions) -> TheoryRow:
+    """The ``bayes`` row (the fixed point of largest free entropy, with ``I / D``) or the ``amp``
+    row (the fixed point from the uninformative start) at one ``alpha``."""
+    branches, channel = _branches(config, point.alpha, options.mc_samples, options.seed)
+    bayes = point.estimator == "bayes"
+    branch = branches.bayes_optimal if bayes else "uninformative"
+    fixed = branches.bayes if bayes else branches.amp
+    solved = fixed.point
+    information = (
+        (branches.mutual_information, branches.mutual_information_stderr)
+        if bayes
+        else (math.nan, math.nan)
+    )
+    return TheoryRow(
+        source="theory",
+        alpha=point.alpha,
+        estimator=point.estimator,
+        init="informed" if branch == "informed" else "random",
+        test_error=float(fixed.test_error),
+        overlaps={"q_k": float(solved.q_k), "q_v": float(solved.q_v)},
+        converged=bool(solved.converged) and math.isfinite(fixed.test_error),
+        diagnostics=BayesBranchDiagnostics(
+            residual=float(solved.residual),
+            evaluations=int(solved.evaluations),
+            spectral_radius=float(solved.spectral_radius),
+            branch=branch,
+            free_entropy=float(fixed.free_entropy.value),
+            free_entropy_stderr=float(fixed.free_entropy.stderr),
+            mutual_information=float(information[0]),
+            mutual_information_stderr=float(information[1]),
+            test_error_stderr=float(fixed.test_error_stderr),
+            distinct=bool(branches.distinct),
+            hard_phase=bool(branches.hard_phase),
+            certain=bool(branches.certain),
+            method=channel.method,
+            mc_samples=int(channel.mc_samples),
+        ),
+    )
 
 
 def _simulation_row(config: SLRConfig, point: TheoryPoint, options: TheoryOptions) -> TheoryRow:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from bayes_slr.errors import ConfigError, check_real
@@ -272,6 +273,77 @@ class TokenLaw(abc.ABC):
         X, eps = self.draw_tokens_and_location(key, noise[..., None], mask, jnp.ones(1), nu)
         return X[..., 0], eps
 
+    # --- the Bayes-optimal theory (state evolution, free entropy; docs/theory.md part B) ---
+
+    def check_bayes_theory_nu(self, nu: float) -> float:
+        """``nu`` if the Bayes-optimal theory covers it, else ``ConfigError`` (default: every
+        ``nu``)."""
+        return nu
+
+    @abc.abstractmethod
+    def gaussian_location_log_weights(
+        self, nu: float, omega_k: jax.Array, V_k: jax.Array, mask: jax.Array
+    ) -> jax.Array:
+        """``log E_h[P(eps = l | L) g_nu(l, h)]`` with ``h_j ~ N(omega_{k,j}, V_k)`` independent and
+        ``|k|^2 = D``: the location factor of the output channel ``Z_out`` of the state evolution,
+        ``(Lbar,)``, ``-inf`` on padding, differentiable in ``omega_k``."""
+
+    @abc.abstractmethod
+    def gaussian_location_log_posterior(
+        self, nu: float, omega_k: jax.Array, V_k: jax.Array, mask: jax.Array
+    ) -> jax.Array:
+        """``log P(eps = l | X, data)`` for a new sequence whose key projections have the Gaussian
+        posteriors ``N(omega_{k,l}, V_k)`` (its own tokens' evidence included), ``(Lbar,)``."""
+
+    def training_set_location_weights(
+        self,
+        key: jax.Array,
+        nu: float,
+        omega_k: jax.Array,
+        V_k: jax.Array,
+        mask: jax.Array,
+        samples: int,
+    ) -> jax.Array:
+        """Estimates of ``E_h[softmax(c_nu h)]`` under the training-set posterior ``h ~ N(omega_k,
+        V_k)`` (the weights of the posterior mean of ``f``, docs/model.md section 5) for a batch
+        of sequences ``omega_k ~ (..., Lbar)``, shape ``(2,) + omega_k.shape``: two independent
+        estimates, so that their product is unbiased for a square. Default: the Bayes posterior
+        itself (exact, twice), right when the tokens carry no evidence about ``k``."""
+        Lbar = mask.shape[-1]
+        flat_omega, flat_mask = omega_k.reshape(-1, Lbar), mask.reshape(-1, Lbar)
+        log_post = jax.vmap(self.gaussian_location_log_posterior, in_axes=(None, 0, None, 0))(
+            nu, flat_omega, V_k, flat_mask
+        )
+        weights = jnp.exp(log_post).reshape(omega_k.shape)
+        return jnp.stack([weights, weights])
+
+    def bayes_channel_quadrature(
+        self, nu: float, Delta: float, probs: jax.Array, lengths: jax.Array
+    ) -> Callable[[jax.Array], jax.Array] | None:
+        """The state evolution's output channel by quadrature, ``q -> (psi, score_k, score_v)``
+        (``psi = E log Z_out``, ``score_a = E sum_l (d log Z_out / d omega_{l,a})^2``), or
+        ``None`` where the variant's integrals do not allow it (Monte Carlo then)."""
+        return None
+
+    def located_key_score(self, nu: float) -> float | None:
+        """``E sum_l (d log Z_out / d omega_{l,k})^2`` once the location of every training
+        sequence is known (``Delta = 0``, ``q_v = 1``), where it does not depend on ``q_k``;
+        ``None`` otherwise."""
+        return None
+
+    def bayes_attention_key_overlaps(self, nu: float, q_k: float) -> tuple[float, float] | None:
+        """Key overlaps ``(m, q)`` of the softmax attention that equals the Bayes predictor's
+        location weights at the state evolution's ``q_k`` (its error is ``1 - q_v A_softmax``), or
+        ``None`` where no such attention exists."""
+        return None
+
+    def argmax_agreement(
+        self, nu: float, q_k: float, probs: jax.Array, lengths: jax.Array
+    ) -> float | None:
+        """``E[sum_l P_l^2]`` of the location posterior when it is not a softmax attention (the
+        Bayes error is ``1 - q_v`` times it), or ``None`` where no closed form is known."""
+        return None
+
     def __repr__(self) -> str:
         return f"<token law {self.name}>"
 
@@ -318,6 +390,39 @@ class PlantedLaw(TokenLaw):
 
     def population_scores(self, nu: float) -> PlantedScores:
         return PlantedScores(float(self.amplitude(nu)))
+
+    def gaussian_location_log_weights(self, nu, omega_k, V_k, mask):
+        a = self.amplitude(nu)
+        length = jnp.sum(mask)
+        logits = a * omega_k - 0.5 * a**2 * (1.0 - V_k) - jnp.log(length.astype(omega_k.dtype))
+        return jnp.where(mask, logits, -jnp.inf)
+
+    def gaussian_location_log_posterior(self, nu, omega_k, V_k, mask):
+        return jax.nn.log_softmax(
+            jnp.where(mask, self.amplitude(nu) * omega_k, -jnp.inf), where=mask
+        )
+
+    def training_set_location_weights(self, key, nu, omega_k, V_k, mask, samples):
+        noise = jax.random.normal(key, (2, samples) + omega_k.shape)
+        scores = self.amplitude(nu) * (omega_k + jnp.sqrt(V_k) * noise)
+        weights = jax.nn.softmax(jnp.where(mask, scores, -jnp.inf), axis=-1, where=mask)
+        return jnp.mean(weights, axis=1)
+
+    def bayes_channel_quadrature(self, nu, Delta, probs, lengths):
+        from bayes_slr.numerics.mixture_channel import lognormal_mixture_channel
+
+        a = float(self.amplitude(nu))
+        return lambda q: lognormal_mixture_channel(q, Delta, a, probs, lengths)
+
+    def located_key_score(self, nu):
+        """``a^2``: with the location known, ``d log Z_out / d omega_{eps,k} = a``."""
+        return float(self.amplitude(nu)) ** 2
+
+    def bayes_attention_key_overlaps(self, nu, q_k):
+        """``(a q_k, a^2 q_k)``: the weights are ``softmax(a omega_k)``, ``omega_k = q_k chi* +
+        sqrt(q_k (1 - q_k)) u``."""
+        a = float(self.amplitude(nu))
+        return a * q_k, a**2 * q_k
 
     def key_normaliser_precision(self, nu: float) -> float:
         """``a(nu)^2``: the spike's normaliser ``exp(-a^2 |k|^2 / (2D))`` is Gaussian in ``k``."""
@@ -389,6 +494,58 @@ class TiltedLaw(TokenLaw):
 
     def population_scores(self, nu: float) -> TiltedScores:
         return TiltedScores(math.inf if is_infinite(nu) else float(self.tilt(nu)))
+
+    def check_bayes_theory_nu(self, nu):
+        if MAX_FINITE_NU < abs(float(self.tilt(nu))) < math.inf:
+            raise ConfigError(
+                f"Bayes-optimal theory: {self.name}-SLR needs nu <= {MAX_FINITE_NU:g} or nu = inf "
+                f"(got nu = {nu:g}; the cost grows like nu and nu = inf differs by O(1/nu^2)); "
+                f"use --nu inf"
+            )
+        return nu
+
+    def gaussian_location_log_weights(self, nu, omega_k, V_k, mask):
+        return self.gaussian_location_log_posterior(nu, omega_k, V_k, mask)
+
+    def gaussian_location_log_posterior(self, nu, omega_k, V_k, mask):
+        from bayes_slr.numerics import location_integrals
+
+        if is_infinite(nu):
+            return location_integrals.argmax_log_posterior(omega_k, V_k, mask)
+        return location_integrals.softmax_log_posterior(self.tilt(nu), omega_k, V_k, mask)
+
+    def bayes_channel_quadrature(self, nu, Delta, probs, lengths):
+        """Two tokens (every sequence of length 2): the key fields enter through their difference
+        only (:func:`~bayes_slr.numerics.mixture_channel.two_token_mixture_channel`); longer
+        sequences couple more fields through the argmax (Monte Carlo then)."""
+        import numpy as np
+
+        from bayes_slr.numerics.mixture_channel import two_token_mixture_channel
+
+        if np.any((np.asarray(probs) > 0) & (np.asarray(lengths) != 2)):
+            return None
+        tilt = math.inf if is_infinite(nu) else float(self.tilt(nu))
+        return lambda q: two_token_mixture_channel(q, Delta, tilt)
+
+    def bayes_attention_key_overlaps(self, nu, q_k):
+        """``(t q_k, t^2)``: the weights are ``E[softmax(t h')]`` over a posterior sample
+        ``h' = q_k chi* + sqrt(1 - q_k^2) u``; none at ``nu = inf``."""
+        if is_infinite(nu):
+            return None
+        t = float(self.tilt(nu))
+        return t * q_k, t**2
+
+    def argmax_agreement(self, nu, q_k, probs, lengths):
+        """At ``nu = inf`` with lengths 1 or 2: the probability that two posterior samples of the
+        key scores (correlation ``q_k``) have the same argmax, ``1/2 + arcsin(q_k) / pi`` at
+        ``L = 2`` (Sheppard) and 1 at ``L = 1``."""
+        import numpy as np
+
+        probs, lengths = np.asarray(probs), np.asarray(lengths)
+        if not is_infinite(nu) or np.any((probs > 0) & (lengths > 2)):
+            return None
+        two = 0.5 + math.asin(min(max(q_k, -1.0), 1.0)) / math.pi
+        return float(np.sum(np.where(lengths == 2, probs * two, probs)))
 
     def key_normaliser_precision(self, nu: float) -> float:
         """0: ``p(X | k)`` does not depend on ``k``."""

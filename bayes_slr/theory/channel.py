@@ -1,4 +1,5 @@
-"""Monte Carlo draws of the one-sample channel of the replica equations (docs/theory.md).
+"""Monte Carlo draws of the one-sample channel of the replica equations (docs/theory.md), and the
+Bayes-optimal output channel's log-partition on them.
 
 In the limit ``N, D -> inf`` every replica equation is an average over one SLR
 sample seen through its ``L x 2`` teacher projections ``h*_l = (chi*_l, z*_l)`` (drawn
@@ -61,3 +62,19 @@ def student_fields(draws: ChannelDraws, m: jax.Array, q: jax.Array) -> jax.Array
     """
     spread = jnp.sqrt(jnp.maximum(q - m**2, 0.0))
     return (m * draws.h_star + spread * draws.xi) * draws.mask[..., None]
+
+
+def log_output_partition(
+    omega: jax.Array, y: jax.Array, mask: jax.Array, q: jax.Array, config: SLRConfig
+) -> jax.Array:
+    """``log Z_out(y, omega, 1 - q)`` of one sample of the Bayes-optimal state evolution
+    (docs/theory.md part B), ``omega`` of shape ``(Lbar, 2)`` ordered ``(k, v)``.
+
+    ``Z_out = sum_l W_l N(y; omega_{l,v}, Delta + 1 - q_v)`` with the location factor ``W_l`` of
+    the variant (:meth:`~bayes_slr.models.variants.TokenLaw.gaussian_location_log_weights`).
+    """
+    V = 1.0 - q
+    variance = config.Delta + V[1]
+    log_gauss = -0.5 * (y - omega[:, 1]) ** 2 / variance - 0.5 * jnp.log(2 * math.pi * variance)
+    log_weights = config.law.gaussian_location_log_weights(config.nu, omega[:, 0], V[0], mask)
+    return jax.scipy.special.logsumexp(jnp.where(mask, log_weights + log_gauss, -jnp.inf))

@@ -22,13 +22,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayes_slr.errors import ConfigError, check_real
+from bayes_slr.errors import check_real
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.numerics import location_integrals
-from bayes_slr.numerics.location_integrals import MAX_FINITE_NU
-from bayes_slr.theory.channel import ChannelDraws, draw_channel, student_fields
+from bayes_slr.theory.channel import (
+    ChannelDraws,
+    draw_channel,
+    log_output_partition,
+    student_fields,
+)
 from bayes_slr.theory.fixed_point import damped_fixed_point
-from bayes_slr.theory.population import population_error, population_terms
+from bayes_slr.theory.population import length_support, population_terms
 from bayes_slr.theory.result import TheoryPoint, check_solver_options
 
 INNER_SAMPLES = 64
@@ -36,15 +39,9 @@ Q_CEILING = 1.0 - 1e-12
 
 
 def check_bayes_config(config: SLRConfig) -> SLRConfig:
-    """Refuse the settings the state evolution does not cover (max-SLR with ``MAX_FINITE_NU < nu <
-    inf``).
-    """
-    if not config.law.tokens_carry_key and MAX_FINITE_NU < config.c_nu < math.inf:
-        raise ConfigError(
-            f"Bayes-optimal theory: max-SLR needs nu <= {MAX_FINITE_NU:g} or nu = inf (got nu = "
-            f"{config.nu:g}; the cost grows like nu and nu = inf differs by O(1/nu^2)); use "
-            f"--nu inf"
-        )
+    """Refuse the settings the state evolution does not cover (the variant decides: max-SLR with
+    ``MAX_FINITE_NU < nu < inf``)."""
+    config.law.check_bayes_theory_nu(config.nu)
     return config
 
 
@@ -60,7 +57,8 @@ def location_log_posterior(
         Spiked: ``log softmax(sqrt(nu) omega_k)`` (the test tokens' own tilt included).
         Max, ``nu = inf``: log probability that token ``l`` is the argmax of independent
         ``h_j ~ N(omega_{k,j}, V_k)``. Max, finite ``nu``: ``log E_h[softmax(nu h)_l]``
-        (:func:`~bayes_slr.numerics.location_integrals.softmax_log_posterior`).
+        (:func:`~bayes_slr.numerics.location_integrals.softmax_log_posterior`). The variant
+        computes it (:meth:`~bayes_slr.models.variants.TokenLaw.gaussian_location_log_posterior`).
     omega_k : (Lbar,) posterior means of the key projections.
     V_k : posterior variance, in ``[0, 1]`` (``1 - q_k``).
     mask : (Lbar,) True on real tokens.
@@ -69,37 +67,20 @@ def location_log_posterior(
     -------
     (Lbar,) log probabilities, ``-inf`` on padded tokens; differentiable in ``omega_k``.
     """
-    if config.law.tokens_carry_key:
-        return jax.nn.log_softmax(jnp.where(mask, config.c_nu * omega_k, -jnp.inf), where=mask)
-    if not math.isinf(config.c_nu):
-        return location_integrals.softmax_log_posterior(config.c_nu, omega_k, V_k, mask)
-    return location_integrals.argmax_log_posterior(omega_k, V_k, mask)
-
-
-def _log_partition(omega: jax.Array, y, mask, q: jax.Array, config: SLRConfig) -> jax.Array:
-    """``log Z_out(y, omega, 1 - q)`` of one sample, ``omega`` of shape ``(Lbar, 2)``."""
-    V = 1.0 - q
-    variance = config.Delta + V[1]
-    log_gauss = -0.5 * (y - omega[:, 1]) ** 2 / variance - 0.5 * jnp.log(2 * math.pi * variance)
-    if config.law.tokens_carry_key:
-        length = jnp.sum(mask)
-        log_tilt = config.c_nu * omega[:, 0] - 0.5 * config.c_nu**2 * q[0] - jnp.log(length)
-    else:
-        log_tilt = location_log_posterior(config, omega[:, 0], V[0], mask)
-    return jax.scipy.special.logsumexp(jnp.where(mask, log_tilt + log_gauss, -jnp.inf))
+    return config.law.gaussian_location_log_posterior(config.nu, omega_k, V_k, mask)
 
 
 def _update(q: jax.Array, draws: ChannelDraws, config: SLRConfig, alpha) -> jax.Array:
     """One application of the state-evolution map ``q -> qhat / (1 + qhat)``."""
     omega = student_fields(draws, q, q)
-    score = jax.vmap(jax.grad(_log_partition), in_axes=(0, 0, 0, None, None))(
+    score = jax.vmap(jax.grad(log_output_partition), in_axes=(0, 0, 0, None, None))(
         omega, draws.y, draws.mask, q, config
     )
     qhat = alpha * jnp.mean(jnp.sum(score**2 * draws.mask[..., None], axis=1), axis=0)
     return jnp.minimum(qhat / (1.0 + qhat), Q_CEILING)
 
 
-def _errors(
+def draw_errors(
     q: jax.Array, draws: ChannelDraws, config: SLRConfig, key: jax.Array
 ) -> dict[str, jax.Array]:
     """Test errors at overlaps ``q``, by Monte Carlo over the channel draws.
@@ -124,46 +105,36 @@ def _errors(
         "nishimori_gap": jnp.mean(yhat**2) - jnp.mean(draws.y * yhat),
         "nishimori_gap_stderr": jnp.std(yhat**2 - draws.y * yhat) / math.sqrt(yhat.size),
     }
-    if config.law.tokens_carry_key:
-        noise = jax.random.normal(key, (2, INNER_SAMPLES) + omega.shape[:2])
-        scores = omega[..., 0] + jnp.sqrt(V[0]) * noise
-        weights = jnp.mean(
-            jax.nn.softmax(
-                jnp.where(draws.mask, config.c_nu * scores, -jnp.inf), axis=-1, where=draws.mask
-            ),
-            axis=1,
-        )
-        predictions = jnp.sum(jnp.where(draws.mask, weights, 0.0) * omega[..., 1], axis=-1)
-        # yhat = E[y | omega], so its error exceeds the Bayes one by E[(yhat - prediction)^2];
-        # two independent inner estimates make the product unbiased for the square.
-        result["posterior_mean_f_excess"] = jnp.mean(
-            (yhat - predictions[0]) * (yhat - predictions[1])
-        )
-    else:
-        result["posterior_mean_f_excess"] = jnp.zeros(())
+    weights = config.law.training_set_location_weights(
+        key, config.nu, omega[..., 0], V[0], draws.mask, INNER_SAMPLES
+    )
+    predictions = jnp.sum(jnp.where(draws.mask, weights, 0.0) * omega[..., 1], axis=-1)
+    # yhat = E[y | omega], so its error exceeds the Bayes one by E[(yhat - prediction)^2];
+    # two independent inner estimates make the product unbiased for the square (zero where the
+    # tokens carry no evidence about k: the two predictors coincide).
+    result["posterior_mean_f_excess"] = jnp.mean((yhat - predictions[0]) * (yhat - predictions[1]))
     return result
 
 
-def _quadrature_error(config: SLRConfig, q_k: float, q_v: float) -> float | None:
-    """The Bayes error at overlaps ``(q_k, q_v)`` by quadrature (docs/model.md section 4), free of
-    Monte Carlo error.
+def quadrature_bayes_error(config: SLRConfig, q_k: float, q_v: float) -> float | None:
+    """The Bayes error at overlaps ``(q_k, q_v)`` by quadrature, free of Monte Carlo error.
 
-    Spiked: ``E[y | X, data]`` is softmax attention with key overlaps ``(c q_k, c^2 q_k)`` and
-    value overlaps ``(q_v, q_v)``. Max, finite ``nu``: the error is
-    ``1 - q_v E[sum_l P_l^2] = 1 - q_v E[P_eps*]`` (Nishimori), and ``P_l = E[softmax(nu h')_l]``
-    with the posterior sample ``h' = q_k chi* + sqrt(1 - q_k^2) u`` (``chi*``, ``u`` i.i.d.
-    ``N(0, 1)``): ``A_softmax`` at key overlaps ``(nu q_k, nu^2)``. ``None`` for ``nu = inf``
-    or non-finite overlaps (the Monte Carlo value stays).
+    By Nishimori the error is ``1 - q_v E[P_eps*]`` with ``P`` the Bayes location weights. Where
+    they are a softmax attention (:meth:`~bayes_slr.models.variants.TokenLaw.
+    bayes_attention_key_overlaps`: spiked ``softmax(c omega_k)``, key overlaps ``(c q_k, c^2
+    q_k)``; max with finite ``nu``, ``E[softmax(nu h')]`` over a posterior sample ``h' = q_k chi*
+    + sqrt(1 - q_k^2) u``, key overlaps ``(nu q_k, nu^2)``) ``E[P_eps*]`` is ``A_softmax``
+    (docs/model.md section 4); max with ``nu = inf`` and lengths up to 2 has a closed form
+    (:meth:`~bayes_slr.models.variants.TokenLaw.argmax_agreement`). ``None`` otherwise, or for
+    non-finite overlaps (the Monte Carlo value stays).
     """
     if not (math.isfinite(q_k) and math.isfinite(q_v)):
         return None
-    if config.law.tokens_carry_key:
-        return population_error(
-            "softmax", config, config.c_nu * q_k, config.c_nu**2 * q_k, q_v, q_v
-        )
-    if math.isinf(config.c_nu):
-        return None
-    return 1.0 - q_v * population_terms("softmax", config, config.c_nu * q_k, config.c_nu**2)[0]
+    overlaps = config.law.bayes_attention_key_overlaps(config.nu, q_k)
+    if overlaps is not None:
+        return 1.0 - q_v * population_terms("softmax", config, *overlaps)[0]
+    agreement = config.law.argmax_agreement(config.nu, q_k, *length_support(config))
+    return None if agreement is None else 1.0 - q_v * agreement
 
 
 @functools.partial(jax.jit, static_argnames=("config", "max_iter"))
@@ -175,7 +146,7 @@ def _solve(draws, start, config, alpha, damping, tol, max_iter, key):
         tol=tol,
         max_iter=max_iter,
     )
-    return result, _errors(result.x, draws, config, key)
+    return result, draw_errors(result.x, draws, config, key)
 
 
 @functools.partial(jax.jit, static_argnames=("config", "iterations"))
@@ -259,7 +230,7 @@ def bayes_replica_point(
     result, errors = _solve(draws, start, config, alpha, damping, tol, max_iter, key_inner)
     q_k, q_v = (float(x) for x in result.x)
     errors = {name: float(value) for name, value in errors.items()}
-    quadrature = _quadrature_error(config, q_k, q_v)
+    quadrature = quadrature_bayes_error(config, q_k, q_v)
     errors["monte_carlo"], errors["monte_carlo_stderr"] = errors["bayes"], errors["bayes_stderr"]
     if quadrature is not None:
         errors["bayes"] = quadrature

@@ -133,6 +133,7 @@ def test_a_sweep_interrupted_before_any_point_says_nothing_was_kept(tmp_path):
 
 CHEAP = {
     "bayes-risk": ["--L", "2"],
+    "phase": ["--Delta", "0.01", "--tol", "1e-3", "--scan", "9"],
     "theory": ["--activations", "linear", "--alpha", "2", "--mc-samples", "64"],
     "simulate": ["--N", "1", "--D", "4"],
     "amp": [

@@ -82,15 +82,28 @@ def test_theory_command_of_the_issue_exits_0_with_its_warnings(capsys, tmp_path)
 
 
 def test_theory_hard_phase(capsys, tmp_path):
-    """Bayes-optimal at ``Delta = 0``, spiked ``nu = 2``, ``L = 3``, ``alpha = 1.1``: the random
-    start stops at an error near 0.61, the informed one near 0.43 (the warning's tolerance is
-    1e-6).
+    """Spiked ``nu = 2``, ``L = 3``, ``Delta = 0``, ``alpha = 1.1`` (docs/theory.md part D): a hard
+    phase. The ``amp`` row (the uninformative start) stops at 0.63141, the ``bayes`` row (the
+    fixed point of largest free entropy: exact recovery of ``v``, ``Phi = +inf``) at 0.42750; the
+    warning names both rows. At ``alpha = 2`` (above ``alpha_alg = 1.241``) they coincide.
     """
-    argv = ["theory", *SPIKED, "--Delta", "0", "--alpha", "1.1", "--bayes", "--activation"]
-    printed, result = run_table_then_json(capsys, [*argv, "--mc-samples", "256"], tmp_path)
-    assert_shown(printed, result, "bayes at alpha=1.1: the random start ends at")
-    errors = {row["init"]: row["test_error"] for row in result["rows"]}
-    assert errors["random"] - errors["informed"] > 0.1
+    argv = ["theory", *SPIKED, "--Delta", "0", "--alpha", "1.1", "2", "--bayes"]
+    argv += ["--activations", "linear", "--mc-samples", "64"]
+    printed, result = run_table_then_json(capsys, argv, tmp_path)
+    assert_shown(
+        printed,
+        result,
+        "hard phase at alpha=1.1: AMP (random start, amp row) error 0.6314, Bayes-optimal error "
+        "0.4275 (bayes row",
+    )
+    assert not any("alpha=2" in w for w in result["warnings"])
+    rows = {(r["estimator"], r["alpha"]): r for r in result["rows"] if r["source"] == "theory"}
+    bayes, amp = rows["bayes", 1.1], rows["amp", 1.1]
+    assert abs(bayes["test_error"] - 0.42750) < 1e-5 and abs(amp["test_error"] - 0.63141) < 1e-5
+    assert bayes["init"] == "informed" and bayes["diagnostics"]["hard_phase"]
+    assert bayes["diagnostics"]["free_entropy"] > amp["diagnostics"]["free_entropy"]
+    assert rows["bayes", 2.0]["test_error"] == rows["amp", 2.0]["test_error"]
+    assert any("bayes rows: the global maximiser" in note for note in result["notes"])
 
 
 GAP_ERM = ["gap", *SPIKED, "--activations", "linear", "--seeds", "2"]

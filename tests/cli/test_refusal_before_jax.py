@@ -39,6 +39,9 @@ sys.exit(code)
         ["posterior", "--alpha", "0"],
         ["posterior", "--nu", "-1"],
         ["posterior-sweep", "--alpha", "1", "nan"],
+        ["phase", "--Delta", "-1"],
+        ["phase", "--alpha-max", "0"],
+        ["phase", "--variant", "max", "--nu", "200"],
     ],
 )
 def test_a_bad_value_is_refused_without_importing_jax(argv):

@@ -32,8 +32,10 @@ from typing import Any
 import pytest
 
 from bayes_slr.models.spec import LengthLaw, SLRConfig
+from bayes_slr.theory.phase import bayes_branches
 from bayes_slr.theory.replica_bayes import bayes_replica_point
 from bayes_slr.theory.replica_erm import erm_replica_point
+from bayes_slr.theory.state_evolution import state_evolution
 
 sys.path.insert(0, str(Path(__file__).parent / "golden"))
 from commands import COMMANDS, GOLDEN, POSTERIOR, run_command  # noqa: E402
@@ -169,10 +171,37 @@ def bayes_risk_rule(samples: int | None) -> Rule:
     return rule
 
 
+BAYES_ESTIMATORS = ("bayes", "amp")
+"""``theory --bayes`` rows: fixed points of the state evolution on the quadrature channel."""
+SEARCH_TOLERANCE = 1e-5
+"""An activation's population optimum is a Nelder-Mead search (``xatol`` 1e-6 in its parameters):
+its overlaps (the arg-min) are within this, relative; its error only moves at second order."""
+JACOBIAN_TOLERANCE = 1e-6
+"""``spectral_radius`` of a Bayes fixed point comes from a Jacobian by central differences."""
+
+
 def solver_tolerance(estimator: str) -> float:
-    """The stopping tolerance (relative residual) a theory row is solved to by default."""
+    """The stopping tolerance (residual) a theory row is solved to by default."""
+    if estimator in BAYES_ESTIMATORS:
+        return inspect.signature(state_evolution).parameters["tol"].default
     solve = bayes_replica_point if estimator == "bayes" else erm_replica_point
     return inspect.signature(solve).parameters["tol"].default
+
+
+def branch_numbers(config: SLRConfig, alpha: float, estimator: str, **tol) -> tuple[dict, float]:
+    """The numbers of a ``bayes`` or ``amp`` row that are functions of its fixed point, and the
+    fixed point's residual."""
+    branches = bayes_branches(config, alpha, **tol)
+    fixed = branches.bayes if estimator == "bayes" else branches.amp
+    numbers = {
+        "test_error": fixed.test_error,
+        "q_k": fixed.point.q_k,
+        "q_v": fixed.point.q_v,
+        "free_entropy": fixed.free_entropy.value,
+    }
+    if estimator == "bayes":
+        numbers["mutual_information"] = branches.mutual_information
+    return numbers, fixed.point.residual
 
 
 def solved_numbers(point) -> dict[str, float]:
@@ -206,6 +235,16 @@ def solve_propagation(output: dict, seed: int) -> list[float]:
     config = SLRConfig(settings["variant"], 1, length, float(settings["nu"]), settings["Delta"])
     factors = []
     for row in output["rows"]:
+        if row["source"] == "population":  # no solve: quadrature or a search (theory_rule)
+            factors.append(0.0)
+            continue
+        if row["estimator"] in BAYES_ESTIMATORS:
+            a, residual = branch_numbers(config, row["alpha"], row["estimator"])
+            tight = 1e-4 * solver_tolerance(row["estimator"])
+            b, _ = branch_numbers(config, row["alpha"], row["estimator"], tol=tight)
+            moved = max(abs(a[name] - b[name]) / max(1.0, abs(b[name])) for name in a)
+            factors.append(moved / max(residual, ROUNDING))
+            continue
         estimator, options = (
             row["estimator"],
             {
@@ -235,13 +274,35 @@ def theory_rule(factors: tuple[float, ...]) -> Rule:
     stopped within ``K tol`` of the same fixed point; diagnostics against their thresholds."""
 
     def rule(path: str, recorded: float, current: float, parents) -> Problem:
-        index = int(re.match(r"/rows\[(\d+)\]", path).group(1))
+        row = re.match(r"/rows\[(\d+)\]", path)
+        if row is None:  # the provenance's seed
+            return exact(path, recorded, current)
+        index = int(row.group(1))
         old_output, _ = parents[0]
         estimator = old_output["rows"][index]["estimator"]
         tol = solver_tolerance(estimator)
         name = path.rsplit("/", 1)[1]
         if name in {"alpha", "mc_samples", "lam"}:
             return exact(path, recorded, current)
+        if old_output["rows"][index]["source"] == "population":
+            if name == "test_error":
+                bound = 2 * POPULATION_ERROR_BOUND
+                return within(path, recorded, current, bound, "two optima's bounds")
+            if name == "error_bound":
+                ok = current <= QUADRATURE_BOUND
+                return None if ok else f"{path}: quadrature bound {current!r} above 1e-7"
+            bound = SEARCH_TOLERANCE * max(1.0, abs(recorded))
+            return within(path, recorded, current, bound, "the search's arg-min")
+        if estimator in BAYES_ESTIMATORS:
+            if name == "evaluations":  # a cost, not a result
+                return None if current > 0 else f"{path}: {current} channel evaluations"
+            if name == "spectral_radius":
+                return within(path, recorded, current, JACOBIAN_TOLERANCE, "central differences")
+            # the solver promises |F(q) - q| < tol: numbers within K tol of the fixed point, K >= 1
+            if name != "residual":
+                scale = max(1.0, abs(recorded))
+                tolerance = 2 * SOLVE_SAFETY * max(factors[index], 1.0) * tol * scale + ROUNDING
+                return within(path, recorded, current, tolerance, f"fixed point to {tol:g}")
         if name == "residual":
             return None if current <= tol else f"{path}: {current!r} above its tolerance {tol}"
         if name == "prox_max_stationarity":

@@ -229,6 +229,7 @@ def test_cli_json_and_resume(tmp_path, capsys):
         "--L",
         "3",
         "--activation",
+        "linear",
         "--alpha",
         "4",
         "--bayes",
@@ -240,12 +241,14 @@ def test_cli_json_and_resume(tmp_path, capsys):
     ]
     assert main(argv) == 0
     first = json.loads(capsys.readouterr().out)
-    assert {r["init"] for r in first["rows"]} == {"informed", "random"}
-    assert all(r["estimator"] == "bayes" and r["alpha"] == 4.0 for r in first["rows"])
+    theory = [r for r in first["rows"] if r["source"] == "theory"]
+    assert [r["estimator"] for r in theory] == ["linear", "bayes", "amp"]
+    assert all(r["alpha"] == 4.0 for r in theory)
     assert main(argv) == 0
     second = json.loads(capsys.readouterr().out)
     assert second["rows"] == first["rows"]
-    assert len((tmp_path / "run" / "theory.jsonl").read_text().splitlines()) == 2
+    # linear, bayes, amp, and the population values of linear and bayes
+    assert len((tmp_path / "run" / "theory.jsonl").read_text().splitlines()) == 5
 
 
 def test_cli_simulate_adds_lbfgs_rows_at_fixed_size(tmp_path, capsys):

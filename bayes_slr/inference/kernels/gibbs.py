@@ -47,16 +47,20 @@ class DirectionConditionals(NamedTuple):
 
 
 def direction_conditionals(
-    tokens: jax.Array, y: jax.Array, config: SLRConfig
+    tokens: jax.Array, y: jax.Array, config: SLRConfig, beta: jax.Array | float = 1.0
 ) -> DirectionConditionals:
     """Conditional laws of ``k`` and ``v`` given the token at each sequence's location
     (``(N, D)``).
+
+    ``beta``: of the tempered law whose complete-data likelihood is raised to the power ``beta``
+    (annealed importance sampling, :mod:`bayes_slr.inference.evidence`): the spike's precision
+    and the value regression's ``1 / Delta`` are multiplied by it.
     """
     N, D = tokens.shape
     amplitude = config.c_nu  # the spike a(nu) k / sqrt(D): sqrt(nu) for spiked SLR
-    k_precision = jnp.asarray(1.0 + N * amplitude**2 / D)
-    k_mean = amplitude / math.sqrt(D) * jnp.sum(tokens, axis=0) / k_precision
-    value = value_conditional(tokens, y, config.Delta)
+    k_precision = jnp.asarray(1.0 + beta * N * amplitude**2 / D)
+    k_mean = beta * amplitude / math.sqrt(D) * jnp.sum(tokens, axis=0) / k_precision
+    value = value_conditional(tokens, y, config.Delta / beta)
     return DirectionConditionals(k_mean, k_precision, value.mean, value.cholesky)
 
 

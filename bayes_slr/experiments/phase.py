@@ -1,0 +1,444 @@
+"""``phase``: the thresholds of the Bayes-optimal problem over a grid of one setting (issue 20).
+
+One point per value of the swept setting (``Delta``, ``nu`` or ``L``: the one given as a list of
+several values; the others are single values): the thresholds of the state evolution located by
+:func:`~bayes_slr.theory.thresholds.thresholds` on ``[alpha_min, alpha_max]`` (docs/theory.md part
+D). Convention: ``alpha_sp <= alpha_IT <= alpha_alg``; AMP from a random start is Bayes-optimal
+except on ``alpha_IT < alpha < alpha_alg`` (the hard phase), and below ``alpha_IT`` the low-error
+(informed) branch is not reached by any estimator. A threshold is a float: ``nan`` where it does
+not exist (or no transition was seen), ``-inf`` / ``inf`` where it lies below ``alpha_min`` /
+above ``alpha_max``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from bayes_slr.errors import ConfigError, check_int, check_real
+from bayes_slr.experiments.base import (
+    Experiment,
+    Options,
+    Provenance,
+    Record,
+    Result,
+    option,
+    register_experiment,
+)
+from bayes_slr.experiments.figures import new_axes
+from bayes_slr.experiments.tables import format_table
+from bayes_slr.experiments.task import (
+    NU_DEFAULT_TEXT,
+    check_nonempty,
+    describe_nu,
+    resolved_nu,
+    seed_option,
+    task_config,
+    variable_length_option,
+    variant_option,
+)
+
+THRESHOLDS = ("alpha_WR", "alpha_sp", "alpha_IT", "alpha_alg", "alpha_PR")
+"""The thresholds of a row, in the order of the table (``alpha_sp <= alpha_IT <= alpha_alg``)."""
+SETTINGS = ("Delta", "nu", "L")
+"""The settings a phase diagram may sweep (one of them at a time)."""
+DEFAULT_DELTAS = (0.0, 0.001, 0.002, 0.005)
+"""Spiked ``nu = 2``, ``L = 3``: the hard phase is widest at ``Delta = 0`` and closes between
+``Delta = 0.002`` and ``0.003`` (docs/theory.md part D)."""
+CURVE_POINTS = 33
+"""Points of the initial scan of the fixed-point curve (``theory.fixed_point_curve.CURVE_POINTS``,
+repeated here so the options import without JAX; a test keeps them equal)."""
+DEFAULT_MC_SAMPLES = 65536
+"""Channel draws where the variant has no quadrature (``theory.bayes_channel``'s default)."""
+VALUE_CONVENTION = (
+    "thresholds: nan = none (no such transition for this task, or none seen on the scan: see "
+    "the row's notes), -inf = below alpha_min, inf = above alpha_max; tolerances holds each "
+    "located value's error bound (0 for a closed form)"
+)
+PHASE_CONVENTION = (
+    "alpha_sp <= alpha_IT <= alpha_alg: AMP (random start) is Bayes-optimal except in the hard "
+    "phase alpha_IT < alpha < alpha_alg; alpha_WR is none in SLR (q = 0 is never a fixed point); "
+    "alpha_PR (exact recovery of v) exists only at Delta = 0"
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class PhaseOptions(Options):
+    """Settings of ``phase``: one task with one setting swept, and the range of ``alpha``."""
+
+    variant: str = variant_option()
+    nu: tuple[float, ...] | None = option(
+        None,
+        "signal strengths, each >= 0 (inf for max only); several values sweep nu",
+        default_text=NU_DEFAULT_TEXT,
+    )
+    L: tuple[int, ...] = option(
+        (3,),
+        "sequence lengths, each >= 1 (Lbar with --variable-length); several values sweep L",
+    )
+    variable_length: bool = variable_length_option()
+    Delta: tuple[float, ...] = option(
+        DEFAULT_DELTAS,
+        "noise variances, each >= 0; several values sweep Delta (give one to sweep nu or L)",
+    )
+    alpha_min: float = option(
+        0.5, "lower end of the alpha range reported (a threshold below: -inf), > 0"
+    )
+    alpha_max: float = option(
+        2.0, "upper end of the alpha range reported (a threshold above: inf), > alpha-min, finite"
+    )
+    tol: float = option(
+        1e-5, "error bound of each located threshold, in (0, (alpha-max - alpha-min) / 4)"
+    )
+    scan: int = option(
+        CURVE_POINTS,
+        "points of the scan of the fixed-point curve, >= 5 (an S narrower than its spacing is "
+        "missed)",
+    )
+    mc_samples: int = option(
+        DEFAULT_MC_SAMPLES,
+        "channel draws where the variant has no quadrature (max-SLR with L >= 3), >= 2",
+    )
+    seed: int = seed_option("seed of the channel draws (Monte Carlo channels only)")
+
+    def validate(self) -> None:
+        """Refuse a bad range or tolerance, more than one swept setting, or a task the
+        Bayes-optimal theory does not cover (without importing JAX)."""
+        self._set("nu", self.nus())  # the variant's default made explicit: the record is complete
+        for name in SETTINGS:
+            check_nonempty(name, getattr(self, name))
+        swept = [name for name in SETTINGS if len(getattr(self, name)) > 1]
+        if len(swept) > 1:
+            hint = "; Delta's default is a list" if self.Delta == DEFAULT_DELTAS else ""
+            raise ConfigError(
+                f"{' and '.join(swept)}: sweep one setting at a time (give the others one "
+                f"value, e.g. --Delta 0{hint})"
+            )
+        for Delta in self.Delta:
+            check_real("Delta", Delta, minimum=0.0)
+        alpha_min = check_real("alpha_min", self.alpha_min, minimum=0.0, strict=True)
+        alpha_max = check_real("alpha_max", self.alpha_max, minimum=0.0, strict=True)
+        if alpha_max <= alpha_min:
+            raise ConfigError(
+                f"alpha_max must be a number > alpha_min = {alpha_min:g}, got {alpha_max:g}"
+            )
+        tol = check_real("tol", self.tol, minimum=0.0, strict=True)
+        if tol >= (alpha_max - alpha_min) / 4:
+            raise ConfigError(
+                f"tol must be a number in (0, (alpha_max - alpha_min) / 4 = "
+                f"{(alpha_max - alpha_min) / 4:g}), got {tol:g}"
+            )
+        check_int("scan", self.scan, 5)
+        check_int("mc_samples", self.mc_samples, 2)
+        check_int("seed", self.seed, 0)
+        for point in self.grid():
+            config = task_config(self.variant, point.L, self.variable_length, point.nu, point.Delta)
+            config.law.check_bayes_theory_nu(config.nu)
+
+    def nus(self) -> tuple[float, ...]:
+        """The signal strengths (the variant's default when none were given)."""
+        return self.nu if self.nu is not None else (resolved_nu(self.variant, None),)
+
+    def swept(self) -> str:
+        """The setting the diagram is drawn against: the one with several values (``Delta`` when
+        every setting has one value)."""
+        return next((name for name in SETTINGS if len(getattr(self, name)) > 1), "Delta")
+
+    def grid(self) -> list[PhasePoint]:
+        """One point per value of the swept setting, in the order given."""
+        return [
+            PhasePoint(nu=float(nu), L=int(L), Delta=float(Delta))
+            for nu in self.nus()
+            for L in self.L
+            for Delta in self.Delta
+        ]
+
+
+@dataclasses.dataclass(frozen=True)
+class PhasePoint(Record):
+    """One task of the grid."""
+
+    nu: float
+    L: int
+    Delta: float
+
+
+@dataclasses.dataclass(frozen=True)
+class PhaseRow(Record):
+    """The thresholds of one task.
+
+    Attributes
+    ----------
+    variant, nu, L, variable_length, Delta : the task.
+    alpha_WR, alpha_sp, alpha_IT, alpha_alg, alpha_PR : the thresholds (weak recovery, spinodal,
+        information-theoretic, algorithmic, perfect recovery): ``nan`` = none, ``-inf`` / ``inf``
+        = below ``alpha_min`` / above ``alpha_max``.
+    tolerances : each threshold's error bound (0 for a closed form, ``nan`` where no value).
+    statuses : each threshold's status (``located``, ``exact``, ``below range``, ``above range``,
+        ``none``).
+    notes : each threshold's note (how it was found, or why there is none).
+    hard_phase : whether AMP is not Bayes-optimal somewhere in the range
+        (``alpha_IT < alpha_alg``).
+    method : the channel (``quadrature`` or ``monte carlo``).
+    mc_samples : channel draws (0 for a quadrature).
+    evaluations : channel evaluations spent.
+    """
+
+    variant: str
+    nu: float
+    L: int
+    variable_length: bool
+    Delta: float
+    alpha_WR: float
+    alpha_sp: float
+    alpha_IT: float
+    alpha_alg: float
+    alpha_PR: float
+    tolerances: dict[str, float]
+    statuses: dict[str, str]
+    notes: dict[str, str]
+    hard_phase: bool
+    method: str
+    mc_samples: int
+    evaluations: int
+
+    def threshold(self, name: str) -> float:
+        """The threshold called ``name`` (one of :data:`THRESHOLDS`)."""
+        return getattr(self, name)
+
+    def describe(self, name: str) -> str:
+        """A threshold as the table prints it: ``1.22612 +- 1e-05``, ``1 (exact)``, ``< 0.5``,
+        ``> 4`` or ``none``."""
+        value, status = self.threshold(name), self.statuses[name]
+        if status == "located":
+            return f"{value:.6g} +- {self.tolerances[name]:.1g}"
+        if status == "exact":
+            return f"{value:g} (exact)"
+        if status in ("below range", "above range"):
+            return status
+        return "none"
+
+
+def threshold_value(status: str, value: float | None) -> float:
+    """A threshold record as one float: the value, ``-inf`` / ``inf`` out of range, else ``nan``."""
+    if status in ("located", "exact"):
+        return float(value)
+    if status == "below range":
+        return -math.inf
+    if status == "above range":
+        return math.inf
+    return math.nan
+
+
+def has_hard_phase(alpha_IT: float, alpha_alg: float) -> bool:
+    """Whether ``alpha_IT < alpha < alpha_alg`` meets the range (both exist)."""
+    if math.isnan(alpha_IT) or math.isnan(alpha_alg):
+        return False
+    return alpha_IT < alpha_alg and alpha_IT != math.inf and alpha_alg != -math.inf
+
+
+REGIONS = (
+    ("impossible", "0.75", "impossible: alpha < alpha_IT (low error out of reach)"),
+    ("hard", "C3", "hard: alpha_IT < alpha < alpha_alg (AMP not Bayes-optimal)"),
+    ("easy", "C2", "easy: AMP (random start) Bayes-optimal"),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class PhaseResult(Result[PhaseOptions, PhaseRow]):
+    """The thresholds per value of the swept setting."""
+
+    def table(self) -> str:
+        """One line per task: the swept setting, each threshold, the hard phase."""
+        swept = self.options.swept()
+        header = [swept, *THRESHOLDS, "hard_phase", "method", "evaluations"]
+        lines = [
+            [
+                _setting_text(row, swept),
+                *(row.describe(name) for name in THRESHOLDS),
+                row.hard_phase,
+                row.method,
+                row.evaluations,
+            ]
+            for row in self.rows
+        ]
+        return format_table(header, lines)
+
+    def regions(self, row: PhaseRow) -> list[tuple[str, float, float]]:
+        """``(region, start, end)`` over ``[alpha_min, alpha_max]`` for one row: impossible below
+        ``alpha_IT``, hard up to ``alpha_alg``, easy above; easy throughout without a transition
+        (``alpha_IT`` none)."""
+        low, high = self.options.alpha_min, self.options.alpha_max
+
+        def clip(value: float) -> float:
+            return min(max(value, low), high)
+
+        alpha_IT, alpha_alg = row.alpha_IT, row.alpha_alg
+        if math.isnan(alpha_IT):
+            return [("easy", low, high)]
+        jump = alpha_IT if math.isnan(alpha_alg) else alpha_alg
+        edges = [low, clip(alpha_IT), clip(jump), high]
+        names = ("impossible", "hard", "easy")
+        parts = [(name, a, b) for name, a, b in zip(names, edges, edges[1:])]
+        return [part for part in parts if part[2] > part[1]]
+
+    def plot(self, ax: Any = None) -> Any:
+        """The phase diagram: one horizontal bar per value of the swept setting, split into the
+        impossible, hard and easy regions of ``alpha``; ``alpha_sp`` (the informed branch
+        appears) marked with a tick."""
+        created = ax is None
+        ax = new_axes(ax, size=(7, 2.2 + 0.45 * len(self.rows)))
+        swept = self.options.swept()
+        labelled: set[str] = set()
+        colours = {name: colour for name, colour, _ in REGIONS}
+        texts = {name: text for name, _, text in REGIONS}
+        for index, row in enumerate(self.rows):
+            for name, start, end in self.regions(row):
+                ax.barh(
+                    index,
+                    end - start,
+                    left=start,
+                    height=0.6,
+                    color=colours[name],
+                    label=None if name in labelled else texts[name],
+                )
+                labelled.add(name)
+            if math.isfinite(row.alpha_sp):
+                ax.plot(
+                    [row.alpha_sp] * 2,
+                    [index - 0.35, index + 0.35],
+                    "k:",
+                    lw=1.5,
+                    label=None if "sp" in labelled else "alpha_sp: the informed branch appears",
+                )
+                labelled.add("sp")
+        ax.set_yticks(range(len(self.rows)), [_setting_text(row, swept) for row in self.rows])
+        ax.set_ylabel(swept)
+        ax.invert_yaxis()
+        ax.set_xlim(self.options.alpha_min, self.options.alpha_max)
+        ax.set_xlabel("alpha = N / D")
+        first = self.rows[0] if self.rows else None
+        fixed = [
+            f"{name}={_setting_text(first, name)}" for name in SETTINGS if name != swept and first
+        ]
+        length = "L ~ U{1..L}" if self.options.variable_length else ""
+        ax.set_title(
+            f"{self.options.variant}-SLR, " + ", ".join(fixed + ([length] if length else [])),
+            fontsize=9,
+        )
+        if created:  # below the axes, inside the figure (constrained layout makes room)
+            ax.figure.legend(fontsize=7, loc="outside lower center", ncol=2)
+        else:
+            ax.legend(fontsize=7)
+        return ax
+
+
+def _setting_text(row: PhaseRow, name: str) -> str:
+    value = getattr(row, name)
+    return describe_nu(value) if name == "nu" else f"{value:g}"
+
+
+class Phase(Experiment[PhaseOptions, PhasePoint, PhaseRow, PhaseResult]):
+    """The thresholds of the Bayes-optimal state evolution over one swept setting."""
+
+    name: ClassVar[str] = "phase"
+    summary: ClassVar[str] = (
+        "phase diagram: the thresholds alpha_sp, alpha_IT, alpha_alg (and alpha_PR) per task"
+    )
+    description: ClassVar[str] = (
+        "Thresholds of the Bayes-optimal state evolution (docs/theory.md part D) over a grid of "
+        "one setting (--Delta, --nu or --L given as several values), each located on "
+        "[alpha-min, alpha-max] to within tol from the fixed-point curve alpha(q_v) and the free "
+        "entropy: alpha_sp (the informed branch appears), alpha_IT (the Bayes error jumps), "
+        "alpha_alg (AMP from a random start jumps), alpha_PR (exact recovery, Delta = 0) and "
+        "alpha_WR (none in SLR). AMP is Bayes-optimal except for alpha_IT < alpha < alpha_alg."
+    )
+    options_type = PhaseOptions
+    point_type = PhasePoint
+    solved_type = PhaseRow
+    result_type = PhaseResult
+    sweep_axes: ClassVar[tuple[str, ...]] = SETTINGS
+
+    def points(self, options: PhaseOptions) -> list[PhasePoint]:
+        """One point per value of the swept setting."""
+        return options.grid()
+
+    def solve(self, options: PhaseOptions, point: PhasePoint) -> PhaseRow:
+        """The thresholds of one task."""
+        from bayes_slr.theory.bayes_channel import BayesChannel
+        from bayes_slr.theory.thresholds import thresholds
+
+        config = task_config(
+            options.variant, point.L, options.variable_length, point.nu, point.Delta
+        )
+        channel = BayesChannel(config, mc_samples=options.mc_samples, seed=options.seed)
+        found = thresholds(
+            config,
+            options.alpha_min,
+            options.alpha_max,
+            options.tol,
+            channel=channel,
+            scan=options.scan,
+        )
+        records = {record.name: record for record in found.all()}
+        values = {
+            name: threshold_value(records[name].status, records[name].value) for name in THRESHOLDS
+        }
+        return PhaseRow(
+            variant=options.variant,
+            nu=float(config.nu),
+            L=point.L,
+            variable_length=options.variable_length,
+            Delta=point.Delta,
+            **values,
+            tolerances={
+                name: math.nan if records[name].tolerance is None else records[name].tolerance
+                for name in THRESHOLDS
+            },
+            statuses={name: records[name].status for name in THRESHOLDS},
+            notes={name: records[name].note for name in THRESHOLDS},
+            hard_phase=has_hard_phase(values["alpha_IT"], values["alpha_alg"]),
+            method=found.method,
+            mc_samples=channel.mc_samples,
+            evaluations=found.evaluations,
+        )
+
+    def collect(
+        self,
+        options: PhaseOptions,
+        solved: Sequence[tuple[PhasePoint, PhaseRow]],
+        provenance: Provenance,
+    ) -> PhaseResult:
+        """The rows in the order of the grid, with the conventions and the distinct notes."""
+        rows = tuple(row for _, row in solved)
+        notes = [VALUE_CONVENTION, PHASE_CONVENTION]
+        for row in rows:
+            where = ", ".join(f"{name}={_setting_text(row, name)}" for name in SETTINGS)
+            missing: dict[str, list[str]] = {}
+            for name in ("alpha_sp", "alpha_IT", "alpha_alg"):
+                if row.statuses[name] == "none":
+                    missing.setdefault(row.notes[name], []).append(name)
+            for note, names in missing.items():
+                notes.append(f"{where}: {', '.join(names)} none: {note}")
+        if rows:
+            notes.append(f"alpha_WR: {rows[0].notes['alpha_WR']}")
+        warnings = [
+            f"{', '.join(f'{n}={_setting_text(row, n)}' for n in SETTINGS)}: Monte Carlo channel "
+            f"({row.mc_samples} draws): the draws' own error is not in the tolerance (compare "
+            f"another --seed)"
+            for row in rows
+            if row.method != "quadrature"
+            and any(row.statuses[name] == "located" for name in THRESHOLDS)
+        ]
+        return PhaseResult(
+            options,
+            rows,
+            provenance,
+            notes=tuple(dict.fromkeys(notes)),
+            warnings=tuple(warnings),
+        )
+
+
+PHASE = register_experiment(Phase())
