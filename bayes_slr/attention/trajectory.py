@@ -117,20 +117,26 @@ class Trajectory:
         """The last logged point."""
         return self.points[-1]
 
-    def crossing_time(self, name: str, level: float) -> float:
-        """First time ``column(name)`` reaches ``level`` (from below or above, whichever side the
-        run starts on), linear in ``log time`` between logged points; ``nan`` if it never does.
+    def crossing_time(self, name: str, level: float, *, magnitude: bool = False) -> float:
+        """First time ``column(name)`` (its absolute value with ``magnitude``) reaches ``level``
+        from the side the run starts on, linear in ``log time`` between logged points; ``nan`` if
+        it never does.
 
         Used for escape times: a run that starts at a saddle with overlaps of order ``1/sqrt(D)``
-        escapes when ``m_k`` reaches a fixed fraction of its final value.
+        escapes when ``|m_k|`` reaches a fixed fraction of its final value (``magnitude``: an odd
+        activation can leave the saddle towards ``-k*`` as well as ``+k*``).
         """
         values, times = self.column(name), self.column("time")
+        if magnitude:
+            values = np.abs(values)
         side = np.sign(values[0] - level)
+        if side == 0:
+            return float(times[0])
         crossed = np.nonzero(np.sign(values - level) != side)[0]
-        if side == 0 or crossed.size == 0:
-            return times[0] if side == 0 else math.nan
+        if crossed.size == 0:
+            return math.nan
         i = int(crossed[0])
-        if i == 0 or times[i - 1] <= 0.0:
+        if times[i - 1] <= 0.0:
             return float(times[i])
         fraction = (level - values[i - 1]) / (values[i] - values[i - 1])
         return float(np.exp(np.log(times[i - 1]) + fraction * np.log(times[i] / times[i - 1])))
