@@ -33,7 +33,7 @@ def test_erf_second_moment_matches_quadrature(mu: float, sigma: float) -> None:
 
 
 def test_erf_second_moment_at_zero_mean_is_the_arcsine_law() -> None:
-    """``E[erf(sigma Z)^2] = (2/pi) arcsin(2 sigma^2 / (1 + 2 sigma^2))`` (a classical closed form)."""
+    """``E[erf(sigma Z)^2] = (2/pi) arcsin(2 sigma^2 / (1 + 2 sigma^2))`` (a classical form)."""
     sigma = np.array([0.1, 0.5, 1.0, 3.0])
     expected = 2.0 / np.pi * np.arcsin(2.0 * sigma**2 / (1.0 + 2.0 * sigma**2))
     np.testing.assert_allclose(
