@@ -112,6 +112,25 @@ class Trajectory:
             dtype=float,
         )
 
+    def interpolate(self, name: str, times: np.ndarray) -> np.ndarray:
+        """``column(name)`` at ``times`` (within the logged range), linear in ``log time`` between
+        logged points (linear from the point at time 0 to the next)."""
+        values, logged = self.column(name), self.column("time")
+        times = np.asarray(times, dtype=float)
+        if np.any(times < logged[0]) or np.any(times > logged[-1] * (1.0 + 1e-12)):
+            raise ConfigError(f"times must lie in the logged range [{logged[0]:g}, {logged[-1]:g}]")
+        positive = logged > 0.0
+        after_start = np.interp(
+            np.log(np.maximum(times, logged[positive][0])),
+            np.log(logged[positive]),
+            values[positive],
+        )
+        if positive.all():
+            return after_start
+        early = times < logged[positive][0]
+        before = np.interp(times, logged[:2], values[:2])
+        return np.where(early, before, after_start)
+
     @property
     def last(self) -> TrajectoryPoint:
         """The last logged point."""

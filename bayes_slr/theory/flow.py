@@ -475,6 +475,44 @@ def solve_flow(run: FlowRun, *, on_log: OnLog | None = None) -> Trajectory:
     return Trajectory(run, tuple(points), solution.y[:, -1])
 
 
+def matching_flow(
+    trajectory: Trajectory,
+    *,
+    start: int = 0,
+    log_points: int = 200,
+    mc_samples: int = MC_SAMPLES,
+    seed: int = 0,
+) -> FlowRun:
+    """The ODE that a training run follows as ``D -> inf``, from one of its logged points.
+
+    ``trajectory`` comes from :func:`~bayes_slr.attention.dynamics.train_dynamics`: online SGD
+    maps to ``method="sgd"`` with its ``eta`` and batch, gradient descent to the population flow
+    (its ``alpha -> inf``, ``eta -> 0`` limit); the activation, task and projection are the run's.
+    The ODE starts at the overlaps of ``trajectory.points[start]`` (cross overlaps dropped) and
+    ends at the run's last logged time.
+    """
+    settings = trajectory.settings
+    if not hasattr(settings, "time_per_step"):
+        raise ConfigError("trajectory must come from a training run (train_dynamics)")
+    first, end = trajectory.points[start], trajectory.last.time
+    later = [p.time for p in trajectory.points[start + 1 :] if p.time > first.time]
+    if not later:
+        raise ConfigError(f"start must be a logged point before the last; got {start}")
+    method = dict(method="sgd", eta=settings.eta, batch=settings.batch)
+    return FlowRun(
+        settings.config,
+        settings.activation,
+        Overlaps.of_point(first),
+        t_max=end - first.time,
+        sphere=settings.sphere,
+        log_points=log_points,
+        t_min=min(later[0] - first.time, 0.5 * (end - first.time)),
+        mc_samples=mc_samples,
+        seed=seed,
+        **(method if settings.method == "sgd" else {}),
+    )
+
+
 def escape_rate(run: FlowRun) -> float:
     """Growth rate ``mu`` of ``(m_k, m_v)`` at the saddle ``m_k = m_v = 0`` with the norms of the
     start.
