@@ -147,6 +147,14 @@ class TrainingRun:
         record["config"] = self.config.to_dict()
         return record
 
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> TrainingRun:
+        """Inverse of :meth:`to_record` (checked again); ``ConfigError`` if malformed."""
+        try:
+            return cls(**{**record, "config": SLRConfig.from_dict(record["config"])})
+        except (KeyError, TypeError) as exc:
+            raise ConfigError(f"training run record is incomplete or malformed: {exc}") from exc
+
 
 class RunKeys(NamedTuple):
     """The independent PRNG keys of a run."""

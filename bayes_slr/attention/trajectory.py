@@ -167,6 +167,19 @@ class Trajectory:
             "points": [point.to_record() for point in self.points],
         }
 
+    @classmethod
+    def from_record(cls, record: dict[str, Any], settings_type: type) -> Trajectory:
+        """Inverse of :meth:`to_record`; ``settings_type`` (``TrainingRun``, ``FlowRun``) reads the
+        settings with its ``from_record``. ``ConfigError`` if malformed."""
+        try:
+            settings, points = record["settings"], record["points"]
+        except (KeyError, TypeError) as exc:
+            raise ConfigError(f"trajectory record is incomplete or malformed: {exc}") from exc
+        return cls(
+            settings_type.from_record(settings),
+            tuple(TrajectoryPoint.from_record(point) for point in points),
+        )
+
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Checkpoint:

@@ -197,6 +197,20 @@ class FlowRun:
         record["config"] = self.config.to_dict()
         return record
 
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> FlowRun:
+        """Inverse of :meth:`to_record` (checked again); ``ConfigError`` if malformed."""
+        try:
+            return cls(
+                **{
+                    **record,
+                    "config": SLRConfig.from_dict(record["config"]),
+                    "start": Overlaps(**record["start"]),
+                }
+            )
+        except (KeyError, TypeError) as exc:
+            raise ConfigError(f"flow run record is incomplete or malformed: {exc}") from exc
+
 
 class ScoreDraws(NamedTuple):
     """Draws of the population law of the scores, ``(n, Lbar)`` each, in antithetic pairs.
