@@ -52,6 +52,7 @@ from bayes_slr.experiments.erm import erm_experiment
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.simulate import draw_teacher, simulate
 from bayes_slr.models.spec import LengthLaw, SLRConfig
+from bayes_slr.records import provenance
 from bayes_slr.theory.bayes import bayes_error_exact
 from bayes_slr.theory.flow import (
     FlowRun,
@@ -92,6 +93,7 @@ def stored(name, compute, settings_type=None):
     else:
         result = compute()
         record = result.to_record() if isinstance(result, Trajectory) else result
+        record["provenance"] = provenance({"name": name}, None)  # the settings hold the seed
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.with_suffix(".tmp").write_text(json.dumps(record))
@@ -130,8 +132,8 @@ def until_escaped(run: TrainingRun, level: float) -> Trajectory:
 # `m_k`; the time `m_k` reaches 0.5 does not grow with `D`.
 
 # %%
-SIZES = (500, 2000, 8000) if FULL else (100,)
-SOFTMAX_SEEDS = {500: 4, 2000: 3, 8000: 2} if FULL else {100: 1}
+SIZES = (500, 2000, 8000) if FULL else (60,)
+SOFTMAX_SEEDS = {500: 4, 2000: 3, 8000: 2} if FULL else {60: 1}
 T_SOFTMAX = 10.0 if FULL else 3.0
 softmax_runs = {}
 for D in SIZES:
@@ -222,7 +224,7 @@ if FULL:
 # leaving that way is counted apart.
 
 # %%
-SADDLE_SEEDS = {500: 16, 2000: 8, 8000: 3} if FULL else {100: 2}
+SADDLE_SEEDS = {500: 16, 2000: 8, 8000: 2} if FULL else {60: 2}
 T_SADDLE = 24.0 if FULL else 4.0
 saddle = {}
 for D in SIZES:
@@ -445,12 +447,13 @@ for name, config in SETTINGS.items():
     for activation in ACTIVATIONS:
         ends = []
         for seed in range(SEEDS_ELSEWHERE):
+            eta = step_size(activation, 0.25)
             run = TrainingRun(
                 config.replace(D=D_SEEDS),
                 activation,
                 "sgd",
-                eta=0.25,
-                steps=round(T_SEEDS * D_SEEDS / 0.25),
+                eta=eta,
+                steps=round(T_SEEDS * D_SEEDS / eta),
                 seed=seed,
                 log_points=12,
                 N_test=20_000 if FULL else 1000,
@@ -472,7 +475,7 @@ for name, config in SETTINGS.items():
                     Overlaps.typical_start("random", D_SEEDS, config),
                     t_max=T_SEEDS,
                     method="sgd",
-                    eta=0.25,
+                    eta=step_size(activation, 0.25),
                     mc_samples=MC,
                 )
             ),
@@ -508,7 +511,7 @@ for name, config in SETTINGS.items():
                     config.replace(D=D_ALPHA),
                     activation,
                     "gd",
-                    eta=0.5,
+                    eta=step_size(activation, 0.5),
                     steps=GD_STEPS,
                     alpha=ALPHA,
                     lam=lam,

@@ -113,7 +113,7 @@ class TrainingRun:
     def __post_init__(self) -> None:
         if not isinstance(self.config, SLRConfig):
             raise ConfigError(f"config must be an SLRConfig, got {type(self.config).__name__}")
-        check_activation(self.activation)
+        object.__setattr__(self, "activation", check_activation(self.activation))
         check_choice("method", self.method, METHODS)
         object.__setattr__(self, "eta", check_real("eta", self.eta, minimum=0.0, strict=True))
         object.__setattr__(self, "steps", check_int("steps", self.steps, 1))

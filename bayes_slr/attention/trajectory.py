@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.records import json_ready
 
 OVERLAP_NAMES = ("m_k", "q_k", "m_v", "q_v", "k_vstar", "v_kstar", "k_v", "c")
 """Order parameters of a point (docs/model.md section 4, all divided by ``D``; ``c`` the erf
@@ -57,12 +58,8 @@ class TrajectoryPoint:
     loss: float
 
     def to_record(self) -> dict[str, Any]:
-        """JSON-ready fields (non-finite floats as strings, as ``records.json_ready`` writes
-        them)."""
-        return {
-            name: _json_float(value) if isinstance(value, float) else value
-            for name, value in dataclasses.asdict(self).items()
-        }
+        """JSON-ready fields (non-finite floats as the strings ``records.json_ready`` writes)."""
+        return json_ready(dataclasses.asdict(self))
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> TrajectoryPoint:
@@ -76,12 +73,6 @@ class TrajectoryPoint:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"trajectory point record is incomplete or malformed: {exc}") from exc
-
-
-def _json_float(value: float) -> float | str:
-    if math.isfinite(value):
-        return value
-    return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -159,7 +159,7 @@ class FlowRun:
     def __post_init__(self) -> None:
         if not isinstance(self.config, SLRConfig):
             raise ConfigError(f"config must be an SLRConfig, got {type(self.config).__name__}")
-        check_activation(self.activation)
+        object.__setattr__(self, "activation", check_activation(self.activation))
         if not isinstance(self.start, Overlaps):
             raise ConfigError(f"start must be Overlaps, got {type(self.start).__name__}")
         check_choice("method", self.method, METHODS)
