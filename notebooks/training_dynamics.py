@@ -45,6 +45,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
+import bayes_slr
 from bayes_slr.attention.activations import register_activation, sphere_erf
 from bayes_slr.attention.dynamics import TrainingRun, run_keys, train_dynamics
 from bayes_slr.attention.trajectory import Checkpoint, Trajectory
@@ -68,7 +69,7 @@ from bayes_slr.theory.replica_erm import erm_replica_point
 enable_compilation_cache()
 FULL = os.environ.get("BAYES_SLR_FULL", "") == "1"
 OUT = os.environ.get("BAYES_SLR_DYNAMICS_OUT")
-FIGURES = Path("../docs/figures") if Path("../docs/figures").is_dir() else Path("docs/figures")
+FIGURES = Path(bayes_slr.__file__).resolve().parents[1] / "docs" / "figures"  # the repository's
 SPIKED = SLRConfig("spiked", 100, LengthLaw.fixed(3), 2.0)
 MAX = SLRConfig("max", 100, LengthLaw.fixed(3), math.inf)
 SETTINGS = {"spiked nu=2": SPIKED, "max nu=inf": MAX} if FULL else {"spiked nu=2": SPIKED}

@@ -51,6 +51,7 @@ from bayes_slr.attention.estimators import (
 from bayes_slr.attention.span import span_test_error
 from bayes_slr.attention.training import RANDOM_INIT_SCALE, objective
 from bayes_slr.attention.trajectory import (
+    OVERLAP_NAMES,
     Checkpoint,
     DivergenceError,
     OnLog,
@@ -361,8 +362,7 @@ def train_dynamics(
         return TrajectoryPoint(
             step=s,
             time=s * run.time_per_step,
-            **{name: float(overlaps[name]) for name in ("m_k", "q_k", "m_v", "q_v")},
-            **{name: float(overlaps[name]) for name in ("k_vstar", "v_kstar", "k_v")},
+            **{name: float(overlaps[name]) for name in OVERLAP_NAMES if name != "c"},
             c=float(p.c),
             test_error=error.value,
             test_stderr=error.stderr,
@@ -371,7 +371,7 @@ def train_dynamics(
 
     schedule = log_spaced_steps(run.steps, run.log_points)
     if not points:
-        params, _, value, stop_value = advance(params, jnp.asarray(0), jnp.asarray(0))
+        params, _, value, _ = advance(params, jnp.asarray(0), jnp.asarray(0))
         if not math.isfinite(float(value)) or float(value) > LOSS_LIMIT:
             raise DivergenceError(run.method, run.eta, float(value), 0, None)
         points.append(measure(params, 0, float(value)))
