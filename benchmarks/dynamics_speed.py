@@ -151,7 +151,7 @@ def main() -> None:
     args = parser.parse_args()
     repeats = 2 if args.quick else 3
     dims = (100, 1000) if args.quick else (100, 500, 2000, 8000)
-    batches = (1, 16) if args.quick else (1, 4, 16, 64)
+    batches = (1, 16) if args.quick else (1, 16, 64)
     odes = ode_times(repeats)
     costs = {
         D: {B: sgd_costs(D, B, max(256, 2_000_000 // (3 * D)), repeats) for B in batches}

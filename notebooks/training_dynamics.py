@@ -48,7 +48,7 @@ import numpy as np
 import bayes_slr
 from bayes_slr.attention.activations import register_activation, sphere_erf
 from bayes_slr.attention.dynamics import TrainingRun, run_keys, train_dynamics
-from bayes_slr.attention.trajectory import Checkpoint, Trajectory
+from bayes_slr.attention.trajectory import Checkpoint, Trajectory, first_crossing
 from bayes_slr.experiments.erm import erm_experiment
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.simulate import draw_teacher, simulate
@@ -221,8 +221,9 @@ if FULL:
 # `(m_k, m_v) = 0` is a fixed point, unstable with rate `mu` (SGD noise lowers it). From
 # `m ~ 1/sqrt(D)` a run escapes after `log(D) / (2 mu) + O(1)`, the `O(1)` random (the start
 # and the noise of the plateau, `-log|Z| / mu`): compare medians over seeds. The saddle is also
-# unstable along the cross overlaps `(k.v*, v.k*)`, where the manifold ODE does not go; a run
-# leaving that way is counted apart.
+# unstable along the cross overlaps `(k.v*, v.k*)`, off the manifold the ODE lives on: a run
+# escapes when the larger of `|m_k|` and `|k.v*/D|` reaches 0.4, and the way it left is counted.
+# `D = 8000` runs stop once `|m_k|` passes 0.6 (the escape is what they measure).
 
 # %%
 SADDLE_SEEDS = {500: 16, 2000: 8, 8000: 2} if FULL else {60: 2}
@@ -242,7 +243,6 @@ for D in SIZES:
             log_points=150,
             N_test=5000 if FULL else 1000,
         )
-        # D = 8000 stops once |m_k| passes 0.6 (the escape is what it measures)
         saddle[D, seed] = stored(
             f"sgd_erf_sphere_D{D}_seed{seed}",
             lambda run=run, D=D: until_escaped(run, 0.6 if D > 2000 else math.inf),
@@ -269,26 +269,48 @@ print(
     f"escape rate: mu = {mu:.4f} (SGD eta/B = 0.25), {mu_flow:.4f} (flow); "
     f"predicted growth 1/(2 mu) = {1 / (2 * mu):.3f} per unit of log D"
 )
-medians = {}
+medians, sectors = {}, {}
+
+
+def distance_from_saddle(trajectory):
+    """The larger of ``|m_k|`` and ``|k.v*/D|``: an escape along the manifold or the cross
+    overlaps."""
+    return np.maximum(np.abs(trajectory.column("m_k")), np.abs(trajectory.column("k_vstar")))
+
+
 for D in SIZES:
-    times, cross = [], 0
+    times, way = [], []
     for seed in range(SADDLE_SEEDS[D]):
         trajectory = saddle[D, seed]
-        times.append(trajectory.crossing_time("m_k", 0.4, magnitude=True))
-        cross += abs(trajectory.last.k_vstar) > 0.4
-    escaped = np.where(np.isnan(times), np.inf, times)
-    medians[D] = float(np.median(escaped))
+        times.append(
+            first_crossing(trajectory.column("time"), distance_from_saddle(trajectory), 0.4)
+        )
+        way.append(
+            "manifold"
+            if abs(trajectory.last.m_k) >= 0.4
+            else "cross"
+            if abs(trajectory.last.k_vstar) >= 0.4
+            else "saddle"
+        )
+    medians[D] = float(np.median(np.where(np.isnan(times), np.inf, times)))
+    sectors[D] = way
     print(
-        f"D={D:5d}: escape times {np.round(times, 2)}, median {medians[D]:.2f}, "
-        f"along the cross overlaps: {cross} of {len(times)}, "
-        f"median - log(D)/(2 mu) = {medians[D] - math.log(D) / (2 * mu):.2f}"
+        f"D={D:5d}: escape times {np.round(times, 2)}, median {medians[D]:.2f} "
+        f"(median - log(D)/(2 mu) = {medians[D] - math.log(D) / (2 * mu):.2f}); left along the "
+        f"manifold {way.count('manifold')}, the cross overlaps {way.count('cross')}, "
+        f"still at the saddle at the end {way.count('saddle')}"
     )
+    for sector in ("manifold", "cross"):
+        chosen = [t for t, w in zip(times, way) if w == sector]
+        if chosen:
+            print(f"         escape times along the {sector}: median {np.median(chosen):.2f}")
 if len(SIZES) > 1:
-    slope = np.polyfit(np.log(SIZES), [medians[D] for D in SIZES], 1)[0]
+    slope, intercept = np.polyfit(np.log(SIZES), [medians[D] for D in SIZES], 1)
     print(
-        f"fitted growth of the median: {slope:.3f} per unit of log D "
-        f"(predicted {1 / (2 * mu):.3f}; one median's standard error "
-        f"{1.166 / (mu * math.sqrt(min(SADDLE_SEEDS.values()))):.2f})"
+        f"fitted growth of the median escape time: {slope:.3f} per unit of log D "
+        f"(predicted 1/(2 mu) = {1 / (2 * mu):.3f}); a median over n seeds has standard error "
+        f"1.166/(mu sqrt(n)) = "
+        + ", ".join(f"{1.166 / (mu * math.sqrt(SADDLE_SEEDS[D])):.2f}" for D in SIZES)
     )
 
 # %% [markdown]

@@ -128,28 +128,10 @@ class Trajectory:
         return self.points[-1]
 
     def crossing_time(self, name: str, level: float, *, magnitude: bool = False) -> float:
-        """First time ``column(name)`` (its absolute value with ``magnitude``) reaches ``level``
-        from the side the run starts on, linear in ``log time`` between logged points; ``nan`` if
-        it never does.
-
-        Used for escape times: a run that starts at a saddle with overlaps of order ``1/sqrt(D)``
-        escapes when ``|m_k|`` reaches a fixed fraction of its final value (``magnitude``: an odd
-        activation can leave the saddle towards ``-k*`` as well as ``+k*``).
-        """
-        values, times = self.column(name), self.column("time")
-        if magnitude:
-            values = np.abs(values)
-        side = np.sign(values[0] - level)
-        if side == 0:
-            return float(times[0])
-        crossed = np.nonzero(np.sign(values - level) != side)[0]
-        if crossed.size == 0:
-            return math.nan
-        i = int(crossed[0])
-        if times[i - 1] <= 0.0:
-            return float(times[i])
-        fraction = (level - values[i - 1]) / (values[i] - values[i - 1])
-        return float(np.exp(np.log(times[i - 1]) + fraction * np.log(times[i] / times[i - 1])))
+        """:func:`first_crossing` of ``column(name)`` (of its absolute value with ``magnitude``:
+        an odd activation can leave a saddle towards ``-k*`` as well as ``+k*``)."""
+        values = self.column(name)
+        return first_crossing(self.column("time"), np.abs(values) if magnitude else values, level)
 
     def to_record(self) -> dict[str, Any]:
         """JSON-ready: the settings' record and the points (not the final iterate)."""
@@ -219,6 +201,27 @@ class DivergenceError(ArithmeticError):
             f"{method} diverged with step size eta = {eta:g}: the loss was {loss:.3g} at step "
             f"{at:g}; {kept}"
         )
+
+
+def first_crossing(times: np.ndarray, values: np.ndarray, level: float) -> float:
+    """First time ``values`` reaches ``level`` from the side it starts on, linear in ``log time``
+    between logged points; ``nan`` if it never does.
+
+    Used for escape times: a run that starts at a saddle with overlaps of order ``1/sqrt(D)``
+    escapes when an overlap (or the largest of several) reaches a fixed level.
+    """
+    times, values = np.asarray(times, dtype=float), np.asarray(values, dtype=float)
+    side = np.sign(values[0] - level)
+    if side == 0:
+        return float(times[0])
+    crossed = np.nonzero(np.sign(values - level) != side)[0]
+    if crossed.size == 0:
+        return math.nan
+    i = int(crossed[0])
+    if times[i - 1] <= 0.0:
+        return float(times[i])
+    fraction = (level - values[i - 1]) / (values[i] - values[i - 1])
+    return float(np.exp(np.log(times[i - 1]) + fraction * np.log(times[i] / times[i - 1])))
 
 
 def log_spaced_steps(steps: int, points: int) -> np.ndarray:
