@@ -11,7 +11,7 @@ PYENV_ROOT ?= $(HOME)/.pyenv
 comma := ,
 IS_RECENT := import sys; print(sys.executable) if sys.version_info >= ($(subst .,$(comma),$(MIN_PYTHON))) else sys.exit(1)
 
-.PHONY: demo test format clean
+.PHONY: demo test test-variation format clean
 
 # A .venv made by an older Python (or whose interpreter no longer runs) is made again.
 ifneq ($(wildcard $(VENV)),)
@@ -55,6 +55,11 @@ test: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 --dist loadfile --nbmake tests notebooks
+
+# The whole suite under conditions that change floating-point rounding (one XLA thread, one core,
+# another XLA CPU instruction set, each with a cold compilation cache): see tests/variation.sh.
+test-variation: $(STAMP)
+	tests/variation.sh
 
 format: $(STAMP)
 	$(BIN)/ruff check --fix .

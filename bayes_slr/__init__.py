@@ -1,17 +1,52 @@
 """bayes-slr: check Bayes-optimality claims about attention on single-location regression.
 
-Importing the package turns on JAX float64 (``jax_enable_x64``): the exact
-integrals and the log-densities need it, and one precision everywhere keeps a
-seed's output the same across the CLI, notebooks and tests.
+The public API is one function per measurement, with the command line's names and defaults,
+each returning a typed result (``.rows``, ``.to_pandas()``, ``.plot()``, ``.table()``,
+``.to_json()``)::
+
+    import bayes_slr
+    result = bayes_slr.bayes_risk(L=(3, 5, 10))
+    result.to_pandas()
+
+Importing the package turns on JAX float64 and the persistent compilation cache (see
+:mod:`bayes_slr.jax_setup`) without importing JAX, and loads the rest on first use: JAX is
+imported when a computation starts.
 """
 
-import jax
+from typing import Any
 
-jax.config.update("jax_enable_x64", True)
+from bayes_slr.jax_setup import configure_jax
 
-from bayes_slr.errors import ConfigError  # noqa: E402
-from bayes_slr.models.spec import LengthLaw, SLRConfig  # noqa: E402
+configure_jax()
 
 __version__ = "0.1.0"
 
-__all__ = ["ConfigError", "LengthLaw", "SLRConfig", "__version__"]
+_EXPORTS = {
+    "simulate": "bayes_slr.api",
+    "bayes_risk": "bayes_slr.api",
+    "gap": "bayes_slr.api",
+    "theory": "bayes_slr.api",
+    "amp": "bayes_slr.api",
+    "posterior": "bayes_slr.api",
+    "posterior_sweep": "bayes_slr.api",
+    "ConfigError": "bayes_slr.errors",
+    "LengthLaw": "bayes_slr.models.spec",
+    "SLRConfig": "bayes_slr.models.spec",
+}
+"""Public name -> the module defining it (imported on first use)."""
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'bayes_slr' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

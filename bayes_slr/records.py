@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from tqdm import tqdm
 
 from bayes_slr.errors import ConfigError
+from bayes_slr.interrupts import raise_if_interrupted
 
 TRACKED_PACKAGES = (
     "bayes-slr",
@@ -72,23 +73,97 @@ def json_ready(value: Any) -> Any:
     return value
 
 
-def check_writable_output(path: str | os.PathLike, *, force: bool, name: str = "--out") -> Path:
-    """Refuse an output path that exists (unless ``force``) or whose folder cannot be written.
+NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+"""The strings :func:`json_ready` writes for non-finite floats, and the floats they stand for."""
 
-    A file derived from a resumable log (a ``--plot`` with ``--out``) passes ``force=True``:
-    re-running the command updates it.
+
+def from_json_ready(value: Any) -> Any:
+    """Undo :func:`json_ready`'s strings: ``"inf"``, ``"-inf"`` and ``"nan"`` become floats again.
+
+    Results read back from a file (or passed through ``json_ready`` for one) then hold numbers
+    wherever the computation gave numbers, so code that formats or compares them needs no
+    special case.
+    """
+    if isinstance(value, dict):
+        return {k: from_json_ready(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [from_json_ready(v) for v in value]
+    if isinstance(value, str):
+        return NON_FINITE.get(value, value)
+    return value
+
+
+def json_text(value: Any, *, indent: int | None = 2) -> str:
+    """``value`` as standard JSON text: every float keeps one JSON type (a number).
+
+    ``+-inf`` is written as the number ``+-1e999``, which JSON readers parse as infinity (Python,
+    JavaScript, R's jsonlite, pandas) or as the largest float; ``nan`` (an undefined value) is
+    written as ``null``. NumPy scalars and arrays become numbers and lists.
+    """
+
+    def encode(item: Any) -> Any:
+        if isinstance(item, dict):
+            return {str(k): encode(v) for k, v in item.items()}
+        if isinstance(item, (list, tuple)):
+            return [encode(v) for v in item]
+        if hasattr(item, "item") and getattr(item, "ndim", 1) == 0:
+            item = item.item()
+        if hasattr(item, "tolist"):
+            return encode(item.tolist())
+        if isinstance(item, float) and not math.isfinite(item):
+            return None if math.isnan(item) else (_INF if item > 0 else _MINUS_INF)
+        return item
+
+    text = json.dumps(encode(value), indent=indent, allow_nan=False)
+    return text.replace(f'"{_INF}"', "1e999").replace(f'"{_MINUS_INF}"', "-1e999")
+
+
+_INF, _MINUS_INF = "__bayes_slr_plus_infinity__", "__bayes_slr_minus_infinity__"
+"""Placeholders of infinities while :func:`json_text` encodes."""
+
+
+def _try_create_in(folder: Path, name: str) -> None:
+    """Raise ``ConfigError`` unless a file can really be created in ``folder`` (``os.access`` says
+    yes to root on read-only or virtual file systems such as ``/proc``)."""
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".bayes-slr-write-check."):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"`{name}`: cannot write in folder {folder} ({exc.strerror})") from None
+
+
+def check_output_file(path: str | os.PathLike, *, force: bool, name: str = "out") -> Path:
+    """Refuse, before any work, an output file that exists (unless ``force``) or that could not
+    be written (its folder missing, a file, read-only, or not a real file system).
+
+    A file derived from a resumable log (a plot of a sweep with ``out``) passes ``force=True``:
+    running again updates it. ``name`` is the option the path was given as.
     """
     path = Path(path)
-    if path.exists() and not force:
-        raise ConfigError(f"{name}: {path} exists; pass --force to overwrite it")
     if path.is_dir():
-        raise ConfigError(f"{name}: {path} is a folder, expected a file path")
-    folder = path.parent if str(path.parent) else Path(".")
+        raise ConfigError(f"`{name}`: {path} is a folder, expected a file path")
+    if path.exists() and not force:
+        raise ConfigError(f"`{name}`: {path} exists; set `force` to overwrite it")
+    folder = path.parent
     if not folder.is_dir():
-        raise ConfigError(f"{name}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise ConfigError(f"{name}: folder {folder} is not writable")
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise ConfigError(f"`{name}`: {folder} {what}")
+    _try_create_in(folder, name)
     return path
+
+
+def prepare_output_folder(path: str | os.PathLike, *, name: str = "out") -> Path:
+    """Create the output folder ``path`` (and its parents) if needed and check that files can be
+    written in it; ``ConfigError`` naming ``name`` otherwise. Called before any work."""
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"`{name}`: {folder} is a file, expected a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"`{name}`: cannot create folder {folder} ({exc.strerror})") from None
+    _try_create_in(folder, name)
+    return folder
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
@@ -140,7 +215,7 @@ class SweepLog:
         if self.path.exists():
             self._load()
         elif not self.path.parent.is_dir():
-            raise ConfigError(f"--out: folder {self.path.parent} does not exist")
+            raise ConfigError(f"`out`: folder {self.path.parent} does not exist")
 
     def _load(self) -> None:
         text = self.path.read_text(encoding="utf-8", errors="replace")
@@ -158,8 +233,8 @@ class SweepLog:
                 record["result"]
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise ConfigError(
-                    f"--out: {self.path} line {number} is not a bayes-slr sweep record ({exc}); "
-                    "move the file away or pass another --out"
+                    f"`out`: {self.path} line {number} is not a bayes-slr sweep record ({exc}); "
+                    "move the file away or give another `out`"
                 ) from exc
             self._done[key] = record
 
@@ -193,12 +268,8 @@ class SweepLog:
 
 
 def open_sweep_log(folder: str | os.PathLike, name: str) -> SweepLog:
-    """Create the ``--out`` folder if needed and open its resumable sweep log ``folder/name``."""
-    folder = Path(folder)
-    if folder.exists() and not folder.is_dir():
-        raise ConfigError(f"--out: {folder} is a file, expected a folder")
-    folder.mkdir(parents=True, exist_ok=True)
-    return SweepLog(folder / name)
+    """Create the output folder if needed and open its resumable sweep log ``folder/name``."""
+    return SweepLog(prepare_output_folder(folder) / name)
 
 
 Point = dict[str, Any]
@@ -266,26 +337,19 @@ def progress_postfix(failed: int, running: Running) -> dict[str, Any]:
 
 
 class SweepInterrupted(KeyboardInterrupt):
-    """The user interrupted a sweep (Ctrl-C); finished points are in the log (a
+    """The user interrupted a sweep (Ctrl-C); the finished points are in the log (a
     ``KeyboardInterrupt``).
     """
 
     def __init__(self, kept: int, total: int, log: SweepLog | None) -> None:
-        where = (
-            f"kept in {log.path}; re-run the same command to resume"
-            if log is not None
-            else ("not kept (pass --out DIR to make the sweep resumable)")
-        )
+        if kept == 0:
+            where = "nothing kept"
+        elif log is not None:
+            where = f"kept in {log.path}; run the same command again to resume"
+        else:
+            where = "not kept (give `out` a folder to make the sweep resumable)"
         super().__init__(f"interrupted: {kept} of {total} points finished, {where}")
         self.kept, self.total = kept, total
-
-
-class PointFailed(Exception):
-    """A sweep point whose computation raised; the message names the point."""
-
-
-class SomePointsFailed(Exception):
-    """A sweep finished with failed points (the finished ones are logged); the exit code says so."""
 
 
 def run_sweep(
@@ -297,10 +361,9 @@ def run_sweep(
     executor: Executor | None = None,
     progress: bool = True,
     description: str = "points",
-    failures: list[tuple[Point, str]] | None = None,
-) -> list[tuple[Point, dict[str, Any]]]:
+) -> tuple[list[tuple[Point, dict[str, Any]]], list[tuple[Point, str]]]:
     """Run a resumable sweep: skip the points finished in ``log``, solve the others, log each as it
-    finishes.
+    finishes; a point whose computation raises is reported and the sweep goes on.
 
     Parameters
     ----------
@@ -313,23 +376,24 @@ def run_sweep(
         points failed and those running now with the workers running them
         (``failed=1, running=2 on w0,w1``; the serial executor runs one ``on local``).
     description : label of the progress bar.
-    failures : if given, a point whose computation raises is appended to it as ``(point, message)``
-        and the sweep goes on (the point is not logged, so a re-run tries it again); if None the
-        first failure raises :class:`PointFailed`.
 
     Returns
     -------
-    list of ``(point, result)`` for the finished points, in the order of ``points``.
+    finished : ``(point, result)`` for the finished points, in the order of ``points``. A result
+        is the JSON form the log stores with its numbers restored (:func:`from_json_ready`): a
+        non-finite float is a float, whether the point was solved now or read from the log.
+    failures : ``(point, message)`` for the points whose computation raised (not logged, so
+        running again retries them).
 
     Raises
     ------
     SweepInterrupted
-        On Ctrl-C, after the finished points are safely logged.
-    PointFailed
-        When a point raised (the points finished before it are logged).
+        On Ctrl-C (also one that Python swallowed in a callback, see
+        :mod:`bayes_slr.interrupts`), after the finished points are safely logged.
     """
     points = list(points)
     results: dict[str, dict[str, Any]] = {}
+    failures: list[tuple[Point, str]] = []
     pending = []
     for point in points:
         done = log.result(point) if log is not None else None
@@ -349,17 +413,14 @@ def run_sweep(
     def show_running(now: Running) -> None:
         running.clear()
         running.update(now)
-        bar.set_postfix(progress_postfix(len(failures or ()), running))
+        bar.set_postfix(progress_postfix(len(failures), running))
 
     try:
         for point, outcome in (executor or SerialExecutor()).run(
             solve, pending, on_running=show_running
         ):
+            raise_if_interrupted()
             if isinstance(outcome, BaseException):
-                if failures is None:
-                    raise PointFailed(
-                        f"point {SweepLog.point_key(point)} failed: {outcome}"
-                    ) from outcome
                 failures.append((point, f"{type(outcome).__name__}: {outcome}"))
                 bar.set_postfix(progress_postfix(len(failures), running), refresh=False)
                 bar.update(1)
@@ -369,10 +430,14 @@ def run_sweep(
                 log.append(point, outcome, seed_of(point))
             results[SweepLog.point_key(point)] = outcome
             bar.update(1)
+        raise_if_interrupted()
     except KeyboardInterrupt:
         raise SweepInterrupted(len(results), len(points), log) from None
     finally:
         bar.close()
-    return [
-        (point, results[key]) for point in points if (key := SweepLog.point_key(point)) in results
+    finished = [
+        (point, from_json_ready(results[key]))
+        for point in points
+        if (key := SweepLog.point_key(point)) in results
     ]
+    return finished, failures

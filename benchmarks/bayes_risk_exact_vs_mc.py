@@ -29,7 +29,7 @@ import bayes_slr  # noqa: F401  (float64)
 from bayes_slr import LengthLaw, SLRConfig
 from bayes_slr.inference.bayes_risk import bayes_risk_mc
 from bayes_slr.jax_setup import enable_compilation_cache
-from bayes_slr.records import atomic_write, check_writable_output, json_ready, provenance
+from bayes_slr.records import atomic_write, check_output_file, json_ready, provenance
 from bayes_slr.theory.bayes import bayes_error_exact
 
 
@@ -94,7 +94,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
-    out = check_writable_output(args.json, force=True, name="--json") if args.json else None
+    out = check_output_file(args.json, force=True, name="json") if args.json else None
     enable_compilation_cache()
     print(f"device: {jax.devices()[0]}")
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import time
 
-from bayes_slr.experiments.gap import gap_sweep
+import bayes_slr
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.theory.population import terms_with_bounds
@@ -35,7 +35,7 @@ def seconds(call, repeats: int = 3) -> float:
 def main() -> None:
     enable_compilation_cache()
     start = time.perf_counter()
-    gap_sweep(progress=False)
+    bayes_slr.gap(progress=False)
     print(f"default gap sweep (population only): {time.perf_counter() - start:.1f} s")
     cfg = SLRConfig("max", 1, LengthLaw.fixed(10), math.inf)
     shifted = seconds(lambda: terms_with_bounds("softmax", cfg, 8.0, 0.0, 0.0))

@@ -15,7 +15,7 @@ import argparse
 import json
 
 import bayes_slr  # noqa: F401  (float64)
-from bayes_slr.experiments.posterior import state_evolution_gap
+from bayes_slr.experiments.posterior_scaling import state_evolution_gap
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.records import atomic_write, json_ready

@@ -25,27 +25,33 @@ import json
 import time
 from pathlib import Path
 
+import bayes_slr
 from bayes_slr.distributed import DaskExecutor
-from bayes_slr.experiments.gap import ERMOptions, gap_sweep
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.records import json_ready, provenance, run_sweep
 
-SETTINGS = (("spiked", 2.0),)
 LENGTHS = (2, 3, 4, 5, 6, 8, 10, 12)
-ACTIVATIONS = (
-    "softmax",
-    "linear",
-)  # per L: Bayes + 2 population + 2 ERM points = 5; 8 lengths -> 40 points
-ERM = ERMOptions(alpha=4.0, lam=1.0, D=50, seeds=2, N_test=5_000)
+ACTIVATIONS = ("softmax", "linear")  # per L: Bayes + 2 population + 2 ERM points = 5; 8 L -> 40
+OPTIONS = {
+    "variant": "spiked",
+    "nu": 2.0,
+    "L": LENGTHS,
+    "activations": ACTIVATIONS,
+    "alpha": 4.0,
+    "lam": 1.0,
+    "D": 50,
+    "seeds": 2,
+    "N_test": 5_000,
+    "Delta": 0.0,
+}
 
 
-def sweep(executor: DaskExecutor | None) -> tuple[list, float]:
-    """Rows of the 40-point sweep and its wall time."""
+def sweep(scheduler: str | None = None) -> tuple[list, float]:
+    """Rows of the 40-point sweep (in this process, or on the Dask ``scheduler``) and its wall
+    time."""
     start = time.perf_counter()
-    rows = gap_sweep(
-        SETTINGS, LENGTHS, activations=ACTIVATIONS, erm=ERM, executor=executor, progress=False
-    )
-    return rows, time.perf_counter() - start
+    result = bayes_slr.gap(**OPTIONS, scheduler=scheduler, progress=False)
+    return [row.to_dict() for row in result.rows], time.perf_counter() - start
 
 
 def _instant(point: dict) -> dict:
@@ -57,14 +63,15 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the results as JSON")
     args = parser.parse_args()
     enable_compilation_cache()
-    sweep(None)  # fills the compilation cache for the worker processes too
-    serial_rows, serial = sweep(None)
+    sweep()  # fills the compilation cache for the worker processes too
+    serial_rows, serial = sweep()
     start = time.perf_counter()
     with DaskExecutor(workers=2) as executor:
+        address = executor.client.scheduler.address
         startup = time.perf_counter() - start
-        parallel_rows, parallel = sweep(executor)
-        executor.client.run(sweep, None)
-        warm_rows, warm = sweep(executor)
+        parallel_rows, parallel = sweep(address)
+        executor.client.run(sweep)
+        warm_rows, warm = sweep(address)
         start = time.perf_counter()
         run_sweep([{"i": i} for i in range(40)], _instant, executor=executor, progress=False)
         overhead = (time.perf_counter() - start) / 40

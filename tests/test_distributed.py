@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import signal
 import time
 from pathlib import Path
@@ -110,25 +111,27 @@ def test_progress_bar_shows_failed_and_running_points_with_their_workers(
     executor, tmp_path, capsys
 ):
     """One bar for the sweep; its postfix names the workers running points (both, while 4 points of
-    1.5 s run).
+    1.5 s run, unless the machine is too loaded for the poll to catch both busy).
     """
     from bayes_slr.records import run_sweep
 
     points = [
         {"index": i, "seed": i, "seconds": 1.5, "fail": i == 0} for i in range(4)
     ]  # polled at 1 s: both run
-    failures: list = []
-    done = run_sweep(
+    done, failures = run_sweep(
         points,
         functools.partial(solve, tmp_path / "journal.txt"),
         executor=executor,
-        failures=failures,
         description="sweep",
     )
     assert len(done) == 3 and len(failures) == 1
     lines = [line for line in capsys.readouterr().err.split("\n") if "sweep:" in line]
     assert len(lines) == 1  # one bar, redrawn in place
-    assert "running=2 on w0,w1" in lines[0] and lines[0].split("\r")[-1].startswith("sweep: 100%")
+    # which workers hold a point at a 1 s poll depends on the machine's load (on a loaded 2-core
+    # machine the second worker may not have started yet): the postfix must name the workers
+    # running points, both of them only where the poll caught both busy
+    assert re.search(r"running=(1 on w[01]|2 on w0,w1)\b", lines[0]), lines[0]
+    assert lines[0].split("\r")[-1].startswith("sweep: 100%")
     assert "4/4" in lines[0].split("\r")[-1] and "failed=1" in lines[0].split("\r")[-1]
 
 

@@ -7,7 +7,15 @@ import re
 import pytest
 
 from bayes_slr import ConfigError
-from bayes_slr.records import SweepLog, atomic_write, json_ready, provenance
+from bayes_slr.records import (
+    SweepLog,
+    atomic_write,
+    check_output_file,
+    json_ready,
+    json_text,
+    prepare_output_folder,
+    provenance,
+)
 
 
 def test_provenance_records_config_seed_and_versions():
@@ -20,6 +28,44 @@ def test_provenance_records_config_seed_and_versions():
 
 def test_json_ready_writes_infinities_as_strings():
     assert json_ready({"nu": math.inf, "x": [1.0, math.nan]}) == {"nu": "inf", "x": [1.0, "nan"]}
+
+
+def test_json_text_is_standard_json_with_one_type_per_number():
+    """Infinity is the number 1e999 (read back as inf), nan is null; nothing else changes."""
+    text = json_text({"nu": math.inf, "low": -math.inf, "x": [1.5, math.nan], "s": "inf"})
+    assert "Infinity" not in text and "NaN" not in text
+    assert json.loads(text) == {"nu": math.inf, "low": -math.inf, "x": [1.5, None], "s": "inf"}
+    assert '"nu": 1e999' in text and '"low": -1e999' in text
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda tmp: tmp / "missing" / "x.png", "does not exist"),
+        (
+            lambda tmp: (tmp / "afile").write_text("x") and tmp / "afile" / "x.png",
+            "is not a folder",
+        ),
+        (lambda tmp: tmp, "is a folder"),
+        (lambda tmp: __import__("pathlib").Path("/proc/x.png"), "cannot write in folder /proc"),
+    ],
+)
+def test_output_files_that_cannot_be_written_are_refused_before_work(tmp_path, make, message):
+    with pytest.raises(ConfigError, match=message):
+        check_output_file(make(tmp_path), force=False, name="plot")
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda tmp: (tmp / "afile").write_text("x") and tmp / "afile", "is a file"),
+        (lambda tmp: (tmp / "afile").write_text("x") and tmp / "afile" / "sub", "cannot create"),
+        (lambda tmp: __import__("pathlib").Path("/proc/gapout"), "cannot create folder"),
+    ],
+)
+def test_output_folders_that_cannot_be_made_are_refused(tmp_path, make, message):
+    with pytest.raises(ConfigError, match=message):
+        prepare_output_folder(make(tmp_path))
 
 
 def test_atomic_write_leaves_nothing_on_failure(tmp_path):
@@ -70,17 +116,13 @@ def test_sweep_log_rejects_a_foreign_file(tmp_path):
 def test_a_failing_point_is_reported_and_the_sweep_goes_on(tmp_path):
     from bayes_slr.records import run_sweep
 
-    failures = []
-
     def solve(point):
         if point["i"] == 1:
             raise ValueError("no convergence")
         return {"value": point["i"]}
 
     log = SweepLog(tmp_path / "sweep.jsonl")
-    done = run_sweep(
-        [{"i": i} for i in range(3)], solve, log=log, progress=False, failures=failures
-    )
+    done, failures = run_sweep([{"i": i} for i in range(3)], solve, log=log, progress=False)
     assert [point["i"] for point, _ in done] == [0, 2]
     assert failures == [({"i": 1}, "ValueError: no convergence")]
     assert (
@@ -101,7 +143,7 @@ def test_serial_progress_bar_shows_the_point_running_in_this_process(capsys):
             raise ValueError("no convergence")
         return {"value": point["i"]}
 
-    run_sweep([{"i": i} for i in range(3)], solve, failures=[], description="sweep")
+    run_sweep([{"i": i} for i in range(3)], solve, description="sweep")
     assert [re.search(r"\d/3", line).group() for line in seen] == ["0/3", "1/3", "2/3"]
     assert (
         all(line.rstrip().endswith("running=1 on local]") for line in seen)
@@ -111,17 +153,17 @@ def test_serial_progress_bar_shows_the_point_running_in_this_process(capsys):
 
 
 def test_theory_command_exits_3_when_a_point_fails(tmp_path, monkeypatch, capsys):
-    import bayes_slr.experiments.theory_curve as theory_curve
+    import bayes_slr.theory.replica_erm as replica_erm
     from bayes_slr.cli.main import main
 
-    real = theory_curve.erm_replica_point
+    real = replica_erm.erm_replica_point
 
     def fail_at_alpha_4(config, activation, *, alpha, **kwargs):
         if alpha == 4:
             raise FloatingPointError("diverged")
         return real(config, activation, alpha=alpha, **kwargs)
 
-    monkeypatch.setattr(theory_curve, "erm_replica_point", fail_at_alpha_4)
+    monkeypatch.setattr(replica_erm, "erm_replica_point", fail_at_alpha_4)
     code = main(
         [
             "theory",
@@ -139,4 +181,5 @@ def test_theory_command_exits_3_when_a_point_fails(tmp_path, monkeypatch, capsys
     )
     err = capsys.readouterr().err
     assert code == 3 and "1 point(s) failed" in err and "FloatingPointError: diverged" in err
-    assert len((tmp_path / "theory.jsonl").read_text().splitlines()) == 1
+    logged = (tmp_path / "theory.jsonl").read_text().splitlines()
+    assert len(logged) == 2  # alpha = 2 and the population value: the failed point is not logged

@@ -20,15 +20,18 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-
-import jax
-import jax.numpy as jnp
+from typing import TYPE_CHECKING
 
 from bayes_slr.errors import ConfigError, check_real
-from bayes_slr.numerics.special import erf_gaussian_second_moment
+from bayes_slr.lazy import lazy_module
 from bayes_slr.registry import Registry
 
-Array = jax.Array
+if TYPE_CHECKING:
+    from jax import Array
+
+# Imported on first use (bayes_slr.lazy): the activation registry imports without JAX.
+jax = lazy_module("jax")
+jnp = lazy_module("jax.numpy")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -156,10 +159,15 @@ def sphere_erf(inverse_temperature: float) -> Activation:
         gaussian_mean=lambda mu, var, c=0.0: jax.scipy.special.erf(
             lam * mu / jnp.sqrt(1.0 + 2.0 * lam**2 * var)
         ),
-        gaussian_second_moment=lambda mu, sigma, c=0.0: erf_gaussian_second_moment(
-            lam * mu, lam * sigma
-        ),
+        gaussian_second_moment=lambda mu, sigma, c=0.0: _erf_second_moment(lam * mu, lam * sigma),
     )
+
+
+def _erf_second_moment(mu: Array, sigma: Array) -> Array:
+    """``E[erf(mu + sigma z)^2]`` (numerics.special imports JAX, so it is imported here)."""
+    from bayes_slr.numerics.special import erf_gaussian_second_moment
+
+    return erf_gaussian_second_moment(mu, sigma)
 
 
 _REGISTRY: Registry[Activation] = Registry("activation", Activation)

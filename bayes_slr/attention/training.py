@@ -25,13 +25,13 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from bayes_slr.attention.activations import check_activation, get_activation
+from bayes_slr.attention.activations import get_activation
+from bayes_slr.attention.erm_settings import check_training_options
 from bayes_slr.attention.estimators import AttentionParams, informed_params, predict, random_params
-from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
+from bayes_slr.errors import ConfigError, check_choice, check_real
 from bayes_slr.models.simulate import SLRBatch, Teacher
 from bayes_slr.models.spec import INITS, SLRConfig
 
-OPTIMIZERS = ("lbfgs", "sgd")
 SGD_LEARNING_RATE = 0.5
 RANDOM_INIT_SCALE = 0.1
 """Standard deviation of the coordinates of ``k`` and ``v`` at a random start (``q_k = q_v ~
@@ -187,19 +187,6 @@ def initial_params(
     if teacher is None:
         raise ConfigError("init='informed' needs the teacher: pass teacher=Teacher(k_star, v_star)")
     return informed_params(config, teacher)
-
-
-def check_training_options(
-    activation: str, lam: float, optimizer: str, init: str, tol: float, max_iter: int
-) -> None:
-    """Raise ``ConfigError`` on an unknown activation, optimizer or start, ``lam < 0``,
-    ``tol <= 0`` or ``max_iter < 1``."""
-    check_activation(activation)
-    check_choice("init", init, INITS)
-    check_real("lam", lam, minimum=0.0)
-    check_choice("optimizer", optimizer, OPTIMIZERS)
-    check_real("tol", tol, minimum=0.0, strict=True)
-    check_int("max_iter", max_iter, 1)
 
 
 def fit_erm(

@@ -1,10 +1,18 @@
 """ERM experiments: training over several seeds at once, and test error on fresh samples.
 
 :func:`fit_erm` (one training set) lives in :mod:`bayes_slr.attention.training` and is
-re-exported here. :func:`erm_experiment` draws a teacher and ``N = round(alpha D)``
-training samples per seed, trains all seeds together (``jax.vmap``), and reports the
-test error of each fit (fresh samples, Monte Carlo) beside the population error that
+re-exported here. :func:`erm_experiment` is the one entry point for "train ERM and score it":
+on ``seeds`` drawn teachers with ``N = round(alpha D)`` training samples each, or on a given
+training set (``data``), it trains every start of every seed together (``jax.vmap``) with the
+choices of an :class:`~bayes_slr.attention.erm_settings.ERMSettings`, and reports the test error
+of each fit (fresh samples from the teacher, or given held-out sequences) beside the zero
+predictor, the teacher's own Bayes predictor (the oracle) and the population error that
 docs/model.md section 4 predicts from its overlaps.
+
+The steps, one function each: the training sets (:func:`_training_sets`), the starts
+(:func:`_starts`), the ridge (:func:`_ridges`: given, or chosen by validation), the training of
+every start (:func:`_train_every_start`), the scoring of one seed (:func:`_seed_record`) and the
+summary over seeds (:func:`_summary`).
 """
 
 from __future__ import annotations
@@ -17,16 +25,25 @@ import jax.numpy as jnp
 import numpy as np
 
 from bayes_slr.attention.activations import check_activation
+from bayes_slr.attention.erm_settings import (
+    DEFAULT_LAM_GRID,
+    DEFAULT_STARTS,
+    LAM_AUTO,
+    VALIDATION_FRACTION,
+    VALIDATION_PATIENCE,
+    ERMSettings,
+    check_lam,
+)
 from bayes_slr.attention.estimators import AttentionParams, attention_predictor, overlaps, predict
 from bayes_slr.attention.training import (
     ERMFit,
-    check_training_options,
     default_learning_rate,
     fit_erm,
     initial_params,
     train,
 )
-from bayes_slr.errors import ConfigError, check_int, check_real
+from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.inference.location import known_directions_predictor
 from bayes_slr.models.scoring import (
     Scorer,
     excess_test_error,
@@ -40,9 +57,14 @@ from bayes_slr.theory.population import population_error
 
 __all__ = [
     "DEFAULT_LAM_GRID",
+    "DEFAULT_STARTS",
     "ERMFit",
+    "ERMSettings",
     "ERMSummary",
     "LAM_AUTO",
+    "VALIDATION_FRACTION",
+    "VALIDATION_PATIENCE",
+    "check_lam",
     "erm_experiment",
     "fit_erm",
     "test_error",
@@ -79,20 +101,6 @@ def test_error(
     return result.value, result.stderr
 
 
-LAM_AUTO = "auto"
-DEFAULT_LAM_GRID = tuple(float(x) for x in np.logspace(-3, 2, 11))
-"""Ridge values tried by ``lam="auto"``: ``1e-3 .. 100``, two per decade (the ridge of the sum
-objective of docs/model.md section 5, so the same ``lam`` means the same prior at any ``N``). The
-top reaches 100 because with ``1e-3 .. 10`` linear attention at spiked ``nu = 2``, ``L = 5``,
-``D = 100``, ``alpha = 16`` chose the edge 10 for two of four seeds; large values cost few
-iterations (the path starts there)."""
-VALIDATION_FRACTION = 0.2
-"""Share of the training set held out to choose ``lam`` (the last samples; they are i.i.d.)."""
-VALIDATION_PATIENCE = 2
-"""``lam="auto"`` with L-BFGS stops descending the grid once the validation error has been
-above its best for this many consecutive values (:func:`_validation_path`)."""
-DEFAULT_STARTS = 4
-"""Random starts per training set (plus the informed start, a reference only)."""
 AGREEMENT_FLOOR = 1e-3
 """Smallest tolerance of ``restarts_agree``: far above the spread of test errors between
 starts that reach the same minimum (measured below 1e-5 at ``|grad| <= 1e-6``), far below
@@ -118,18 +126,23 @@ class ERMSummary(NamedTuple):
         from the informed start, a reference never selected unless ``init="informed"``);
         ``zero_error`` and ``zero_stderr`` (the zero predictor, ``E[z*^2]``, on the same test
         samples: ``|v*|^2/D``, not exactly 1 for a teacher drawn from the prior);
-        ``validation`` (``lam="auto"``: the grid, the validation error of each ``lam``, the
-        number of held-out samples; else ``None``).
+        ``oracle`` (``test_error``, ``stderr`` of the teacher's own Bayes predictor with known
+        directions, docs/model.md section 2, on the same test samples: on every sequence no
+        predictor does better; ``None`` without a teacher); ``validation`` (``lam="auto"``: the
+        grid, the validation error of each ``lam``, the number of held-out samples; else
+        ``None``).
     restarts_agree : all seeds' ``restarts_agree`` (``None`` with one random start).
     lam : the ``lam`` of each seed.
     zero_error : mean over seeds of ``zero_error``.
     informed_test_error : mean over seeds of the informed start's test error (``None`` for given
-    data
-        without a teacher: no informed start, and ``overlaps``, ``informed`` are ``None`` per seed).
+        data without a teacher: no informed start, and ``overlaps``, ``informed``, ``oracle``
+        are ``None`` per seed).
     notes : sentences a reader must see with the number (disagreeing restarts, no
         convergence, a ``lam`` chosen at the edge of the grid).
     params : the selected fit of every seed (leaves with leading axis ``seeds``), to score it
         again beside other predictors (:func:`~bayes_slr.attention.estimators.attention_predictor`).
+    oracle_error, oracle_stderr : the oracle's test error, mean over seeds and its standard error
+        (:func:`seed_mean`); ``None`` without a teacher.
     """
 
     test_error: float
@@ -141,6 +154,8 @@ class ERMSummary(NamedTuple):
     informed_test_error: float | None = float("nan")
     notes: tuple[str, ...] = ()
     params: AttentionParams | None = None
+    oracle_error: float | None = None
+    oracle_stderr: float | None = None
 
 
 @functools.partial(jax.jit, static_argnames=("activation", "optimizer"))
@@ -171,6 +186,33 @@ def _train_batch(
     over_starts = jax.vmap(one, in_axes=(0, None, None, None, None))
     over_grid = jax.vmap(over_starts, in_axes=(0, None, None, None, 0))
     return jax.vmap(over_grid)(starts, X, lengths, y, lams)
+
+
+class _Trainer(NamedTuple):
+    """How every start is trained: the activation, the optimiser and its stopping rule."""
+
+    activation: str
+    optimizer: str
+    tol: float
+    max_iter: int
+    learning_rate: float
+
+    def __call__(self, starts, batches: SLRBatch, lams):
+        """:func:`_train_batch` of ``starts`` (leaves ``(seeds, G, S, ...)``) on ``batches``
+        (leaves ``(seeds, ...)``) at ``lams`` ``(seeds, G)``: ``(params, values, grad_norms,
+        iterations)``."""
+        return _train_batch(
+            starts,
+            batches.X,
+            batches.lengths,
+            batches.y,
+            lams,
+            self.tol,
+            self.max_iter,
+            self.learning_rate,
+            activation=self.activation,
+            optimizer=self.optimizer,
+        )
 
 
 @functools.partial(jax.jit, static_argnames=("activation",))
@@ -206,48 +248,32 @@ def _scores(params, values: np.ndarray, held_out: SLRBatch, activation: str) -> 
 
 
 def _validation_path(
+    trainer: _Trainer,
     candidates,
-    fit_part,
-    held_out,
-    lam_grid,
-    scores,
-    tol,
-    max_iter,
-    learning_rate,
-    activation,
-    optimizer,
-    patience,
-):
-    """Validation errors along the regularisation path (L-BFGS), from the largest ``lam`` down.
+    fit_part: SLRBatch,
+    held_out: SLRBatch,
+    lam_grid: tuple[float, ...],
+    patience: int,
+) -> np.ndarray:
+    """Validation errors ``(seeds, len(lam_grid))`` along the regularisation path (L-BFGS), from
+    the largest ``lam`` down.
 
     Each ``lam`` starts every candidate at its solution for the previous (larger) ``lam``
     (a diverged solution is not handed on: that candidate keeps its previous start): the solution
-    moves little between
-    neighbouring values, so a step costs tens of iterations where a cold start at small
-    ``lam`` costs hundreds. The path stops once every seed's validation error has been
-    above its best for ``patience`` consecutive values: the smaller values, the slowest to
+    moves little between neighbouring values, so a step costs tens of iterations where a cold
+    start at small ``lam`` costs hundreds. The path stops once every seed's validation error has
+    been above its best for ``patience`` consecutive values: the smaller values, the slowest to
     fit (the ridge is what conditions the flat directions of the objective), are then
-    left out (``nan`` in ``scores``).
+    left out (``nan`` in the scores).
     """
-    order = np.argsort(lam_grid)[::-1]
+    seeds = jax.tree_util.tree_leaves(candidates)[0].shape[0]
+    scores = np.full((seeds, len(lam_grid)), np.nan)
     current = _broadcast(candidates, (1,))
-    worse = np.zeros(scores.shape[0], int)
-    for position in order:
-        lams = jnp.full((scores.shape[0], 1), lam_grid[position])
-        params, values, _, _ = _train_batch(
-            current,
-            fit_part.X,
-            fit_part.lengths,
-            fit_part.y,
-            lams,
-            tol,
-            max_iter,
-            learning_rate,
-            activation=activation,
-            optimizer=optimizer,
-        )
+    worse = np.zeros(seeds, int)
+    for position in np.argsort(lam_grid)[::-1]:
+        params, values, _, _ = trainer(current, fit_part, jnp.full((seeds, 1), lam_grid[position]))
         values = np.asarray(values)
-        scores[:, position] = _scores(params, values, held_out, activation)[:, 0]
+        scores[:, position] = _scores(params, values, held_out, trainer.activation)[:, 0]
         finite = jnp.asarray(np.isfinite(values))
         current = jax.tree_util.tree_map(
             lambda new, old: jnp.where(
@@ -302,39 +328,21 @@ def seed_mean(errors: np.ndarray, stderrs: np.ndarray) -> tuple[float, float]:
     return float(errors.mean()), float(np.sqrt(max(errors.var(ddof=1) / seeds, pooled_mc)))
 
 
-def check_lam(lam: object) -> float | str:
-    """``"auto"`` or a number ``>= 0``; else ``ConfigError``."""
-    if isinstance(lam, str):
-        if lam == LAM_AUTO:
-            return lam
-        raise ConfigError(f"lam must be a number >= 0 or 'auto', got {lam!r}")
-    return check_real("lam", lam, minimum=0.0)
+GivenData = tuple[Teacher | None, SLRBatch]
+"""A given ``(teacher, training set)``; the teacher may be ``None`` (a user's data)."""
 
 
 def erm_experiment(
     config: SLRConfig,
     activation: str,
     *,
-    alpha: float,
-    lam: float | str,
-    seeds: int,
-    seed: int = 0,
-    init: str = "random",
-    starts: int = DEFAULT_STARTS,
-    optimizer: str = "lbfgs",
-    N_test: int = 20_000,
-    tol: float = 1e-6,
-    max_iter: int = 2000,
-    exact_teacher: bool = False,
-    predict_population: bool = True,
-    lam_grid: tuple[float, ...] = DEFAULT_LAM_GRID,
-    validation_fraction: float = VALIDATION_FRACTION,
-    patience: int = VALIDATION_PATIENCE,
-    data: tuple[Teacher | None, SLRBatch] | None = None,
+    alpha: float | None = None,
+    settings: ERMSettings | None = None,
+    data: GivenData | None = None,
     test_set: SLRBatch | None = None,
+    **changes: Any,
 ) -> ERMSummary:
-    """Train ERM on ``seeds`` independent tasks, each from several starts, and report the test
-    error.
+    """Train ERM on ``settings.seeds`` tasks, each from several starts, and report the test error.
 
     Seed ``s`` draws its teacher, training set, random starts and test samples from
     :func:`seed_keys` ``(seed, s)``. Every seed is trained from ``starts`` random starts
@@ -342,9 +350,10 @@ def erm_experiment(
     the informed start (the teacher), all at once (``jax.vmap`` over seeds, ``lam`` values and
     starts). The estimator of a seed is the random start with the lowest training objective:
     what a user without the teacher would pick; the informed start is a reference (it is the
-    estimator only with ``init="informed"``). The test errors of all starts are measured on
-    the same fresh samples; ``restarts_agree`` says whether the random starts' test errors
-    lie within ``max(2 x Monte Carlo stderr, 1e-3)`` of each other, i.e. whether another
+    estimator only with ``init="informed"``). The test errors of all starts, of the zero
+    predictor and of the oracle (the teacher's Bayes predictor with known directions) are
+    measured on the same sequences; ``restarts_agree`` says whether the random starts' test
+    errors lie within ``max(2 x Monte Carlo stderr, 1e-3)`` of each other, i.e. whether another
     start would have changed the reported number beyond its own error bar.
 
     ``lam="auto"``: the last ``validation_fraction`` of the training set is held out; for
@@ -362,91 +371,135 @@ def erm_experiment(
 
     Parameters
     ----------
-    config : SLRConfig
-        The task; ``D`` is the dimension, ``Delta`` the label noise of the training data.
-    activation : str
-        ``softmax``, ``linear``, ``erf`` or ``softplus``.
-    alpha : float
-        Samples per dimension, ``> 0``: ``N = round(alpha D) >= 1``
-        (:func:`~bayes_slr.models.spec.training_size`).
-    lam : float or "auto"
-        Ridge strength ``>= 0``, or chosen by held-out validation on ``lam_grid``.
-    seeds : int
-        Number of independent teachers and training sets, ``>= 1``.
-    seed : int
-        Root seed.
-    init : {"random", "informed"}
-        Which start is the estimator: the best random start (default) or the teacher.
-    starts : int
-        Random starts per training set, ``>= 1``.
-    optimizer, tol, max_iter :
-        As in :func:`fit_erm`.
-    N_test : int
-        Fresh test samples per seed, ``>= 2``.
-    exact_teacher : bool
-        ``False`` (default): teachers from the prior ``N(0, I_D)``. ``True``: the
-        population limit ``|k*|^2 = |v*|^2 = D``, ``k* . v* = 0``, which removes the
-        teacher-norm part of the finite-``D`` fluctuation.
-    predict_population : bool
-        Whether to evaluate ``predicted_population_error`` per seed (quadrature; slow for
-        softmax on max-SLR with ``nu = inf`` at large key norms). ``False`` records ``None``.
-    lam_grid : values tried by ``lam="auto"`` (each ``>= 0``).
-    validation_fraction : share held out by ``lam="auto"``, in ``(0, 1)``; at least one
-        sample is held out and one kept.
-    patience : see :data:`VALIDATION_PATIENCE` (``>= 1``; ``len(lam_grid)`` walks the whole grid).
+    config : the task; ``D`` is the dimension, ``Delta`` the label noise of the training data.
+    activation : a registered activation (``softmax``, ``linear``, ``erf``, ``softplus``, ...).
+    alpha : samples per dimension, ``> 0``: ``N = round(alpha D) >= 1``
+        (:func:`~bayes_slr.models.spec.training_size`). With ``data`` it may be left out (it is
+        then the given set's ``N / D``); given, it must match.
+    settings : every other choice (:class:`~bayes_slr.attention.erm_settings.ERMSettings`:
+        ``lam``, ``seeds``, ``seed``, ``init``, ``starts``, ``optimizer``, ``N_test``, ``tol``,
+        ``max_iter``, ``lam_grid``, ``validation_fraction``, ``patience``, ``exact_teacher``,
+        ``predict_population``); its defaults when ``None``.
     data : a given ``(teacher, training set)`` instead of drawing them (``seeds = 1``): ERM on the
         data another estimator saw (the posterior command's comparison), or on a user's data
         (:mod:`bayes_slr.models.dataset`). The teacher may be ``None``: then there is no informed
-        start (``init`` must be ``"random"``), no overlaps, and ``test_set`` is required.
+        start (``init`` must be ``"random"``), no overlaps, no oracle, and ``test_set`` is
+        required.
     test_set : held-out sequences to measure the test error on
-    (:func:`~bayes_slr.models.scoring.held_out_error`)
-        instead of ``N_test`` fresh sequences from the teacher (only with ``data``).
+        (:func:`~bayes_slr.models.scoring.held_out_error`) instead of ``N_test`` fresh sequences
+        from the teacher (only with ``data``).
+    **changes : settings given by name instead (``lam=1.0, seeds=4``), applied over ``settings``.
 
     Returns
     -------
     ERMSummary
         ``stderr`` combines the spread over seeds with the Monte Carlo error (:func:`seed_mean`).
-    """
-    lam = check_lam(lam)
-    check_training_options(
-        activation, 0.0 if lam == LAM_AUTO else lam, optimizer, init, tol, max_iter
-    )
-    alpha = check_real("alpha", alpha, minimum=0.0, strict=True)
-    seeds = check_int("seeds", seeds, 1)
-    seed = check_int("seed", seed, 0)
-    starts = check_int("starts", starts, 1)
-    patience = check_int("patience", patience, 1)
-    N_test = check_int("N_test", N_test, 2)
-    N = training_size(alpha, config.D)
-    _check_given_data(data, test_set, init)
-    if lam == LAM_AUTO:
-        lam_grid = tuple(check_real("lam_grid", value, minimum=0.0) for value in lam_grid)
-        if not lam_grid:
-            raise ConfigError("lam_grid must hold at least one value")
-        validation_fraction = check_real(
-            "validation_fraction", validation_fraction, minimum=0.0, strict=True
-        )
-        if validation_fraction >= 1.0:
-            raise ConfigError(f"validation_fraction must be < 1, got {validation_fraction!r}")
-        if N < 2:
-            raise ConfigError(
-                f"lam='auto' needs N = round(alpha D) >= 2 to hold samples out, got N = {N}"
-            )
-    learning_rate = default_learning_rate(config, activation)
 
-    keys = jax.vmap(lambda s: seed_keys(seed, s))(jnp.arange(seeds))
-    if data is None:
-        teachers = jax.vmap(lambda k: draw_teacher(k, config.D, exact=exact_teacher))(keys[:, 0])
-        batches = jax.vmap(lambda k, t: simulate(k, config, t, N))(keys[:, 1], teachers)
-    else:
-        if seeds != 1 or data[1].y.shape[0] != N:
-            raise ConfigError(
-                f"data: one given training set needs seeds = 1 and N = round(alpha D) = {N} samples"
-            )
-        teachers, batches = (
-            jax.tree_util.tree_map(lambda leaf: jnp.asarray(leaf)[None], part) for part in data
+    Raises
+    ------
+    ConfigError
+        A bad setting, activation or ``alpha``; given data that cannot be scored; ``lam="auto"``
+        with fewer than 2 training samples.
+    """
+    settings = (settings or ERMSettings()).replace(**changes)
+    check_activation(activation)
+    N = _training_count(config, alpha, data)
+    _check_given_data(data, test_set, settings)
+    if settings.lam_auto and N < 2:
+        raise ConfigError(
+            f"lam='auto' needs N = round(alpha D) >= 2 to hold samples out, got N = {N}"
         )
-    start_keys = jax.vmap(lambda k: jax.random.split(k, starts))(keys[:, 2])
+    trainer = _Trainer(
+        activation,
+        settings.optimizer,
+        settings.tol,
+        settings.max_iter,
+        default_learning_rate(config, activation),
+    )
+    keys = jax.vmap(lambda s: seed_keys(settings.seed, s))(jnp.arange(settings.seeds))
+    teachers, batches = _training_sets(config, settings, keys, N, data)
+    random_starts, informed = _starts(config, settings, keys, teachers)
+    candidates = random_starts if settings.init == "random" else _broadcast(informed, (1,))
+    lams, validation = _ridges(trainer, settings, candidates, batches, N)
+    trained = _train_every_start(trainer, settings, random_starts, informed, batches, lams)
+    per_seed = [
+        _seed_record(
+            config,
+            trainer,
+            settings,
+            s,
+            trained,
+            None if teachers is None else jax.tree_util.tree_map(lambda leaf: leaf[s], teachers),
+            _scorer(config, settings, keys[s, 3], teachers, s, test_set),
+            validation[s],
+        )
+        for s in range(settings.seeds)
+    ]
+    return _summary(per_seed, settings, trained, has_teacher=teachers is not None)
+
+
+def _training_count(config: SLRConfig, alpha: float | None, data: GivenData | None) -> int:
+    """``N``: ``round(alpha D)``, or the size of the given training set (which ``alpha``, when
+    given, must match)."""
+    if data is None:
+        if alpha is None:
+            raise ConfigError("alpha must be a number > 0 (samples per dimension), got None")
+        return training_size(alpha, config.D)
+    N = int(data[1].y.shape[0])
+    if alpha is not None and training_size(alpha, config.D) != N:
+        raise ConfigError(
+            f"data: the given training set has {N} samples but round(alpha D) = "
+            f"{training_size(alpha, config.D)}; they must match"
+        )
+    return N
+
+
+def _check_given_data(
+    data: GivenData | None, test_set: SLRBatch | None, settings: ERMSettings
+) -> None:
+    """Refuse given data that cannot be scored: several seeds, no teacher and no test set, or
+    informed without a teacher.
+    """
+    if test_set is not None and data is None:
+        raise ConfigError("test_set goes with given data (data=(teacher, training set))")
+    if data is None:
+        return
+    if settings.seeds != 1:
+        raise ConfigError(f"data: one given training set needs seeds = 1, got {settings.seeds}")
+    if data[0] is not None:
+        return
+    if test_set is None:
+        raise ConfigError(
+            "data without a teacher needs a test_set of held-out sequences to measure the error on"
+        )
+    if settings.init != "random":
+        raise ConfigError(
+            "init must be random for data without a teacher (the informed start is the teacher)"
+        )
+
+
+def _training_sets(
+    config: SLRConfig, settings: ERMSettings, keys: jax.Array, N: int, data: GivenData | None
+) -> tuple[Teacher | None, SLRBatch]:
+    """The teachers and training sets of every seed (leaves with leading axis ``seeds``): drawn
+    from each seed's keys, or the given ones (``teachers`` is ``None`` for data without one)."""
+    if data is None:
+        teachers = jax.vmap(lambda k: draw_teacher(k, config.D, exact=settings.exact_teacher))(
+            keys[:, 0]
+        )
+        return teachers, jax.vmap(lambda k, t: simulate(k, config, t, N))(keys[:, 1], teachers)
+    teachers, batches = (
+        jax.tree_util.tree_map(lambda leaf: jnp.asarray(leaf)[None], part) for part in data
+    )
+    return teachers, batches
+
+
+def _starts(
+    config: SLRConfig, settings: ERMSettings, keys: jax.Array, teachers: Teacher | None
+) -> tuple[AttentionParams, AttentionParams | None]:
+    """The random starts (leaves ``(seeds, starts, ...)``) and the informed start of every seed
+    (``(seeds, ...)``; ``None`` without a teacher)."""
+    start_keys = jax.vmap(lambda k: jax.random.split(k, settings.starts))(keys[:, 2])
     random_starts = jax.vmap(jax.vmap(lambda k: initial_params(k, config, "random", None)))(
         start_keys
     )
@@ -455,204 +508,235 @@ def erm_experiment(
         if teachers is None
         else jax.vmap(lambda t: initial_params(None, config, "informed", t))(teachers)
     )
-    candidates = random_starts if init == "random" else _broadcast(informed, (1,))
+    return random_starts, informed
 
-    validation = [None] * seeds
-    if lam == LAM_AUTO:
-        n_val = min(max(1, round(validation_fraction * N)), N - 1)
-        fit_part = jax.tree_util.tree_map(lambda a: a[:, : N - n_val], batches)
-        held_out = jax.tree_util.tree_map(lambda a: a[:, N - n_val :], batches)
-        scores = np.full((seeds, len(lam_grid)), np.nan)
-        if optimizer == "lbfgs":
-            scores = _validation_path(
-                candidates,
-                fit_part,
-                held_out,
-                lam_grid,
-                scores,
-                tol,
-                max_iter,
-                learning_rate,
-                activation,
-                optimizer,
-                patience,
-            )
-        else:  # one SGD pass per lam from the starts, vectorised over the grid
-            params, values, _, _ = _train_batch(
-                _broadcast(candidates, (len(lam_grid),)),
-                fit_part.X,
-                fit_part.lengths,
-                fit_part.y,
-                jnp.broadcast_to(jnp.asarray(lam_grid), (seeds, len(lam_grid))),
-                tol,
-                max_iter,
-                learning_rate,
-                activation=activation,
-                optimizer=optimizer,
-            )
-            scores = _scores(params, np.asarray(values), held_out, activation)
-        ranked = np.where(np.isfinite(scores), scores, np.inf)
-        lams = np.array([lam_grid[int(np.argmin(row))] for row in ranked])
-        validation = [
-            {
-                "lam_grid": list(lam_grid),
-                "validation_error": [None if np.isnan(x) else float(x) for x in row],
-                "n_validation": n_val,
-            }
-            for row in scores
-        ]
-    else:
-        lams = np.full(seeds, lam)
 
+def _ridges(
+    trainer: _Trainer, settings: ERMSettings, candidates, batches: SLRBatch, N: int
+) -> tuple[np.ndarray, list[dict[str, Any] | None]]:
+    """The ridge of every seed and its validation record: ``settings.lam``, or with
+    ``lam="auto"`` the grid value with the lowest validation error of the ``candidates``
+    (leaves ``(seeds, S, ...)``) trained on the first part of each training set."""
+    seeds = settings.seeds
+    if not settings.lam_auto:
+        return np.full(seeds, settings.lam), [None] * seeds
+    lam_grid = settings.lam_grid
+    n_val = min(max(1, round(settings.validation_fraction * N)), N - 1)
+    fit_part = jax.tree_util.tree_map(lambda a: a[:, : N - n_val], batches)
+    held_out = jax.tree_util.tree_map(lambda a: a[:, N - n_val :], batches)
+    if settings.optimizer == "lbfgs":
+        scores = _validation_path(
+            trainer, candidates, fit_part, held_out, lam_grid, settings.patience
+        )
+    else:  # one SGD pass per lam from the starts, vectorised over the grid
+        params, values, _, _ = trainer(
+            _broadcast(candidates, (len(lam_grid),)),
+            fit_part,
+            jnp.broadcast_to(jnp.asarray(lam_grid), (seeds, len(lam_grid))),
+        )
+        scores = _scores(params, np.asarray(values), held_out, trainer.activation)
+    ranked = np.where(np.isfinite(scores), scores, np.inf)
+    lams = np.array([lam_grid[int(np.argmin(row))] for row in ranked])
+    validation = [
+        {
+            "lam_grid": list(lam_grid),
+            "validation_error": [None if np.isnan(x) else float(x) for x in row],
+            "n_validation": n_val,
+        }
+        for row in scores
+    ]
+    return lams, validation
+
+
+class _Trained(NamedTuple):
+    """Every start of every seed trained at its seed's ridge: ``params`` leaves ``(seeds, starts
+    [+ 1], ...)`` (the random starts, then the informed one when there is a teacher), training
+    objective ``values``, ``grad_norms`` and ``iterations`` ``(seeds, starts [+ 1])``, the
+    ``selected`` start of each seed and the ``lams``."""
+
+    params: AttentionParams
+    values: np.ndarray
+    grad_norms: np.ndarray
+    iterations: np.ndarray
+    selected: np.ndarray
+    lams: np.ndarray
+
+
+def _train_every_start(
+    trainer: _Trainer,
+    settings: ERMSettings,
+    random_starts: AttentionParams,
+    informed: AttentionParams | None,
+    batches: SLRBatch,
+    lams: np.ndarray,
+) -> _Trained:
+    """Train the random starts and the informed start of every seed on its whole training set at
+    its ridge, and select the estimator: the lowest-training-loss random start (or the informed
+    start with ``init="informed"``)."""
     all_starts = (
         random_starts
         if informed is None
         else jax.tree_util.tree_map(
             lambda r, i: jnp.concatenate([r, i[:, None]], axis=1), random_starts, informed
         )
-    )  # (seeds, starts + 1): the random starts, then the informed one (when there is a teacher)
-    params, values, grad_norms, counts = _train_batch(
-        _broadcast(all_starts, (1,)),
-        batches.X,
-        batches.lengths,
-        batches.y,
-        jnp.asarray(lams)[:, None],
-        tol,
-        max_iter,
-        learning_rate,
-        activation=activation,
-        optimizer=optimizer,
+    )
+    params, values, grad_norms, counts = trainer(
+        _broadcast(all_starts, (1,)), batches, jnp.asarray(lams)[:, None]
     )
     params = jax.tree_util.tree_map(lambda leaf: leaf[:, 0], params)
     values, grad_norms, counts = (np.asarray(a)[:, 0] for a in (values, grad_norms, counts))
-    selected = _lowest(values[:, :starts]) if init == "random" else np.full(seeds, starts)
-
-    per_seed = []
-    for s in range(seeds):
-        fits = jax.tree_util.tree_map(lambda leaf: leaf[s], params)
-        teacher = (
-            None if teachers is None else jax.tree_util.tree_map(lambda leaf: leaf[s], teachers)
-        )
-        score = (
-            held_out_scorer(config, test_set)
-            if test_set is not None
-            else fresh_sample_scorer(keys[s, 3], config, teacher, N_test)
-        )
-        errors, stderrs, zero, zero_stderr = _start_test_errors(score, fits, activation)
-        chosen = int(selected[s])
-        fitted = jax.tree_util.tree_map(lambda leaf: leaf[chosen], fits)
-        fitted_overlaps = None if teacher is None else overlaps(fitted, teacher)
-        spread = float(np.ptp(errors[:starts]))
-        tolerance = max(2.0 * float(stderrs[chosen]), AGREEMENT_FLOOR)
-        per_seed.append(
-            {
-                "seed": s,
-                "lam": float(lams[s]),
-                "test_error": float(errors[chosen]),
-                "stderr": float(stderrs[chosen]),
-                "train_loss": float(values[s, chosen]),
-                "grad_norm": float(grad_norms[s, chosen]),
-                "iterations": int(counts[s, chosen]),
-                "converged": bool(grad_norms[s, chosen] <= tol),
-                "overlaps": fitted_overlaps,
-                "predicted_population_error": (
-                    predicted_population_error(activation, config, fitted_overlaps)
-                    if predict_population and teacher is not None
-                    else None
-                ),
-                "selected_start": "informed" if chosen == starts else chosen,
-                "starts": {
-                    "test_error": [float(x) for x in errors[:starts]],
-                    "train_loss": [float(x) for x in values[s, :starts]],
-                    "converged": [bool(g <= tol) for g in grad_norms[s, :starts]],
-                },
-                "start_spread": spread,
-                "agreement_tolerance": tolerance,
-                "restarts_agree": None
-                if starts == 1
-                else bool(np.isfinite(spread) and spread <= tolerance),
-                "informed": None
-                if teacher is None
-                else {
-                    "test_error": float(errors[starts]),
-                    "stderr": float(stderrs[starts]),
-                    "train_loss": float(values[s, starts]),
-                    "converged": bool(grad_norms[s, starts] <= tol),
-                },
-                "zero_error": zero,
-                "zero_stderr": zero_stderr,
-                "validation": validation[s],
-            }
-        )
-    mean, stderr = seed_mean(
-        np.array([r["test_error"] for r in per_seed]), np.array([r["stderr"] for r in per_seed])
+    starts = settings.starts
+    selected = (
+        _lowest(values[:, :starts])
+        if settings.init == "random"
+        else np.full(settings.seeds, starts)
     )
-    agree = [r["restarts_agree"] for r in per_seed]
-    return ERMSummary(
-        mean,
-        stderr,
-        per_seed,
-        restarts_agree=None if starts == 1 else all(agree),
-        lam=tuple(float(x) for x in lams),
-        zero_error=float(np.mean([r["zero_error"] for r in per_seed])),
-        informed_test_error=(
-            None
-            if teachers is None
-            else float(np.mean([r["informed"]["test_error"] for r in per_seed]))
-        ),
-        notes=tuple(_notes(per_seed, lam, lam_grid, tol)),
-        params=jax.tree_util.tree_map(
-            lambda leaf: leaf[jnp.arange(seeds), jnp.asarray(selected)], params
-        ),
+    return _Trained(params, values, grad_norms, counts, selected, lams)
+
+
+def _scorer(
+    config: SLRConfig,
+    settings: ERMSettings,
+    key: jax.Array,
+    teachers: Teacher | None,
+    s: int,
+    test_set: SLRBatch | None,
+) -> Scorer:
+    """Seed ``s``'s test set: the given held-out sequences, or ``N_test`` fresh sequences of its
+    teacher from ``key``."""
+    if test_set is not None:
+        return held_out_scorer(config, test_set)
+    teacher = jax.tree_util.tree_map(lambda leaf: leaf[s], teachers)
+    return fresh_sample_scorer(key, config, teacher, settings.N_test)
+
+
+def _seed_record(
+    config: SLRConfig,
+    trainer: _Trainer,
+    settings: ERMSettings,
+    s: int,
+    trained: _Trained,
+    teacher: Teacher | None,
+    score: Scorer,
+    validation: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The per-seed record of :class:`ERMSummary` (its ``per_seed`` entries): every start, the
+    zero predictor and the oracle scored on seed ``s``'s test set."""
+    starts, tol = settings.starts, settings.tol
+    fits = jax.tree_util.tree_map(lambda leaf: leaf[s], trained.params)
+    errors, stderrs, zero, oracle = _start_test_errors(
+        score, fits, trainer.activation, None if teacher is None else (config, teacher)
     )
+    chosen = int(trained.selected[s])
+    fitted = jax.tree_util.tree_map(lambda leaf: leaf[chosen], fits)
+    fitted_overlaps = None if teacher is None else overlaps(fitted, teacher)
+    spread = float(np.ptp(errors[:starts]))
+    tolerance = max(2.0 * float(stderrs[chosen]), AGREEMENT_FLOOR)
+    values, grad_norms = trained.values[s], trained.grad_norms[s]
+    return {
+        "seed": s,
+        "lam": float(trained.lams[s]),
+        "test_error": float(errors[chosen]),
+        "stderr": float(stderrs[chosen]),
+        "train_loss": float(values[chosen]),
+        "grad_norm": float(grad_norms[chosen]),
+        "iterations": int(trained.iterations[s, chosen]),
+        "converged": bool(grad_norms[chosen] <= tol),
+        "overlaps": fitted_overlaps,
+        "predicted_population_error": (
+            predicted_population_error(trainer.activation, config, fitted_overlaps)
+            if settings.predict_population and teacher is not None
+            else None
+        ),
+        "selected_start": "informed" if chosen == starts else chosen,
+        "starts": {
+            "test_error": [float(x) for x in errors[:starts]],
+            "train_loss": [float(x) for x in values[:starts]],
+            "converged": [bool(g <= tol) for g in grad_norms[:starts]],
+        },
+        "start_spread": spread,
+        "agreement_tolerance": tolerance,
+        "restarts_agree": None
+        if starts == 1
+        else bool(np.isfinite(spread) and spread <= tolerance),
+        "informed": None
+        if teacher is None
+        else {
+            "test_error": float(errors[starts]),
+            "stderr": float(stderrs[starts]),
+            "train_loss": float(values[starts]),
+            "converged": bool(grad_norms[starts] <= tol),
+        },
+        "zero_error": zero.value,
+        "zero_stderr": zero.stderr,
+        "oracle": None if oracle is None else {"test_error": oracle.value, "stderr": oracle.stderr},
+        "validation": validation,
+    }
 
 
-def _check_given_data(
-    data: tuple[Teacher | None, SLRBatch] | None, test_set: SLRBatch | None, init: str
-) -> None:
-    """Refuse given data that cannot be scored: no teacher and no test set, or informed without a
-    teacher.
-    """
-    if test_set is not None and data is None:
-        raise ConfigError("test_set goes with given data (data=(teacher, training set))")
-    if data is None or data[0] is not None:
-        return
-    if test_set is None:
-        raise ConfigError(
-            "data without a teacher needs a test_set of held-out sequences to measure the error on"
-        )
-    if init != "random":
-        raise ConfigError(
-            "init must be random for data without a teacher (the informed start is the teacher)"
-        )
-
-
-def _start_test_errors(score: Scorer, fits, activation):
-    """Test errors of every start (leading axis of ``fits``) and of the zero predictor, on the same
+def _start_test_errors(
+    score: Scorer, fits, activation: str, task: tuple[SLRConfig, Teacher] | None
+):
+    """Test errors (values, stderrs) of every start (leading axis of ``fits``), and the zero
+    predictor's and the oracle's (``None`` without a ``task``: config and teacher), on the same
     sequences.
     """
     starts = jax.tree_util.tree_leaves(fits)[0].shape[0]
+    oracle = None if task is None else known_directions_predictor(*task)
 
     def every_start(X, lengths):
         predictions = jax.vmap(lambda p: predict(p, X, lengths, activation))(fits)  # (starts, n)
-        return {
-            **{str(i): predictions[i] for i in range(starts)},
-            "zero": zero_predictor(X, lengths),
-        }
+        references = {"zero": zero_predictor(X, lengths)}
+        if oracle is not None:
+            references["oracle"] = oracle(X, lengths)
+        return {**{str(i): predictions[i] for i in range(starts)}, **references}
 
     errors = score(every_start)
     per_start = [errors[str(i)] for i in range(starts)]
     return (
         np.array([e.value for e in per_start]),
         np.array([e.stderr for e in per_start]),
-        errors["zero"].value,
-        errors["zero"].stderr,
+        errors["zero"],
+        errors.get("oracle"),
     )
 
 
-def _notes(
-    per_seed: list[dict[str, Any]], lam: float | str, lam_grid: tuple[float, ...], tol: float
-) -> list[str]:
+def _summary(
+    per_seed: list[dict[str, Any]], settings: ERMSettings, trained: _Trained, *, has_teacher: bool
+) -> ERMSummary:
+    """The summary over seeds (:class:`ERMSummary`)."""
+    mean, stderr = seed_mean(
+        np.array([r["test_error"] for r in per_seed]), np.array([r["stderr"] for r in per_seed])
+    )
+    oracle_error, oracle_stderr = (
+        seed_mean(
+            np.array([r["oracle"]["test_error"] for r in per_seed]),
+            np.array([r["oracle"]["stderr"] for r in per_seed]),
+        )
+        if has_teacher
+        else (None, None)
+    )
+    seeds = settings.seeds
+    return ERMSummary(
+        mean,
+        stderr,
+        per_seed,
+        restarts_agree=None if settings.starts == 1 else all(r["restarts_agree"] for r in per_seed),
+        lam=tuple(float(x) for x in trained.lams),
+        zero_error=float(np.mean([r["zero_error"] for r in per_seed])),
+        informed_test_error=(
+            float(np.mean([r["informed"]["test_error"] for r in per_seed])) if has_teacher else None
+        ),
+        notes=tuple(_notes(per_seed, settings)),
+        params=jax.tree_util.tree_map(
+            lambda leaf: leaf[jnp.arange(seeds), jnp.asarray(trained.selected)], trained.params
+        ),
+        oracle_error=oracle_error,
+        oracle_stderr=oracle_stderr,
+    )
+
+
+def _notes(per_seed: list[dict[str, Any]], settings: ERMSettings) -> list[str]:
     """The sentences that must accompany an ERM number."""
     notes = []
     disagree = [r for r in per_seed if r["restarts_agree"] is False]
@@ -660,15 +744,17 @@ def _notes(
         worst = max(disagree, key=lambda r: r["start_spread"])
         notes.append(
             f"random starts disagree at {len(disagree)} of {len(per_seed)} seeds (test errors "
-            f"spread up to "
-            f"{worst['start_spread']:.3g}, tolerance {worst['agreement_tolerance']:.2g}): the "
-            f"landscape is "
-            f"non-convex here; the lowest-training-loss start is reported"
+            f"spread up to {worst['start_spread']:.3g}, tolerance "
+            f"{worst['agreement_tolerance']:.2g}): the landscape is non-convex here; the "
+            "lowest-training-loss start is reported"
         )
     unconverged = [r["seed"] for r in per_seed if not r["converged"]]
     if unconverged:
-        notes.append(f"the reported fit did not reach |grad| <= {tol:g} at seeds {unconverged}")
-    if lam == LAM_AUTO and len(lam_grid) > 1:
+        notes.append(
+            f"the reported fit did not reach |grad| <= {settings.tol:g} at seeds {unconverged}"
+        )
+    lam_grid = settings.lam_grid
+    if settings.lam_auto and len(lam_grid) > 1:
         edges = sorted({r["lam"] for r in per_seed if r["lam"] in (min(lam_grid), max(lam_grid))})
         if edges:
             notes.append(

@@ -43,21 +43,21 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm import tqdm
 
-from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
+from bayes_slr.errors import ConfigError, check_choice, check_int
+from bayes_slr.inference.amp_settings import (
+    DEFAULT_DAMPING,
+    VARIANCES,
+    check_amp_options,
+)
 from bayes_slr.models.simulate import Teacher, chunk_sequences, iterate_batches
 from bayes_slr.models.spec import INITS, SLRConfig
 from bayes_slr.numerics import location_integrals
 
-DTYPES = ("float64", "float32")
-VARIANCES = ("hessian", "nishimori")
 START_OVERLAP = 1e-3
 """Random start: ``|W_hat_a|^2 / D = START_OVERLAP``, ``C = (1 - START_OVERLAP) I`` (the state
 evolution's
 uninformed ``q = 1e-3``); informed start: overlap ``1 - START_OVERLAP`` with the teacher,
 Nishimori-consistent."""
-DEFAULT_DAMPING = 0.7
-"""Plain GAMP (damping 1) follows the state evolution for a few steps and then diverges for spiked
-SLR (a finite-size mode grows by about 1.7 per step, docs/theory.md part C); 0.7 converges."""
 ADAPT_DOWN, ADAPT_UP, MIN_DAMPING = 0.7, 1.05, 0.05
 """Adaptive damping of :func:`run_amp`."""
 ITERATION_CHUNK = 10
@@ -127,50 +127,12 @@ class AMPResult(NamedTuple):
     damping: jax.Array
 
 
-def check_amp_options(
-    *,
-    init: object = "random",
-    damping: object = DEFAULT_DAMPING,
-    tol: object = 1e-6,
-    max_iter: object = 300,
-    dtype: object = "float64",
-) -> tuple[str, float, float, int, str]:
-    """Validate the AMP options; raise ``ConfigError`` naming the bad one.
-
-    Returns ``(init, damping, tol, max_iter, dtype)``: ``init`` in :data:`INITS`,
-    ``0 < damping <= 1``, ``tol > 0``, ``max_iter >= 1``, ``dtype`` in :data:`DTYPES`.
-    """
-    init = check_choice("init", init, INITS)
-    damping = check_real("damping", damping, minimum=0.0, strict=True)
-    if damping > 1:
-        raise ConfigError(
-            f"damping must be a number in (0, 1] (weight of the new iterate), got {damping!r}"
-        )
-    tol = check_real("tol", tol, minimum=0.0, strict=True)
-    max_iter = check_int("max_iter", max_iter, 1)
-    dtype = check_choice("dtype", str(np.dtype(dtype)) if _is_dtype(dtype) else dtype, DTYPES)
-    return init, damping, tol, max_iter, dtype
-
-
-def _is_dtype(value: object) -> bool:
-    try:
-        np.dtype(value)  # type: ignore[call-overload]
-    except TypeError:
-        return False
-    return True
-
-
 def check_amp_config(config: SLRConfig) -> SLRConfig:
-    """Refuse what AMP does not cover: ``D < 2``, and max-SLR with ``MAX_FINITE_NU < nu < inf``."""
+    """Refuse what AMP does not cover: ``D < 2``, and a ``nu`` whose location integrals the variant
+    cannot evaluate (max-SLR with ``MAX_FINITE_NU < nu < inf``).
+    """
     check_int("D", config.D, 2)
-    if (
-        not config.law.tokens_carry_key
-        and location_integrals.MAX_FINITE_NU < config.c_nu < math.inf
-    ):
-        raise ConfigError(
-            f"nu must be <= {location_integrals.MAX_FINITE_NU:g} or inf for max-SLR AMP "
-            f"(got {config.nu:g}; nu = inf differs by O(1/nu^2)); use --nu inf"
-        )
+    config.law.check_field_location(config.nu)
     return config
 
 
@@ -248,23 +210,12 @@ def amp_data(
 
 
 def prior_precision(config: SLRConfig, N: int) -> jax.Array:
-    """``Lambda_0 = diag(1 + N nu / D, 1)`` (spiked: the tilt normaliser in the prior of ``k``) or
-    ``I`` (max).
+    """``Lambda_0 = diag(1 + N p / D, 1)``, ``p`` the variant's
+    :meth:`~bayes_slr.models.variants.TokenLaw.key_normaliser_precision` (spiked: ``nu``, the tilt
+    normaliser moved into the prior of ``k``; max: 0).
     """
-    k_precision = 1.0 + N * config.c_nu**2 / config.D if config.law.tokens_carry_key else 1.0
+    k_precision = 1.0 + N * config.law.key_normaliser_precision(config.nu) / config.D
     return jnp.diag(jnp.array([k_precision, 1.0]))
-
-
-def location_derivatives(
-    config: SLRConfig, omega_k: jax.Array, V_kk: jax.Array, mask: jax.Array
-) -> location_integrals.LocationDerivatives:
-    """Max-SLR's ``log P(eps = l | key fields)`` and its derivatives in ``omega_k`` (the location
-    integrals,
-    ``V_kk`` capped at 1)."""
-    V_kk = jnp.minimum(V_kk, 1.0)
-    if math.isinf(config.nu):
-        return location_integrals.argmax_location_derivatives(omega_k, V_kk, mask)
-    return location_integrals.softmax_location_derivatives(config.c_nu, omega_k, V_kk, mask)
 
 
 def output_denoiser(
@@ -274,13 +225,11 @@ def output_denoiser(
     ``(Lbar, 2, 2)``.
 
     ``Z_out(y, omega, V) = sum_l P_l(omega_k) N(y; mu_l, Delta + V_vv)`` up to a constant, a mixture
-    over
-    the location with log weights ``log P_l``: spiked, ``sqrt(nu) omega_{l,k}`` and ``mu_l =
-    omega_{l,v} +
-    sqrt(nu) V_kv`` (exact: ``E_h[exp(sqrt(nu) h_{l,k}) N(y; h_{l,v}, Delta)]``; the factor ``1/L``
-    and
-    ``nu V_kk / 2`` are the same for every token); max, the location integrals of variance ``V_kk``
-    (:func:`location_derivatives`) and ``mu_l = omega_{l,v}``. With the responsibilities
+    over the location whose log weights ``log P_l`` and means ``mu_l`` come from the variant
+    (:meth:`~bayes_slr.models.variants.TokenLaw.field_location`): spiked, ``sqrt(nu) omega_{l,k}``
+    and ``mu_l = omega_{l,v} + sqrt(nu) V_kv`` (exact: ``E_h[exp(sqrt(nu) h_{l,k}) N(y; h_{l,v},
+    Delta)]``; the factor ``1/L`` and ``nu V_kk / 2`` are the same for every token); max, the
+    location integrals of variance ``V_kk`` and ``mu_l = omega_{l,v}``. With the responsibilities
     ``r_l = P(eps = l | y, omega)``, ``e_l = (y - mu_l) / (Delta + V_vv)``, ``J_lj = d log P_l / d
     omega_{j,k}``
     and ``K_lj = d^2 log P_l / d omega_{j,k}^2``, in closed form:
@@ -294,17 +243,10 @@ def output_denoiser(
     them against automatic differentiation of ``log Z_out``.
     """
     variance = config.Delta + V[1, 1]
-    if config.law.tokens_carry_key:
-        c = config.c_nu
-        eye = jnp.eye(omega.shape[0], dtype=omega.dtype)
-        location = location_integrals.LocationDerivatives(
-            c * omega[:, 0], c * eye, jnp.zeros_like(eye)
-        )
-        mean = omega[:, 1] + c * V[0, 1]
-    else:
-        location = location_derivatives(config, omega[:, 0], V[0, 0], mask)
-        mean = omega[:, 1]
-    residual = y - mean
+    location, value_shift = config.law.field_location(
+        config.nu, omega[:, 0], V[0, 0], V[0, 1], mask
+    )
+    residual = y - (omega[:, 1] + value_shift)
     score = residual / variance
     r = jax.nn.softmax(jnp.where(mask, location.log_post - 0.5 * score * residual, -jnp.inf))
     g_k = r @ location.jacobian
@@ -593,22 +535,21 @@ def amp_predictor(
     """A predictor of new sequences from the AMP posterior; ``predict(X, lengths) -> (n,)``.
 
     A new sequence's key and value fields are ``h_l ~ N(omega_l, C)``, ``omega_l = x_l . W_hat /
-    sqrt(D)``
-    (the sequence is not in the training set: no Onsager term).
+    sqrt(D)`` (the sequence is not in the training set: no Onsager term).
 
     ``own_tilt=True``: the Bayes-optimal ``E[y | X, data]``, whose location posterior includes the
-    new
-    sequence's own tilt (docs/model.md section 5): spiked ``softmax(sqrt(nu) omega_k)`` with
-    ``E[h_{l,v} | eps = l] = omega_{l,v} + sqrt(nu) C_kv``; max, the location integrals of variance
-    ``C_kk`` (:func:`location_derivatives`).
+    new sequence's own evidence about ``k`` (docs/model.md section 5), from the variant's
+    :meth:`~bayes_slr.models.variants.TokenLaw.field_location`: spiked ``softmax(sqrt(nu)
+    omega_k)`` with ``E[h_{l,v} | eps = l] = omega_{l,v} + sqrt(nu) C_kv``; max, the location
+    integrals of variance ``C_kk``.
     ``own_tilt=False``: the training-set posterior mean of ``sum_l softmax(c_nu chi)_l z_l``, what a
     sampler's plain average of draws estimates: ``sum_l E[softmax(c_nu h_k)_l] omega_{l,v}`` (the
-    location integral :func:`~bayes_slr.numerics.location_integrals.softmax_log_posterior` at
-    inverse
-    temperature ``c_nu``). For max-SLR the two coincide.
+    location integral :func:`~bayes_slr.numerics.location_integrals.location_derivatives` at
+    inverse temperature ``c_nu``). For max-SLR, whose tokens carry no evidence about ``k``, the
+    two are the same integral.
     """
     W, C = state.W.astype(jnp.float64), state.C.astype(jnp.float64)
-    own_tilt = bool(own_tilt) or not config.law.tokens_carry_key
+    own_tilt = bool(own_tilt)
     return lambda X, lengths: _predict(config, own_tilt, W, C, jnp.asarray(X), jnp.asarray(lengths))
 
 
@@ -619,18 +560,17 @@ def _predict(
     """:func:`amp_predictor` (compiled once per configuration and shape, not per posterior)."""
     mask = jnp.arange(X.shape[1]) < lengths[:, None]
     omega = jnp.einsum("nld,ad->nla", X.astype(jnp.float64), W) / math.sqrt(X.shape[-1])
-    c = config.c_nu
-    if not own_tilt:
-        log_post = jax.vmap(location_integrals.softmax_log_posterior, in_axes=(None, 0, None, 0))(
-            c, omega[..., 0], jnp.minimum(C[0, 0], 1.0), mask
+    if own_tilt:
+        location, value_shift = jax.vmap(
+            lambda omega_k, real: config.law.field_location(
+                config.nu, omega_k, C[0, 0], C[0, 1], real
+            )
+        )(omega[..., 0], mask)
+        values = omega[..., 1] + value_shift[:, None]
+    else:
+        location = jax.vmap(location_integrals.location_derivatives, in_axes=(None, 0, None, 0))(
+            config.c_nu, omega[..., 0], jnp.minimum(C[0, 0], 1.0), mask
         )
         values = omega[..., 1]
-    elif config.law.tokens_carry_key:
-        log_post = jax.nn.log_softmax(jnp.where(mask, c * omega[..., 0], -jnp.inf), where=mask)
-        values = omega[..., 1] + c * C[0, 1]
-    else:
-        log_post = jax.vmap(location_derivatives, in_axes=(None, 0, None, 0))(
-            config, omega[..., 0], C[0, 0], mask
-        ).log_post
-        values = omega[..., 1]
-    return jnp.sum(jnp.where(mask, jnp.exp(log_post) * values, 0.0), axis=-1)
+    weights = jax.nn.softmax(jnp.where(mask, location.log_post, -jnp.inf), axis=-1, where=mask)
+    return jnp.sum(jnp.where(mask, weights * values, 0.0), axis=-1)

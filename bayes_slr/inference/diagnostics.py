@@ -84,3 +84,16 @@ def plot_diagnostics(tree: xr.DataTree, path: str | os.PathLike | None = None):
             lambda tmp: figure.savefig(tmp, format=Path(path).suffix.lstrip(".") or "png"),
         )
     return figure
+
+
+def plot_overlap_traces(tree: xr.DataTree, ax):
+    """The overlaps' traces on one Matplotlib axes: one colour per overlap, one line per chain
+    (thin), labelled once per overlap. Returns ``ax``."""
+    posterior = tree.posterior
+    for index, name in enumerate(present_overlaps(tree)):
+        values = np.asarray(posterior[name].values)  # (chain, draw)
+        for chain, trace in enumerate(values):
+            ax.plot(trace, lw=0.6, alpha=0.7, color=f"C{index}", label=name if chain == 0 else None)
+    ax.set(xlabel="draw", ylabel="overlap", title="overlap traces, one line per chain")
+    ax.legend(fontsize=8)
+    return ax

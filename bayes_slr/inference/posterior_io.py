@@ -20,20 +20,18 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import arviz_base
-import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
 from bayes_slr.errors import ConfigError
-from bayes_slr.inference.predictive import training_location_posterior
-from bayes_slr.inference.samplers import PosteriorDraws
-from bayes_slr.models.scoring import direction_overlaps
-from bayes_slr.models.simulate import SLRBatch, Teacher
+from bayes_slr.models.batch import SLRBatch, Teacher
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.records import atomic_write, check_writable_output, json_ready, provenance
+from bayes_slr.records import atomic_write, check_output_file, json_ready, provenance
+
+if TYPE_CHECKING:
+    from bayes_slr.inference.samplers import PosteriorDraws
 
 OVERLAPS = ("m_k", "m_v", "q_k", "q_v")
 _ATTRIBUTE = "bayes_slr"
@@ -52,6 +50,8 @@ def overlaps(k: np.ndarray, v: np.ndarray, teacher: Teacher | None) -> dict[str,
 
     Without a teacher (bring-your-own data) only the norms ``q_k``, ``q_v``.
     """
+    from bayes_slr.models.scoring import direction_overlaps
+
     if teacher is None:
         D = k.shape[-1]
         return {"q_k": np.sum(k * k, axis=-1) / D, "q_v": np.sum(v * v, axis=-1) / D}
@@ -86,6 +86,11 @@ def to_datatree(
     settings : dict, optional
         Further options to record (alpha, chains, warm-up, init, ...).
     """
+    import arviz_base
+    import jax.numpy as jnp
+
+    from bayes_slr.inference.predictive import training_location_posterior
+
     record = provenance({**config.to_dict(), "sampler": draws.sampler, **(settings or {})}, seed)
     probs = training_location_posterior(config, batch, jnp.asarray(draws.k), jnp.asarray(draws.v))
     tree = arviz_base.from_dict(
@@ -138,6 +143,8 @@ def config_of(tree: xr.DataTree) -> SLRConfig:
 
 def teacher_of(tree: xr.DataTree) -> Teacher | None:
     """The teacher stored in ``tree`` (``None`` for data without one)."""
+    import jax.numpy as jnp
+
     data = tree.constant_data
     if "k_star" not in data:
         return None
@@ -148,6 +155,8 @@ def batch_of(tree: xr.DataTree) -> SLRBatch:
     """The training set stored in ``tree`` (teacher projections recomputed; NaN without
     a teacher).
     """
+    import jax.numpy as jnp
+
     data = tree.constant_data
     X = jnp.asarray(data["X"].values)
     teacher = teacher_of(tree)
@@ -176,7 +185,7 @@ def save_posterior(tree: xr.DataTree, path: str | os.PathLike, *, force: bool = 
     """Write ``tree`` as netCDF (one group per ArviZ group) atomically: no partial file
     on failure.
     """
-    path = check_writable_output(path, force=force)
+    path = check_output_file(path, force=force)
     return atomic_write(path, lambda tmp: tree.to_netcdf(tmp, engine="h5netcdf"))
 
 

@@ -119,8 +119,6 @@ def thin_draws(draws: jax.Array | np.ndarray, max_draws: int) -> jax.Array:
     return flat[::step]
 
 
-IMPORTANCE_ESS_WARNING = 100.0
-"""Warn when the 5% quantile over test sequences of the importance ESS is below this many draws."""
 GROUPS = 4
 """Disjoint groups of draws (chain-major order: with 4 chains, one group per chain) forming
 independent replicates of the posterior predictor (unbiased error, draw-noise standard error)."""

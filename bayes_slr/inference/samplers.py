@@ -3,10 +3,11 @@
 
 Every sampler is a pure kernel in :mod:`bayes_slr.inference.kernels` (``init``/``step``)
 driven by the one ``lax.scan`` loop :func:`~bayes_slr.inference.kernels.base.run_chains`
-(chains ``vmap``-ed). :func:`sample_posterior` is the entry point:
+(chains ``vmap``-ed), and a :class:`~bayes_slr.inference.sampler_registry.Sampler` record in
+the sampler registry. :func:`sample_posterior` is the entry point; ``sampler`` is ``"auto"``
+(the first registered sampler that supports the variant) or a registered name:
 
-* ``"auto"`` (default): exact blocked Gibbs for spiked SLR, Gibbs-HMC for max-SLR;
-* ``"gibbs"``: exact blocked Gibbs (spiked only): locations categorical, ``k``, ``v`` Gaussian;
+* ``"gibbs"``: exact blocked Gibbs (spiked): locations categorical, ``k``, ``v`` Gaussian;
 * ``"gibbs-hmc"``: locations and ``v`` exact, an HMC move for ``k`` given the locations (max-SLR);
 * ``"nuts"``: NumPyro NUTS on the summed-out posterior (any variant, finite ``nu``).
 
@@ -17,34 +18,28 @@ every chain at the teacher ``(k*, v*)``.
 from __future__ import annotations
 
 import functools
-import math
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayes_slr.errors import ConfigError, check_choice, check_int
-from bayes_slr.inference.kernels import (
-    KERNELS,
-    PosteriorDraws,
-    SamplerData,
-    auto_sampler,
-    run_chains,
-    supports,
-)
+from bayes_slr.errors import ConfigError
+from bayes_slr.inference.kernels import PosteriorDraws, SamplerData, run_chains
 from bayes_slr.inference.kernels.gibbs import (
     DirectionConditionals,
     direction_conditionals,
     draw_directions,
 )
+from bayes_slr.inference.sampler_registry import (
+    check_sampling_arguments,
+    get_sampler,
+    resolve_sampler,
+)
 from bayes_slr.models.numpyro_models import marginal_log_density
 from bayes_slr.models.simulate import SLRBatch, Teacher
-from bayes_slr.models.spec import INITS, SLRConfig
-
-SAMPLERS = ("auto", *KERNELS)
+from bayes_slr.models.spec import SLRConfig
 
 __all__ = [
-    "SAMPLERS",
     "PosteriorDraws",
     "DirectionConditionals",
     "direction_conditionals",
@@ -57,51 +52,6 @@ __all__ = [
     "run_gibbs_hmc",
     "initial_positions",
 ]
-
-
-def resolve_sampler(config: SLRConfig, sampler: str) -> str:
-    """The kernel name ``sampler`` stands for (``"auto"`` resolved by the variant)."""
-    check_choice("sampler", sampler, SAMPLERS)
-    return auto_sampler(config.law) if sampler == "auto" else sampler
-
-
-def check_sampling_arguments(
-    config: SLRConfig, *, sampler: str, chains: int, warmup: int, samples: int, init: str
-) -> tuple[int, int, int]:
-    """Validate the sampling options for ``config``; return ``(chains, warmup, samples)``.
-
-    Raises
-    ------
-    ConfigError
-        ``chains < 1``, ``samples < 1``, ``warmup < 0``, an unknown sampler or init,
-        ``Delta = 0``, ``nu = inf`` (the likelihood of max-SLR is an argmax indicator: no
-        gradient, no conjugate form), or a sampler that does not support the variant.
-    """
-    check_choice("sampler", sampler, SAMPLERS)
-    check_choice("init", init, INITS)
-    chains = check_int("chains", chains, 1)
-    warmup = check_int("warmup", warmup, 0)
-    samples = check_int("samples", samples, 1)
-    if config.Delta <= 0:
-        raise ConfigError(
-            "Delta must be > 0 for posterior sampling (the posterior is degenerate at Delta = 0)"
-        )
-    if math.isinf(config.nu):
-        raise ConfigError(
-            "nu must be finite (>= 0) for posterior sampling: at nu = inf the max-SLR likelihood "
-            "is an argmax indicator, which no sampler here supports (no gradient, no conjugate "
-            "form)"
-        )
-    name = resolve_sampler(config, sampler)
-    if not supports(name, config.law):
-        families = ", ".join(family.__name__ for family in KERNELS[name].FAMILIES)
-        others = [n for n in KERNELS if supports(n, config.law)]
-        raise ConfigError(
-            f"sampler {name} supports token laws of type {families} only; for variant "
-            f"{config.variant} "
-            f"use --sampler {' or '.join(['auto', *others])}"
-        )
-    return chains, warmup, samples
 
 
 def initial_positions(
@@ -152,8 +102,9 @@ def sample_posterior(
         Task (``Delta > 0``, finite ``nu``).
     batch : SLRBatch
         Training set.
-    sampler : {"auto", "gibbs", "gibbs-hmc", "nuts"}
-        See the module docstring.
+    sampler : str
+        ``"auto"`` or a registered sampler's name
+        (:func:`~bayes_slr.inference.sampler_registry.sampler_choices`); see the module docstring.
     chains, warmup, samples : int
         Chains (``>= 1``), warm-up steps per chain (``>= 0``), kept draws per chain (``>= 1``).
     init : {"random", "informed"}
@@ -174,7 +125,7 @@ def sample_posterior(
     key_init, key_run = jax.random.split(key)
     starts = initial_positions(key_init, config, chains, init, teacher)
     data = SamplerData.of(batch)
-    kernel = KERNELS[name].make_kernel(config, warmup)
+    kernel = get_sampler(name).make_kernel(config, warmup)
     positions, infos = run_chains(key_run, kernel, data, starts, warmup=warmup, samples=samples)
     k, v = positions["k"][:, warmup:], positions["v"][:, warmup:]
     stats = {stat: values[:, warmup:] for stat, values in infos.items()}

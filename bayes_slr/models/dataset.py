@@ -28,19 +28,18 @@ import json
 import math
 import os
 import zipfile
-from collections.abc import Collection
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import jax.numpy as jnp
 import numpy as np
 
 from bayes_slr.errors import ConfigError, check_real
-from bayes_slr.models.simulate import SLRBatch, Teacher
-from bayes_slr.models.spec import LengthLaw, SLRConfig
+from bayes_slr.models.batch import SLRBatch, Teacher
 
 DEFAULT_HOLDOUT = 0.2
 """Share of the sequences held out as the test set when the data have no teacher."""
+NPY_MAGIC = b"\x93NUMPY"
+"""The first bytes of a single-array ``.npy`` file."""
 UNKNOWN_LOCATION = -1
 """``eps`` of a sequence whose true location the file does not give."""
 
@@ -92,6 +91,8 @@ class Dataset(NamedTuple):
         The teacher projections ``chi_star``, ``z_star`` are computed from the teacher; without
         one they are unknown (NaN) and nothing reads them.
         """
+        import jax.numpy as jnp
+
         X = jnp.asarray(self.X)
         if self.teacher is None:
             chi_star = z_star = jnp.full(self.X.shape[:2], jnp.nan)
@@ -113,15 +114,22 @@ def _read_arrays(path: Path) -> dict[str, np.ndarray]:
     be read.
     """
     if not path.is_file():
-        raise ConfigError(f"--data: {path} does not exist or is not a file")
+        raise ConfigError(f"`data`: {path} does not exist or is not a file")
+    with open(path, "rb") as handle:
+        start = handle.read(len(NPY_MAGIC))
+    if start == NPY_MAGIC:
+        raise ConfigError(
+            f"`data`: {path} is a single .npy array, not a .npz archive of named arrays (X, y, ...)"
+        )
+    if not zipfile.is_zipfile(path):
+        raise ConfigError(
+            f"`data`: {path} is not a .npz archive (the zip of named arrays X, y, ... that "
+            "numpy.savez and bayes-slr simulate write)"
+        )
     try:
         archive = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise ConfigError(f"--data: {path} is not a readable .npz file ({exc})") from exc
-    if not isinstance(archive, np.lib.npyio.NpzFile):
-        raise ConfigError(
-            f"--data: {path} is a single .npy array, not a .npz archive of named arrays (X, y, ...)"
-        )
+        raise ConfigError(f"`data`: {path} is not a readable .npz archive ({exc})") from exc
     arrays = {}
     with archive:
         for name in archive.files:
@@ -129,7 +137,7 @@ def _read_arrays(path: Path) -> dict[str, np.ndarray]:
                 arrays[name] = archive[name]
             except Exception as exc:  # zipfile, zlib and numpy raise many types on damaged members
                 raise ConfigError(
-                    f"--data: array {name} of {path} cannot be read ({type(exc).__name__}: {exc})"
+                    f"`data`: array {name} of {path} cannot be read ({type(exc).__name__}: {exc})"
                 ) from exc
     return arrays
 
@@ -141,12 +149,12 @@ def _real(name: str, array: np.ndarray, shape: tuple[int, ...], meaning: str) ->
         or not np.issubdtype(array.dtype, np.number)
         or np.issubdtype(array.dtype, np.complexfloating)
     ):
-        raise ConfigError(f"--data: array {name} must hold real numbers, got dtype {array.dtype}")
+        raise ConfigError(f"`data`: array {name} must hold real numbers, got dtype {array.dtype}")
     if array.shape != shape:
-        raise ConfigError(f"--data: array {name} must have shape {meaning}, got {array.shape}")
+        raise ConfigError(f"`data`: array {name} must have shape {meaning}, got {array.shape}")
     if not np.all(np.isfinite(array)):
         raise ConfigError(
-            f"--data: array {name} has NaN or inf entries ({int(np.sum(~np.isfinite(array)))} "
+            f"`data`: array {name} has NaN or inf entries ({int(np.sum(~np.isfinite(array)))} "
             f"of them)"
         )
     return array.astype(np.float64)
@@ -159,16 +167,16 @@ def _integers(
     <= high``.
     """
     if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
-        raise ConfigError(f"--data: array {name} must hold integers, got dtype {array.dtype}")
+        raise ConfigError(f"`data`: array {name} must hold integers, got dtype {array.dtype}")
     if array.shape != (N,):
         raise ConfigError(
-            f"--data: array {name} must have shape (N,) = ({N},) to match X, got {array.shape}"
+            f"`data`: array {name} must have shape (N,) = ({N},) to match X, got {array.shape}"
         )
     outside = (array < low) | (array > high)
     if np.any(outside):
         first = int(np.argmax(outside))
         raise ConfigError(
-            f"--data: array {name} must lie in {bounds}, got {int(array[first])} at sequence "
+            f"`data`: array {name} must lie in {bounds}, got {int(array[first])} at sequence "
             f"{first}"
         )
     return array.astype(np.int32)
@@ -182,7 +190,7 @@ def _teacher(arrays: dict[str, np.ndarray], D: int) -> Teacher | None:
     if len(given) == 1:
         missing = "v_star" if given == ["k_star"] else "k_star"
         raise ConfigError(
-            f"--data: array {missing} is missing (give both k_star and v_star, or neither)"
+            f"`data`: array {missing} is missing (give both k_star and v_star, or neither)"
         )
     k, v = (_real(name, arrays[name], (D,), f"(D,) = ({D},)") for name in ("k_star", "v_star"))
     return Teacher(k, v)
@@ -195,16 +203,16 @@ def _record(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     text = arrays["config"]
     if text.shape != () or text.dtype.kind != "U":
         raise ConfigError(
-            f"--data: array config must be one JSON string, got dtype {text.dtype} shape "
+            f"`data`: array config must be one JSON string, got dtype {text.dtype} shape "
             f"{text.shape}"
         )
     try:
         record = json.loads(str(text))
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"--data: array config is not JSON ({exc})") from exc
+        raise ConfigError(f"`data`: array config is not JSON ({exc})") from exc
     if not isinstance(record, dict):
         raise ConfigError(
-            f"--data: array config must be a JSON object, got {type(record).__name__}"
+            f"`data`: array config must be a JSON object, got {type(record).__name__}"
         )
     return record
 
@@ -225,13 +233,13 @@ def load_dataset(path: str | os.PathLike) -> Dataset:
     for name in ("X", "y"):
         if name not in arrays:
             raise ConfigError(
-                f"--data: {path} has no array {name} (needed: X of shape (N, Lbar, D) and y of "
+                f"`data`: {path} has no array {name} (needed: X of shape (N, Lbar, D) and y of "
                 f"shape (N,))"
             )
     X = arrays["X"]
     if X.ndim != 3 or min(X.shape) < 1:
         raise ConfigError(
-            f"--data: array X must have shape (N, Lbar, D) with every size >= 1, got {X.shape}"
+            f"`data`: array X must have shape (N, Lbar, D) with every size >= 1, got {X.shape}"
         )
     N, Lbar, D = X.shape
     X = _real("X", X, X.shape, "(N, Lbar, D)")
@@ -281,117 +289,3 @@ def training_and_test(data: Dataset, holdout: float, seed: int) -> tuple[Dataset
     if data.teacher is not None:
         return data, None
     return split_holdout(data, holdout, seed)
-
-
-MODEL_SETTINGS = ("variant", "nu", "Delta")
-RECORD = "the data file's config record"
-
-
-def _recorded_config(data: Dataset) -> SLRConfig | None:
-    """The task of the ``config`` record (``simulate``'s layout), checked against the arrays; None
-    without one.
-    """
-    if not data.provenance:
-        return None
-    settings = data.provenance.get("config", data.provenance)
-    if not isinstance(settings, dict):
-        raise ConfigError("--data: array config: its 'config' entry must be a JSON object")
-    try:
-        config = SLRConfig.from_dict(settings)
-    except ConfigError as exc:
-        raise ConfigError(f"--data: array config does not describe an SLR task: {exc}") from exc
-    for name, recorded, actual in (
-        ("D", config.D, data.D),
-        ("Lbar", config.Lbar, data.Lbar),
-        ("N", settings.get("N", data.N), data.N),
-    ):
-        if recorded != actual:
-            raise ConfigError(
-                f"--data: array config records {name} = {recorded} but the arrays have {name} "
-                f"= {actual}"
-            )
-    return config
-
-
-def _same(value: Any, other: Any) -> bool:
-    return value == other or (
-        isinstance(value, float)
-        and isinstance(other, float)
-        and math.isnan(value)
-        and math.isnan(other)
-    )
-
-
-def data_config(
-    data: Dataset, flags: dict[str, Any], explicit: Collection[str]
-) -> tuple[SLRConfig, dict[str, str]]:
-    """The task of ``data`` and where each setting came from.
-
-    Parameters
-    ----------
-    data : Dataset
-    flags : the command's values of ``variant``, ``nu``, ``Delta``, ``L``, ``variable_length``
-        and ``D`` (those the command has).
-    explicit : the names of ``flags`` the user gave (the others are defaults).
-
-    Returns
-    -------
-    (config, sources)
-        ``D``, ``N`` and ``Lbar`` come from the arrays; variant, ``nu``, ``Delta`` and the length
-        law
-        from the ``config`` record when the file has one, else from ``flags`` (``variable_length``:
-        uniform on ``1..Lbar``, else fixed ``Lbar``). ``sources`` names the origin of each.
-
-    Raises
-    ------
-    ConfigError
-        An explicit flag that contradicts the arrays or the record (naming both), a fixed length
-        law with sequences shorter than ``Lbar``, or settings that are not a valid task.
-    """
-    for name, actual, origin in (
-        ("D", data.D, "array X's last axis"),
-        ("L", data.Lbar, "array X's token axis"),
-    ):
-        if name in explicit and flags.get(name) != actual:
-            raise ConfigError(
-                f"{name} = {flags[name]} (flag) conflicts with {name} = {actual} from {origin}: "
-                "drop the flag"
-            )
-    sources = {"D": "array X", "N": "array y", "Lbar": "array X"}
-    recorded = _recorded_config(data)
-    if recorded is not None:
-        for name in (*MODEL_SETTINGS, "variable_length"):
-            value = (
-                not recorded.length.is_fixed
-                if name == "variable_length"
-                else getattr(recorded, name)
-            )
-            if name in explicit and not _same(flags[name], value):
-                raise ConfigError(
-                    f"{name} = {flags[name]} (flag) conflicts with {name} = {value} in {RECORD}: "
-                    "drop the flag"
-                )
-        return recorded, {**sources, **dict.fromkeys((*MODEL_SETTINGS, "length"), RECORD)}
-    if flags.get("variant") is None:
-        raise ConfigError(
-            "--data: the file has no config record, so --variant (and --nu) must be given"
-        )
-    length = (
-        LengthLaw.uniform(data.Lbar) if flags.get("variable_length") else LengthLaw.fixed(data.Lbar)
-    )
-    if length.is_fixed and np.any(data.lengths != data.Lbar):
-        raise ConfigError(
-            f"--data: array lengths has values "
-            f"{int(data.lengths.min())}..{int(data.lengths.max())} but "
-            f"the length law is fixed at Lbar = {data.Lbar}: pass --variable-length"
-        )
-    config = SLRConfig(flags["variant"], data.D, length, flags["nu"], flags["Delta"])
-    flag_sources = {
-        name: f"--{name}" + ("" if name in explicit else " default") for name in MODEL_SETTINGS
-    }
-    flag_sources["length"] = (
-        "--variable-length"
-        if flags.get("variable_length")
-        else "fixed at Lbar (no --variable-length)"
-    )
-    return config, {**sources, **flag_sources}

@@ -16,45 +16,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.models.batch import SLRBatch, Teacher, token_mask
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics.devices import leading_axis_sharding
-
-
-class Teacher(NamedTuple):
-    """Hidden key and value directions ``k*``, ``v*`` in ``R^D``."""
-
-    k_star: jax.Array
-    v_star: jax.Array
-
-
-class SLRBatch(NamedTuple):
-    """``N`` SLR samples, padded to ``Lbar`` tokens.
-
-    Attributes
-    ----------
-    X : (N, Lbar, D) tokens, zero beyond each length.
-    lengths : (N,) int lengths in ``1..Lbar``.
-    y : (N,) outputs.
-    eps : (N,) int true locations, 0-based, ``< lengths``.
-    chi_star, z_star : (N, Lbar) teacher projections ``X k*/sqrt(D)``, ``X v*/sqrt(D)``.
-    """
-
-    X: jax.Array
-    lengths: jax.Array
-    y: jax.Array
-    eps: jax.Array
-    chi_star: jax.Array
-    z_star: jax.Array
-
-    @property
-    def mask(self) -> jax.Array:
-        """(N, Lbar) boolean: True on real tokens."""
-        return token_mask(self.lengths, self.X.shape[1])
-
-
-def token_mask(lengths: jax.Array, Lbar: int) -> jax.Array:
-    """Boolean mask ``(..., Lbar)``: True for token indices below the length."""
-    return jnp.arange(Lbar) < jnp.asarray(lengths)[..., None]
 
 
 def draw_teacher(key: jax.Array, D: int, *, exact: bool = False) -> Teacher:

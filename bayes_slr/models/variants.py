@@ -11,15 +11,23 @@ tokens. Everything that depends on the variant asks its object:
 * :meth:`TokenLaw.draw_tokens_and_location` (the simulator) and
   :meth:`TokenLaw.sample_tokens_and_location` (the NumPyro generative model);
 * :meth:`TokenLaw.population_scores`: the law of the teacher scores ``chi*`` in the limit
-  ``|k*|^2 = D`` (used by the population Monte Carlo and by every integral of the theory);
+  ``|k*|^2 = D`` (used by the population Monte Carlo and by every integral of the theory,
+  which read its location shift and tilt);
+* :meth:`TokenLaw.field_location` and :meth:`TokenLaw.key_normaliser_precision`: the
+  location posterior seen through Gaussian key fields, and the normaliser's Gaussian factor
+  on ``k`` (AMP's output channel and prior);
+* what the samplers may assume (``gaussian_key_given_locations``,
+  ``location_softmax_of_scores``: the sampler registry's ``supports`` asks these);
 * ``c_nu`` (the inverse temperature of the Bayes estimator), ``default_nu`` and the
   range of ``nu``.
 
-Two families cover the variants, and the theory's integrals are written per family:
-:class:`PlantedLaw` (the location's token carries a spike ``a(nu) k / sqrt(D)``: spiked
-SLR) and :class:`TiltedLaw` (i.i.d. tokens, the location drawn from
-``softmax(t(nu) chi*)``: max-SLR). A new variant of either family is one subclass and one
-:func:`register_variant` call.
+Two families cover the variants: :class:`PlantedLaw` (the location's token carries a spike
+``a(nu) k / sqrt(D)``: spiked SLR) and :class:`TiltedLaw` (i.i.d. tokens, the location drawn
+from ``softmax(t(nu) chi*)``: max-SLR). No module outside this one branches on the family. A
+new variant of either family is one subclass and one :func:`register_variant` call.
+
+The module imports without JAX or NumPyro (they are :func:`~bayes_slr.lazy.lazy_module`
+proxies, imported when a method first computes), so listing and validating variants is cheap.
 """
 
 from __future__ import annotations
@@ -27,15 +35,21 @@ from __future__ import annotations
 import abc
 import dataclasses
 import math
-from typing import ClassVar
-
-import jax
-import jax.numpy as jnp
-import numpyro
-import numpyro.distributions as dist
+from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from bayes_slr.errors import ConfigError, check_real
+from bayes_slr.lazy import lazy_module
+from bayes_slr.numerics import MAX_FINITE_NU
 from bayes_slr.registry import Registry
+
+if TYPE_CHECKING:
+    from bayes_slr.numerics.location_integrals import LocationDerivatives
+
+# Imported on first use (bayes_slr.lazy): the variant registry imports without JAX.
+jax = lazy_module("jax")
+jnp = lazy_module("jax.numpy")
+numpyro = lazy_module("numpyro")
+dist = lazy_module("numpyro.distributions")
 
 IMPOSSIBLE_LOGIT = -1e4
 """Logit of an impossible location (padding; non-argmax tokens at ``nu = inf``) where a finite
@@ -51,6 +65,16 @@ class PlantedScores:
 
     shift: float
 
+    @property
+    def location_shift(self) -> float:
+        """Mean of the location's score (the others have mean 0)."""
+        return self.shift
+
+    @property
+    def location_tilt(self) -> float:
+        """Inverse temperature of the location law ``softmax(tilt chi*)``: 0, uniform."""
+        return 0.0
+
 
 @dataclasses.dataclass(frozen=True)
 class TiltedScores:
@@ -59,6 +83,35 @@ class TiltedScores:
     """
 
     tilt: float
+
+    @property
+    def location_shift(self) -> float:
+        """Mean of the location's score before the location is drawn: 0, all scores i.i.d."""
+        return 0.0
+
+    @property
+    def location_tilt(self) -> float:
+        """Inverse temperature of the location law ``softmax(tilt chi*)`` (``inf``: argmax)."""
+        return self.tilt
+
+
+class FieldLocation(NamedTuple):
+    """The location posterior of one sequence seen through Gaussian key fields (AMP's channel).
+
+    The key projections of the tokens are ``h_{l,k} ~ N(omega_{l,k}, V_kk)``, independent, with a
+    covariance ``V_kv`` with the value projections ``h_{l,v}``.
+
+    Attributes
+    ----------
+    derivatives : ``log P(eps = l | fields)`` up to a constant that does not depend on
+        ``omega_k`` (``-inf`` on padding), with its first and second derivatives in ``omega_k``
+        (:class:`~bayes_slr.numerics.location_integrals.LocationDerivatives`).
+    value_shift : ``E[h_{l,v} | eps = l] - omega_{l,v}``: what the location's own evidence adds to
+        the mean of its value field.
+    """
+
+    derivatives: LocationDerivatives
+    value_shift: float | jax.Array
 
 
 def is_infinite(nu: object) -> bool:
@@ -84,6 +137,12 @@ class TokenLaw(abc.ABC):
     """Whether ``p(X | k)`` depends on ``k`` (planted laws): a new sequence is then evidence about
     ``k``.
     """
+    gaussian_key_given_locations: ClassVar[bool] = False
+    """Whether ``p(X | eps, k)`` is Gaussian in ``k`` (a spike ``a(nu) k / sqrt(D)`` at the
+    location): ``k`` given the locations is then Gaussian, which the exact Gibbs sampler draws."""
+    location_softmax_of_scores: ClassVar[bool] = False
+    """Whether the tokens are i.i.d. and the location law given them is ``softmax(c_nu chi)``: the
+    Gibbs-HMC sampler's mass matrix is the Hessian of that law's log-likelihood at ``k = 0``."""
 
     def check_nu(self, nu: object) -> float:
         """``nu`` as a float, or ``ConfigError`` naming the accepted range for this variant."""
@@ -161,7 +220,47 @@ class TokenLaw(abc.ABC):
 
     @abc.abstractmethod
     def population_scores(self, nu: float) -> PlantedScores | TiltedScores:
-        """Law of the teacher scores ``chi*`` when ``|k*|^2 = D``."""
+        """Law of the teacher scores ``chi*`` when ``|k*|^2 = D``.
+
+        Both kinds give ``location_shift`` (the mean of the location's score; the others are
+        standard normal) and ``location_tilt`` (the location law is ``softmax(location_tilt
+        chi*)``: uniform at 0, the argmax at ``inf``), which is what the population theory reads.
+        """
+
+    @abc.abstractmethod
+    def key_normaliser_precision(self, nu: float) -> float:
+        """What each sequence adds to the precision of ``k``'s Gaussian prior, times ``D``.
+
+        The location factor's normaliser, where it depends on ``k`` and is Gaussian in it
+        (``exp(-a^2 |k|^2 / (2D))`` of a planted spike: ``a^2``), can be moved into the prior;
+        0 where ``p(X | k)`` does not depend on ``k``.
+        """
+
+    @abc.abstractmethod
+    def field_location(
+        self,
+        nu: float,
+        omega_k: jax.Array,
+        V_kk: jax.Array,
+        V_kv: jax.Array,
+        mask: jax.Array,
+    ) -> FieldLocation:
+        """The location posterior of one sequence from Gaussian key fields (see
+        :class:`FieldLocation`), its own tokens' evidence about ``k`` included.
+
+        Parameters
+        ----------
+        nu : signal strength (a Python number).
+        omega_k : (Lbar,) means of the key fields ``h_{l,k}``.
+        V_kk : their variance (the same for every token).
+        V_kv : their covariance with the value fields.
+        mask : (Lbar,) True on real tokens.
+        """
+
+    def check_field_location(self, nu: float) -> None:
+        """``ConfigError`` unless :meth:`field_location` can be evaluated at ``nu`` (every ``nu``
+        unless a family says otherwise).
+        """
 
     def draw_population_scores(
         self, key: jax.Array, noise: jax.Array, mask: jax.Array, nu: float | jax.Array
@@ -186,6 +285,7 @@ class PlantedLaw(TokenLaw):
     """
 
     tokens_carry_key = True
+    gaussian_key_given_locations = True
 
     @abc.abstractmethod
     def amplitude(self, nu: float | jax.Array) -> float | jax.Array:
@@ -219,6 +319,22 @@ class PlantedLaw(TokenLaw):
     def population_scores(self, nu: float) -> PlantedScores:
         return PlantedScores(float(self.amplitude(nu)))
 
+    def key_normaliser_precision(self, nu: float) -> float:
+        """``a(nu)^2``: the spike's normaliser ``exp(-a^2 |k|^2 / (2D))`` is Gaussian in ``k``."""
+        return self.amplitude(nu) ** 2
+
+    def field_location(self, nu, omega_k, V_kk, V_kv, mask):
+        """Exact: ``E_h[exp(a h_{l,k})] N(y; h_{l,v}, .)`` is ``exp(a omega_{l,k})`` times a
+        constant, with the value mean shifted by ``a V_kv``.
+        """
+        from bayes_slr.numerics.location_integrals import LocationDerivatives
+
+        a = self.amplitude(nu)
+        eye = jnp.eye(omega_k.shape[0], dtype=omega_k.dtype)
+        return FieldLocation(
+            LocationDerivatives(a * omega_k, a * eye, jnp.zeros_like(eye)), a * V_kv
+        )
+
 
 class TiltedLaw(TokenLaw):
     """Tokens i.i.d. ``N(0, I)``; the location is drawn from ``softmax(t(nu) chi)`` (the argmax at
@@ -229,6 +345,7 @@ class TiltedLaw(TokenLaw):
 
     allows_infinite_nu = True
     tokens_carry_key = False
+    location_softmax_of_scores = True
 
     @abc.abstractmethod
     def tilt(self, nu: float | jax.Array) -> float | jax.Array:
@@ -272,6 +389,29 @@ class TiltedLaw(TokenLaw):
 
     def population_scores(self, nu: float) -> TiltedScores:
         return TiltedScores(math.inf if is_infinite(nu) else float(self.tilt(nu)))
+
+    def key_normaliser_precision(self, nu: float) -> float:
+        """0: ``p(X | k)`` does not depend on ``k``."""
+        return 0.0
+
+    def field_location(self, nu, omega_k, V_kk, V_kv, mask):
+        """The one-dimensional location integrals (``V_kk`` capped at 1): ``E_h[softmax(t h)_l]``,
+        or ``P(l is the argmax of h)`` at ``nu = inf``; no value shift.
+        """
+        from bayes_slr.numerics.location_integrals import location_derivatives
+
+        tilt = math.inf if is_infinite(nu) else self.tilt(nu)
+        location = location_derivatives(tilt, omega_k, jnp.minimum(V_kk, 1.0), mask)
+        return FieldLocation(location, jnp.zeros_like(V_kv))
+
+    def check_field_location(self, nu: float) -> None:
+        """``|t(nu)| <= MAX_FINITE_NU`` or ``nu = inf``: the location integrals cost ``~|t|``."""
+        if not is_infinite(nu) and abs(self.tilt(nu)) > MAX_FINITE_NU:
+            raise ConfigError(
+                f"nu must be <= {MAX_FINITE_NU:g} or inf for the {self.name} variant's location "
+                f"integrals (got nu = {nu:g}; their cost grows like nu and nu = inf differs by "
+                f"O(1/nu^2)): use nu = inf"
+            )
 
 
 class SpikedLaw(PlantedLaw):

@@ -95,16 +95,33 @@ def coarse(rule: Rule) -> Rule:
     return known[1]
 
 
-Core = Callable[[str, tuple, tuple, tuple], jax.Array]
+Core = Callable[[tuple, tuple, tuple, tuple], jax.Array]
+"""``core(functions, params, rules, laws)``: an integral on given rules (see
+:func:`fine_and_coarse`)."""
 
 
-@functools.partial(jax.jit, static_argnames=("core", "activation"))
+@functools.partial(jax.jit, static_argnames=("core", "functions"))
 def fine_and_coarse(
-    core: Core, activation: str, params: tuple, fine_rules: tuple, coarse_rules: tuple, laws: tuple
+    core: Core,
+    functions: tuple[Callable | None, ...],
+    params: tuple,
+    fine_rules: tuple,
+    coarse_rules: tuple,
+    laws: tuple,
 ) -> jax.Array:
-    """``core(activation, params, rules, laws)`` on both resolutions, stacked on a leading axis."""
+    """``core(functions, params, rules, laws)`` on both resolutions, stacked on a leading axis.
+
+    Parameters
+    ----------
+    core : the integral, a function of the arrays below (traced).
+    functions : the functions the integrand is built from (hashable callables, or None where
+        one is absent); static, so the compiled program is keyed by them, as it is by ``core``.
+    params : numerical parameters (arrays, traced: one compilation serves every value).
+    fine_rules, coarse_rules : the quadrature rules at the two resolutions.
+    laws : further arrays (a length law's support).
+    """
     return jnp.stack(
-        [core(activation, params, fine_rules, laws), core(activation, params, coarse_rules, laws)]
+        [core(functions, params, fine_rules, laws), core(functions, params, coarse_rules, laws)]
     )
 
 
@@ -117,7 +134,7 @@ def as_arrays(*values: Any) -> tuple[np.ndarray, ...]:
 
 def evaluate_levels(
     core: Core,
-    activation: str,
+    functions: tuple[Callable | None, ...],
     params: tuple,
     rules: tuple,
     laws: tuple = (),
@@ -129,7 +146,7 @@ def evaluate_levels(
     if coarse_rules is None:
         coarse_rules = tuple(coarse(rule) for rule in rules)
     return np.asarray(
-        fine_and_coarse(core, activation, as_arrays(*params), rules, coarse_rules, as_arrays(*laws))
+        fine_and_coarse(core, functions, as_arrays(*params), rules, coarse_rules, as_arrays(*laws))
     )
 
 

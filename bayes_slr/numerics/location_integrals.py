@@ -27,12 +27,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from bayes_slr.numerics import MAX_FINITE_NU as MAX_FINITE_NU  # re-exported: defined without JAX
 from bayes_slr.numerics import integrals
 
 HERMITE_NODES, HERMITE_WEIGHTS = np.polynomial.hermite_e.hermegauss(64)
-MAX_FINITE_NU = 100.0
-"""Largest finite ``nu`` of max-SLR: the cost of the location posterior grows like ``nu``
-(its Gaussian rule has ``~72 nu`` nodes), while ``nu = inf`` differs from it by ``O(1/nu^2)``."""
 TABLE_STEP = 0.02
 """Spacing of the ``log M``, ``log F`` tables in units of ``max(1, s)``: cubic Hermite error ~1e-9.
 """
@@ -250,6 +248,22 @@ def argmax_location_derivatives(
     terms = jnp.sum(jnp.where(others, log_cdf, 0.0), axis=1)
     log_weights = jnp.log(HERMITE_WEIGHTS / math.sqrt(2 * math.pi))
     return node_integral(log_weights, terms, slopes, curvatures, mask)
+
+
+def location_derivatives(
+    c: float, omega_k: jax.Array, V_k: jax.Array, mask: jax.Array
+) -> LocationDerivatives:
+    """``log E_h[softmax(c h)_l]`` with its derivatives (:func:`softmax_location_derivatives`), or
+    at ``c = inf`` ``log P(l is the argmax of h)`` (:func:`argmax_location_derivatives`).
+
+    Parameters
+    ----------
+    c : inverse temperature, ``0 <= c <= MAX_FINITE_NU`` or ``inf`` (a Python number).
+    omega_k, V_k, mask : as in :func:`softmax_location_derivatives`.
+    """
+    if math.isinf(c):
+        return argmax_location_derivatives(omega_k, V_k, mask)
+    return softmax_location_derivatives(c, omega_k, V_k, mask)
 
 
 def softmax_log_posterior(

@@ -18,6 +18,7 @@ one-dimensional quadrature.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -34,15 +35,14 @@ def mean_score(activation: str, mu: jax.Array, var: jax.Array, c: jax.Array) -> 
     return get_activation(activation).gaussian_mean(mu, var, c)
 
 
-def _second_moment_core(activation: str, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
+def _second_moment_core(functions: tuple, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
     """``E[s(chi)^2]`` for ``chi ~ N(mu, sigma^2)``: the record's closed form, else quadrature of
-    ``s^2``.
+    ``s^2``; ``functions = (closed form or None, score)``.
     """
-    (mu, sigma, c), (z,) = params, rules
-    record = get_activation(activation)
-    if record.gaussian_second_moment is not None:
-        return record.gaussian_second_moment(mu, sigma, c)
-    return q.expectation(z, record.score(mu + sigma * z.nodes, c) ** 2)
+    (closed_form, score), (mu, sigma, c), (z,) = functions, params, rules
+    if closed_form is not None:
+        return closed_form(mu, sigma, c)
+    return q.expectation(z, score(mu + sigma * z.nodes, c) ** 2)
 
 
 def second_moment(
@@ -57,17 +57,23 @@ def second_moment(
     grid_sigma)``.
     """
     z = q.gaussian_rule(max(sigma, grid_sigma), step=step)
-    return q.evaluate_levels(_second_moment_core, activation, (mu, sigma, c), (z,))
+    record = get_activation(activation)
+    functions = (record.gaussian_second_moment, record.score)
+    return q.evaluate_levels(_second_moment_core, functions, (mu, sigma, c), (z,))
 
 
-def _tilted_core(activation: str, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
+def _gaussian_mean_function(activation: str) -> tuple[Callable]:
+    """The integrands' functions of an element-wise activation: ``(E[s(chi)] in closed form,)``."""
+    return (get_activation(activation).gaussian_mean,)
+
+
+def _tilted_core(functions: tuple, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
     """``A`` for max-SLR with finite ``nu``: one teacher normaliser, one ``log t`` integral."""
-    (nu, m, r, c), (x, a), (length_probs, lengths) = params, rules, laws
+    (gaussian_mean,), (nu, m, r, c) = functions, params
+    (x, a), (length_probs, lengths) = rules, laws
     y = a.nodes[:, None] + nu * x.nodes[None, :]
     log_m = q.log_complement(q.expectation(x, q.kernel_tail(y)))
-    tilted = q.expectation(
-        x, q.kernel_first(y) * mean_score(activation, m * x.nodes, r**2, c)[None, :]
-    )
+    tilted = q.expectation(x, q.kernel_first(y) * gaussian_mean(m * x.nodes, r**2, c)[None, :])
     powers = q.power_mixture(length_probs * lengths, lengths - 1.0, log_m)
     return q.expectation(a, tilted * powers)
 
@@ -91,16 +97,20 @@ def tilted_first(
         q.uniform_rule(-q.ZMAX * nu - q.LOG_DECAY, q.ZMAX * nu + q.LOG_GROWTH),
     )
     return q.evaluate_levels(
-        _tilted_core, activation, (nu, m, r, c), rules, (length_probs, lengths)
+        _tilted_core,
+        _gaussian_mean_function(activation),
+        (nu, m, r, c),
+        rules,
+        (length_probs, lengths),
     )
 
 
-def _argmax_core(activation: str, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
+def _argmax_core(functions: tuple, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
     """``A`` for max-SLR with ``nu = inf``: the score's mean at the maximum of ``L`` normals."""
-    (m, r, c), (x,), (length_probs, lengths) = params, rules, laws
+    (gaussian_mean,), (m, r, c), (x,), (length_probs, lengths) = functions, params, rules, laws
     density = jnp.exp(-0.5 * x.nodes**2) / math.sqrt(2.0 * math.pi)
     powers = q.power_mixture(length_probs * lengths, lengths - 1.0, log_ndtr(x.nodes))
-    return jnp.sum(x.weights * density * powers * mean_score(activation, m * x.nodes, r**2, c))
+    return jnp.sum(x.weights * density * powers * gaussian_mean(m * x.nodes, r**2, c))
 
 
 def argmax_first(
@@ -119,7 +129,7 @@ def argmax_first(
     width = 1.0 / max(abs(m) / math.sqrt(1.0 + 2.0 * r**2), grid_norm, 1.0)
     return q.evaluate_levels(
         _argmax_core,
-        activation,
+        _gaussian_mean_function(activation),
         (m, r, c),
         (q.panel_rule(-XMAX, XMAX, width, PANEL_ORDER),),
         (length_probs, lengths),

@@ -26,6 +26,7 @@ turn their difference into the stated error bound.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -55,6 +56,13 @@ def log_phi(activation: str, chi: jax.Array) -> jax.Array:
     return get_activation(activation).log_phi(chi)
 
 
+def _log_phi_function(activation: str) -> tuple[Callable[[jax.Array], jax.Array]]:
+    """The integrands' functions of a normalised activation: ``(log phi,)`` (see
+    :func:`~bayes_slr.numerics.integrals.fine_and_coarse`).
+    """
+    return (get_activation(activation).log_phi,)
+
+
 def _log_phi_range(activation: str, lo: float, hi: float) -> tuple[float, float]:
     """``(log phi(lo), log phi(hi))`` as Python floats (``phi`` is increasing)."""
     values = np.asarray(log_phi(activation, jnp.asarray([lo, hi])))
@@ -67,13 +75,13 @@ def _log_t_rule(activation: str, chi_lo: float, chi_hi: float, step: float = q.S
     return q.uniform_rule(-psi_hi - q.LOG_DECAY, -psi_lo + q.LOG_GROWTH, step)
 
 
-def _independent_core(activation: str, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
+def _independent_core(functions: tuple, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
     """``(A, B)`` when tokens are independent: location ``N(mu_loc, sigma^2)``, others ``N(0,
     sigma^2)``.
     """
-    (mu_loc, sigma), (z, u), (length_probs, lengths) = params, rules, laws
-    y_loc = u.nodes[:, None] + log_phi(activation, mu_loc + sigma * z.nodes)[None, :]
-    y_other = u.nodes[:, None] + log_phi(activation, sigma * z.nodes)[None, :]
+    (log_phi,), (mu_loc, sigma), (z, u), (length_probs, lengths) = functions, params, rules, laws
+    y_loc = u.nodes[:, None] + log_phi(mu_loc + sigma * z.nodes)[None, :]
+    y_other = u.nodes[:, None] + log_phi(sigma * z.nodes)[None, :]
     log_m_other = q.log_complement(q.expectation(z, q.kernel_tail(y_other)))
     m_loc = 1.0 - q.expectation(z, q.kernel_tail(y_loc))
     powers = q.power_mixture(length_probs, lengths - 1.0, log_m_other)
@@ -117,12 +125,22 @@ def independent_terms(
     chi_hi = max(mu_loc, grid_mu, 0.0) + q.ZMAX * sigma_grid
     rules = (q.gaussian_rule(sigma_grid, step=step), _log_t_rule(activation, chi_lo, chi_hi, step))
     return q.evaluate_levels(
-        _independent_core, activation, (mu_loc, sigma), rules, (length_probs, lengths)
+        _independent_core,
+        _log_phi_function(activation),
+        (mu_loc, sigma),
+        rules,
+        (length_probs, lengths),
     )
 
 
 def _student_kernels(
-    activation: str, m: jax.Array, r: jax.Array, x: jax.Array, w: q.Rule, b: q.Rule, kernels: tuple
+    log_phi: Callable[[jax.Array], jax.Array],
+    m: jax.Array,
+    r: jax.Array,
+    x: jax.Array,
+    w: q.Rule,
+    b: q.Rule,
+    kernels: tuple,
 ) -> list[jax.Array]:
     """Per-token expectations over the student noise ``u``, on the grid ``(x, b)``.
 
@@ -132,21 +150,21 @@ def _student_kernels(
     """
 
     def at_score(x_value: jax.Array) -> jax.Array:
-        y = b.nodes[None, :] + log_phi(activation, m * x_value + r * w.nodes)[:, None]
+        y = b.nodes[None, :] + log_phi(m * x_value + r * w.nodes)[:, None]
         return jnp.stack([q.expectation(w, kernel(y), axis=0) for kernel in kernels])
 
     if w.nodes.shape[0] == 1:
-        y = b.nodes[None, :] + log_phi(activation, m * x + r * w.nodes[0])[:, None]
+        y = b.nodes[None, :] + log_phi(m * x + r * w.nodes[0])[:, None]
         return [w.weights[0] * kernel(y) for kernel in kernels]
     values = jax.lax.map(at_score, x, batch_size=_X_BATCH)
     return [values[:, i] for i in range(len(kernels))]
 
 
-def _tilted_core(activation: str, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
+def _tilted_core(functions: tuple, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
     """``A`` for max-SLR with finite ``nu`` (teacher and student normalisers)."""
-    (nu, m, r), (x, w, a, b), (length_probs, lengths) = params, rules, laws
+    (log_phi,), (nu, m, r), (x, w, a, b), (length_probs, lengths) = functions, params, rules, laws
     student_tail, student_first = _student_kernels(
-        activation, m, r, x.nodes, w, b, (q.kernel_tail, q.kernel_first)
+        log_phi, m, r, x.nodes, w, b, (q.kernel_tail, q.kernel_first)
     )
     y_teacher = a.nodes[:, None] + nu * x.nodes[None, :]
     teacher_tail = q.kernel_tail(y_teacher) * x.weights
@@ -183,14 +201,16 @@ def tilted_first(
         q.uniform_rule(-q.ZMAX * nu - q.LOG_DECAY, q.ZMAX * nu + q.LOG_GROWTH),
         _log_t_rule(activation, -chi_max, chi_max),
     )
-    return q.evaluate_levels(_tilted_core, activation, (nu, m, r), rules, (length_probs, lengths))
+    return q.evaluate_levels(
+        _tilted_core, _log_phi_function(activation), (nu, m, r), rules, (length_probs, lengths)
+    )
 
 
-def _argmax_core(activation: str, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
+def _argmax_core(functions: tuple, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
     """``A`` for max-SLR with ``nu = inf``: integral over the value of the maximum."""
-    (m, r), (x, w, b), (length_probs, lengths) = params, rules, laws
+    (log_phi,), (m, r), (x, w, b), (length_probs, lengths) = functions, params, rules, laws
     student_laplace, student_first = _student_kernels(
-        activation, m, r, x.nodes, w, b, (q.kernel_laplace, q.kernel_first)
+        log_phi, m, r, x.nodes, w, b, (q.kernel_laplace, q.kernel_first)
     )
     density = jnp.exp(-0.5 * x.nodes**2) / math.sqrt(2.0 * math.pi)
     below = q.panel_cumulative(x, density[:, None] * student_laplace)
@@ -201,7 +221,7 @@ def _argmax_core(activation: str, params: tuple, rules: tuple, laws: tuple) -> j
     return jnp.sum(x.weights * density * inner)
 
 
-def _softmax_argmax_core(activation: str, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
+def _softmax_argmax_core(functions: tuple, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
     """``A`` for softmax with an aligned key on max-SLR with ``nu = inf``, in shifted variables.
 
     With ``y = log t + m x`` (``x`` the maximum) and ``g = m (x - x')`` for another token,
@@ -233,7 +253,7 @@ def _softmax_argmax_first(m: float, length_probs: np.ndarray, lengths: np.ndarra
     y = q.uniform_rule(-q.LOG_DECAY, q.LOG_GROWTH)
     return q.evaluate_levels(
         _softmax_argmax_core,
-        "softmax",
+        (),
         (m,),
         (fine[0], y, fine[1]),
         (length_probs, lengths),
@@ -265,7 +285,7 @@ def argmax_first(
     width = 1.0 / max(m_grid, 1.0)
     return q.evaluate_levels(
         _argmax_core,
-        activation,
+        _log_phi_function(activation),
         (m, r),
         (q.panel_rule(-XMAX, XMAX, width, PANEL_ORDER), w, b),
         (length_probs, lengths),

@@ -24,7 +24,6 @@ from scipy.optimize import minimize, minimize_scalar
 
 from bayes_slr.attention.activations import theory_terms_of
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.models.variants import TiltedScores
 from bayes_slr.numerics.integrals import STEP
 from bayes_slr.theory.large_norm import limit_terms
 from bayes_slr.theory.population import check_config, score_law, terms_with_bounds
@@ -223,15 +222,14 @@ def optimal_population_error(activation: str, config: SLRConfig) -> PopulationOp
     record = theory_terms_of(activation)
     activation = record.name
     config = check_config(config)
-    scores = score_law(config)
-    tilted = isinstance(scores, TiltedScores)
-    if record.large_norm_limit is not None and tilted and math.isinf(scores.tilt):
+    tilt = score_law(config).location_tilt
+    if record.large_norm_limit is not None and math.isinf(tilt):
         return _large_norm_limit(activation, record.large_norm_limit, config)
     uses_offset = record.has_offset
     note = ""
     if record.affine:
         point = _search_linear(config)
-    elif record.normalised and tilted:
+    elif record.normalised and tilt != 0.0:
         point, note = _search_aligned(activation, config)
     else:
         point, _ = _search_all(activation, config, uses_offset)

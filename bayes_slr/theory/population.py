@@ -58,11 +58,10 @@ def score_law(config: SLRConfig) -> PlantedScores | TiltedScores:
 
 
 def location_mean(config: SLRConfig, m_k: float) -> float:
-    """Mean of the location's student score: ``m_k`` times the planted shift (``sqrt(nu)`` spiked),
-    0 if tilted.
+    """Mean of the location's student score: ``m_k`` times the teacher's location shift
+    (``sqrt(nu)`` spiked, 0 where the scores are i.i.d.).
     """
-    law = score_law(config)
-    return m_k * law.shift if isinstance(law, PlantedScores) else 0.0
+    return m_k * score_law(config).location_shift
 
 
 def terms_with_bounds(
@@ -76,39 +75,41 @@ def terms_with_bounds(
 ) -> Terms:
     """``A_s``, ``B_s`` and their error bounds at ``chi = m_k chi* + r u`` (inputs already checked).
 
+    The teacher scores are i.i.d. standard normal but for the location's, shifted by the score
+    law's ``location_shift``, and the location is drawn from ``softmax(location_tilt chi*)``
+    (uniform at 0, the argmax at ``inf``); the integrals cover a shift with a uniform location
+    or a tilt without a shift.
+
     ``grid_norm``: size the grids for ``|m_k|`` (and ``r``) up to this value, so that a search
     over the overlaps reuses one compiled shape. ``step``: fine spacing of the
     independent-token and second-moment rules (a search may use a coarser one).
     """
     laws = length_support(config)
-    scores = score_law(config)
+    tilt = score_law(config).location_tilt
     mu_loc, sigma = location_mean(config, m_k), math.hypot(m_k, r)
     grid_sigma = math.sqrt(2.0) * grid_norm  # covers |m_k|, r <= grid_norm
-    tilted = isinstance(scores, TiltedScores)
-    argmax = tilted and math.isinf(scores.tilt)
     if theory_terms_of(activation).normalised:
         grid_mu = abs(location_mean(config, grid_norm))
         a_levels, b_levels = normalised.independent_terms(
             activation, mu_loc, sigma, *laws, step=step, grid_mu=grid_mu, grid_sigma=grid_sigma
         ).T
-        if argmax:
+        if math.isinf(tilt):
             a_levels = normalised.argmax_first(activation, m_k, r, *laws, grid_norm)
-        elif tilted:
-            a_levels = normalised.tilted_first(activation, scores.tilt, m_k, r, *laws, grid_norm)
+        elif tilt != 0.0:
+            a_levels = normalised.tilted_first(activation, tilt, m_k, r, *laws, grid_norm)
     else:
         other = elementwise.second_moment(activation, 0.0, sigma, c, grid_sigma, step)
-        if not tilted:
-            a_levels = np.full(2, float(elementwise.mean_score(activation, mu_loc, sigma**2, c)))
+        if mu_loc == 0.0:  # every score has the same law
+            b_levels = config.length.mean() * other
+        else:
             located = elementwise.second_moment(activation, mu_loc, sigma, c, grid_sigma, step)
             b_levels = (config.length.mean() - 1.0) * other + located
+        if math.isinf(tilt):
+            a_levels = elementwise.argmax_first(activation, m_k, r, c, *laws, grid_norm)
+        elif tilt != 0.0:
+            a_levels = elementwise.tilted_first(activation, tilt, m_k, r, c, *laws, grid_norm)
         else:
-            b_levels = config.length.mean() * other
-            if argmax:
-                a_levels = elementwise.argmax_first(activation, m_k, r, c, *laws, grid_norm)
-            else:
-                a_levels = elementwise.tilted_first(
-                    activation, scores.tilt, m_k, r, c, *laws, grid_norm
-                )
+            a_levels = np.full(2, float(elementwise.mean_score(activation, mu_loc, sigma**2, c)))
     a_bound, b_bound = (abs(float(v[0] - v[1])) + BOUND_FLOOR for v in (a_levels, b_levels))
     return Terms(float(a_levels[0]), float(b_levels[0]), a_bound, b_bound)
 

@@ -281,7 +281,8 @@ def erm_replica_point(
         objective of :func:`bayes_slr.attention.training.objective` (mean loss at the
         proximal solutions plus ``lam (q_k + q_v) / (2 alpha)``).
         ``diagnostics["replicon"]`` (with ``replicon_stderr``) is the de Almeida-Thouless
-        eigenvalue and ``diagnostics["rs_stable"]`` whether it is below 1: an unstable
+        eigenvalue and ``diagnostics["rs_stable"]`` whether it is below 1 (None when the
+        iteration broke down and left no replicon, NaN): an unstable
         replica-symmetric point is a converged solution of the RS equations that does
         not describe ERM (docs/theory.md).
     """
@@ -331,7 +332,7 @@ def erm_replica_point(
             "train_objective": float(diagnostics["train_objective"]),
             "replicon": replicon,
             "replicon_stderr": float(diagnostics["replicon_stderr"]),
-            "rs_stable": replicon < 1.0,
+            "rs_stable": None if math.isnan(replicon) else replicon < 1.0,
             "mc_samples": mc_samples,
             "lam": lam,
         },

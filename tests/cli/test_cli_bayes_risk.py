@@ -33,9 +33,10 @@ def test_exact_json_has_one_row_per_pair(capsys: pytest.CaptureFixture) -> None:
         "L": [3, 5],
         "nu": [0.0, 1.0],
         "method": "exact",
-        "samples": None,
+        "mc_samples": 100_000,
+        "seed": 0,
     }
-    assert {"seed", "versions", "device"} <= set(result)
+    assert {"seed", "versions", "device", "created", "error_convention"} <= set(result)
     rows = result["rows"]
     assert [(row["L"], row["nu"]) for row in rows] == [(3, 0.0), (3, 1.0), (5, 0.0), (5, 1.0)]
     for row in rows:
@@ -54,7 +55,7 @@ def test_monte_carlo_json_matches_library_and_exact(capsys: pytest.CaptureFixtur
         "1",
         "--method",
         "mc",
-        "--samples",
+        "--mc-samples",
         str(MC_SAMPLES),
         "--seed",
         "5",
@@ -72,7 +73,7 @@ def test_max_variable_length_with_infinite_nu(capsys: pytest.CaptureFixture) -> 
     rows = _run_json(
         capsys, "--variant", "max", "--L", "4", "--variable-length", "--nu", "1.5", "inf"
     )["rows"]
-    assert rows[1]["nu"] == "inf" and rows[1]["bayes_error"] == 0.0  # the location is the argmax
+    assert rows[1]["nu"] == float("inf") and rows[1]["bayes_error"] == 0.0  # location = argmax
     assert rows[0]["variable_length"] is True
     law = SLRConfig("max", 1, LengthLaw.uniform(4), 1.5)
     assert rows[0]["bayes_error"] == bayes_error_exact(law).value
@@ -123,7 +124,7 @@ def test_table_and_plot(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
         (["--L", "0"], "L must be an integer >= 1"),
         (["--nu", "1", "-1"], "nu must be a number >= 0"),
         (["--nu", "inf"], "inf is allowed for max only"),
-        (["--method", "mc", "--samples", "1"], "samples must be an integer >= 2"),
+        (["--method", "mc", "--mc-samples", "1"], "mc_samples must be an integer >= 2"),
         (["--variant", "uniform"], "invalid choice: 'uniform'"),
         (["--nu", "one"], "expected a number, got 'one'"),
         (["--L", "3.5"], "expected an integer, got '3.5'"),

@@ -1,10 +1,9 @@
-"""What every command shares: help that states the defaults used, one-line errors, --version, file
-modes, sweeps.
-"""
+"""What every command shares: flags and help made from the options, one-line errors, --version,
+outputs checked before any work, file modes, interrupted sweeps, the JSON provenance."""
 
 from __future__ import annotations
 
-import argparse
+import json
 import os
 import re
 import stat
@@ -12,54 +11,87 @@ import stat
 import pytest
 
 from bayes_slr import __version__
-from bayes_slr.cli.common import default_text
 from bayes_slr.cli.main import build_parser, main
+from bayes_slr.experiments import EXPERIMENTS
+from bayes_slr.experiments.base import default_text, option_spec
 from bayes_slr.records import SweepInterrupted, SweepLog, atomic_write, run_sweep
 
-REQUIRED = {"posterior-sweep": ["--alpha", "1"]}
+CONVERTED = sorted(e.name for e in EXPERIMENTS.items())
 
 
-def _subparsers():
-    parser = build_parser()
-    action = next(a for a in parser._actions if a.dest == "command")
-    return action.choices
+def _help(command: str) -> str:
+    parser, _ = build_parser()
+    subparsers = next(a for a in parser._actions if a.dest == "command")
+    return re.sub(r"\s+", " ", subparsers.choices[command].format_help())
 
 
-@pytest.mark.parametrize("command", sorted(_subparsers()))
+@pytest.mark.parametrize("command", CONVERTED)
 def test_help_states_the_default_that_runs(command):
-    subparser = _subparsers()[command]
-    defaults = vars(subparser.parse_args(REQUIRED.get(command, [])))
-    for action in subparser._actions:
-        flag = isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction))
-        if not action.option_strings or flag or action.default is None or action.dest == "help":
+    """Each option's help states the default its options class runs with (one declaration)."""
+    experiment = EXPERIMENTS.get(command)
+    text = _help(command)
+    for field in experiment.options_type.option_fields():
+        spec = option_spec(field)
+        if not spec.cli or field.default is False:
             continue
-        text = re.sub(r"\s+", " ", subparser._get_formatter()._format_action(action))
-        stated = f"(default: {default_text(defaults[action.dest])})"
-        assert stated in text, (
-            f"{command} {action.option_strings[0]}: its help does not say {stated}"
-        )
+        stated = f"(default: {spec.default_text or default_text(field.default)})"
+        assert stated in text, f"{command} --{field.name}: its help does not say {stated}"
 
 
 def test_version(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["--version"])
-    assert (
-        exit_info.value.code == 0 and capsys.readouterr().out.strip() == f"bayes-slr {__version__}"
-    )
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"bayes-slr {__version__}"
 
 
 @pytest.mark.parametrize(
-    "argv", [["bayes-risk", "--nu", "nan"], ["simulate", "--D", "two"], ["gap", "--L", "x"]]
+    "argv",
+    [["bayes-risk", "--nu", "nan"], ["simulate", "--D", "two"], ["theory", "--alpha", "x"]],
 )
 def test_unparsable_value_is_one_line_naming_the_argument(argv, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
     err = capsys.readouterr().err.strip()
-    assert (
-        exit_info.value.code == 2
-        and len(err.splitlines()) == 1
-        and f"bayes-slr {argv[0]}: error: argument {argv[1]}" in err
-    )
+    assert exit_info.value.code == 2 and len(err.splitlines()) == 1
+    assert f"bayes-slr {argv[0]}: error: argument {argv[1]}" in err
+
+
+def test_an_old_flag_name_still_works_with_a_notice(capsys):
+    assert main(["bayes-risk", "--samples", "10", "--method", "mc", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "--samples is now --mc-samples" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Every experiment's ``solve`` fails the test if it is called."""
+    for experiment in EXPERIMENTS.items():
+
+        def refuse(*args, name=experiment.name, **kwargs):
+            raise AssertionError(f"{name} computed before refusing its output")
+
+        monkeypatch.setattr(type(experiment), "solve", refuse)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["bayes-risk", "--plot", "/proc/x.png"], "--plot: cannot write in folder /proc"),
+        (["bayes-risk", "--out", "/proc/riskout"], "--out: cannot create folder /proc/riskout"),
+        (["theory", "--plot", "{tmp}/afile/x.png"], "--plot: {tmp}/afile is not a folder"),
+        (["theory", "--out", "{tmp}/afile/sub"], "--out: cannot create folder {tmp}/afile/sub"),
+        (["simulate", "--out", "{tmp}/afile"], "--out: {tmp}/afile exists; set --force"),
+        (["amp", "--out", "{tmp}/afile", "--D", "50"], "--out: {tmp}/afile is a file"),
+    ],
+)
+def test_unwritable_outputs_are_refused_before_any_work(argv, message, tmp_path, capsys, no_work):
+    (tmp_path / "afile").write_text("not a folder")
+    argv = [word.format(tmp=tmp_path) for word in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message.format(tmp=tmp_path) in err and err.count("\n") == 1 and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
 
 
 def test_written_files_get_the_users_usual_mode(tmp_path):
@@ -80,27 +112,66 @@ def test_interrupted_sweep_keeps_finished_points_and_says_how_to_resume(tmp_path
             raise KeyboardInterrupt
         return {"value": point["i"] ** 2}
 
-    with pytest.raises(
-        SweepInterrupted,
-        match=r"2 of 4 points finished, kept in .*sweep.jsonl; re-run the same command",
-    ):
+    with pytest.raises(SweepInterrupted, match=r"2 of 4 points finished, kept in .*sweep.jsonl"):
         run_sweep(points, solve, log=log, progress=False)
-    done = run_sweep(
+    done, failures = run_sweep(
         points,
-        lambda point: {"value": point["i"] ** 2},
+        lambda p: {"value": p["i"] ** 2},
         log=SweepLog(tmp_path / "sweep.jsonl"),
         progress=False,
     )
-    assert [result["value"] for _, result in done] == [0, 1, 4, 9]
+    assert [result["value"] for _, result in done] == [0, 1, 4, 9] and failures == []
 
 
-def test_explicit_options_are_the_typed_ones():
-    """What --data runs compare with the file: only options typed (abbreviated, ``=value`` or
-    flags), never defaults.
-    """
-    from bayes_slr.cli.main import explicit_options
+def test_a_sweep_interrupted_before_any_point_says_nothing_was_kept(tmp_path):
+    def solve(point):
+        raise KeyboardInterrupt
 
-    assert explicit_options(
-        ["posterior", "--D", "3", "--nu=2", "--Del", "0.1", "--no-erm", "--variable-length"]
-    ) == {"D", "nu", "Delta", "erm", "variable_length"}
-    assert explicit_options(["gap", "--L", "3", "5"]) == {"L"}
+    with pytest.raises(SweepInterrupted, match=r"0 of 2 points finished, nothing kept$"):
+        run_sweep([{"i": 0}, {"i": 1}], solve, log=SweepLog(tmp_path / "s.jsonl"), progress=False)
+
+
+CHEAP = {
+    "bayes-risk": ["--L", "2"],
+    "theory": ["--activations", "linear", "--alpha", "2", "--mc-samples", "64"],
+    "simulate": ["--N", "1", "--D", "4"],
+    "amp": [
+        "--D",
+        "50",
+        "--alpha",
+        "1",
+        "--N-test",
+        "100",
+        "--mc-samples",
+        "64",
+        "--max-iter",
+        "5",
+    ],
+}
+PROVENANCE = {
+    "experiment",
+    "seed",
+    "versions",
+    "device",
+    "created",
+    "error_convention",
+    "config",
+    "rows",
+    "notes",
+    "warnings",
+    "failures",
+}
+
+
+@pytest.mark.parametrize("command", sorted(CHEAP))
+def test_every_json_output_carries_provenance_and_standard_numbers(command, capsys):
+    """Versions, time, seed, the full options and the error convention; standard JSON only (no
+    NaN or Infinity tokens); ``nu`` a number."""
+    assert main([command, *CHEAP[command], "--json", "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "NaN" not in text and "Infinity" not in text
+    output = json.loads(text)
+    assert PROVENANCE <= set(output) and output["experiment"] == command
+    assert "excess test error" in output["error_convention"]
+    nu = output["config"]["nu"]
+    assert all(isinstance(x, float) for x in (nu if isinstance(nu, list) else [nu]))

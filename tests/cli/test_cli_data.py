@@ -23,9 +23,9 @@ import jax
 import numpy as np
 import pytest
 
-from bayes_slr.cli.gap import _paired_lines
+import bayes_slr
 from bayes_slr.cli.main import main
-from bayes_slr.experiments.posterior import PAIRED_DIFFERENCES
+from bayes_slr.experiments.posterior_point import PAIRED_DIFFERENCES
 from bayes_slr.models.dataset import load_dataset, split_holdout
 from bayes_slr.models.scoring import difference_name
 from bayes_slr.models.simulate import draw_teacher, simulate
@@ -58,6 +58,12 @@ N, HOLDOUT = 600, 0.5
 def _run(capsys, argv: list[str]) -> dict:
     assert main(argv) == 0, capsys.readouterr().err
     return json.loads(capsys.readouterr().out)
+
+
+def _posterior(output: dict) -> dict:
+    """The one row of a ``posterior --json`` output, with the output's notes."""
+    (row,) = output["rows"]
+    return {**row, "notes": output["notes"]}
 
 
 def _save(path, teacher, batch, *, record: bool = True, with_teacher: bool = True):
@@ -173,9 +179,9 @@ def test_data_holding_posteriors_own_draws_gives_its_numbers(tmp_path, capsys):
             "--json",
         ],
     )
+    drawn, given, again = (_posterior(output) for output in (drawn, given, again))
     for name in (
-        "bayes_test_error",
-        "stderr",
+        "bayes_error",
         "oracle_error",
         "prior_predictive_error",
         "overlaps",
@@ -183,7 +189,7 @@ def test_data_holding_posteriors_own_draws_gives_its_numbers(tmp_path, capsys):
     ):
         assert given[name] == drawn[name] == again[name], name
     assert (
-        given["data"]["sources"]["nu"] == "--nu"
+        given["data"]["source"]["sources"]["nu"] == "given"
         and given["notes"] == []
         and again["data"] == given["data"]
     )
@@ -216,7 +222,7 @@ def held_out_runs(files):
                 )
                 == 0
             )
-        runs[name] = json.loads(stdout.getvalue())
+        runs[name] = _posterior(json.loads(stdout.getvalue()))
     return runs
 
 
@@ -233,8 +239,8 @@ def test_plain_pair_gives_the_numbers_of_the_stripped_simulate_file(held_out_run
         "diagnostics",
     ):
         assert plain[name] == stripped[name], name
-    assert stripped["data"]["sources"]["nu"] == "the data file's config record"
-    assert plain["data"]["sources"]["nu"] == "--nu"
+    assert stripped["data"]["source"]["sources"]["nu"] == "the data file's config record"
+    assert plain["data"]["source"]["sources"]["nu"] == "given"
     assert (stripped["data"]["n_train"], stripped["n_test"]) == (N // 2, N // 2)
 
 
@@ -300,8 +306,8 @@ def test_paired_differences_on_held_out_sequences(held_out_runs):
 def test_without_a_teacher_oracle_and_overlaps_are_absent_and_said(held_out_runs):
     held, teacher = held_out_runs["stripped"], held_out_runs["train"]
     assert (
-        "oracle_error" not in held
-        and "overlaps" not in held
+        held["oracle_error"] is None
+        and held["overlaps"] is None
         and set(held["diagnostics"]) >= {"q_k", "q_v"}
     )
     assert "m_k" not in held["diagnostics"] and held["start_check"] is None
@@ -309,7 +315,8 @@ def test_without_a_teacher_oracle_and_overlaps_are_absent_and_said(held_out_runs
         "oracle error and the overlaps m_k, m_v are omitted" in note for note in held["notes"]
     )
     assert any("no start check" in note for note in held["notes"])
-    assert "oracle_error" in teacher and teacher["test_set"] == "fresh sequences from the teacher"
+    assert teacher["oracle_error"] is not None
+    assert teacher["test_set"] == "fresh sequences from the teacher"
     assert held["test_set"] == "held-out sequences of the data"
 
 
@@ -336,10 +343,8 @@ def test_text_report_states_where_each_setting_came_from(files, capsys):
     )
     out = capsys.readouterr().out
     assert (
-        f"data {files['plain']}: variant spiked (--variant), nu 2 (--nu default), Delta 0.1 "
-        f"(--Delta), "
-        "length L=3 (fixed at Lbar (no --variable-length)), D 10 (array X), N 600 (array y), "
-        "Lbar 3 (array X)"
+        f"data {files['plain']}: variant spiked (given), nu 2 (default), Delta 0.1 (given), "
+        "length L=3 (fixed at Lbar), D 10 (array X), N 600 (array y), Lbar 3 (array X)"
     ) in out
     assert (
         "errors on 120 held-out sequences of the data" in out
@@ -352,14 +357,16 @@ def test_text_report_states_where_each_setting_came_from(files, capsys):
     assert "ERM softmax" not in out  # --no-erm: the zero predictor is the only one to pair with
 
 
-def test_gap_on_data_agrees_with_the_teacher_route(files, capsys):
+GAP_ERM = {"activations": ("softmax", "linear"), "starts": 2, "lam": 1.0, "progress": False}
+
+
+def test_gap_on_data_agrees_with_the_teacher_route(files, held_out_runs, capsys):
     """One row at the file's L; the held-out ERM errors agree with the teacher's on the same
-    training part.
-    """
-    held = _run(
-        capsys, ["gap", "--data", str(files["stripped"]), "--holdout", str(HOLDOUT), *ERM, "--json"]
-    )
-    teacher = _run(capsys, ["gap", "--data", str(files["train"]), *ERM, "--json"])
+    training part. With the teacher the oracle (the teacher's own Bayes predictor, issue 22 item
+    3) sits beside ERM: below every ERM error on the same sequences, and within its error of the
+    oracle ``posterior --data`` measures for the same teacher on other fresh sequences."""
+    held = bayes_slr.gap(data=files["stripped"], holdout=HOLDOUT, **GAP_ERM)
+    teacher = bayes_slr.gap(data=files["train"], **GAP_ERM)
     population = _run(
         capsys,
         [
@@ -376,30 +383,30 @@ def test_gap_on_data_agrees_with_the_teacher_route(files, capsys):
             "--json",
         ],
     )
-    (row,), (reference,) = held["rows"], teacher["rows"]
-    assert row["L"] == 3 and row["population"] == population["rows"][0]["population"]
-    assert held["config"]["erm"]["seeds"] == 1 and held["config"]["data"]["n_held_out"] == N // 2
+    (row,), (reference,) = held.rows, teacher.rows
+    assert row.L == 3 and row.population == population["rows"][0]["population"]
+    assert held.options.seeds == 1 and held.options.source.N - held.options.n_train == N // 2
     for activation in ("softmax", "linear"):
-        a, b = row["erm"][activation], reference["erm"][activation]
-        assert abs(a["test_error"] - b["test_error"]) < 4 * math.hypot(a["stderr"], b["stderr"])
-        assert a["informed_test_error"] is None and b["informed_test_error"] is not None
-    paired, a, b = (
-        row["erm_paired_differences"]["softmax - linear"],
-        row["erm"]["softmax"],
-        row["erm"]["linear"],
+        a, b = row.erm[activation], reference.erm[activation]
+        assert abs(a.test_error - b.test_error) < 4 * math.hypot(a.stderr, b.stderr)
+        assert a.informed_test_error is None and b.informed_test_error is not None
+        assert b.test_error >= reference.oracle.value - 1e-12  # per sequence, exactly
+    posterior_oracle = held_out_runs["train"]["oracle_error"]
+    assert abs(reference.oracle.value - posterior_oracle["value"]) < 4 * math.hypot(
+        reference.oracle.stderr, posterior_oracle["stderr"]
     )
-    assert paired["value"] == pytest.approx(a["test_error"] - b["test_error"], abs=1e-6)
-    assert paired["stderr"] < math.hypot(a["stderr"], b["stderr"])
-    route = reference["erm"]["softmax"]["test_error"] - reference["erm"]["linear"]["test_error"]
-    route_stderr = math.hypot(
-        reference["erm"]["softmax"]["stderr"], reference["erm"]["linear"]["stderr"]
-    )
-    assert abs(paired["value"] - route) < 4 * math.hypot(paired["stderr"], route_stderr)
-    assert reference["erm_paired_differences"] is None
-    assert (
-        _paired_lines(held["rows"])[1]
-        == f"  softmax - linear: {paired['value']:+.4f} +- {paired['stderr']:.4f}"
-    )
+    assert row.oracle is None and any("no oracle" in note for note in held.notes)
+    assert teacher.table().splitlines()[0].split()[3:5] == ["pop", "bayes"]
+    assert "oracle" in teacher.table().splitlines()[0]
+    paired = row.erm_paired_differences["softmax - linear"]
+    a, b = row.erm["softmax"], row.erm["linear"]
+    assert paired.value == pytest.approx(a.test_error - b.test_error, abs=1e-6)
+    assert paired.stderr < math.hypot(a.stderr, b.stderr)
+    route = reference.erm["softmax"].test_error - reference.erm["linear"].test_error
+    route_stderr = math.hypot(reference.erm["softmax"].stderr, reference.erm["linear"].stderr)
+    assert abs(paired.value - route) < 4 * math.hypot(paired.stderr, route_stderr)
+    assert reference.erm_paired_differences is None
+    assert f"  softmax - linear: {paired.value:+.4f} +- {paired.stderr:.4f}" in held.table()
 
 
 def _bad_files(folder) -> dict[str, tuple]:
@@ -425,7 +432,7 @@ def _bad_files(folder) -> dict[str, tuple]:
         paths[name] = (path, message)
     corrupt = folder / "corrupt.npz"
     corrupt.write_bytes(b"PK\x03\x04 not really a zip")
-    paths["corrupt"] = (corrupt, "is not a readable .npz file")
+    paths["corrupt"] = (corrupt, "is not a .npz archive")
     return paths
 
 
@@ -442,12 +449,15 @@ def test_bad_files_are_refused_and_nothing_is_written(command, tmp_path, capsys)
 REFUSED = {
     "D flag": (
         ["posterior", "--D", "20"],
-        "D = 20 (flag) conflicts with D = 10 from array X's last axis",
+        "D = 20 (given) conflicts with D = 10 from array X's last axis",
     ),
-    "L flag": (["gap", "--L", "5"], "L = 5 (flag) conflicts with L = 3 from array X's token axis"),
+    "L flag": (
+        ["gap", "--L", "5"],
+        "L = 5 (given) conflicts with L = 3 from array X's token axis",
+    ),
     "nu vs record": (
         ["posterior", "--nu", "2"],
-        "nu = 2.0 (flag) conflicts with nu = 4.0 in the data file's config",
+        "nu = 2.0 (given) conflicts with nu = 4.0 from the data file's config record",
     ),
     "alpha": (["posterior", "--alpha", "4"], "--alpha does not apply with --data"),
     "gap alpha": (["gap", "--alpha", "4"], "--alpha does not apply with --data"),

@@ -29,7 +29,7 @@ BASE = [
 def test_writes_npz_with_data_teacher_and_config(tmp_path, capsys):
     out = tmp_path / "data.npz"
     assert main(BASE + ["--variable-length", "--seed", "3", "--out", str(out), "--json"]) == 0
-    summary = json.loads(capsys.readouterr().out)
+    summary = json.loads(capsys.readouterr().out)["rows"][0]
     with np.load(out) as data:
         for name in ("X", "lengths", "y", "eps", "k_star", "v_star", "chi_star", "z_star"):
             assert name in data.files
@@ -57,7 +57,7 @@ def test_existing_file_needs_force(tmp_path, capsys):
     out = tmp_path / "data.npz"
     out.write_bytes(b"keep me")
     assert main(BASE + ["--out", str(out)]) == 2
-    assert "exists; pass --force" in capsys.readouterr().err
+    assert "exists; set --force to overwrite it" in capsys.readouterr().err
     assert out.read_bytes() == b"keep me"
     assert main(BASE + ["--out", str(out), "--force"]) == 0
     assert out.read_bytes() != b"keep me"

@@ -14,9 +14,10 @@ import numpy as np
 
 from bayes_slr import LengthLaw, SLRConfig
 from bayes_slr.inference.bayes_risk import bayes_risk_mc
-from bayes_slr.inference.kernels import KERNELS, SamplerData
+from bayes_slr.inference.kernels import SamplerData
 from bayes_slr.inference.kernels.base import scan_chains
 from bayes_slr.inference.predictive import PosteriorPredictor, posterior_errors
+from bayes_slr.inference.sampler_registry import get_sampler
 from bayes_slr.inference.samplers import initial_positions, sample_posterior
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.scoring import excess_test_error, zero_predictor
@@ -60,7 +61,7 @@ for variant, sampler, chains in (
             name: [x.value, x.stderr]
             for name, x in (("bayes", e.bayes), ("plain", e.plain), ("zero", z))
         }
-        kernel = KERNELS[sampler].make_kernel(config, 2)
+        kernel = get_sampler(sampler).make_kernel(config, 2)
         k0, v0 = initial_positions(key_run, config, 4, "random", None)
         (k, _), _ = scan_chains(
             kernel,

@@ -20,7 +20,7 @@ import pytest
 
 from bayes_slr.cli.main import main
 from bayes_slr.errors import ConfigError
-from bayes_slr.experiments.amp import AMPOptions, amp_point, check_point
+from bayes_slr.experiments.amp import AMPOptions, AMPSettings, amp_point
 from bayes_slr.inference import amp, posterior_io
 from bayes_slr.inference.predictive import posterior_mean_predictor, thin_draws
 from bayes_slr.inference.samplers import run_gibbs
@@ -62,25 +62,22 @@ def small_run(
 @pytest.mark.parametrize(
     "make, name",
     [
-        (lambda: check_point(SPIKED.replace(D=1), 1.0, AMPOptions()), "D"),
-        (lambda: check_point(SPIKED, 0.0, AMPOptions()), "alpha"),
-        (lambda: check_point(SPIKED, 1e-4, AMPOptions()), "alpha"),
-        (lambda: check_point(SPIKED, -1.0, AMPOptions()), "alpha"),
-        (lambda: AMPOptions(dtype="int8"), "dtype"),
-        (lambda: AMPOptions(dtype="float16"), "dtype"),
-        (lambda: AMPOptions(damping=0.0), "damping"),
-        (lambda: AMPOptions(damping=1.5), "damping"),
-        (lambda: AMPOptions(damping=float("nan")), "damping"),
-        (lambda: AMPOptions(tol=0.0), "tol"),
-        (lambda: AMPOptions(max_iter=0), "max_iter"),
-        (lambda: AMPOptions(init="uninformed"), "init"),
-        (
-            lambda: check_point(
-                SLRConfig("max", 200, LengthLaw.fixed(3), 200.0, 0.1), 1.0, AMPOptions()
-            ),
-            "nu",
-        ),
-        (lambda: check_point(SPIKED, 4.0, AMPOptions(memory_limit=1000)), "GiB"),
+        (lambda: AMPOptions(D=1, alpha=1.0), "D"),
+        (lambda: AMPOptions(alpha=0.0), "alpha"),
+        (lambda: AMPOptions(D=100, alpha=1e-4), "alpha"),
+        (lambda: AMPOptions(alpha=-1.0), "alpha"),
+        (lambda: AMPSettings(dtype="int8"), "dtype"),
+        (lambda: AMPSettings(dtype="float16"), "dtype"),
+        (lambda: AMPSettings(damping=0.0), "damping"),
+        (lambda: AMPSettings(damping=1.5), "damping"),
+        (lambda: AMPSettings(damping=float("nan")), "damping"),
+        (lambda: AMPSettings(tol=0.0), "tol"),
+        (lambda: AMPSettings(max_iter=0), "max_iter"),
+        (lambda: AMPSettings(init="uninformed"), "init"),
+        (lambda: AMPSettings(N_test=1), "N_test"),
+        (lambda: AMPSettings(mc_samples=1), "mc_samples"),
+        (lambda: AMPOptions(variant="max", nu=200.0, D=200, alpha=1.0), "nu"),
+        (lambda: AMPOptions(D=1000, alpha=4.0, memory_limit=1000), "GiB"),
     ],
 )
 def test_bad_input_raises_config_error_naming_the_parameter(make, name):
@@ -388,16 +385,16 @@ def test_amp_fixed_point_matches_the_state_evolution(alpha, full_size):
     (random start) against the state evolution's fixed point, averaged over exact teachers.
     Tolerance: :func:`tolerance` (measured finite-size spread, 4 standard errors)."""
     D, seeds = (2000, 4) if full_size else (1000, 2)
-    options = AMPOptions(n_test=10_000, se_samples=SE_SAMPLES, history=False)
+    options = AMPSettings(N_test=10_000, mc_samples=SE_SAMPLES, history=False)
     rows = [amp_point(SPIKED.replace(D=D), alpha, seed, options) for seed in range(seeds)]
-    assert all(row["converged"] for row in rows)
-    theory = rows[0]["state_evolution"]
-    assert theory["converged"]
-    error = np.mean([row["test_error"] for row in rows])
-    assert abs(error - theory["test_error"]) < tolerance("error", D, seeds)
+    assert all(row.converged for row in rows)
+    theory = rows[0].state_evolution
+    assert theory.converged
+    error = np.mean([row.test_error for row in rows])
+    assert abs(error - theory.test_error) < tolerance("error", D, seeds)
     for name in ("m_k", "q_k", "m_v", "q_v"):
-        value = np.mean([row["overlaps"][name] for row in rows])
-        assert abs(value - theory["q_" + name[-1]]) < tolerance("overlap", D, seeds), (
+        value = np.mean([row.overlaps[name] for row in rows])
+        assert abs(value - getattr(theory, "q_" + name[-1])) < tolerance("overlap", D, seeds), (
             name,
             value,
             theory,
@@ -416,22 +413,24 @@ def test_amp_max_slr_matches_the_state_evolution(nu, full_size):
     """
     D, seeds, se_samples = (1000, 2, SE_SAMPLES) if full_size else (200, 1, 2048)
     config = SLRConfig("max", D, LengthLaw.fixed(3), nu, 0.1)
-    options = AMPOptions(
-        n_test=5_000 if full_size else 2_000,
-        se_samples=se_samples,
+    options = AMPSettings(
+        N_test=5_000 if full_size else 2_000,
+        mc_samples=se_samples,
         history=False,
         tol=1e-6 if full_size else 1e-4,
     )  # 1e-4: far below the tolerance, half the iterations
     rows = [amp_point(config, 4.0, seed, options) for seed in range(seeds)]
-    assert all(row["converged"] for row in rows)
-    theory = rows[0]["state_evolution"]
-    assert theory["converged"]
-    error = np.mean([row["test_error"] for row in rows])
-    allowed = tolerance("error", D, seeds, se_samples) + 4 * theory["test_error_stderr"]
-    assert abs(error - theory["test_error"]) < allowed, (error, theory)
+    assert all(row.converged for row in rows)
+    theory = rows[0].state_evolution
+    assert theory.converged
+    error = np.mean([row.test_error for row in rows])
+    allowed = tolerance("error", D, seeds, se_samples) + 4 * theory.test_error_stderr
+    assert abs(error - theory.test_error) < allowed, (error, theory)
     for name in ("m_k", "q_k", "m_v", "q_v"):
-        value = np.mean([row["overlaps"][name] for row in rows])
-        assert abs(value - theory["q_" + name[-1]]) < tolerance("overlap", D, seeds, se_samples), (
+        value = np.mean([row.overlaps[name] for row in rows])
+        assert abs(value - getattr(theory, "q_" + name[-1])) < tolerance(
+            "overlap", D, seeds, se_samples
+        ), (
             name,
             value,
             theory,
@@ -485,9 +484,9 @@ def test_cli_json_rows_and_resume(tmp_path, capsys):
         "2",
         "--seeds",
         "2",
-        "--n-test",
+        "--N-test",
         "2000",
-        "--se-samples",
+        "--mc-samples",
         "512",
         "--json",
         "--out",

@@ -68,13 +68,30 @@ def test_arviz023_file_resummarised(capsys):
         )
         == 0
     )
-    new = json.loads(capsys.readouterr().out)
+    output = json.loads(capsys.readouterr().out)
+    (new,) = output["rows"]
     old = LEGACY_SUMMARY
-    assert new["config"] == old["config"] and new["seed"] == old["seed"]
+    # the options it ran with are the file's (the config line reports them)
+    used, recorded = output["config"], old["config"]
+    for name in (
+        *("variant", "D", "nu", "Delta", "alpha", "chains", "warmup", "samples", "init"),
+        *("N_test", "max_draws", "exact_teacher"),
+    ):
+        assert used[name] == recorded[name], name
+    assert used["L"] == 3 and used["check_start"] is False and used["erm"] is False
+    assert output["seed"] == used["seed"] == old["seed"]
+    assert (new["alpha"], new["N"], new["sampler"]) == (2.0, 8, "gibbs")
+    # The summary was written by another process (another machine and library build), from the
+    # draws stored in the file and a test set drawn from the recorded seed: the same arithmetic
+    # with no iteration to amplify rounding, so only the summation order can differ (sums of a few
+    # thousand terms: 1e-13 relative at most); 1e-12 covers it.
     for key in ("oracle_error", "prior_predictive_error"):
         assert new[key]["value"] == pytest.approx(old[key]["value"], rel=1e-12)
-    assert new["population_bayes_error"] == pytest.approx(old["population_bayes_error"], rel=1e-12)
+    # a quadrature: within the two runs' bounds (bayes_error_exact: below 1e-7 each)
+    assert new["population_bayes_error"] == pytest.approx(old["population_bayes_error"], abs=2e-7)
     assert set(new["diagnostics"]) == set(old["diagnostics"])
+    # ArviZ's summary of the stored draws: FFT autocorrelations carry 1e-13 relative rounding, the
+    # ESS a ratio of such sums; 1e-9 is far above it and far below any change of the estimator
     for name, row in old["diagnostics"].items():
         for column in ("mean", "sd", "mcse_mean", "ess_bulk"):
             assert new["diagnostics"][name][column] == pytest.approx(row[column], rel=1e-9), (

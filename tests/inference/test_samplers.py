@@ -288,7 +288,7 @@ def test_bad_sampling_input(data):
     with pytest.raises(ConfigError, match="samples"):
         sample_posterior(key, SPIKED, batch, samples=0)
     with pytest.raises(
-        ConfigError, match="sampler gibbs supports token laws of type PlantedLaw only"
+        ConfigError, match="sampler gibbs does not support the max variant .*use sampler auto or"
     ):
         sample_posterior(key, SPIKED.replace(variant="max"), batch, sampler="gibbs")
     with pytest.raises(ConfigError, match="nu must be finite"):

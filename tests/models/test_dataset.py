@@ -15,9 +15,7 @@ import pytest
 from bayes_slr import LengthLaw, SLRConfig
 from bayes_slr.errors import ConfigError
 from bayes_slr.models.dataset import (
-    RECORD,
     UNKNOWN_LOCATION,
-    data_config,
     load_dataset,
     split_holdout,
     training_and_test,
@@ -27,7 +25,6 @@ from bayes_slr.models.simulate import draw_teacher, simulate
 
 CONFIG = SLRConfig("spiked", 6, LengthLaw.uniform(4), 2.0, 0.1)
 N = 50
-FLAGS = {"variant": "max", "nu": 1.0, "Delta": 0.3, "L": 3, "variable_length": False, "D": 64}
 
 
 @pytest.fixture(scope="module")
@@ -182,14 +179,14 @@ def test_bad_files_are_refused(drawn, tmp_path):
         tmp_path, {"X": np.zeros((2, 1, 1)), "y": np.array([1, "a"], dtype=object)}, "objects.npz"
     )
     cases = {
-        corrupt: "is not a readable .npz file",
-        text: "is not a readable .npz file",
+        corrupt: "is not a .npz archive",
+        text: "is not a .npz archive",
         single: "is a single .npy array, not a .npz archive",
         objects: "array y of",
         tmp_path / "missing.npz": "does not exist",
     }
     for path, message in cases.items():
-        with pytest.raises(ConfigError, match="^--data: ") as info:
+        with pytest.raises(ConfigError, match="^`data`: ") as info:
             load_dataset(path)
         assert message in str(info.value), path
 
@@ -206,90 +203,6 @@ def test_split_is_a_reproducible_partition(tmp_path):
         with pytest.raises(ConfigError, match="holdout must"):
             split_holdout(data, fraction, seed=0)
     assert training_and_test(data._replace(teacher=object()), 0.25, 0)[1] is None
-
-
-def test_task_from_the_record_or_from_the_flags(drawn, tmp_path):
-    data = load_dataset(_write(tmp_path, _simulate_arrays(drawn)))
-    config, sources = data_config(data, FLAGS, explicit=())
-    assert config == CONFIG and sources["nu"] == RECORD and sources["D"] == "array X"
-    assert (
-        data_config(data, {**FLAGS, "nu": 2.0, "D": 6}, explicit=("nu", "D"))[0] == CONFIG
-    )  # agreeing flags
-    plain = load_dataset(
-        _write(
-            tmp_path,
-            {
-                "X": np.asarray(drawn[1].X),
-                "y": np.asarray(drawn[1].y),
-                "lengths": np.asarray(drawn[1].lengths),
-            },
-            "plain.npz",
-        )
-    )
-    config, sources = data_config(plain, {**FLAGS, "variable_length": True}, explicit=("nu",))
-    assert config == SLRConfig("max", 6, LengthLaw.uniform(4), 1.0, 0.3)
-    assert sources["nu"] == "--nu" and sources["Delta"] == "--Delta default"
-
-
-CONFLICTS = {
-    "D flag": (
-        True,
-        {"D": 7},
-        ("D",),
-        "D = 7 (flag) conflicts with D = 6 from array X's last axis",
-    ),
-    "L flag": (
-        True,
-        {"L": 3},
-        ("L",),
-        "L = 3 (flag) conflicts with L = 4 from array X's token axis",
-    ),
-    "nu vs record": (
-        True,
-        {"nu": 1.0},
-        ("nu",),
-        "nu = 1.0 (flag) conflicts with nu = 2.0 in the data file's config",
-    ),
-    "fixed law": (
-        False,
-        {},
-        (),
-        "array lengths has values 1..4 but the length law is fixed at Lbar = 4",
-    ),
-    "no variant": (
-        False,
-        {"variant": None, "variable_length": True},
-        (),
-        "--variant (and --nu) must be given",
-    ),
-}
-
-
-@pytest.mark.parametrize(
-    "record, flags, explicit, message", CONFLICTS.values(), ids=CONFLICTS.keys()
-)
-def test_conflicting_settings_name_both(drawn, tmp_path, record, flags, explicit, message):
-    arrays = (
-        _simulate_arrays(drawn)
-        if record
-        else {
-            "X": np.asarray(drawn[1].X),
-            "y": np.asarray(drawn[1].y),
-            "lengths": np.asarray(drawn[1].lengths),
-        }
-    )
-    data = load_dataset(_write(tmp_path, arrays))
-    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        data_config(data, {**FLAGS, **flags}, explicit)
-
-
-def test_record_that_contradicts_the_arrays(drawn, tmp_path):
-    arrays = _simulate_arrays(drawn)
-    record = json.loads(str(arrays["config"]))
-    record["config"]["N"] = 49
-    data = load_dataset(_write(tmp_path, {**arrays, "config": np.asarray(json.dumps(record))}))
-    with pytest.raises(ConfigError, match="array config records N = 49 but the arrays have N = 50"):
-        data_config(data, FLAGS, ())
 
 
 def test_held_out_error_is_the_plain_mean_and_the_pair_formula():

@@ -3,8 +3,9 @@ file alone.
 
 * ``squared-spiked``: a planted token law with spike amplitude ``nu`` instead of
   ``sqrt(nu)``, i.e. spiked SLR reparametrised (``nu -> nu^2``). Every layer (simulator,
-  NumPyro model, Bayes risk by quadrature and Monte Carlo, population theory) must give
-  exactly the spiked numbers at ``nu^2``: nothing may branch on the name ``"spiked"``.
+  NumPyro model, Bayes risk by quadrature and Monte Carlo, population theory, AMP's channel,
+  the sampler registry) must give exactly the spiked numbers at ``nu^2``: nothing may branch
+  on the name ``"spiked"``.
 * ``min``: a tilted law whose location is the *minimum* of the scores (tilt ``-nu``); by
   the symmetry ``k* -> -k*`` its Bayes error is max-SLR's.
 * ``softmax2``: softmax at twice the inverse temperature, ``log phi = 2 chi``; its
@@ -14,6 +15,8 @@ file alone.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -22,7 +25,9 @@ import pytest
 from bayes_slr import ConfigError, LengthLaw, SLRConfig
 from bayes_slr.attention.activations import Activation, register_activation, unregister_activation
 from bayes_slr.attention.estimators import AttentionParams, predict
+from bayes_slr.inference import amp
 from bayes_slr.inference.bayes_risk import bayes_risk_mc
+from bayes_slr.inference.sampler_registry import auto_sampler
 from bayes_slr.models.numpyro_models import marginal_log_density
 from bayes_slr.models.simulate import draw_teacher, simulate
 from bayes_slr.models.variants import PlantedLaw, TiltedLaw, register_variant, unregister_variant
@@ -117,6 +122,27 @@ def test_toy_variants_bayes_risk_exact_and_monte_carlo():
         <= 4 * mc_min.bayes_error.stderr + 1e-7
     )
     assert abs(mc_min.nishimori_gap.mean) <= 4 * mc_min.nishimori_gap.stderr
+
+
+def test_toy_variants_reach_amp_and_the_sampler_registry():
+    """AMP's output channel and prior, and the sampler registry, ask the variant object: the toy
+    planted law gives spiked's channel at ``nu^2`` bit for bit (the same arithmetic), and ``auto``
+    picks the sampler of each toy's family.
+    """
+    toy, spiked = _pair(L=4)
+    key_omega, key_y = jax.random.split(jax.random.PRNGKey(7))
+    omega = jax.random.normal(key_omega, (6, 4, 2))
+    y = jax.random.normal(key_y, (6,))
+    mask = jnp.ones((6, 4), bool).at[::2, 3].set(False)
+    V = jnp.array([[0.4, 0.05], [0.05, 0.3]])
+    toy_g, spiked_g = (
+        jax.jit(jax.vmap(functools.partial(amp.output_denoiser, config, V=V)))(omega, y, mask)
+        for config in (toy, spiked)
+    )
+    for a, b in zip(toy_g, spiked_g):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(amp.prior_precision(toy, 50), amp.prior_precision(spiked, 50))
+    assert auto_sampler(toy.law) == "gibbs" and auto_sampler(MinLaw()) == "gibbs-hmc"
 
 
 @pytest.mark.parametrize("activation", ["softmax", "linear"])

@@ -75,13 +75,15 @@ def test_noiseless_length_one_sequences_pin_down_v(alpha, init):
     ``v*``; for ``alpha / 4 > 1`` they determine it, so ``q_v = 1`` (up to the ceiling 1 - 1e-12)
     from any start. Then ``y`` names the location exactly, the key channel is that of known
     locations, ``qhat_k = alpha nu``, and ``q_k = alpha nu / (1 + alpha nu)`` exactly (no Monte
-    Carlo error; 1e-9 covers the iteration tolerance).
+    Carlo error). The iteration stops at a relative residual ``r <= 1e-9`` (damping 0.5), within
+    ``K r`` of its fixed point, ``K = d / (1 - rho)`` about 2 as measured on the golden theory
+    rows (tests/experiments/test_golden.py): 1e-8 covers it wherever the stop lands.
     """
     point = bayes_replica_point(NOISELESS, alpha=alpha, mc_samples=1024, init=init)
     assert point.converged
-    assert point.overlaps["q_v"] > 1 - 1e-9
+    assert point.overlaps["q_v"] > 1 - 1e-8
     expected = alpha * NOISELESS.nu / (1 + alpha * NOISELESS.nu)
-    assert abs(point.overlaps["q_k"] - expected) < 1e-9
+    assert abs(point.overlaps["q_k"] - expected) < 1e-8
 
 
 def test_padded_token_is_inert():

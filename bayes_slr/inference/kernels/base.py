@@ -12,7 +12,8 @@ A kernel (BlackJAX style) is a :class:`Kernel` record of pure functions:
 steps, ``vmap``-ed over chains, inside one ``jit``, the chains split over the devices
 (:func:`scan_chains`); :func:`~bayes_slr.inference.samplers.sample_posterior` turns its
 output into one :class:`PosteriorDraws` (kept draws, plus the warm-up trajectory). A new
-inference algorithm is one module with a ``make_kernel(config, warmup) -> Kernel`` function.
+inference algorithm is one module with a ``make_kernel(config, warmup) -> Kernel`` function and
+a :class:`~bayes_slr.inference.sampler_registry.Sampler` record registered under its name.
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ class PosteriorDraws(NamedTuple):
     sample_stats : dict of (chains, draws) sampler statistics of the kept draws (NUTS:
         ``diverging``, ``acceptance_rate``, ``n_steps``; Gibbs-HMC: ``acceptance_rate``,
         ``step_size``; Gibbs: none).
-    sampler : name of the kernel (``"nuts"``, ``"gibbs"``, ``"gibbs-hmc"``).
+    sampler : name of the registered sampler that drew them
+        (:mod:`bayes_slr.inference.sampler_registry`).
     warmup : dict with the warm-up trajectory ``k``, ``v`` (chains, warmup, D), or None.
     """
 

@@ -27,11 +27,10 @@ from bayes_slr.inference.kernels.conditionals import (
     value_conditional,
 )
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.models.variants import PlantedLaw
 
 NAME = "gibbs"
-FAMILIES = (PlantedLaw,)
-"""Token laws this kernel samples exactly (``k | eps`` is Gaussian only for a planted spike)."""
+"""Its name in the sampler registry; it serves laws whose ``k | eps`` is Gaussian (a planted
+spike)."""
 
 
 class DirectionConditionals(NamedTuple):

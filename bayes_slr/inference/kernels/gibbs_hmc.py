@@ -48,12 +48,10 @@ from bayes_slr.inference.kernels.conditionals import (
 from bayes_slr.models.numpyro_models import location_joint_log_weights
 from bayes_slr.models.simulate import token_mask
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.models.variants import TiltedLaw
 
 NAME = "gibbs-hmc"
-FAMILIES = (TiltedLaw,)
-"""Token laws served (the move is valid for any law; where ``k | eps`` is Gaussian the exact
-Gibbs kernel is preferred)."""
+"""Its name in the sampler registry; it serves tilted laws (the move is valid for any law, and
+where ``k | eps`` is Gaussian the exact Gibbs kernel is preferred)."""
 N_LEAPFROG = 8
 TARGET_ACCEPT = 0.8
 INITIAL_STEP_SIZE = 0.5

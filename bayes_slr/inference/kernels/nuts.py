@@ -19,10 +19,8 @@ from numpyro.infer.hmc import hmc
 from bayes_slr.inference.kernels.base import Kernel, SamplerData
 from bayes_slr.models.numpyro_models import marginal_log_density
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.models.variants import TokenLaw
 
 NAME = "nuts"
-FAMILIES = (TokenLaw,)
 
 
 class NUTSState(NamedTuple):

@@ -15,6 +15,8 @@ import json
 import sys
 from pathlib import Path
 
+from bayes_slr.records import json_text
+
 GOLDEN = Path(__file__).parent
 
 COMMANDS: dict[str, list[str]] = {
@@ -173,9 +175,8 @@ def record() -> None:
     """Write one golden file per command."""
     for name, arguments in {**COMMANDS, **POSTERIOR}.items():
         output = run_command(arguments)
-        (GOLDEN / f"{name}.json").write_text(
-            json.dumps({"arguments": arguments, "output": output}, indent=1) + "\n"
-        )
+        record = {"arguments": arguments, "output": output}
+        (GOLDEN / f"{name}.json").write_text(json_text(record, indent=1) + "\n")
         print(f"recorded {name}", file=sys.stderr)
 
 

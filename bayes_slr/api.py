@@ -1,0 +1,100 @@
+"""The public API: one function per experiment, with the command line's names and defaults.
+
+``bayes_slr.gap(L=(3, 5), alpha=16)`` runs what ``bayes-slr gap --L 3 5 --alpha 16`` runs and
+returns the typed result (``.rows``, ``.notes``, ``.warnings``, ``.to_pandas()``, ``.plot()``,
+``.table()``, ``.to_json()``). Each function's keyword arguments are its experiment's options
+(the fields of its ``Options`` class, with their defaults) plus how it runs: ``out`` (a folder:
+the resumable log and the summary, or the output file), ``force``, ``workers`` or ``scheduler``
+(Dask), ``progress``. A bad value raises :class:`~bayes_slr.errors.ConfigError` naming it,
+before any work.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from bayes_slr.experiments import EXPERIMENTS, run_experiment
+from bayes_slr.experiments.base import Experiment, default_text, option_spec
+from bayes_slr.experiments.runner import RUN_ARGUMENTS
+
+
+def api_function(experiment: Experiment) -> Callable[..., Any]:
+    """The public function of ``experiment``: keyword arguments = its options and the run
+    arguments, a signature and a docstring made from the options' declarations."""
+    options_type = experiment.options_type
+
+    def run(**arguments: Any) -> Any:
+        unknown = set(arguments) - set(parameters)
+        if unknown:
+            raise TypeError(
+                f"{name}() got unexpected keyword argument(s) {', '.join(sorted(unknown))}"
+            )
+        how = {key: arguments.pop(key) for key in RUN_ARGUMENTS if key in arguments}
+        return run_experiment(experiment, options_type(**arguments), **how)
+
+    name = experiment.name.replace("-", "_")
+    fields = options_type.option_fields()
+    types_ = options_type.field_types()
+    parameters = {
+        field.name: inspect.Parameter(
+            field.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=field.default,
+            annotation=types_[field.name],
+        )
+        for field in fields
+    }
+    for key, (default, annotation, _) in RUN_ARGUMENTS.items():
+        parameters[key] = inspect.Parameter(
+            key, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+        )
+    run.__name__ = run.__qualname__ = name
+    run.__module__ = "bayes_slr"
+    run.__signature__ = inspect.Signature(
+        list(parameters.values()), return_annotation=experiment.result_type
+    )
+    lines = [f"{experiment.summary}.", "", experiment.description, "", "Parameters", "----------"]
+    for field in fields:
+        spec = option_spec(field)
+        default = f" Default: {spec.default_text}." if spec.default_text else ""
+        lines += [f"{field.name} : {_type_name(types_[field.name])}", f"    {spec.help}.{default}"]
+    for key, (_, annotation, text) in RUN_ARGUMENTS.items():
+        lines += [f"{key} : {_type_name(annotation)}", f"    {text}."]
+    lines += ["", "Returns", "-------", f"{experiment.result_type.__name__}"]
+    run.__doc__ = "\n".join(lines)
+    return run
+
+
+def _type_name(annotation: Any) -> str:
+    return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
+
+
+simulate = api_function(EXPERIMENTS.get("simulate"))
+bayes_risk = api_function(EXPERIMENTS.get("bayes-risk"))
+gap = api_function(EXPERIMENTS.get("gap"))
+theory = api_function(EXPERIMENTS.get("theory"))
+amp = api_function(EXPERIMENTS.get("amp"))
+posterior = api_function(EXPERIMENTS.get("posterior"))
+posterior_sweep = api_function(EXPERIMENTS.get("posterior-sweep"))
+
+
+def defaults_table() -> str:
+    """A Markdown table of every option of every command: its default and help, in one place
+    (``docs/defaults.md`` holds it; a test keeps them equal)."""
+    rows = {}
+    for experiment in EXPERIMENTS.items():
+        for field in experiment.options_type.option_fields():
+            spec = option_spec(field)
+            if not spec.cli:
+                continue
+            default = spec.default_text or default_text(field.default)
+            key = (field.name, default, spec.help)
+            rows.setdefault(key, []).append(experiment.name)
+    lines = ["| option | default | commands | meaning |", "|---|---|---|---|"]
+    for (name, default, help_text), commands in sorted(rows.items()):
+        flag = "--" + name.replace("_", "-")
+        cells = [f"`{flag}`", default, ", ".join(sorted(commands)), help_text]
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(lines)

@@ -1,0 +1,132 @@
+"""How ERM is run (docs/erm.md): the settings record and its defaults, checked without JAX.
+
+:class:`ERMSettings` holds every choice of an ERM run besides the task and the data (ridge,
+starts, optimiser, seeds, test sequences, the validation of ``lam="auto"``); it is validated
+when built, so an experiment's options can refuse a bad value before any computation.
+:func:`bayes_slr.experiments.erm.erm_experiment` runs it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from bayes_slr.attention.activations import check_activation
+from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
+from bayes_slr.models.spec import INITS
+
+OPTIMIZERS = ("lbfgs", "sgd")
+"""L-BFGS to ``|grad| <= tol``, or one pass of SGD (:mod:`bayes_slr.attention.training`)."""
+LAM_AUTO = "auto"
+DEFAULT_LAM_GRID = tuple(float(x) for x in np.logspace(-3, 2, 11))
+"""Ridge values tried by ``lam="auto"``: ``1e-3 .. 100``, two per decade (the ridge of the sum
+objective of docs/model.md section 5, so the same ``lam`` means the same prior at any ``N``). The
+top reaches 100 because with ``1e-3 .. 10`` linear attention at spiked ``nu = 2``, ``L = 5``,
+``D = 100``, ``alpha = 16`` chose the edge 10 for two of four seeds; large values cost few
+iterations (the path starts there)."""
+VALIDATION_FRACTION = 0.2
+"""Share of the training set held out to choose ``lam`` (the last samples; they are i.i.d.)."""
+VALIDATION_PATIENCE = 2
+"""``lam="auto"`` with L-BFGS stops descending the grid once the validation error has been
+above its best for this many consecutive values."""
+DEFAULT_STARTS = 4
+"""Random starts per training set (plus the informed start, a reference only)."""
+DEFAULT_N_TEST = 20_000
+"""Fresh test sequences per seed when the teacher is known."""
+
+
+def check_lam(lam: object) -> float | str:
+    """``"auto"`` or a number ``>= 0``; else ``ConfigError``."""
+    if isinstance(lam, str):
+        if lam == LAM_AUTO:
+            return lam
+        raise ConfigError(f"lam must be a number >= 0 or 'auto', got {lam!r}")
+    return check_real("lam", lam, minimum=0.0)
+
+
+def check_training_options(
+    activation: str, lam: float, optimizer: str, init: str, tol: float, max_iter: int
+) -> None:
+    """Raise ``ConfigError`` on an unknown activation, optimizer or start, ``lam < 0``,
+    ``tol <= 0`` or ``max_iter < 1``."""
+    check_activation(activation)
+    check_choice("init", init, INITS)
+    check_real("lam", lam, minimum=0.0)
+    check_choice("optimizer", optimizer, OPTIMIZERS)
+    check_real("tol", tol, minimum=0.0, strict=True)
+    check_int("max_iter", max_iter, 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class ERMSettings:
+    """Every choice of an ERM run besides the task and the data; checked when built.
+
+    Attributes
+    ----------
+    lam : ridge ``>= 0``, or ``"auto"``: chosen per seed by validation on a held-out
+        ``validation_fraction`` of the training set over ``lam_grid`` (docs/erm.md).
+    seeds : independent teachers and training sets (1 for given data).
+    seed : root seed of the teachers, training sets, starts and test sequences.
+    init : which start is the estimator: the lowest-training-loss random start, or the
+        informed start at the teacher (a reference, not an estimator).
+    starts : random starts per training set.
+    optimizer : ``lbfgs`` (to ``|grad| <= tol`` or ``max_iter`` iterations) or one pass of
+        ``sgd``.
+    N_test : fresh test sequences per seed (when the teacher is known), ``>= 2``.
+    tol, max_iter : stopping rule of L-BFGS.
+    lam_grid, validation_fraction, patience : the validation of ``lam="auto"``
+        (:data:`VALIDATION_PATIENCE`; ``len(lam_grid)`` walks the whole grid).
+    exact_teacher : teachers at the population limit ``|k*|^2 = |v*|^2 = D``, ``k* . v* = 0``
+        instead of drawn from the prior (removes the teacher-norm part of the fluctuation).
+    predict_population : also evaluate, per seed, the population error docs/model.md section 4
+        predicts from the fit's overlaps (quadrature; slow for softmax on max-SLR at
+        ``nu = inf`` and large key norms).
+    """
+
+    lam: float | str = LAM_AUTO
+    seeds: int = 1
+    seed: int = 0
+    init: str = "random"
+    starts: int = DEFAULT_STARTS
+    optimizer: str = "lbfgs"
+    N_test: int = DEFAULT_N_TEST
+    tol: float = 1e-6
+    max_iter: int = 2000
+    lam_grid: tuple[float, ...] = DEFAULT_LAM_GRID
+    validation_fraction: float = VALIDATION_FRACTION
+    patience: int = VALIDATION_PATIENCE
+    exact_teacher: bool = False
+    predict_population: bool = True
+
+    def __post_init__(self) -> None:
+        lam = check_lam(self.lam)
+        check_choice("init", self.init, INITS)
+        check_choice("optimizer", self.optimizer, OPTIMIZERS)
+        check_real("tol", self.tol, minimum=0.0, strict=True)
+        check_int("max_iter", self.max_iter, 1)
+        check_int("seeds", self.seeds, 1)
+        check_int("seed", self.seed, 0)
+        check_int("starts", self.starts, 1)
+        check_int("patience", self.patience, 1)
+        check_int("N_test", self.N_test, 2)
+        grid = tuple(check_real("lam_grid", value, minimum=0.0) for value in self.lam_grid)
+        if not grid:
+            raise ConfigError("lam_grid must hold at least one value")
+        fraction = check_real(
+            "validation_fraction", self.validation_fraction, minimum=0.0, strict=True
+        )
+        if fraction >= 1.0:
+            raise ConfigError(f"validation_fraction must be < 1, got {fraction!r}")
+        object.__setattr__(self, "lam", lam)
+        object.__setattr__(self, "lam_grid", grid)
+
+    @property
+    def lam_auto(self) -> bool:
+        """Whether the ridge is chosen by validation."""
+        return self.lam == LAM_AUTO
+
+    def replace(self, **changes: Any) -> ERMSettings:
+        """A copy with some settings changed (checked again)."""
+        return dataclasses.replace(self, **changes) if changes else self

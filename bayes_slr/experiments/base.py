@@ -1,0 +1,372 @@
+"""What every measurement is made of: options, points, rows, a result, and the experiment object.
+
+An experiment (one module in :mod:`bayes_slr.experiments`) defines
+
+* ``Options``: a frozen dataclass of every setting, validated once in ``__post_init__`` (the only
+  place a bad value is refused, with one :class:`~bayes_slr.errors.ConfigError` line naming the
+  option and the accepted range). Each field is declared with :func:`option`, which holds its help
+  text: the command line builds its flags from these fields, and the public API its keyword
+  arguments, so names, defaults and help cannot differ.
+* ``points(options)``: the independent units of work (frozen dataclasses), each a key of the
+  resumable log;
+* ``solve(options, point)``: computes one point (this is where JAX is imported: the module itself
+  imports without it, so options are validated within milliseconds);
+* ``collect(options, solved)``: assembles the typed :class:`Result` (rows, notes, warnings).
+
+:func:`bayes_slr.experiments.runner.run_experiment` drives every experiment the same way: it
+checks outputs before any work, skips points finished in the log, runs the others in this process
+or on a Dask cluster, logs each as it finishes, and collects failed points instead of stopping.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import types
+import typing
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+import cattrs
+
+from bayes_slr.errors import ConfigError
+from bayes_slr.registry import Registry
+
+ERROR_CONVENTION = (
+    "excess test error E[(y - f(X))^2] - Delta: the noise floor is subtracted, so the zero "
+    "predictor scores |v*|^2/D (1 for an exact teacher) and a perfect predictor 0"
+)
+"""How every error the toolkit reports is defined (docs/model.md); stated in every JSON output."""
+
+
+@dataclasses.dataclass(frozen=True)
+class OptionSpec:
+    """What the command line needs to know of one option (the field's metadata).
+
+    Attributes
+    ----------
+    help : one line, without the default (the command line appends the default it runs with).
+    choices : accepted values, or a function returning them (a registry's names, read at parse
+        time so a variant, activation or sampler registered by the user is offered).
+    parse : turns one command-line word into a value (default: from the field's type).
+    flag : the command-line name (default: ``--`` + the field name, underscores as dashes).
+    aliases : older flag names, still accepted for one release with a one-line notice.
+    cli : whether the option has a flag (``False`` for settings only the API sets).
+    metavar : the placeholder shown in ``--help``.
+    default_text : how ``--help`` states a default that is not a plain value (e.g. ``None``
+        meaning "the variant's own").
+    """
+
+    help: str
+    choices: Sequence[str] | Callable[[], Sequence[str]] | None = None
+    parse: Callable[[str], Any] | None = None
+    flag: str | None = None
+    aliases: tuple[str, ...] = ()
+    cli: bool = True
+    metavar: str | None = None
+    default_text: str | None = None
+
+    def choice_names(self) -> tuple[str, ...] | None:
+        """The accepted values now (calling the registry when ``choices`` is a function)."""
+        if self.choices is None:
+            return None
+        return tuple(self.choices() if callable(self.choices) else self.choices)
+
+
+def option(default: Any, help: str, **spec: Any) -> Any:
+    """A dataclass field of an ``Options`` class with its command-line description.
+
+    Parameters
+    ----------
+    default : the value used when the option is not given (lists are given as tuples).
+    help : one line of help (see :class:`OptionSpec`).
+    **spec : further :class:`OptionSpec` attributes.
+    """
+    return dataclasses.field(default=default, metadata={"option": OptionSpec(help=help, **spec)})
+
+
+def default_text(value: Any) -> str:
+    """How a default is written in help and docs (lists space-separated, as they are typed)."""
+    if isinstance(value, (list, tuple)):
+        return " ".join(default_text(item) for item in value)
+    if isinstance(value, float):
+        return "inf" if value == float("inf") else f"{value:g}"
+    return str(value)
+
+
+def option_spec(field: dataclasses.Field) -> OptionSpec:
+    """The :class:`OptionSpec` of an ``Options`` field."""
+    spec = field.metadata.get("option")
+    if spec is None:
+        raise TypeError(f"field {field.name} was not declared with option()")
+    return spec
+
+
+converter = cattrs.Converter()
+"""Turns records (JSON-ready dicts) into typed objects and back. Floats accept the strings
+``"inf"``, ``"-inf"`` and ``"nan"`` that logs written before hold for non-finite values."""
+converter.register_structure_hook(float, lambda value, _: float(value))
+converter.register_structure_hook(Path, lambda value, _: Path(value))
+converter.register_unstructure_hook(Path, str)
+
+
+def structure[T](data: Any, kind: type[T]) -> T:
+    """``data`` (a JSON-ready value) as an object of ``kind`` (a record, or a union of records);
+    ``ConfigError`` when it does not fit."""
+    try:
+        return converter.structure(data, kind)
+    except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(
+            f"a {getattr(kind, '__name__', kind)} record does not fit ({exc})"
+        ) from exc
+
+
+@dataclasses.dataclass(frozen=True)
+class Record:
+    """A frozen dataclass that converts to and from a JSON-ready dict (points, rows, parts)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a dict of JSON-ready values (nested records as dicts, tuples as lists)."""
+        return converter.unstructure(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        """Inverse of :meth:`to_dict`; ``ConfigError`` when ``data`` does not fit the fields."""
+        return structure(data, cls)
+
+
+@dataclasses.dataclass(frozen=True)
+class Options(Record):
+    """Base of every experiment's options: frozen, and validated once, in ``__post_init__``.
+
+    Subclasses declare their fields with :func:`option` and override :meth:`validate`, which
+    raises :class:`~bayes_slr.errors.ConfigError` on a bad value and may normalise a field with
+    :meth:`_set` (e.g. a list given as a list becomes a tuple, a default that depends on another
+    option is filled in).
+    """
+
+    def __post_init__(self) -> None:
+        types_ = self.field_types()
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if isinstance(value, list):
+                self._set(field.name, tuple(value))
+            elif _is_tuple_type(types_[field.name]) and isinstance(value, (int, float, str)):
+                self._set(field.name, (value,))  # one value where a list is expected
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ``ConfigError`` on any value out of range (nothing to check by default)."""
+
+    def _set(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with some options changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def option_fields(cls) -> tuple[dataclasses.Field, ...]:
+        """The fields declared with :func:`option`, in order."""
+        return tuple(f for f in dataclasses.fields(cls) if "option" in f.metadata)
+
+    @classmethod
+    def field_types(cls) -> dict[str, Any]:
+        """Each field's type, resolved (the annotations are strings under ``from __future__``)."""
+        return typing.get_type_hints(cls)
+
+
+@dataclasses.dataclass(frozen=True)
+class Failure(Record):
+    """A point whose computation raised: the sweep went on, the point was not logged."""
+
+    point: dict[str, Any]
+    message: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Provenance(Record):
+    """Where a result comes from: what every output file and ``--json`` records.
+
+    Attributes
+    ----------
+    experiment : the experiment's name (the command).
+    seed : the root seed (``None`` for deterministic computations).
+    versions : Python's and the packages' versions.
+    device : the JAX platform the points ran on.
+    created : UTC time, ISO 8601.
+    error_convention : :data:`ERROR_CONVENTION`.
+    """
+
+    experiment: str
+    seed: int | None
+    versions: dict[str, str]
+    device: str
+    created: str
+    error_convention: str = ERROR_CONVENTION
+
+
+@dataclasses.dataclass(frozen=True)
+class Result[O: Options, R: Record]:
+    """The typed outcome of an experiment: its options, one row per point, notes and warnings.
+
+    Subclasses implement :meth:`table` and, where a figure makes sense, :meth:`plot`.
+
+    Attributes
+    ----------
+    options : the validated options it ran with.
+    rows : the typed rows, in the order of the options' grid.
+    notes : lines to read with the numbers (limits, choices made, where settings came from).
+    warnings : lines naming numbers not to read as they stand (not converged, unstable, ...).
+    failures : points whose computation raised (not logged: running again retries them).
+    provenance : see :class:`Provenance`.
+    """
+
+    options: O
+    rows: tuple[R, ...]
+    provenance: Provenance
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    failures: tuple[Failure, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """One JSON-ready object: provenance (versions, time, seed, error convention), the full
+        options, rows, notes, warnings and failed points."""
+        return {
+            **self.provenance.to_dict(),
+            "config": self.options.to_dict(),
+            "rows": [row.to_dict() for row in self.rows],
+            "notes": list(self.notes),
+            "warnings": list(self.warnings),
+            "failures": [failure.to_dict() for failure in self.failures],
+        }
+
+    def tidy_rows(self) -> list[dict[str, Any]]:
+        """One flat dict per point (nested fields joined by dots): the rows of :meth:`to_pandas`.
+
+        Subclasses with one row per several measured quantities override it to stay tidy.
+        """
+        return [flatten(row.to_dict()) for row in self.rows]
+
+    def to_pandas(self) -> Any:
+        """A ``pandas.DataFrame``, one tidy row per point."""
+        import pandas as pd
+
+        return pd.DataFrame(self.tidy_rows())
+
+    @abc.abstractmethod
+    def table(self) -> str:
+        """The plain-text table the command line prints (notes and warnings come after it)."""
+
+    def plot(self, ax: Any = None) -> Any:
+        """Draw the result on ``ax`` (a new figure when ``None``); return the axes."""
+        raise NotImplementedError(f"{type(self).__name__} has no plot")
+
+    @classmethod
+    def has_plot(cls) -> bool:
+        """Whether the result draws a figure (the command line then offers ``--plot``)."""
+        return cls.plot is not Result.plot
+
+    def save_plot(self, path: str | Path) -> Path:
+        """Draw :meth:`plot` on a new figure and write it as an image, atomically."""
+        from bayes_slr.experiments.figures import save_figure
+
+        return save_figure(self.plot, path)
+
+    def save(self, path: Path) -> None:
+        """Write the single output file of an experiment whose ``output`` is ``"file"``."""
+        raise NotImplementedError(f"{type(self).__name__} writes no output file")
+
+
+def flatten(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"a": {"b": 1}}`` as ``{"a.b": 1}``; lists stay values."""
+    flat: dict[str, Any] = {}
+    for key, value in record.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(flatten(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
+class Experiment[O: Options, P: Record, S: Record, R: Result](abc.ABC):
+    """One measurement: how its options become points, how a point is solved, how the solved
+    points become a result.
+
+    Class attributes
+    ----------------
+    name : the command and the stem of its output files (``gap`` -> ``gap.jsonl``).
+    summary : one line for ``bayes-slr --help``.
+    description : a paragraph for ``bayes-slr NAME --help``.
+    options_type, point_type, solved_type, result_type : the experiment's dataclasses.
+    output : what ``out=`` is: ``"folder"`` (a resumable sweep log and a summary), ``"file"``
+        (one output file, e.g. a posterior or a data set), or ``None`` (no output file).
+    output_help : what the output file holds, or what a folder holds besides the log and the
+        summary (the ``--out`` help).
+    sweep_axes : the options whose values are spread over the points (e.g. ``alpha``): a point's
+        key in the log is its own fields and every other option.
+    """
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    description: ClassVar[str] = ""
+    options_type: ClassVar[type[Options]]
+    point_type: ClassVar[type[Record]]
+    solved_type: ClassVar[type[Record]]
+    result_type: ClassVar[type[Result]]
+    output: ClassVar[str | None] = "folder"
+    output_help: ClassVar[str] = ""
+    sweep_axes: ClassVar[tuple[str, ...]] = ()
+
+    @abc.abstractmethod
+    def points(self, options: O) -> list[P]:
+        """The independent units of work of ``options``, in the order the rows are reported."""
+
+    @abc.abstractmethod
+    def solve(self, options: O, point: P) -> S:
+        """Compute one point (may import JAX and run for a long time)."""
+
+    def solve_in(self, options: O, point: P, folder: Path | None) -> S:
+        """Solve a point of a sweep whose output folder is ``folder`` (``None`` without ``out``).
+
+        An experiment that keeps a file per point beside the log (a posterior's netCDF) overrides
+        it; by default :meth:`solve`.
+        """
+        return self.solve(options, point)
+
+    def check_output(self, options: O, out: Path) -> None:
+        """Refuse (``ConfigError``), before any work, an ``out`` that these options cannot write;
+        the runner has already checked that it can be written. Nothing to refuse by default."""
+
+    @abc.abstractmethod
+    def collect(self, options: O, solved: Sequence[tuple[P, S]], provenance: Provenance) -> R:
+        """Assemble the result from the solved points (in the order of :meth:`points`)."""
+
+    def seed(self, options: O) -> int | None:
+        """The root seed recorded with the result (``options.seed`` when there is one)."""
+        return getattr(options, "seed", None)
+
+
+EXPERIMENTS: Registry[Experiment] = Registry("experiment", Experiment)
+"""Every measurement, by name: the command line has one subcommand per entry."""
+
+
+def register_experiment(experiment: Experiment) -> Experiment:
+    """Add ``experiment`` to :data:`EXPERIMENTS` (a command and an API function) and return it."""
+    return EXPERIMENTS.register(experiment)
+
+
+def _is_tuple_type(annotation: Any) -> bool:
+    """Whether a resolved field type is ``tuple[...]`` (or ``tuple[...] | None``)."""
+    if is_optional(annotation):
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    return typing.get_origin(annotation) is tuple
+
+
+def is_optional(annotation: Any) -> bool:
+    """Whether a resolved field type admits ``None`` (``X | None``)."""
+    return isinstance(annotation, types.UnionType | typing._UnionGenericAlias) and type(
+        None
+    ) in typing.get_args(annotation)

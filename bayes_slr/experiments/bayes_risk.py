@@ -1,0 +1,193 @@
+"""``bayes-risk``: the population Bayes error with known directions, exact or by Monte Carlo.
+
+One row per ``(L, nu)``: ``1 - E[sum_l p_l^2]`` (docs/model.md section 2), by quadrature
+(``stderr`` is then its error bound) or by Monte Carlo over the law of ``chi*`` (``stderr`` its
+standard error; every point uses the same random numbers, so curves in ``nu`` are smooth).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from bayes_slr.errors import check_choice, check_int
+from bayes_slr.experiments.base import (
+    Experiment,
+    Options,
+    Provenance,
+    Record,
+    Result,
+    option,
+    register_experiment,
+)
+from bayes_slr.experiments.figures import new_axes
+from bayes_slr.experiments.tables import format_table
+from bayes_slr.experiments.task import (
+    check_nonempty,
+    nus_option,
+    resolved_nu,
+    seed_option,
+    task_config,
+    variable_length_option,
+    variant_option,
+)
+
+METHODS = ("exact", "mc")
+
+
+@dataclasses.dataclass(frozen=True)
+class BayesRiskOptions(Options):
+    """Settings of ``bayes-risk``: every ``(L, nu)`` of one variant."""
+
+    variant: str = variant_option()
+    L: tuple[int, ...] = option((3,), "sequence lengths, each >= 1 (Lbar with --variable-length)")
+    variable_length: bool = variable_length_option()
+    nu: tuple[float, ...] | None = nus_option()
+    method: str = option(
+        "exact", "exact quadrature (stderr = its error bound) or Monte Carlo", choices=METHODS
+    )
+    mc_samples: int = option(
+        100_000, "Monte Carlo sequences per point (with --method mc), >= 2", aliases=("--samples",)
+    )
+    seed: int = seed_option("seed of the Monte Carlo draws (the same for every point)")
+
+    def validate(self) -> None:
+        """Refuse an unknown method, fewer than 2 samples, or any invalid ``(L, nu)``."""
+        check_choice("method", self.method, METHODS)
+        check_int("mc_samples", self.mc_samples, 2)
+        check_int("seed", self.seed, 0)
+        check_nonempty("L", self.L)
+        if self.nu is not None:
+            check_nonempty("nu", self.nu)
+        self._set("nu", self.nus())  # the variant's default made explicit: the record is complete
+        for L, nu in itertools.product(self.L, self.nus()):
+            task_config(self.variant, L, self.variable_length, nu, 0.0)
+
+    def nus(self) -> tuple[float, ...]:
+        """The signal strengths (the variant's default when none were given)."""
+        return self.nu if self.nu is not None else (resolved_nu(self.variant, None),)
+
+
+@dataclasses.dataclass(frozen=True)
+class BayesRiskPoint(Record):
+    """One ``(L, nu)``."""
+
+    L: int
+    nu: float
+
+
+@dataclasses.dataclass(frozen=True)
+class BayesRiskRow(Record):
+    """The Bayes error of one ``(L, nu)``.
+
+    Attributes
+    ----------
+    variant, L, variable_length, nu : the task.
+    bayes_error : ``1 - E[sum_l p_l^2]``, the excess error of the Bayes estimator over ``Delta``.
+    stderr : quadrature error bound (``exact``) or Monte Carlo standard error (``mc``).
+    method : ``exact`` or ``mc``.
+    """
+
+    variant: str
+    L: int
+    variable_length: bool
+    nu: float
+    bayes_error: float
+    stderr: float
+    method: str
+
+
+COLUMNS = ("variant", "L", "variable_length", "nu", "bayes_error", "stderr", "method")
+
+
+@dataclasses.dataclass(frozen=True)
+class BayesRiskResult(Result[BayesRiskOptions, BayesRiskRow]):
+    """The rows of ``bayes-risk``."""
+
+    def table(self) -> str:
+        """One line per ``(L, nu)``."""
+        return format_table(list(COLUMNS), [[getattr(r, c) for c in COLUMNS] for r in self.rows])
+
+    def plot(self, ax: Any = None) -> Any:
+        """Bayes error against ``nu``, one curve per ``L``, with standard-error bars (rows with
+        ``nu = inf`` cannot sit on the axis: they are left out and the title says so)."""
+        ax = new_axes(ax, size=(5.5, 4))
+        for L in dict.fromkeys(row.L for row in self.rows):
+            curve = sorted(
+                (r for r in self.rows if r.L == L and math.isfinite(r.nu)), key=lambda r: r.nu
+            )
+            label = f"L ~ U{{1..{L}}}" if self.options.variable_length else f"L = {L}"
+            ax.errorbar(
+                [r.nu for r in curve],
+                [r.bayes_error for r in curve],
+                yerr=[r.stderr for r in curve],
+                fmt="o-",
+                ms=3,
+                capsize=2,
+                label=label,
+            )
+        title = f"{self.options.variant}-SLR Bayes error ({self.options.method})"
+        if any(math.isinf(row.nu) for row in self.rows):
+            title += ", nu = inf not shown"
+        ax.set(xlabel="nu", ylabel="Bayes error (excess over noise)", title=title, ylim=(0, 1.05))
+        ax.legend()
+        return ax
+
+
+class BayesRisk(Experiment[BayesRiskOptions, BayesRiskPoint, BayesRiskRow, BayesRiskResult]):
+    """The population Bayes error per ``(L, nu)``."""
+
+    name: ClassVar[str] = "bayes-risk"
+    summary: ClassVar[str] = "population Bayes error 1 - E[sum_l p_l^2] for each (L, nu)"
+    description: ClassVar[str] = (
+        "Bayes error with known directions (excess error over the noise, docs/model.md section "
+        "2), one row per (L, nu), by quadrature or by Monte Carlo over chi*."
+    )
+    options_type = BayesRiskOptions
+    point_type = BayesRiskPoint
+    solved_type = BayesRiskRow
+    result_type = BayesRiskResult
+    sweep_axes: ClassVar[tuple[str, ...]] = ("L", "nu")
+
+    def points(self, options: BayesRiskOptions) -> list[BayesRiskPoint]:
+        """Every ``(L, nu)``, lengths outermost."""
+        return [BayesRiskPoint(L, nu) for L, nu in itertools.product(options.L, options.nus())]
+
+    def solve(self, options: BayesRiskOptions, point: BayesRiskPoint) -> BayesRiskRow:
+        """The Bayes error of one point, exact or by Monte Carlo."""
+        config = task_config(options.variant, point.L, options.variable_length, point.nu, 0.0)
+        if options.method == "exact":
+            from bayes_slr.theory.bayes import bayes_error_exact
+
+            value, stderr = bayes_error_exact(config)
+        else:
+            import jax
+
+            from bayes_slr.inference.bayes_risk import bayes_risk_mc
+
+            estimate = bayes_risk_mc(config, options.mc_samples, jax.random.PRNGKey(options.seed))
+            value, stderr = estimate.bayes_error.mean, estimate.bayes_error.stderr
+        return BayesRiskRow(
+            options.variant,
+            point.L,
+            options.variable_length,
+            config.nu,
+            float(value),
+            float(stderr),
+            options.method,
+        )
+
+    def collect(
+        self,
+        options: BayesRiskOptions,
+        solved: Sequence[tuple[BayesRiskPoint, BayesRiskRow]],
+        provenance: Provenance,
+    ) -> BayesRiskResult:
+        """The rows in the order of the points."""
+        return BayesRiskResult(options, tuple(row for _, row in solved), provenance)
+
+
+BAYES_RISK = register_experiment(BayesRisk())

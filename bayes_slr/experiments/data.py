@@ -1,0 +1,157 @@
+"""The task a user's data file implies, reconciled with the settings given beside it.
+
+``D``, ``N`` and ``Lbar`` come from the arrays; the model settings (variant, ``nu``, ``Delta``,
+the length law) from the file's ``config`` record when it has one (the record
+``bayes-slr simulate`` writes), else from the settings given (or their defaults). A setting given
+that contradicts the arrays or the record is refused, naming both values. Reading and checking
+the file needs NumPy only, so a bad file is refused before JAX is imported.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bayes_slr.errors import ConfigError
+from bayes_slr.experiments.base import Record
+from bayes_slr.experiments.task import DEFAULT_DELTA, task_config
+from bayes_slr.models.dataset import Dataset, load_dataset
+from bayes_slr.models.spec import SLRConfig
+
+RECORD = "the data file's config record"
+MODEL_SETTINGS = ("variant", "nu", "Delta")
+
+
+@dataclasses.dataclass(frozen=True)
+class DataSource(Record):
+    """A data file a run reads, and where each of the run's settings came from.
+
+    Attributes
+    ----------
+    path : the file.
+    digest : its SHA-256 (a changed file is a new point of a resumable log).
+    N, D, Lbar : from the arrays.
+    teacher : whether the file holds the teacher ``k_star``, ``v_star``.
+    sources : setting -> where its value came from (an array, the record, given, default).
+    """
+
+    path: str
+    digest: str
+    N: int
+    D: int
+    Lbar: int
+    teacher: bool
+    sources: dict[str, str]
+
+    def load(self) -> Dataset:
+        """The data set (read and checked again)."""
+        return load_dataset(self.path)
+
+    def describe(self, config: SLRConfig) -> str:
+        """One line: each setting and where it came from."""
+        nu = "inf" if math.isinf(config.nu) else f"{config.nu:g}"
+        values = {
+            "variant": config.variant,
+            "nu": nu,
+            "Delta": f"{config.Delta:g}",
+            "length": config.length.describe(),
+            "D": self.D,
+            "N": self.N,
+            "Lbar": self.Lbar,
+        }
+        settings = ", ".join(f"{name} {values[name]} ({self.sources[name]})" for name in values)
+        return f"data {self.path}: {settings}"
+
+
+def _recorded_config(data: Dataset) -> SLRConfig | None:
+    """The task of the ``config`` record, checked against the arrays; ``None`` without one."""
+    if not data.provenance:
+        return None
+    settings = data.provenance.get("config", data.provenance)
+    if not isinstance(settings, dict):
+        raise ConfigError("`data`: array config: its 'config' entry must be a JSON object")
+    try:
+        config = SLRConfig.from_dict(settings)
+    except ConfigError as exc:
+        raise ConfigError(f"`data`: array config does not describe an SLR task: {exc}") from exc
+    for name, recorded, actual in (
+        ("D", config.D, data.D),
+        ("Lbar", config.Lbar, data.Lbar),
+        ("N", settings.get("N", data.N), data.N),
+    ):
+        if recorded != actual:
+            raise ConfigError(
+                f"`data`: array config records {name} = {recorded} but the arrays have "
+                f"{name} = {actual}"
+            )
+    return config
+
+
+def refuse_conflict(name: str, given: Any, actual: Any, origin: str) -> None:
+    """Refuse a setting given (not ``None``) that differs from the value ``origin`` fixes."""
+    same = given == actual or (
+        isinstance(given, float) and isinstance(actual, float) and math.isnan(given + actual)
+    )
+    if given is not None and not same:
+        raise ConfigError(
+            f"{name} = {given} (given) conflicts with {name} = {actual} from {origin}: leave it out"
+        )
+
+
+def data_task(path: str | Path, given: dict[str, Any]) -> tuple[SLRConfig, DataSource]:
+    """The task of the data file ``path`` and where each setting came from.
+
+    Parameters
+    ----------
+    path : a ``.npz`` data file (:mod:`bayes_slr.models.dataset`).
+    given : the settings given beside it, ``None`` where not given: ``variant``, ``nu``,
+        ``Delta``, ``L``, ``variable_length``, ``D`` (those the experiment has).
+
+    Raises
+    ------
+    ConfigError
+        A bad file (one line naming the array), a given setting that contradicts the arrays or
+        the record, a fixed length law with sequences shorter than ``Lbar``.
+    """
+    data = load_dataset(path)
+    refuse_conflict("D", given.get("D"), data.D, "array X's last axis")
+    refuse_conflict("L", given.get("L"), data.Lbar, "array X's token axis")
+    sources = {"D": "array X", "N": "array y", "Lbar": "array X"}
+    recorded = _recorded_config(data)
+    if recorded is not None:
+        refuse_conflict("variant", given.get("variant"), recorded.variant, RECORD)
+        refuse_conflict("nu", given.get("nu"), recorded.nu, RECORD)
+        refuse_conflict("Delta", given.get("Delta"), recorded.Delta, RECORD)
+        refuse_conflict(
+            "variable_length", given.get("variable_length"), not recorded.length.is_fixed, RECORD
+        )
+        config = recorded
+        sources.update(dict.fromkeys((*MODEL_SETTINGS, "length"), RECORD))
+    else:
+        variant = given.get("variant")
+        if variant is None:
+            raise ConfigError(
+                "`data`: the file has no config record, so `variant` (and `nu`) must be given"
+            )
+        Delta = DEFAULT_DELTA if given.get("Delta") is None else given["Delta"]
+        variable = bool(given.get("variable_length"))
+        if not variable and np.any(data.lengths != data.Lbar):
+            raise ConfigError(
+                f"`data`: array lengths has values {int(data.lengths.min())}.."
+                f"{int(data.lengths.max())} but the length law is fixed at Lbar = {data.Lbar}: "
+                "give `variable_length`"
+            )
+        config = task_config(variant, data.Lbar, variable, given.get("nu"), Delta, data.D)
+        for name in MODEL_SETTINGS:
+            sources[name] = "given" if given.get(name) is not None else "default"
+        sources["length"] = "uniform on 1..Lbar (given)" if variable else "fixed at Lbar"
+    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    source = DataSource(
+        str(path), digest, data.N, data.D, data.Lbar, data.teacher is not None, sources
+    )
+    return config, source

@@ -1,0 +1,61 @@
+"""Shared figure helpers: one new figure per plot, written atomically as an image.
+
+Matplotlib is imported inside these functions (with the non-interactive Agg backend when no
+backend was chosen), so experiment modules import without it.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bayes_slr.records import atomic_write
+
+
+def new_axes(ax: Any = None, *, size: tuple[float, float] = (6.4, 4.4)) -> Any:
+    """``ax`` if given, else the axes of a new figure of ``size`` inches."""
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots(figsize=size, constrained_layout=True)
+    return ax
+
+
+def save_figure(draw: Callable[[Any], Any], path: str | Path) -> Path:
+    """Call ``draw(None)`` (which makes a new figure and returns its axes, or an array of them),
+    write the figure to ``path`` (format from the suffix) atomically, and close it."""
+    import matplotlib
+
+    if "matplotlib.pyplot" not in sys.modules:
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ax = draw(None)
+    figure = ax.figure if hasattr(ax, "figure") else ax.flat[0].figure  # one axes or an array
+    try:
+        atomic_write(path, lambda tmp: figure.savefig(tmp, dpi=120, format=Path(path).suffix[1:]))
+    finally:
+        plt.close(figure)
+    return Path(path)
+
+
+def alpha_axis(ax: Any, alphas: Any) -> None:
+    """A log ``alpha = N / D`` axis spanning ``alphas``, ticked at those values with plain
+    numbers (no overlapping minor labels)."""
+    from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullFormatter
+
+    values = sorted({float(a) for a in alphas})
+    ax.set_xscale("log")
+    ax.set_xlim(values[0] / 1.5, values[-1] * 1.5)
+    ticks = [values[0]]
+    for value in values[1:]:  # labels closer than a tenth of a decade would overlap
+        if math.log10(value / ticks[-1]) >= 0.1:
+            ticks.append(value)
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("alpha = N / D")

@@ -1,0 +1,164 @@
+"""What a posterior netCDF file fixes, as the ``posterior`` experiment writes and reads it.
+
+Besides the groups of :mod:`bayes_slr.inference.posterior_io` (draws, data, teacher), the file
+holds the settings it was sampled with (in the ``posterior`` group's record), the draws of the
+start check (group :data:`CHECK_GROUP`) and the ERM comparison (group :data:`ERM_GROUP`: each
+activation's fitted ``k, v, c`` and its reported numbers), so ``posterior --from`` re-summarises
+it with the same settings and without training ERM again. Reading needs xarray, not JAX.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from bayes_slr.errors import ConfigError
+from bayes_slr.experiments.posterior_records import DataRun, ERMComparison
+from bayes_slr.models.spec import SLRConfig
+
+CHECK_GROUP = "check_start_posterior"
+"""Group of the draws of the start-check chains (the other start, same data)."""
+ERM_GROUP = "erm"
+"""Group of the ERM comparison: ``{activation}_k``, ``{activation}_v`` (``dim``),
+``{activation}_c`` and the record (attribute ``bayes_slr``) of its settings and numbers."""
+_ATTRIBUTE = "bayes_slr"
+PARAMETERS = ("k", "v", "c")
+"""The fitted parameters of an attention estimator stored per activation (``c``: erf offset)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class StoredERM:
+    """The ERM comparison stored in a posterior file.
+
+    Attributes
+    ----------
+    lam : the ``lam`` option it ran with (a number or ``"auto"``).
+    N_test : the fresh test sequences it was scored on.
+    seed : the seed of its starts and test set.
+    rows : the reported numbers per activation.
+    fits : the fitted ``(k, v, c)`` per activation.
+    """
+
+    lam: float | str
+    N_test: int
+    seed: int
+    rows: dict[str, ERMComparison]
+    fits: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+@dataclasses.dataclass(frozen=True)
+class StoredPosterior:
+    """The settings a posterior file was sampled and summarised with (what ``--from`` keeps).
+
+    ``sampler`` is the option it was sampled with (``auto``...), ``kernel`` the sampler that ran.
+    Settings an older file does not record are ``None`` (they are then not checked).
+    """
+
+    path: Path
+    config: SLRConfig
+    seed: int
+    alpha: float
+    sampler: str | None
+    kernel: str
+    chains: int
+    samples: int
+    warmup: int | None
+    init: str | None
+    exact_teacher: bool | None
+    check_start: bool
+    N_test: int | None
+    max_draws: int | None
+    erm: StoredERM | None
+    data: DataRun | None
+
+
+def stored_posterior(path: str | os.PathLike) -> StoredPosterior:
+    """Read the settings of the posterior file ``path`` (``ConfigError`` on a missing, corrupt or
+    foreign file: :func:`~bayes_slr.inference.posterior_io.load_posterior`)."""
+    from bayes_slr.inference import posterior_io
+
+    tree = posterior_io.load_posterior(path)
+    record = posterior_io.record_of(tree)
+    settings = record["config"]
+    data = settings.get("data")
+    try:
+        data_run = None if not data or "source" not in data else DataRun.from_dict(data)
+    except ConfigError:
+        data_run = None  # a record from before typed data records: not reproduced
+    return StoredPosterior(
+        path=Path(path),
+        config=posterior_io.config_of(tree),
+        seed=int(record["seed"] or 0),
+        alpha=float(settings["alpha"]),
+        sampler=settings.get("sampler_option", settings["sampler"]),
+        kernel=settings["sampler"],
+        chains=int(tree.posterior.sizes["chain"]),
+        samples=int(tree.posterior.sizes["draw"]),
+        warmup=settings.get("warmup"),
+        init=settings.get("init"),
+        exact_teacher=settings.get("exact_teacher"),
+        check_start=CHECK_GROUP in tree.children,
+        N_test=settings.get("N_test"),
+        max_draws=settings.get("max_draws"),
+        erm=stored_erm(tree),
+        data=data_run,
+    )
+
+
+def stored_erm(tree: xr.DataTree) -> StoredERM | None:
+    """The ERM comparison stored in ``tree`` (``None`` when the file has none)."""
+    if ERM_GROUP not in tree.children:
+        return None
+    group = tree[ERM_GROUP]
+    record = json.loads(group.attrs[_ATTRIBUTE])
+    rows = {name: ERMComparison.from_dict(row) for name, row in record["rows"].items()}
+    fits = {
+        name: tuple(np.asarray(group[f"{name}_{p}"].values) for p in PARAMETERS) for name in rows
+    }
+    return StoredERM(record["lam"], int(record["N_test"]), int(record["seed"]), rows, fits)
+
+
+def store_erm(tree: xr.DataTree, erm: StoredERM) -> None:
+    """Add the ERM comparison ``erm`` to ``tree`` (replacing one stored before)."""
+    variables = {
+        f"{name}_{p}": (("dim",) if np.ndim(value) else (), np.asarray(value))
+        for name, fit in erm.fits.items()
+        for p, value in zip(PARAMETERS, fit, strict=True)
+    }
+    record = {
+        "lam": erm.lam,
+        "N_test": erm.N_test,
+        "seed": erm.seed,
+        "rows": {name: row.to_dict() for name, row in erm.rows.items()},
+    }
+    tree[ERM_GROUP] = xr.DataTree(xr.Dataset(variables, attrs={_ATTRIBUTE: json.dumps(record)}))
+
+
+def point_file(folder: Path, alpha: float) -> Path:
+    """The posterior file of the sweep point ``alpha`` in the output folder ``folder``."""
+    return Path(folder) / f"posterior_alpha{alpha:g}.nc"
+
+
+def settings_record(options: Any, alpha: float, N: int, sampler: str) -> dict[str, Any]:
+    """The settings a posterior file records beside its task (``options``: the resolved
+    :class:`~bayes_slr.experiments.posterior.SamplingOptions`; ``sampler``: the kernel that ran)."""
+    return {
+        "alpha": alpha,
+        "N": N,
+        "sampler": sampler,
+        "sampler_option": options.sampler,
+        "chains": options.chains,
+        "warmup": options.warmup,
+        "samples": options.samples,
+        "init": options.init,
+        "exact_teacher": options.exact_teacher,
+        "check_start": options.check_start,
+        "N_test": options.N_test,
+        "max_draws": options.max_draws,
+    }

@@ -1,0 +1,245 @@
+"""The typed summary of one posterior (a row of ``posterior`` and of ``posterior-sweep``) and the
+warnings its numbers call for. Plain records: importable without JAX.
+
+Every error is the excess test error ``E[(y - f(X))^2] - Delta`` (docs/model.md section 2).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from bayes_slr.experiments.base import Record
+from bayes_slr.experiments.data import DataSource
+
+RHAT_WARNING = 1.01
+"""Warn when the largest ``r_hat`` of the diagnostics table is above this."""
+ESS_WARNING = 400.0
+"""Warn when the smallest bulk ESS of the diagnostics table is below this."""
+IMPORTANCE_ESS_WARNING = 100.0
+"""Warn when the 5% quantile over test sequences of the importance ESS is below this many draws."""
+START_AGREEMENT_WARNING = 3.0
+"""Starts disagree when their errors differ by more than this many combined standard errors."""
+OVERLAP_AGREEMENT_WARNING = 4.0
+"""Starts disagree when an overlap's means differ by more than this many combined MCSE."""
+
+ERM_ACTIVATIONS = ("softmax", "linear")
+"""The activations of the ERM comparison beside the posterior."""
+TEST_SET_FRESH = "fresh sequences from the teacher"
+TEST_SET_HELD_OUT = "held-out sequences of the data"
+
+
+@dataclasses.dataclass(frozen=True)
+class Estimate(Record):
+    """A Monte Carlo estimate and its standard error."""
+
+    value: float
+    stderr: float
+
+
+@dataclasses.dataclass(frozen=True)
+class PredictorError(Record):
+    """The excess test error of a predictor (or a paired difference of two) with its standard
+    error; for the posterior predictors ``stderr`` combines the test-set part ``stderr_test`` and
+    the draw-to-draw part ``stderr_draws`` (a jackknife over draw groups)."""
+
+    value: float
+    stderr: float
+    stderr_test: float | None = None
+    stderr_draws: float | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ImportanceESS(Record):
+    """Effective number of draws of the weighted predictor per test sequence: median, 5% quantile,
+    and the number of draws used."""
+
+    median: float
+    q05: float
+    draws: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Diagnostic(Record):
+    """ArviZ's summary of one quantity over the draws (``r_hat`` is NaN with one chain)."""
+
+    mean: float
+    sd: float
+    mcse_mean: float
+    r_hat: float
+    ess_bulk: float
+    ess_tail: float
+
+
+@dataclasses.dataclass(frozen=True)
+class StartCheck(Record):
+    """Chains from the other start (informed when the main chains start at random) on the same
+    data, against the main chains.
+
+    Attributes
+    ----------
+    init : the other start.
+    bayes_error, posterior_mean_f_error : the two predictors' errors from its draws.
+    overlaps : its posterior means of ``m_k, m_v, q_k, q_v``.
+    overlap_difference_in_mcse : (main - other) / combined MCSE, per overlap.
+    rhat_max : its own largest ``r_hat``.
+    agreement : (main - other Bayes-optimal error) / combined standard error.
+    multimodal : the errors differ by more than :data:`START_AGREEMENT_WARNING` standard errors
+        or an overlap by more than :data:`OVERLAP_AGREEMENT_WARNING` MCSE.
+    """
+
+    init: str
+    bayes_error: PredictorError
+    posterior_mean_f_error: PredictorError
+    overlaps: dict[str, float]
+    overlap_difference_in_mcse: dict[str, float]
+    rhat_max: float
+    agreement: float
+    multimodal: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class ERMComparison(Record):
+    """ERM of one activation on the posterior's training set (as ``gap`` trains it), scored on
+    the posterior's kind of test set.
+
+    Attributes
+    ----------
+    test_error, stderr : its excess test error.
+    converged : the selected start reached the gradient tolerance.
+    lam : the ridge (given, or chosen by validation).
+    restarts_agree : the random starts' test errors agree (``None`` with one start).
+    notes : what to read with the number (docs/erm.md).
+    """
+
+    test_error: float
+    stderr: float
+    converged: bool
+    lam: float
+    restarts_agree: bool | None
+    notes: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class DataRun(Record):
+    """A posterior of a user's data file: the file and how its sequences were used.
+
+    Attributes
+    ----------
+    source : the file and where each setting came from.
+    n_train : sequences the posterior conditions on.
+    n_held_out : sequences held out as the test set (0 with a teacher).
+    holdout : the share held out (``None`` with a teacher).
+    """
+
+    source: DataSource
+    n_train: int
+    n_held_out: int
+    holdout: float | None
+
+
+@dataclasses.dataclass(frozen=True)
+class PosteriorSummary(Record):
+    """Everything reported about one posterior.
+
+    Attributes
+    ----------
+    alpha, N : training sequences per dimension, and their number.
+    sampler : the kernel that ran (``auto`` resolved).
+    bayes_error : the Bayes-optimal predictor, draws weighted per test sequence by ``p(X | k)``
+        (docs/model.md section 5), unbiased (disjoint draw groups).
+    posterior_mean_f_error : the plain average of ``f`` over the draws (the training-set
+        posterior mean; equal to ``bayes_error`` for max-SLR, worse for spiked).
+    importance_ess : effective draws of the weighted predictor.
+    n_test, test_set : the number and kind of test sequences (fresh from the teacher, or held
+        out of the data).
+    oracle_error : the known-direction error of this teacher (``None`` without a teacher).
+    population_bayes_error : ``alpha -> inf``, ``D -> inf`` (docs/model.md section 2).
+    prior_predictive_error : the zero predictor (the posterior mean at ``alpha -> 0``).
+    paired_differences : without a teacher, differences of two predictors' errors on the same
+        held-out sequences (``"bayes - erm_softmax"``, ...); ``None`` with a teacher.
+    rhat_max, ess_bulk_min, ess_tail_min : worst diagnostics over :attr:`diagnostics`.
+    divergences : divergent transitions (NUTS); ``None`` for samplers without the notion
+        (Gibbs, Gibbs-HMC).
+    diagnostics : ArviZ's summary of ``m_k, m_v, q_k, q_v`` (``q_k, q_v`` without a teacher) and
+        ``k[0..2]``, ``v[0..2]``.
+    overlaps : posterior means of ``m_k, m_v, q_k, q_v`` (``None`` without a teacher).
+    start_check : the other start's chains (``None`` when not run).
+    erm : ERM per activation (``None`` without the comparison).
+    data : the data file (``None`` for simulated data).
+    notes : lines to read with the numbers.
+    warnings : reasons not to read the numbers as they stand (:func:`posterior_warnings`).
+    """
+
+    alpha: float
+    N: int
+    sampler: str
+    bayes_error: PredictorError
+    posterior_mean_f_error: PredictorError
+    importance_ess: ImportanceESS
+    n_test: int
+    test_set: str
+    oracle_error: Estimate | None
+    population_bayes_error: float
+    prior_predictive_error: Estimate
+    paired_differences: dict[str, PredictorError] | None
+    rhat_max: float
+    ess_bulk_min: float
+    ess_tail_min: float
+    divergences: int | None
+    diagnostics: dict[str, Diagnostic]
+    overlaps: dict[str, float] | None
+    start_check: StartCheck | None
+    erm: dict[str, ERMComparison] | None
+    data: DataRun | None
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def converged(self) -> bool:
+        """Whether the chains pass every convergence check (``r_hat``, bulk ESS, divergences,
+        the start check); the importance ESS of the predictor is not a convergence check."""
+        return not convergence_warnings(
+            self.rhat_max, self.ess_bulk_min, self.divergences, self.start_check
+        )
+
+
+def convergence_warnings(
+    rhat_max: float, ess_bulk_min: float, divergences: int | None, start_check: StartCheck | None
+) -> list[str]:
+    """One line per reason to doubt that the chains sampled the posterior (empty when none)."""
+    out = []
+    if not math.isfinite(rhat_max) or rhat_max > RHAT_WARNING:
+        out.append(
+            f"r_hat max {rhat_max:.3f} > {RHAT_WARNING}: chains have not converged "
+            "(or one chain only); the errors are not trustworthy"
+        )
+    if not ess_bulk_min >= ESS_WARNING:  # NaN (a chain that never moved) warns too
+        out.append(f"ESS bulk min {ess_bulk_min:.0f} < {ESS_WARNING:.0f}: too few effective draws")
+    if divergences:
+        out.append(f"{divergences} divergent transitions: the sampler missed part of the posterior")
+    if start_check is not None and start_check.multimodal:
+        name, z = max(start_check.overlap_difference_in_mcse.items(), key=lambda kv: abs(kv[1]))
+        out.append(
+            f"starts disagree (errors differ by {start_check.agreement:+.1f} SE, {name} by "
+            f"{z:+.1f} MCSE): multimodal posterior or chains stuck; the errors are not trustworthy"
+        )
+    return out
+
+
+def posterior_warnings(
+    rhat_max: float,
+    ess_bulk_min: float,
+    divergences: int | None,
+    start_check: StartCheck | None,
+    importance_ess: ImportanceESS,
+) -> list[str]:
+    """One line per reason not to read a posterior's numbers as they stand (empty when none):
+    :func:`convergence_warnings` and a low importance ESS of the weighted predictor."""
+    out = convergence_warnings(rhat_max, ess_bulk_min, divergences, start_check)
+    if importance_ess.q05 < IMPORTANCE_ESS_WARNING:
+        out.append(
+            f"importance ESS 5% quantile {importance_ess.q05:.0f} < {IMPORTANCE_ESS_WARNING:.0f} "
+            "draws: the Bayes-optimal predictor rests on few draws for some test sequences"
+        )
+    return out

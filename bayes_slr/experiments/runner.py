@@ -1,0 +1,236 @@
+"""One way to run every experiment, for the command line and the public API alike.
+
+:func:`run_experiment` checks the outputs before any work, runs the experiment's points through
+the resumable sweep runner (:func:`bayes_slr.records.run_sweep`) in this process or on a Dask
+cluster, and returns the experiment's typed result with the failed points listed (the sweep goes
+on past a failed point, which is not logged, so running again retries it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import datetime as _dt
+import functools
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.experiments.base import (
+    Experiment,
+    Failure,
+    Options,
+    Provenance,
+    Result,
+    structure,
+)
+from bayes_slr.interrupts import raise_if_interrupted
+from bayes_slr.records import (
+    Executor,
+    SweepLog,
+    atomic_write,
+    check_output_file,
+    json_text,
+    package_versions,
+    prepare_output_folder,
+    run_sweep,
+)
+
+RUN_ARGUMENTS: dict[str, tuple[Any, Any, str]] = {
+    "out": (None, str | Path | None, "folder of a sweep (log and summary), or the output file"),
+    "force": (False, bool, "overwrite an existing output file"),
+    "workers": (None, int | None, "run the points on a local Dask cluster of this many workers"),
+    "scheduler": (None, str | None, "run the points on an existing Dask scheduler"),
+    "progress": (True, bool, "show a progress bar on stderr"),
+}
+"""How an experiment runs, besides its options: ``name -> (default, type, help)``."""
+
+
+_INNER_PROGRESS = contextvars.ContextVar("inner_progress", default=False)
+
+
+def inner_progress() -> bool:
+    """Whether a point being solved may show its own transient progress bar (points run in this
+    process with progress on; never on Dask workers)."""
+    return _INNER_PROGRESS.get()
+
+
+def run_experiment(
+    experiment: Experiment,
+    options: Options,
+    *,
+    out: str | Path | None = None,
+    force: bool = False,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: bool = True,
+) -> Result:
+    """Run ``experiment`` with validated ``options`` and return its typed result.
+
+    Parameters
+    ----------
+    experiment : a registered experiment (:data:`~bayes_slr.experiments.base.EXPERIMENTS`).
+    options : its validated options.
+    out : where to keep the outputs. For a sweep (``experiment.output == "folder"``) a folder:
+        ``NAME.jsonl`` holds every finished point with its configuration, seed and versions
+        (running the same call again skips them) and ``NAME.json`` the summary. For a single
+        output (``"file"``) the file itself (a data set, a posterior). Checked before any work.
+    force : overwrite an existing output file.
+    workers : run the points on a local Dask cluster of this many worker processes.
+    scheduler : run the points on an existing Dask scheduler (``tcp://host:port``).
+    progress : one progress bar on stderr.
+
+    Raises
+    ------
+    ConfigError
+        An output that cannot be written, a folder holding another sweep's points, ``workers``
+        below 1 or given with ``scheduler``: before any work.
+    KeyboardInterrupt
+        Interrupted (:class:`~bayes_slr.records.SweepInterrupted` for sweeps: the finished points
+        are logged); nothing else is written.
+    """
+    if not isinstance(options, experiment.options_type):
+        raise TypeError(f"{experiment.name} takes {experiment.options_type.__name__}")
+    _check_executor(workers, scheduler)
+    points = experiment.points(options)
+    log = _prepare_output(experiment, options, points, out, force)
+    if experiment.output == "folder":
+        folder = None if out is None else Path(out)
+        solved, failures = _sweep(
+            experiment, options, points, log, folder, workers, scheduler, progress
+        )
+    else:
+        solved, failures = [(point, experiment.solve(options, point)) for point in points], ()
+    result = experiment.collect(options, solved, provenance_of(experiment, options))
+    if failures:
+        result = dataclasses.replace(result, failures=failures)
+    raise_if_interrupted()
+    if out is not None:
+        _write_output(experiment, result, Path(out))
+    return result
+
+
+def _sweep(
+    experiment: Experiment,
+    options: Options,
+    points: list,
+    log: SweepLog | None,
+    folder: Path | None,
+    workers: int | None,
+    scheduler: str | None,
+    progress: bool,
+) -> tuple[list[tuple[Any, Any]], tuple[Failure, ...]]:
+    """Solve the points through the resumable sweep runner; the typed solved points and the
+    failures."""
+    settings = sweep_settings(experiment, options)
+    in_process = workers is None and scheduler is None
+    token = _INNER_PROGRESS.set(progress and in_process)
+    try:
+        with _executor(workers, scheduler) as executor:
+            finished, failed = run_sweep(
+                [{"point": point.to_dict(), "settings": settings} for point in points],
+                functools.partial(_solve_record, experiment, options, folder),
+                log=log,
+                seed_of=lambda point: experiment.seed(options),
+                executor=executor,
+                progress=progress,
+                description=f"{experiment.name} points",
+            )
+    finally:
+        _INNER_PROGRESS.reset(token)
+    solved = [
+        (experiment.point_type.from_dict(key["point"]), structure(record, experiment.solved_type))
+        for key, record in finished
+    ]
+    return solved, tuple(Failure(key["point"], message) for key, message in failed)
+
+
+def sweep_settings(experiment: Experiment, options: Options) -> dict[str, Any]:
+    """The options every point of the sweep depends on besides its own coordinates: all of them
+    but the experiment's ``sweep_axes`` (so extending a list of values reuses the logged
+    points, and changing any other option starts new ones)."""
+    return {
+        name: value
+        for name, value in options.to_dict().items()
+        if name not in experiment.sweep_axes
+    }
+
+
+def provenance_of(experiment: Experiment, options: Options) -> Provenance:
+    """The provenance of a result computed now in this process."""
+    import jax
+
+    return Provenance(
+        experiment=experiment.name,
+        seed=experiment.seed(options),
+        versions=package_versions(),
+        device=str(jax.devices()[0].platform),
+        created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+    )
+
+
+def _solve_record(
+    experiment: Experiment, options: Options, folder: Path | None, key: dict[str, Any]
+) -> dict:
+    """``experiment.solve_in`` on a point given as its log key (what the sweep log and Dask
+    carry), with the sweep's output folder."""
+    point = experiment.point_type.from_dict(key["point"])
+    return experiment.solve_in(options, point, folder).to_dict()
+
+
+def _prepare_output(
+    experiment: Experiment, options: Options, points: list, out: str | Path | None, force: bool
+) -> SweepLog | None:
+    """Check ``out`` before any work and open the sweep log of a folder output."""
+    if out is None:
+        return None
+    if experiment.output is None:
+        raise ConfigError(f"`out`: {experiment.name} writes no output file")
+    if experiment.output == "file":
+        experiment.check_output(options, check_output_file(out, force=force))
+        return None
+    experiment.check_output(options, Path(out))
+    folder = prepare_output_folder(out)
+    log = SweepLog(folder / f"{experiment.name}.jsonl")
+    settings = sweep_settings(experiment, options)
+    keys = {SweepLog.point_key({"point": p.to_dict(), "settings": settings}) for p in points}
+    others = [record for record in log if record["key"] not in keys]
+    if others:
+        raise ConfigError(
+            f"`out`: {log.path} holds {len(others)} finished point(s) this run does not ask for "
+            f"(e.g. {others[0]['key']}); to resume give the same options, to extend the sweep "
+            "give its values and the new ones, or give another `out`"
+        )
+    return log
+
+
+def _write_output(experiment: Experiment, result: Result, out: Path) -> None:
+    """The summary of a sweep (``out/NAME.json``) or the single output file, written atomically."""
+    if experiment.output == "file":
+        atomic_write(out, result.save)
+    else:
+        summary = out / f"{experiment.name}.json"
+        atomic_write(summary, lambda tmp: tmp.write_text(json_text(result.to_json()) + "\n"))
+
+
+def _check_executor(workers: int | None, scheduler: str | None) -> None:
+    """Refuse ``workers`` below 1, or ``workers`` with ``scheduler``, before any work."""
+    if workers is not None and scheduler is not None:
+        raise ConfigError("workers and scheduler exclude each other (give one)")
+    if workers is not None:
+        check_int("workers", workers, 1)
+
+
+@contextlib.contextmanager
+def _executor(workers: int | None, scheduler: str | None) -> Iterator[Executor | None]:
+    """A Dask executor (closed on exit) when ``workers`` or ``scheduler`` is given, else
+    ``None`` (the points run in this process)."""
+    if workers is None and scheduler is None:
+        yield None
+        return
+    from bayes_slr.distributed import DaskExecutor
+
+    with DaskExecutor(workers=workers, scheduler=scheduler) as executor:
+        yield executor

@@ -1,0 +1,190 @@
+"""``simulate``: draw a teacher and an SLR data set; save it as ``.npz`` (the format ``--data``
+reads, :mod:`bayes_slr.models.dataset`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from bayes_slr.errors import check_int
+from bayes_slr.experiments.base import (
+    Experiment,
+    Options,
+    Provenance,
+    Record,
+    Result,
+    option,
+    register_experiment,
+)
+from bayes_slr.experiments.task import (
+    D_option,
+    Delta_option,
+    L_option,
+    nu_option,
+    seed_option,
+    task_config,
+    variable_length_option,
+    variant_option,
+)
+from bayes_slr.models.spec import SLRConfig
+
+
+@dataclasses.dataclass(frozen=True)
+class SimulateOptions(Options):
+    """Settings of ``simulate``: one task, ``N`` sequences, the teacher."""
+
+    variant: str = variant_option()
+    nu: float | None = nu_option()
+    L: int = L_option()
+    variable_length: bool = variable_length_option()
+    Delta: float = Delta_option()
+    D: int = D_option()
+    N: int = option(1000, "number of sequences, >= 1")
+    seed: int = seed_option("seed of the teacher and the data")
+    exact_teacher: bool = option(
+        False, "teacher with |k*|^2 = |v*|^2 = D and k* orthogonal to v* (default: prior draw)"
+    )
+
+    def validate(self) -> None:
+        """Refuse an invalid task, ``N < 1``, a negative seed, an exact teacher with ``D < 2``."""
+        self._set("nu", self.config().nu)  # the variant's default made explicit
+        check_int("N", self.N, 1)
+        check_int("seed", self.seed, 0)
+        if self.exact_teacher:
+            check_int("D", self.D, 2)
+
+    def config(self) -> SLRConfig:
+        """The task at dimension ``D``."""
+        return task_config(self.variant, self.L, self.variable_length, self.nu, self.Delta, self.D)
+
+
+@dataclasses.dataclass(frozen=True)
+class SimulatePoint(Record):
+    """The one data set."""
+
+    seed: int
+
+
+@dataclasses.dataclass(frozen=True)
+class DataSummary(Record):
+    """What a data set looks like.
+
+    Attributes
+    ----------
+    shapes : array -> shape, as ``NxLxD``.
+    mean_chi_star_at_location : mean of ``chi*`` at the true location (``sqrt(nu)`` for spiked
+        SLR with an exact teacher), with its standard error (``None`` for one sequence).
+    mean_length, var_y : the sequences' mean length and the outputs' variance (about
+        ``|v*|^2/D + Delta``).
+    """
+
+    shapes: dict[str, str]
+    mean_chi_star_at_location: float
+    stderr_chi_star_at_location: float | None
+    mean_length: float
+    var_y: float
+
+
+@dataclasses.dataclass(frozen=True)
+class SimulatedData(Record):
+    """A drawn data set: its summary, and the arrays (not part of the JSON)."""
+
+    summary: DataSummary
+    arrays: dict[str, Any] = dataclasses.field(repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary (the arrays go to the ``.npz`` file)."""
+        return {"summary": self.summary.to_dict()}
+
+
+@dataclasses.dataclass(frozen=True)
+class SimulateResult(Result[SimulateOptions, DataSummary]):
+    """The data set of ``simulate``: one summary row, and the arrays (``arrays``)."""
+
+    arrays: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
+
+    def table(self) -> str:
+        """The summary, one line per quantity."""
+        return "\n".join(f"{name}: {value}" for name, value in self.rows[0].to_dict().items())
+
+    def record(self) -> dict[str, Any]:
+        """The ``config`` record stored in the file: the task, ``N``, the teacher law and the
+        provenance (what ``--data`` reads back)."""
+        options = self.options
+        config = {
+            **options.config().to_dict(),
+            "N": options.N,
+            "exact_teacher": options.exact_teacher,
+        }
+        return {"config": config, **self.provenance.to_dict()}
+
+    def save(self, path: Path) -> None:
+        """Write the arrays and the record as ``.npz``."""
+        with open(path, "wb") as handle:
+            np.savez(handle, **self.arrays, config=np.asarray(json.dumps(self.record())))
+
+
+class Simulate(Experiment[SimulateOptions, SimulatePoint, SimulatedData, SimulateResult]):
+    """Draw a teacher and ``N`` sequences."""
+
+    name: ClassVar[str] = "simulate"
+    summary: ClassVar[str] = "simulate an SLR data set (.npz)"
+    description: ClassVar[str] = (
+        "Draws a teacher (k*, v*) and N sequences of the task; with --out writes them as .npz "
+        "(X, lengths, y, eps, chi_star, z_star, k_star, v_star and the config record): the "
+        "format --data reads."
+    )
+    options_type = SimulateOptions
+    point_type = SimulatePoint
+    solved_type = SimulatedData
+    result_type = SimulateResult
+    output: ClassVar[str | None] = "file"
+    output_help: ClassVar[str] = "the .npz file to write"
+
+    def points(self, options: SimulateOptions) -> list[SimulatePoint]:
+        """One data set."""
+        return [SimulatePoint(options.seed)]
+
+    def solve(self, options: SimulateOptions, point: SimulatePoint) -> SimulatedData:
+        """Draw the teacher and the sequences; summarise them."""
+        import jax
+
+        from bayes_slr.models.simulate import draw_teacher, simulate
+
+        config = options.config()
+        key_teacher, key_data = jax.random.split(jax.random.PRNGKey(point.seed))
+        teacher = draw_teacher(key_teacher, config.D, exact=options.exact_teacher)
+        batch = simulate(key_data, config, teacher, options.N)
+        arrays = {name: np.asarray(value) for name, value in batch._asdict().items()}
+        arrays.update(k_star=np.asarray(teacher.k_star), v_star=np.asarray(teacher.v_star))
+        N = options.N
+        at_location = arrays["chi_star"][np.arange(N), arrays["eps"]]
+        summary = DataSummary(
+            shapes={name: "x".join(map(str, a.shape)) for name, a in arrays.items()},
+            mean_chi_star_at_location=float(at_location.mean()),
+            stderr_chi_star_at_location=(
+                float(at_location.std(ddof=1) / math.sqrt(N)) if N > 1 else None
+            ),
+            mean_length=float(arrays["lengths"].mean()),
+            var_y=float(arrays["y"].var()),
+        )
+        return SimulatedData(summary, arrays)
+
+    def collect(
+        self,
+        options: SimulateOptions,
+        solved: Sequence[tuple[SimulatePoint, SimulatedData]],
+        provenance: Provenance,
+    ) -> SimulateResult:
+        """The summary row and the arrays."""
+        ((_, data),) = solved
+        return SimulateResult(options, (data.summary,), provenance, arrays=data.arrays)
+
+
+SIMULATE = register_experiment(Simulate())

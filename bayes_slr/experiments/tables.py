@@ -1,0 +1,29 @@
+"""Plain-text tables of results."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+ROUNDING = 1e-12
+"""Below this, a computed value is float64 rounding of zero (no computation here is more accurate):
+the table prints 0, not e.g. -9.1e-15."""
+
+
+def cell(value: Any) -> str:
+    """One table cell: floats with 6 significant digits, ``inf`` as ``inf``, rounding noise around
+    zero as ``0``."""
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "inf"
+        return "0" if abs(value) < ROUNDING else f"{value:.6g}"
+    return str(value)
+
+
+def format_table(header: list[str], rows: list[list[Any]]) -> str:
+    """An aligned plain-text table under a header line and a rule."""
+    cells = [header] + [[cell(v) for v in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)

@@ -1,0 +1,193 @@
+"""The posterior samplers: one :class:`Sampler` record per algorithm, in a registry.
+
+A record says what the toolkit needs of a sampler: its name, a one-line description (the
+command line's help), which variants it supports (a question asked of the variant object,
+:class:`~bayes_slr.models.variants.TokenLaw`) and how to make its kernel
+(``make_kernel(config, warmup) -> Kernel``, :mod:`bayes_slr.inference.kernels.base`). A new
+inference algorithm is one kernel module and one :func:`register_sampler` call;
+:func:`~bayes_slr.inference.samplers.sample_posterior` and ``bayes-slr posterior --sampler``
+pick it up by name.
+
+``sampler="auto"`` is the first registered sampler that supports the variant, in registration
+order: ``gibbs`` (exact, planted laws), ``gibbs-hmc`` (tilted laws), ``nuts`` (any variant).
+
+This module and the validation of the sampling options import without JAX: the kernel modules
+are imported when a kernel is made.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from bayes_slr.errors import ConfigError, check_choice, check_int
+from bayes_slr.models.spec import INITS, SLRConfig
+from bayes_slr.models.variants import TokenLaw
+from bayes_slr.registry import Registry
+
+if TYPE_CHECKING:
+    from bayes_slr.inference.kernels.base import Kernel
+
+AUTO = "auto"
+"""The sampler name that stands for the first registered sampler supporting the variant."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Sampler:
+    """One posterior sampler over the directions ``(k*, v*)``.
+
+    Attributes
+    ----------
+    name : identifier (``sampler=`` and ``--sampler``); not ``"auto"``.
+    description : one line for the help text: what it does, on which variants.
+    supports : ``supports(law) -> bool``, whether it samples the posterior of token law ``law``
+        (finite ``nu``); asks the variant object, never its name.
+    make_kernel : ``make_kernel(config, warmup) -> Kernel``, the kernel for ``config`` adapting
+        (if it adapts) during the first ``warmup`` steps.
+    """
+
+    name: str
+    description: str
+    supports: Callable[[TokenLaw], bool]
+    make_kernel: Callable[[SLRConfig, int], Kernel]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name or self.name == AUTO:
+            raise ConfigError(
+                f"a sampler's name must be a non-empty string other than {AUTO!r}, got "
+                f"{self.name!r}"
+            )
+
+
+_REGISTRY: Registry[Sampler] = Registry("sampler", Sampler)
+register_sampler = _REGISTRY.register
+unregister_sampler = _REGISTRY.unregister
+sampler_names = _REGISTRY.names
+get_sampler = _REGISTRY.get
+
+
+def sampler_choices() -> tuple[str, ...]:
+    """The accepted values of ``sampler``: ``"auto"`` and every registered name, in order."""
+    return (AUTO, *sampler_names())
+
+
+def samplers_supporting(law: TokenLaw) -> tuple[str, ...]:
+    """The registered samplers that support token law ``law``, in registration order."""
+    return tuple(sampler.name for sampler in _REGISTRY.items() if sampler.supports(law))
+
+
+def auto_sampler(law: TokenLaw) -> str:
+    """The sampler ``sampler="auto"`` picks for token law ``law``: the first registered one that
+    supports it.
+    """
+    supporting = samplers_supporting(law)
+    if not supporting:
+        raise ConfigError(f"no registered sampler supports the {law.name} variant")
+    return supporting[0]
+
+
+def resolve_sampler(config: SLRConfig, sampler: object) -> str:
+    """The sampler name ``sampler`` stands for (``"auto"`` resolved for the variant)."""
+    check_choice("sampler", sampler, sampler_choices())
+    return auto_sampler(config.law) if sampler == AUTO else str(sampler)
+
+
+def sampler_help() -> str:
+    """The help text of the sampler choice: ``auto`` and each registered sampler's description."""
+    order = ", ".join(sampler_names())
+    return "; ".join(
+        [
+            f"{AUTO}: the first of {order} that supports the variant",
+            *(f"{sampler.name}: {sampler.description}" for sampler in _REGISTRY.items()),
+        ]
+    )
+
+
+def check_sampling_arguments(
+    config: SLRConfig,
+    *,
+    sampler: object,
+    chains: object,
+    warmup: object,
+    samples: object,
+    init: object,
+) -> tuple[int, int, int]:
+    """Validate the sampling options for ``config``; return ``(chains, warmup, samples)``.
+
+    Raises
+    ------
+    ConfigError
+        ``chains < 1``, ``samples < 1``, ``warmup < 0``, an unknown sampler or init,
+        ``Delta = 0``, ``nu = inf`` (the likelihood of max-SLR is an argmax indicator: no
+        gradient, no conjugate form), or a sampler that does not support the variant.
+    """
+    check_choice("sampler", sampler, sampler_choices())
+    check_choice("init", init, INITS)
+    chains = check_int("chains", chains, 1)
+    warmup = check_int("warmup", warmup, 0)
+    samples = check_int("samples", samples, 1)
+    if config.Delta <= 0:
+        raise ConfigError(
+            "Delta must be > 0 for posterior sampling (the posterior is degenerate at Delta = 0)"
+        )
+    if math.isinf(config.nu):
+        raise ConfigError(
+            "nu must be finite (>= 0) for posterior sampling: at nu = inf the max-SLR likelihood "
+            "is an argmax indicator, which no sampler here supports (no gradient, no conjugate "
+            "form)"
+        )
+    name = resolve_sampler(config, sampler)
+    if not get_sampler(name).supports(config.law):
+        others = " or ".join([AUTO, *samplers_supporting(config.law)])
+        raise ConfigError(
+            f"sampler {name} does not support the {config.variant} variant "
+            f"({get_sampler(name).description}); for {config.variant} use sampler {others}"
+        )
+    return chains, warmup, samples
+
+
+def _gibbs_kernel(config: SLRConfig, warmup: int) -> Kernel:
+    from bayes_slr.inference.kernels import gibbs
+
+    return gibbs.make_kernel(config, warmup)
+
+
+def _gibbs_hmc_kernel(config: SLRConfig, warmup: int) -> Kernel:
+    from bayes_slr.inference.kernels import gibbs_hmc
+
+    return gibbs_hmc.make_kernel(config, warmup)
+
+
+def _nuts_kernel(config: SLRConfig, warmup: int) -> Kernel:
+    from bayes_slr.inference.kernels import nuts
+
+    return nuts.make_kernel(config, warmup)
+
+
+register_sampler(
+    Sampler(
+        "gibbs",
+        "exact blocked Gibbs; variants whose k is Gaussian given the locations (spiked)",
+        lambda law: law.gaussian_key_given_locations,
+        _gibbs_kernel,
+    )
+)
+register_sampler(
+    Sampler(
+        "gibbs-hmc",
+        "HMC moves with the locations summed out and exact location moves; variants whose "
+        "location law is softmax(c_nu chi) (max)",
+        lambda law: law.location_softmax_of_scores,
+        _gibbs_hmc_kernel,
+    )
+)
+register_sampler(
+    Sampler(
+        "nuts",
+        "NumPyro NUTS with the locations summed out; any variant",
+        lambda law: True,
+        _nuts_kernel,
+    )
+)

@@ -1,0 +1,136 @@
+"""Every warning and note of ``theory``, ``gap`` and ``amp`` shown through the command line.
+
+Each case runs one command twice in this process through ``main([...])``: first as a table
+with ``--out`` (the printed ``warning:``/``note:`` lines), then with ``--json`` on the same
+folder, which resumes from the sweep log and must list the same texts (the path where
+results come back from the log, where a non-finite replicon once arrived as a string). The
+settings are the cheapest found where each warning fires; each is chosen far from the
+warning's threshold, so that a machine whose rounding moves the numbers still shows it (the
+margin is said with each case). The posterior's warnings are in ``test_cli_posterior.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bayes_slr.cli.main import main
+
+SPIKED = ["--variant", "spiked", "--nu", "2", "--L", "3"]
+
+
+def run_table_then_json(
+    capsys: pytest.CaptureFixture, argv: list[str], out: Path
+) -> tuple[list[str], dict]:
+    """Printed ``warning:``/``note:`` lines of the table run, and the resumed ``--json`` output."""
+    assert main([*argv, "--out", str(out), "--quiet"]) == 0
+    printed = [
+        line
+        for line in capsys.readouterr().out.splitlines()
+        if line.startswith(("warning: ", "note: "))
+    ]
+    assert main([*argv, "--out", str(out), "--quiet", "--json"]) == 0
+    return printed, json.loads(capsys.readouterr().out)
+
+
+def assert_shown(printed: list[str], result: dict, *fragments: str) -> None:
+    """Each fragment is in one JSON warning, and the table printed exactly the JSON's notes and
+    warnings, one ``note:``/``warning:`` line each.
+    """
+    notes, warnings = result.get("notes", []), result["warnings"]
+    assert printed == [f"note: {n}" for n in notes] + [f"warning: {w}" for w in warnings]
+    for fragment in fragments:
+        assert any(fragment in warning for warning in warnings), (fragment, warnings)
+
+
+def test_theory_rs_unstable_and_not_converged(capsys, tmp_path):
+    """Linear attention at ``lam = 0.01``: at ``alpha = 1`` the iteration converges on an
+    RS-unstable point (replicon 1.36 with 256 draws, standard error about 0.05, far above 1);
+    at ``alpha = 4`` it still moves by 1e-2 after its 500 iterations (stopping tolerance 1e-7),
+    at a replicon near 5.
+    """
+    argv = ["theory", *SPIKED, "--Delta", "0.1", "--activation", "linear", "--lam", "0.01"]
+    argv += ["--alpha", "1", "4", "--mc-samples", "256"]
+    printed, result = run_table_then_json(capsys, argv, tmp_path)
+    assert_shown(
+        printed,
+        result,
+        "linear (theory, init random) at alpha=1: RS-unstable (replicon",
+        "linear (theory, init random) at alpha=4: not converged",
+        "linear (theory, init random) at alpha=4: RS-unstable (replicon",
+    )
+    stable = {row["alpha"]: row for row in result["rows"]}
+    assert stable[1]["converged"] and stable[1]["diagnostics"]["rs_stable"] is False
+    assert not any("alpha=1: not converged" in w for w in result["warnings"])
+
+
+def test_theory_command_of_the_issue_exits_0_with_its_warnings(capsys, tmp_path):
+    """The RS-unstable command that ended in a traceback (default 4096 draws): it exits 0 and
+    says why its number is not to be read. Here the iteration breaks down (NaN: not converged,
+    stability unknown); where it converges instead, the replicon is far above 1.
+    """
+    argv = ["theory", *SPIKED, "--Delta", "0.1", "--activation", "linear", "--alpha", "4"]
+    printed, result = run_table_then_json(capsys, [*argv, "--lam", "0.01"], tmp_path)
+    assert_shown(printed, result)
+    (row,) = result["rows"]
+    said = " ".join(result["warnings"])
+    assert said, "an RS-unstable region gave no warning"
+    assert ("not converged" in said) == (not row["converged"])
+    assert ("RS-unstable" in said) == (row["diagnostics"]["rs_stable"] is False)
+
+
+def test_theory_hard_phase(capsys, tmp_path):
+    """Bayes-optimal at ``Delta = 0``, spiked ``nu = 2``, ``L = 3``, ``alpha = 1.1``: the random
+    start stops at an error near 0.61, the informed one near 0.43 (the warning's tolerance is
+    1e-6).
+    """
+    argv = ["theory", *SPIKED, "--Delta", "0", "--alpha", "1.1", "--bayes", "--activation"]
+    printed, result = run_table_then_json(capsys, [*argv, "--mc-samples", "256"], tmp_path)
+    assert_shown(printed, result, "bayes at alpha=1.1: the random start ends at")
+    errors = {row["init"]: row["test_error"] for row in result["rows"]}
+    assert errors["random"] - errors["informed"] > 0.1
+
+
+GAP_ERM = ["gap", *SPIKED, "--activations", "linear", "--seeds", "2"]
+
+
+def test_gap_disagreeing_restarts_and_worse_than_zero(capsys, tmp_path):
+    """No ridge on very noisy labels (``Delta = 4``) at ``N = D = 16``: the fits interpolate the
+    noise. The two random starts end at test errors 4 apart (tolerance about 0.1) and the
+    reported fit is 3.3 +- 0.3 above the zero predictor (the warning needs 2 standard errors).
+    """
+    argv = [*GAP_ERM, "--alpha", "1", "--D", "16", "--starts", "2", "--lam", "0", "--Delta", "4"]
+    printed, result = run_table_then_json(capsys, argv, tmp_path)
+    assert_shown(
+        printed,
+        result,
+        "ERM linear: random starts disagree at",
+        "ERM linear: test error",
+        "is above the zero predictor's",
+    )
+
+
+def test_gap_unconverged_fit_ridge_at_the_grid_edge_and_its_note(capsys, tmp_path):
+    """One-pass SGD never reaches the L-BFGS gradient tolerance (1e-6); at ``N = 2D = 16`` held-out
+    validation picks the largest ridge of the grid (100) for a seed; the chosen ridges are a note.
+    """
+    argv = [*GAP_ERM, "--alpha", "2", "--D", "8", "--starts", "1", "--optimizer", "sgd"]
+    printed, result = run_table_then_json(capsys, [*argv, "--lam", "auto"], tmp_path)
+    assert_shown(
+        printed,
+        result,
+        "ERM linear: the reported fit did not reach |grad| <= 1e-06 at seeds [0, 1]",
+        "ERM linear: lam chosen at the edge of the grid (100)",
+    )
+    assert any("lam chosen by held-out validation per seed" in n for n in result["notes"])
+
+
+def test_amp_not_converged(capsys, tmp_path):
+    """One GAMP iteration leaves a residual of order 1, far above the tolerance 1e-6."""
+    argv = ["amp", *SPIKED, "--D", "50", "--alpha", "2", "--max-iter", "1"]
+    printed, result = run_table_then_json(
+        capsys, [*argv, "--n-test", "200", "--no-state-evolution"], tmp_path
+    )
+    assert_shown(printed, result, "alpha=2 seed 0: GAMP did not converge (last residual")
