@@ -78,6 +78,7 @@ theory = api_function(EXPERIMENTS.get("theory"))
 amp = api_function(EXPERIMENTS.get("amp"))
 posterior = api_function(EXPERIMENTS.get("posterior"))
 posterior_sweep = api_function(EXPERIMENTS.get("posterior-sweep"))
+dynamics = api_function(EXPERIMENTS.get("dynamics"))
 
 
 def defaults_table() -> str:
