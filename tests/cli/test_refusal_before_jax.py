@@ -39,6 +39,8 @@ sys.exit(code)
         ["posterior", "--alpha", "0"],
         ["posterior", "--nu", "-1"],
         ["posterior-sweep", "--alpha", "1", "nan"],
+        ["dynamics", "--eta", "0"],
+        ["dynamics", "--method", "gd"],
     ],
 )
 def test_a_bad_value_is_refused_without_importing_jax(argv):
