@@ -575,6 +575,11 @@ class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRow, DynamicsR
                 "gd descends the empirical risk at alpha: its end is the ERM estimator, not the "
                 "population optimum (alpha -> inf)"
             )
+        if options.sphere:
+            notes.append(
+                "population_optimum is over all (k, v); a projected run keeps |k|^2/D and "
+                "|v|^2/D at the start's and can end above it (its own optimum is on that sphere)"
+            )
         warnings = []
         for activation in dict.fromkeys(r.activation for r in rows):
             row = next(r for r in rows if r.activation == activation)
