@@ -186,3 +186,17 @@ def test_options_read_back_from_their_record():
     assert options.steps == 80 and options.eta == 1.0 and options.batch == 32
     with pytest.raises(ConfigError, match="alpha"):
         DynamicsOptions(method="gd")
+
+
+def test_gd_runs_on_its_clock_and_a_divergence_fails_its_point(capsys):
+    """gd: ``t_max / eta`` steps of full-batch descent; a step size that explodes the loss fails
+    that point (exit 3, the message names the step size) and keeps the others."""
+    common = ["dynamics", "--method", "gd", "--alpha", "2", "--D", "20", "--N-test", "200"]
+    output = run_json(capsys, [*common, "--t-max", "2", "--log-points", "4", "--quiet"])
+    (row,) = (DynamicsRow.from_dict(r) for r in output["rows"])
+    assert row.steps == 20 and row.trajectory.step[-1] == 20 and row.t_max == pytest.approx(2.0)
+    assert (
+        main([*common, "--activations", "linear", "softmax", "--eta", "0.6", "--steps", "50"]) == 3
+    )
+    err = capsys.readouterr().err
+    assert "diverged with step size eta = 0.6" in err and "1 point(s) failed" in err
