@@ -30,6 +30,7 @@ _EXPORTS = {
     "posterior": "bayes_slr.api",
     "posterior_sweep": "bayes_slr.api",
     "phase": "bayes_slr.api",
+    "dynamics": "bayes_slr.api",
     "ConfigError": "bayes_slr.errors",
     "LengthLaw": "bayes_slr.models.spec",
     "SLRConfig": "bayes_slr.models.spec",

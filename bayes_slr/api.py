@@ -79,6 +79,7 @@ amp = api_function(EXPERIMENTS.get("amp"))
 posterior = api_function(EXPERIMENTS.get("posterior"))
 posterior_sweep = api_function(EXPERIMENTS.get("posterior-sweep"))
 phase = api_function(EXPERIMENTS.get("phase"))
+dynamics = api_function(EXPERIMENTS.get("dynamics"))
 
 
 def defaults_table() -> str:

@@ -22,7 +22,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from bayes_slr.errors import ConfigError
+from bayes_slr.errors import ConfigError, check_real
 from bayes_slr.lazy import lazy_module
 from bayes_slr.registry import Registry
 
@@ -126,6 +126,49 @@ SOFTPLUS = Activation(
     log_phi=_log_softplus,
     large_norm_limit="relu",
 )
+
+
+def sphere_erf(inverse_temperature: float) -> Activation:
+    """The predecessor's activation, ``s(chi) = erf(lambda chi)`` (Marion, Berthier, Biau, Boyer,
+    ICLR 2025: ``T(X) = sum_l erf(lambda x_l.k) x_l.v`` with ``k``, ``v`` on the unit sphere).
+
+    On the toolkit's scale (``chi = X k / sqrt(D)``) their unit sphere is ``|k|^2 = |v|^2 = D``
+    (``q_k = q_v = 1``), where ``x_l.k`` of a unit ``k`` is ``chi_l``: the predictor is
+    element-wise, odd, without the ``1 +`` of the ``erf`` record and without a trained offset, and
+    its inverse temperature ``lambda`` is fixed (on the sphere the norm of ``k`` cannot carry it).
+    Off the sphere only ``lambda |k|`` matters.
+
+    Population terms in closed form: ``E[erf(lambda chi)] = erf(lambda mu / sqrt(1 + 2 lambda^2
+    var))`` and the second moment through Owen's T
+    (:func:`~bayes_slr.numerics.special.erf_gaussian_second_moment`).
+
+    The record is named ``erf_sphere_<lambda>`` and is not registered by default (the default
+    registry is the four activations of docs/model.md section 3, which ``gap`` tabulates):
+    ``register_activation(sphere_erf(lam))`` makes it known by name to the theory and the command
+    line.
+
+    Parameters
+    ----------
+    inverse_temperature : ``lambda > 0``.
+    """
+    lam = check_real("inverse_temperature", inverse_temperature, minimum=0.0, strict=True)
+    return Activation(
+        f"erf_sphere_{lam:.12g}",
+        normalised=False,
+        score=lambda chi, c=0.0: jax.scipy.special.erf(lam * chi),
+        gaussian_mean=lambda mu, var, c=0.0: jax.scipy.special.erf(
+            lam * mu / jnp.sqrt(1.0 + 2.0 * lam**2 * var)
+        ),
+        gaussian_second_moment=lambda mu, sigma, c=0.0: _erf_second_moment(lam * mu, lam * sigma),
+    )
+
+
+def _erf_second_moment(mu: Array, sigma: Array) -> Array:
+    """``E[erf(mu + sigma z)^2]`` (numerics.special imports JAX, so it is imported here)."""
+    from bayes_slr.numerics.special import erf_gaussian_second_moment
+
+    return erf_gaussian_second_moment(mu, sigma)
+
 
 _REGISTRY: Registry[Activation] = Registry("activation", Activation)
 register_activation = _REGISTRY.register

@@ -7,6 +7,7 @@ each module imports the computing layers only inside ``solve``.
 from bayes_slr.experiments import (
     amp,
     bayes_risk,
+    dynamics,
     gap,
     phase,
     posterior,
@@ -24,6 +25,7 @@ __all__ = [
     "Result",
     "amp",
     "bayes_risk",
+    "dynamics",
     "gap",
     "phase",
     "posterior",

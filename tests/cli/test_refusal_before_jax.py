@@ -42,6 +42,8 @@ sys.exit(code)
         ["phase", "--Delta", "-1"],
         ["phase", "--alpha-max", "0"],
         ["phase", "--variant", "max", "--nu", "200"],
+        ["dynamics", "--eta", "0"],
+        ["dynamics", "--method", "gd"],
     ],
 )
 def test_a_bad_value_is_refused_without_importing_jax(argv):

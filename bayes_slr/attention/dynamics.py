@@ -1,0 +1,399 @@
+"""Gradient training of attention on data, logged as a trajectory (docs/dynamics.md).
+
+Two methods, each optionally projected on the sphere:
+
+- ``gd``: full-batch gradient descent on the ERM objective of docs/model.md section 5 (per sample,
+  :func:`~bayes_slr.attention.training.objective`) over ``N = round(alpha D)`` sequences;
+- ``sgd``: online SGD, a fresh batch of ``B`` sequences at every step (each drawn and read once),
+  on the batch's mean ``(y - f)^2 / 2``.
+
+One update rule and one clock for both, shared with the order-parameter ODEs of
+:mod:`bayes_slr.theory.flow`: ``theta <- theta - h P grad``, with ``P = D`` on ``k`` and ``v`` and
+``1`` on the erf offset ``c`` (``f`` sees ``k``, ``v`` through ``X k / sqrt(D)``, so the curvature
+of the risk is ``O(1/D)`` per coordinate; ``P`` makes overlaps move by ``O(1)`` per unit time at
+any ``D``), and ``h = eta`` for ``gd``, ``h = eta / D`` for ``sgd``. A step advances the time by
+``h``. So ``gd`` with small ``eta`` follows the gradient flow of the empirical risk, and ``sgd``
+moves ``k`` by ``eta`` times one sequence's gradient: its noise adds ``eta / B`` times a variance
+term to the norms per unit time (the ODE's variance term), which vanishes only as ``eta / B -> 0``.
+
+``sphere=True`` is the projected gradient descent of the ICLR 2025 predecessor: the gradients of
+``k`` and ``v`` are projected on the tangent space of the sphere of their starting norm, and the
+iterate is put back on it after the step; ``c`` is free.
+
+A run is one seed x setting x method (:class:`TrainingRun`), deterministic given its seed: the
+teacher, training set, start, test set and the SGD stream (step ``s`` reads
+``fold_in(stream, s)``) come from the seed. It logs at log-spaced steps (overlaps, cross
+overlaps, the loss, and the test error on a fixed test set through the exact 4-dimensional
+reduction of :mod:`bayes_slr.attention.span`), calls ``on_log`` with a resumable
+:class:`~bayes_slr.attention.trajectory.Checkpoint` after each point, and continues exactly from
+one given as ``resume``. A loss that becomes NaN or exceeds :data:`LOSS_LIMIT` stops the run with
+:class:`~bayes_slr.attention.trajectory.DivergenceError`, which keeps the last finite iterate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from bayes_slr.attention.activations import check_activation
+from bayes_slr.attention.estimators import (
+    AttentionParams,
+    informed_params,
+    predict,
+    random_params,
+)
+from bayes_slr.attention.span import span_test_error
+from bayes_slr.attention.training import RANDOM_INIT_SCALE, objective
+from bayes_slr.attention.trajectory import (
+    OVERLAP_NAMES,
+    Checkpoint,
+    DivergenceError,
+    OnLog,
+    Trajectory,
+    TrajectoryPoint,
+    log_spaced_steps,
+)
+from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
+from bayes_slr.models.scoring import direction_overlaps
+from bayes_slr.models.simulate import SLRBatch, Teacher, draw_teacher, simulate
+from bayes_slr.models.spec import SLRConfig, training_size
+
+METHODS = ("gd", "sgd")
+"""Training methods on data: full-batch gradient descent, online SGD."""
+STARTS = ("random", "sphere", "informed")
+"""Starts: ``k, v ~ N(0, RANDOM_INIT_SCALE^2 I)`` (the ERM start), uniform on the sphere
+``|k|^2 = |v|^2 = D`` (the predecessor's start), or the teacher (``k = c_nu k*``, ``v = v*``)."""
+LOSS_LIMIT = 1e6
+"""A loss above this (per sequence; the zero predictor scores about 1/2) counts as exploding."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingRun:
+    """One training run: setting, method, step, seed. Checked on creation (``ConfigError``).
+
+    Attributes
+    ----------
+    config : the task (``D``, variant, ``nu``, length law, label noise ``Delta``).
+    activation : a registered activation.
+    method : ``"gd"`` or ``"sgd"`` (module docstring).
+    eta : step size, ``> 0`` (the time per step is ``eta`` for gd, ``eta / D`` for sgd).
+    steps : number of steps, an integer ``>= 1``.
+    seed : root seed of the teacher, data, start, test set and SGD stream.
+    batch : sequences per SGD step, an integer ``>= 1`` (sgd only).
+    alpha : samples per dimension, ``N = round(alpha D)`` (gd only, required).
+    lam : ridge of the ERM objective, ``>= 0`` (gd only).
+    start : one of :data:`STARTS`.
+    sphere : projected (spherical) gradient descent: ``|k|`` and ``|v|`` keep their start values.
+    log_points : about this many log-spaced points (an integer ``>= 2``).
+    N_test : test sequences per logged point, an integer ``>= 2``.
+    exact_teacher : ``|k*|^2 = |v*|^2 = D`` and ``k* . v* = 0`` (the population teacher the ODEs
+        assume); else the prior ``N(0, I_D)``.
+    """
+
+    config: SLRConfig
+    activation: str
+    method: str
+    eta: float
+    steps: int
+    seed: int = 0
+    batch: int = 1
+    alpha: float | None = None
+    lam: float = 0.0
+    start: str = "random"
+    sphere: bool = False
+    log_points: int = 64
+    N_test: int = 20_000
+    exact_teacher: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.config, SLRConfig):
+            raise ConfigError(f"config must be an SLRConfig, got {type(self.config).__name__}")
+        object.__setattr__(self, "activation", check_activation(self.activation))
+        check_choice("method", self.method, METHODS)
+        object.__setattr__(self, "eta", check_real("eta", self.eta, minimum=0.0, strict=True))
+        object.__setattr__(self, "steps", check_int("steps", self.steps, 1))
+        object.__setattr__(self, "seed", check_int("seed", self.seed, 0))
+        object.__setattr__(self, "batch", check_int("batch", self.batch, 1))
+        object.__setattr__(self, "lam", check_real("lam", self.lam, minimum=0.0))
+        check_choice("start", self.start, STARTS)
+        object.__setattr__(self, "log_points", check_int("log_points", self.log_points, 2))
+        object.__setattr__(self, "N_test", check_int("N_test", self.N_test, 2))
+        if self.method == "gd":
+            if self.alpha is None:
+                raise ConfigError("alpha (samples per dimension, > 0) is required for method gd")
+            training_size(self.alpha, self.config.D)
+            if self.batch != 1:
+                raise ConfigError(
+                    "batch applies to method sgd only (gd uses the whole training set)"
+                )
+        elif self.alpha is not None or self.lam != 0.0:
+            raise ConfigError(
+                "alpha and lam apply to method gd only (sgd draws fresh sequences, without ridge)"
+            )
+
+    @property
+    def time_per_step(self) -> float:
+        """ODE time of one step: ``eta`` (gd) or ``eta / D`` (sgd)."""
+        return self.eta if self.method == "gd" else self.eta / self.config.D
+
+    def to_record(self) -> dict[str, Any]:
+        """JSON-ready settings (the config through ``SLRConfig.to_dict``)."""
+        record = dataclasses.asdict(self)
+        record["config"] = self.config.to_dict()
+        return record
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> TrainingRun:
+        """Inverse of :meth:`to_record` (checked again); ``ConfigError`` if malformed."""
+        try:
+            return cls(**{**record, "config": SLRConfig.from_dict(record["config"])})
+        except (KeyError, TypeError) as exc:
+            raise ConfigError(f"training run record is incomplete or malformed: {exc}") from exc
+
+
+class RunKeys(NamedTuple):
+    """The independent PRNG keys of a run."""
+
+    teacher: jax.Array
+    data: jax.Array
+    start: jax.Array
+    test: jax.Array
+    stream: jax.Array
+
+
+def run_keys(seed: int) -> RunKeys:
+    """Keys of the teacher, training set, start, test set and SGD stream of seed ``seed``."""
+    return RunKeys(*jax.random.split(jax.random.PRNGKey(seed), 5))
+
+
+def start_params(
+    key: jax.Array, config: SLRConfig, start: str, teacher: Teacher
+) -> AttentionParams:
+    """The start of a run (:data:`STARTS`); ``c = 0``."""
+    start = check_choice("start", start, STARTS)
+    if start == "informed":
+        return informed_params(config, teacher)
+    if start == "random":
+        return random_params(key, config.D, RANDOM_INIT_SCALE)
+    k, v = jax.random.normal(key, (2, config.D))
+    radius = math.sqrt(config.D)
+    return AttentionParams(
+        radius * k / jnp.linalg.norm(k), radius * v / jnp.linalg.norm(v), jnp.zeros(())
+    )
+
+
+def _direction(grads: AttentionParams, params: AttentionParams, sphere: bool) -> AttentionParams:
+    """The preconditioned gradient ``P grad`` (``D`` on ``k, v``), tangent to the spheres if
+    asked."""
+    D = params.k.shape[-1]
+    k, v = D * grads.k, D * grads.v
+    if sphere:
+        k = k - (k @ params.k) / (params.k @ params.k) * params.k
+        v = v - (v @ params.v) / (params.v @ params.v) * params.v
+    return AttentionParams(k, v, grads.c)
+
+
+def _step(
+    params: AttentionParams, grads: AttentionParams, h: float, radii: jax.Array, sphere: bool
+) -> AttentionParams:
+    """One optax SGD step of size ``h`` along :func:`_direction`, retracted onto the spheres."""
+    solver = optax.sgd(h)  # stateless: a constant step without momentum
+    updates, _ = solver.update(_direction(grads, params, sphere), solver.init(params), params)
+    new = optax.apply_updates(params, updates)
+    if sphere:
+        new = new._replace(
+            k=optax.projections.projection_l2_sphere(new.k, radii[0]),
+            v=optax.projections.projection_l2_sphere(new.v, radii[1]),
+        )
+    return new
+
+
+def _all_finite(tree: Any) -> jax.Array:
+    return jnp.all(
+        jnp.stack([jnp.all(jnp.isfinite(leaf)) for leaf in jax.tree_util.tree_leaves(tree)])
+    )
+
+
+@functools.partial(jax.jit, static_argnames=("activation", "method", "config", "batch", "sphere"))
+def _advance(
+    params: AttentionParams,
+    step: jax.Array,
+    end: jax.Array,
+    data: tuple,
+    h: jax.Array,
+    lam: jax.Array,
+    radii: jax.Array,
+    *,
+    activation: str,
+    method: str,
+    config: SLRConfig,
+    batch: int,
+    sphere: bool,
+) -> tuple[AttentionParams, jax.Array, jax.Array, jax.Array]:
+    """Steps from ``step`` until ``end``, or until the loss turns non-finite or above the limit.
+
+    ``data``: ``(X, lengths, y)`` for gd, ``(teacher, stream key)`` for sgd. Returns the last
+    iterate with a finite loss, its step, that loss, and the loss that stopped the run (the
+    same as the last if it reached ``end``).
+    """
+
+    def loss(p: AttentionParams, s: jax.Array) -> jax.Array:
+        if method == "gd":
+            return objective(p, *data, activation, lam)
+        teacher, stream = data
+        fresh = simulate(jax.random.fold_in(stream, s), config, teacher, batch)
+        residual = fresh.y - predict(p, fresh.X, fresh.lengths, activation)
+        return 0.5 * jnp.mean(residual**2)
+
+    value_and_grad = jax.value_and_grad(loss)
+
+    def keep_going(carry):
+        _, _, s, _, _, stopped = carry
+        return (s < end) & ~stopped
+
+    def body(carry):
+        p, grads, s, value, _, _ = carry
+        new = _step(p, grads, h, radii, sphere)
+        new_value, new_grads = value_and_grad(new, s + 1)
+        bad = _exploding(new_value) | ~_all_finite(new_grads)
+        keep = functools.partial(jnp.where, bad)
+        return (
+            jax.tree_util.tree_map(keep, p, new),
+            jax.tree_util.tree_map(keep, grads, new_grads),
+            jnp.where(bad, s, s + 1),
+            jnp.where(bad, value, new_value),
+            new_value,
+            bad,
+        )
+
+    value, grads = value_and_grad(params, step)
+    carry = (params, grads, step, value, value, _exploding(value))
+    params, _, step, value, stop_value, _ = jax.lax.while_loop(keep_going, body, carry)
+    return params, step, value, stop_value
+
+
+def _exploding(value: jax.Array) -> jax.Array:
+    return ~jnp.isfinite(value) | (value > LOSS_LIMIT)
+
+
+def train_dynamics(
+    run: TrainingRun,
+    *,
+    teacher: Teacher | None = None,
+    training_set: SLRBatch | None = None,
+    on_log: OnLog | None = None,
+    resume: Checkpoint | None = None,
+) -> Trajectory:
+    """Train as ``run`` says and return its trajectory (module docstring).
+
+    Parameters
+    ----------
+    run : TrainingRun
+    teacher : a given teacher instead of the seed's (the SGD stream and test set are drawn from
+        it; required with ``training_set``).
+    training_set : a given training set for gd (``N = round(alpha D)`` sequences of ``config``),
+        e.g. the one another estimator saw.
+    on_log : called with a :class:`Checkpoint` after every logged point (progress, checkpoints).
+    resume : a checkpoint of this run (from ``on_log`` or a :class:`DivergenceError`): the run
+        continues from it and returns what an uninterrupted run returns.
+
+    Returns
+    -------
+    Trajectory
+        ``final`` is the last iterate (``AttentionParams``).
+
+    Raises
+    ------
+    DivergenceError
+        The loss became NaN or exceeded :data:`LOSS_LIMIT`; it keeps the last finite iterate.
+    ConfigError
+        Given data that does not match the run.
+    """
+    if not isinstance(run, TrainingRun):
+        raise ConfigError(f"run must be a TrainingRun, got {type(run).__name__}")
+    config, keys = run.config, run_keys(run.seed)
+    if training_set is not None and (teacher is None or run.method != "gd"):
+        raise ConfigError("training_set goes with method gd and needs its teacher")
+    if teacher is None:
+        teacher = draw_teacher(keys.teacher, config.D, exact=run.exact_teacher)
+    if jnp.shape(teacher.k_star) != (config.D,):
+        raise ConfigError(f"teacher must have vectors of length D = {config.D}")
+    if run.method == "gd":
+        N = training_size(run.alpha, config.D)
+        if training_set is None:
+            training_set = simulate(keys.data, config, teacher, N)
+        if training_set.X.shape[0] != N or training_set.X.shape[1:] != (config.Lbar, config.D):
+            raise ConfigError(
+                f"training_set must hold N = round(alpha D) = {N} sequences of shape "
+                f"({config.Lbar}, {config.D})"
+            )
+        data = (training_set.X, training_set.lengths, training_set.y)
+    else:
+        data = (teacher, keys.stream)
+
+    start = start_params(keys.start, config, run.start, teacher)
+    radii = jnp.stack([jnp.linalg.norm(start.k), jnp.linalg.norm(start.v)])
+    if resume is None:
+        params, step, points = start, 0, []
+    else:
+        params, step, points = resume.state, int(resume.step), list(resume.points)
+    advance = functools.partial(
+        _advance,
+        data=data,
+        h=jnp.asarray(run.time_per_step),
+        lam=jnp.asarray(run.lam),
+        radii=radii,
+        activation=run.activation,
+        method=run.method,
+        config=config,
+        batch=run.batch,
+        sphere=run.sphere,
+    )
+
+    def measure(p: AttentionParams, s: int, value: float) -> TrajectoryPoint:
+        overlaps = direction_overlaps(p.k, p.v, teacher)
+        error = span_test_error(keys.test, config, teacher, p, run.activation, run.N_test)
+        return TrajectoryPoint(
+            step=s,
+            time=s * run.time_per_step,
+            **{name: float(overlaps[name]) for name in OVERLAP_NAMES if name != "c"},
+            c=float(p.c),
+            test_error=error.value,
+            test_stderr=error.stderr,
+            loss=value,
+        )
+
+    schedule = log_spaced_steps(run.steps, run.log_points)
+    if not points:
+        params, _, value, _ = advance(params, jnp.asarray(0), jnp.asarray(0))
+        if not math.isfinite(float(value)) or float(value) > LOSS_LIMIT:
+            raise DivergenceError(run.method, run.eta, float(value), 0, None)
+        points.append(measure(params, 0, float(value)))
+        _notify(on_log, Checkpoint(0, params, tuple(points)))
+    for target in schedule[schedule > step]:
+        params, reached, value, stop_value = advance(params, jnp.asarray(step), jnp.asarray(target))
+        step = int(reached)
+        if step < target:
+            if points[-1].step != step:
+                points.append(measure(params, step, float(value)))
+            raise DivergenceError(
+                run.method,
+                run.eta,
+                float(stop_value),
+                step + 1,
+                Checkpoint(step, params, tuple(points)),
+            )
+        points.append(measure(params, step, float(value)))
+        _notify(on_log, Checkpoint(step, params, tuple(points)))
+    return Trajectory(run, tuple(points), params)
+
+
+def _notify(on_log: OnLog | None, checkpoint: Checkpoint) -> None:
+    if on_log is not None:
+        on_log(checkpoint)

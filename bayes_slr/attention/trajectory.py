@@ -1,0 +1,241 @@
+"""Trajectories of training dynamics (docs/dynamics.md): the logged points, the resumable state, the
+divergence error.
+
+One record type serves every method (gradient descent and online SGD on data in
+:mod:`bayes_slr.attention.dynamics`, the order-parameter ODEs in :mod:`bayes_slr.theory.flow`), so
+a plot or a comparison never needs to know which produced a trajectory. Time is the ODE time of
+docs/dynamics.md: ``eta`` per gradient-descent step, ``eta / D`` per online-SGD step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.records import json_ready
+
+OVERLAP_NAMES = ("m_k", "q_k", "m_v", "q_v", "k_vstar", "v_kstar", "k_v", "c")
+"""Order parameters of a point (docs/model.md section 4, all divided by ``D``; ``c`` the erf
+offset)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TrajectoryPoint:
+    """The state of a run at one logged step.
+
+    Attributes
+    ----------
+    step : optimiser steps done (``None`` for an ODE).
+    time : ODE time (docs/dynamics.md).
+    m_k, q_k, m_v, q_v : overlaps ``k.k*/D``, ``k.k/D``, ``v.v*/D``, ``v.v/D``.
+    k_vstar, v_kstar, k_v : cross overlaps ``k.v*/D``, ``v.k*/D``, ``k.v/D`` (zero on the manifold
+        of docs/model.md section 4; order ``1/sqrt(D)`` from a random start).
+    c : erf offset (0 for the other activations).
+    test_error : excess test error ``E[(y - f)^2] - Delta``, Monte Carlo.
+    test_stderr : its standard error.
+    loss : what the method descends, at this point: the training objective (gradient descent), the
+        current batch's mean ``(y - f)^2 / 2`` (online SGD), the population ``(E + Delta) / 2``
+        (ODE).
+    """
+
+    step: int | None
+    time: float
+    m_k: float
+    q_k: float
+    m_v: float
+    q_v: float
+    k_vstar: float
+    v_kstar: float
+    k_v: float
+    c: float
+    test_error: float
+    test_stderr: float
+    loss: float
+
+    def to_record(self) -> dict[str, Any]:
+        """JSON-ready fields (non-finite floats as the strings ``records.json_ready`` writes)."""
+        return json_ready(dataclasses.asdict(self))
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> TrajectoryPoint:
+        """Inverse of :meth:`to_record`; ``ConfigError`` on a missing or malformed field."""
+        try:
+            values = {field.name: record[field.name] for field in dataclasses.fields(cls)}
+            step = values.pop("step")
+            return cls(
+                step=None if step is None else int(step),
+                **{name: float(value) for name, value in values.items()},
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"trajectory point record is incomplete or malformed: {exc}") from exc
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Trajectory:
+    """The logged points of one run (one seed, setting and method) and its settings.
+
+    Attributes
+    ----------
+    settings : the run's full description (a frozen dataclass with ``to_record()``:
+        :class:`~bayes_slr.attention.dynamics.TrainingRun` or
+        :class:`~bayes_slr.theory.flow.FlowRun`).
+    points : the logged points in time order.
+    final : the last iterate, in the method's own form (``AttentionParams`` on data, the ODE
+        state on the order parameters), to resume or score again.
+    """
+
+    settings: Any
+    points: tuple[TrajectoryPoint, ...]
+    final: Any = None
+
+    def column(self, name: str) -> np.ndarray:
+        """One field of every point as a float array (``step``: ``nan`` for an ODE)."""
+        names = [field.name for field in dataclasses.fields(TrajectoryPoint)]
+        if name not in names:
+            raise ConfigError(f"name must be one of {', '.join(names)}; got {name!r}")
+        return np.array(
+            [np.nan if getattr(p, name) is None else getattr(p, name) for p in self.points],
+            dtype=float,
+        )
+
+    def interpolate(self, name: str, times: np.ndarray) -> np.ndarray:
+        """``column(name)`` at ``times`` (within the logged range), linear in ``log time`` between
+        logged points (linear from the point at time 0 to the next)."""
+        values, logged = self.column(name), self.column("time")
+        times = np.asarray(times, dtype=float)
+        if np.any(times < logged[0]) or np.any(times > logged[-1] * (1.0 + 1e-12)):
+            raise ConfigError(f"times must lie in the logged range [{logged[0]:g}, {logged[-1]:g}]")
+        positive = logged > 0.0
+        after_start = np.interp(
+            np.log(np.maximum(times, logged[positive][0])),
+            np.log(logged[positive]),
+            values[positive],
+        )
+        if positive.all():
+            return after_start
+        early = times < logged[positive][0]
+        before = np.interp(times, logged[:2], values[:2])
+        return np.where(early, before, after_start)
+
+    @property
+    def last(self) -> TrajectoryPoint:
+        """The last logged point."""
+        return self.points[-1]
+
+    def crossing_time(self, name: str, level: float, *, magnitude: bool = False) -> float:
+        """:func:`first_crossing` of ``column(name)`` (of its absolute value with ``magnitude``:
+        an odd activation can leave a saddle towards ``-k*`` as well as ``+k*``)."""
+        values = self.column(name)
+        return first_crossing(self.column("time"), np.abs(values) if magnitude else values, level)
+
+    def to_record(self) -> dict[str, Any]:
+        """JSON-ready: the settings' record and the points (not the final iterate)."""
+        return {
+            "settings": self.settings.to_record(),
+            "points": [point.to_record() for point in self.points],
+        }
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any], settings_type: type) -> Trajectory:
+        """Inverse of :meth:`to_record`; ``settings_type`` (``TrainingRun``, ``FlowRun``) reads the
+        settings with its ``from_record``. ``ConfigError`` if malformed."""
+        try:
+            settings, points = record["settings"], record["points"]
+        except (KeyError, TypeError) as exc:
+            raise ConfigError(f"trajectory record is incomplete or malformed: {exc}") from exc
+        return cls(
+            settings_type.from_record(settings),
+            tuple(TrajectoryPoint.from_record(point) for point in points),
+        )
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Checkpoint:
+    """Everything needed to continue a run exactly where it stopped.
+
+    Attributes
+    ----------
+    step : optimiser steps done (the ODE: ``None``).
+    state : the iterate (``AttentionParams`` on data; the ODE state vector).
+    points : the points logged so far (the last one is at ``step``).
+    """
+
+    step: int | None
+    state: Any
+    points: tuple[TrajectoryPoint, ...]
+
+
+OnLog = Callable[[Checkpoint], None]
+"""Called after every logged point with the run's checkpoint: a progress bar reads
+``checkpoint.step``; a resumable driver stores it and passes it back as ``resume=``."""
+
+
+class DivergenceError(ArithmeticError):
+    """A run whose loss became NaN or exploded: one line naming the step size, and the last
+    finite iterate.
+
+    Attributes
+    ----------
+    eta : the step size of the run.
+    loss : the loss that stopped the run (``nan``, ``inf`` or above the run's limit).
+    at : the step (or time) where it appeared.
+    checkpoint : the last finite iterate and the points logged up to it (``checkpoint.step`` is
+        its step); ``None`` when already the start was not finite.
+    """
+
+    def __init__(
+        self, method: str, eta: float, loss: float, at: float, checkpoint: Checkpoint | None
+    ) -> None:
+        self.eta, self.loss, self.at, self.checkpoint = eta, loss, at, checkpoint
+        kept = (
+            "the start itself is not finite"
+            if checkpoint is None
+            else f"the last finite iterate (step {checkpoint.step}) is kept"
+        )
+        super().__init__(
+            f"{method} diverged with step size eta = {eta:g}: the loss was {loss:.3g} at step "
+            f"{at:g}; {kept}"
+        )
+
+
+def first_crossing(times: np.ndarray, values: np.ndarray, level: float) -> float:
+    """First time ``values`` reaches ``level`` from the side it starts on, linear in ``log time``
+    between logged points; ``nan`` if it never does.
+
+    Used for escape times: a run that starts at a saddle with overlaps of order ``1/sqrt(D)``
+    escapes when an overlap (or the largest of several) reaches a fixed level.
+    """
+    times, values = np.asarray(times, dtype=float), np.asarray(values, dtype=float)
+    side = np.sign(values[0] - level)
+    if side == 0:
+        return float(times[0])
+    crossed = np.nonzero(np.sign(values - level) != side)[0]
+    if crossed.size == 0:
+        return math.nan
+    i = int(crossed[0])
+    if times[i - 1] <= 0.0:
+        return float(times[i])
+    fraction = (level - values[i - 1]) / (values[i] - values[i - 1])
+    return float(np.exp(np.log(times[i - 1]) + fraction * np.log(times[i] / times[i - 1])))
+
+
+def log_spaced_steps(steps: int, points: int) -> np.ndarray:
+    """Step counts at which a run of ``steps`` steps is logged: 0, then about ``points``
+    log-spaced counts up to ``steps`` (distinct integers, ``steps`` always last).
+    """
+    steps = check_int("steps", steps, 1)
+    points = check_int("log_points", points, 2)
+    spaced = np.unique(np.round(np.geomspace(1.0, steps, points - 1)).astype(np.int64))
+    return np.concatenate([[0], spaced])
+
+
+def log_spaced_times(t_max: float, t_min: float, points: int) -> np.ndarray:
+    """Times at which an ODE is logged: 0, then ``points - 1`` log-spaced times from ``t_min`` to
+    ``t_max``."""
+    points = check_int("log_points", points, 2)
+    return np.concatenate([[0.0], np.geomspace(t_min, t_max, points - 1)])
