@@ -41,8 +41,8 @@ import os
 from pathlib import Path
 
 import matplotlib.pyplot as plt
-
 from bayes_slr.experiments.theory_curve import SimulationOptions, theory_curve
+
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.records import open_sweep_log
