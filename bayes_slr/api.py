@@ -59,7 +59,10 @@ def api_function(experiment: Experiment) -> Callable[..., Any]:
     for field in fields:
         spec = option_spec(field)
         default = f" Default: {spec.default_text}." if spec.default_text else ""
-        lines += [f"{field.name} : {_type_name(types_[field.name])}", f"    {spec.help}.{default}"]
+        lines += [
+            f"{field.name} : {_type_name(types_[field.name])}",
+            f"    {spec.help_text()}.{default}",
+        ]
     for key, (_, annotation, text) in RUN_ARGUMENTS.items():
         lines += [f"{key} : {_type_name(annotation)}", f"    {text}."]
     lines += ["", "Returns", "-------", f"{experiment.result_type.__name__}"]
@@ -92,7 +95,7 @@ def defaults_table() -> str:
             if not spec.cli:
                 continue
             default = spec.default_text or default_text(field.default)
-            key = (spec.flag or "--" + field.name.replace("_", "-"), default, spec.help)
+            key = (spec.flag or "--" + field.name.replace("_", "-"), default, spec.help_text())
             rows.setdefault(key, []).append(experiment.name)
     lines = ["| option | default | commands | meaning |", "|---|---|---|---|"]
     for (flag, default, help_text), commands in sorted(rows.items()):

@@ -108,9 +108,9 @@ def add_option_flags(parser: argparse.ArgumentParser, options_type: type[Options
         action = keywords.pop("action")
         action_class = parser._registry_get("action", action, action)
         shown = spec.default_text or default_text(field.default)
-        keywords["help"] = f"{spec.help} (default: {shown})".replace("%", "%%")
+        keywords["help"] = f"{spec.help_text()} (default: {shown})".replace("%", "%%")
         if isinstance(field.default, bool) and not field.default:
-            keywords["help"] = spec.help.replace("%", "%%")
+            keywords["help"] = spec.help_text().replace("%", "%%")
         if spec.metavar is not None:
             keywords["metavar"] = spec.metavar
         parser.add_argument(

@@ -125,6 +125,10 @@ def main(argv: list[str] | None = None) -> int:
             parser, flags = build_parser()
             args = parser.parse_args(argv)
             raise_if_interrupted()
+        except SystemExit as exc:  # the parser refused a word (its one line is printed): exit 2
+            if exc.code in (0, None):  # --help, --version
+                raise
+            return 2
         except KeyboardInterrupt:
             print("bayes-slr: interrupted; nothing written", file=sys.stderr)
             return 130
@@ -160,9 +164,14 @@ def _run(args: argparse.Namespace, experiment: Experiment, flags: dict[str, str]
         scheduler=getattr(args, "scheduler", None),
         progress=not args.quiet,
     )
-    if plot is not None:
-        result.save_plot(plot)
     raise_if_interrupted()
+    if plot is not None:
+        written = result.save_plot(plot)
+        try:
+            raise_if_interrupted()
+        except KeyboardInterrupt:  # came while the figure was drawn: nothing is kept
+            written.unlink(missing_ok=True)
+            raise
     print(render(result, args.json))
     if out is not None and not args.json:
         print(f"written: {out}")

@@ -47,7 +47,8 @@ class OptionSpec:
 
     Attributes
     ----------
-    help : one line, without the default (the command line appends the default it runs with).
+    help : one line, without the default (the command line appends the default it runs with), or
+        a function returning it (a registry's descriptions, read when the help is shown).
     choices : accepted values, or a function returning them (a registry's names, read at parse
         time so a variant, activation or sampler registered by the user is offered).
     parse : turns one command-line word into a value (default: from the field's type).
@@ -59,7 +60,7 @@ class OptionSpec:
         meaning "the variant's own").
     """
 
-    help: str
+    help: str | Callable[[], str]
     choices: Sequence[str] | Callable[[], Sequence[str]] | None = None
     parse: Callable[[str], Any] | None = None
     flag: str | None = None
@@ -68,6 +69,10 @@ class OptionSpec:
     metavar: str | None = None
     default_text: str | None = None
 
+    def help_text(self) -> str:
+        """The help line now (calling the registry when ``help`` is a function)."""
+        return self.help() if callable(self.help) else self.help
+
     def choice_names(self) -> tuple[str, ...] | None:
         """The accepted values now (calling the registry when ``choices`` is a function)."""
         if self.choices is None:
@@ -75,7 +80,7 @@ class OptionSpec:
         return tuple(self.choices() if callable(self.choices) else self.choices)
 
 
-def option(default: Any, help: str, **spec: Any) -> Any:
+def option(default: Any, help: str | Callable[[], str], **spec: Any) -> Any:
     """A dataclass field of an ``Options`` class with its command-line description.
 
     Parameters

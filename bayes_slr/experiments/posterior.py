@@ -52,6 +52,7 @@ from bayes_slr.experiments.task import (
     variable_length_option,
     variant_option,
 )
+from bayes_slr.inference.sampler_registry import sampler_help
 from bayes_slr.models.spec import INITS, SLRConfig, training_size
 
 DEFAULT_ALPHA = 4.0
@@ -94,8 +95,7 @@ class SamplingOptions(Options):
     D: int | None = D_option(None, default_text=str(DEFAULT_D))
     sampler: str | None = option(
         None,
-        "posterior sampler: auto (exact Gibbs for spiked, Gibbs-HMC for max), gibbs (spiked "
-        "only), gibbs-hmc (max), nuts (any variant)",
+        lambda: f"posterior sampler: {sampler_help()}",
         default_text=SAMPLING_DEFAULTS["sampler"],
     )
     chains: int | None = option(

@@ -293,7 +293,7 @@ def curve_warnings(rows: Sequence[TheoryRow]) -> list[str]:
             diverged = not all(math.isfinite(x) for x in row.overlaps.values())
             why = " (the iteration diverged to non-finite order parameters)" if diverged else ""
             warnings.append(f"{where}: not converged{why}; do not read its error")
-        if row.rs_stable is False and math.isfinite(row.diagnostics.replicon):
+        if row.rs_stable is False:
             warnings.append(
                 f"{where}: RS-unstable (replicon {row.diagnostics.replicon:.3g} >= 1); "
                 "the replica-symmetric error is not trustworthy, compare with --simulate"

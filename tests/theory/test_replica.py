@@ -280,10 +280,11 @@ def test_cli_simulate_adds_lbfgs_rows_at_fixed_size(tmp_path, capsys):
     assert main(argv) == 0
     assert (tmp_path / "p.png").read_bytes().startswith(b"\x89PNG")
     rows = json.loads(capsys.readouterr().out)["rows"]
-    assert [r["source"] for r in rows] == ["theory", "simulation"]
-    simulated = rows[1]["diagnostics"]
+    assert [r["source"] for r in rows if r["source"] != "population"] == ["theory", "simulation"]
+    simulation = next(r for r in rows if r["source"] == "simulation")
+    simulated = simulation["diagnostics"]
     assert (simulated["D"], simulated["N"], len(simulated["per_seed_test_error"])) == (15, 60, 2)
-    assert rows[1]["test_error"] == pytest.approx(np.mean(simulated["per_seed_test_error"]))
+    assert simulation["test_error"] == pytest.approx(np.mean(simulated["per_seed_test_error"]))
 
 
 @pytest.mark.parametrize(
