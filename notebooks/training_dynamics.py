@@ -31,7 +31,7 @@
 #
 # **Size.** CI runs this notebook small (`BAYES_SLR_FULL` unset: softmax and linear only, short
 # times, few Monte Carlo draws, small `D`; about a minute). The committed outputs are the
-# `BAYES_SLR_FULL=1` size, a middle size that runs in about ten minutes on 2 busy cores:
+# `BAYES_SLR_FULL=1` size, a middle size that ran in 6 minutes on 2 busy cores:
 # flows to `t = 200` with `2^14` draws; SGD vs ODE at `D = 500` (3 seeds) and `D = 2000`
 # (2 seeds) to `t = 10`; 6 seeds per activation at `D = 250` to `t = 30`. The stored full-size
 # results of docs/dynamics.md ("Answers": flows to `t = 1000` with `2^16` draws, `D` up to
@@ -262,13 +262,15 @@ fig.suptitle(f"softmax, spiked nu=2, L=3: online SGD (eta=0.5, B=1) and its ODE,
 fig.tight_layout()
 
 # %% [markdown]
-# Every overlap of every run stays within a few `1/sqrt(D)` of the ODE after `t = 1`, and the
-# time `m_k` reaches 0.5 does not grow with `D` (no saddle). The stored full-size runs
-# (`D = 500, 2000, 8000`, 4, 3 and 2 seeds; `sgd_softmax_*` and `ode_softmax_*`, the ODE started
-# at each run's own first point) agree: `m_k` reaches 0.5 at `t = 4.18-4.47` (ODE 4.32-4.40), end
-# error 0.460-0.474 (ODE 0.469), `sqrt(D) max |m_k - m_k^ODE|` 0.30-0.62. At `eta / B = 0.5` the
-# SGD noise keeps the run well above the flow's optimum (0.352) at `t = 10`; the defaults
-# (`eta = 1`, `B = 32`) end within 0.01 of it (docs/dynamics.md, "The default run").
+# Every overlap of every run stays within a few `1/sqrt(D)` of the ODE after `t = 1` (`sqrt(D)`
+# times the distance is of order 1 at both `D`), and the time `m_k` reaches 0.5 does not grow with
+# `D` (no saddle); the end errors agree with the ODE's within two or three standard errors (the ODE
+# here starts at the typical start, not at each run's own, and has `2^14` draws). The stored
+# full-size runs (`D = 500, 2000, 8000`, 4, 3 and 2 seeds; `sgd_softmax_*` and `ode_softmax_*`, the
+# ODE started at each run's own first point) agree: `m_k` reaches 0.5 at `t = 4.18-4.47` (ODE
+# 4.32-4.40), end error 0.460-0.474 (ODE 0.469), `sqrt(D) max |m_k - m_k^ODE|` 0.30-0.62. At `eta /
+# B = 0.5` the SGD noise keeps the run well above the flow's optimum (0.352) at `t = 10`; the
+# defaults (`eta = 1`, `B = 32`) end within 0.01 of it (docs/dynamics.md, "The default run").
 
 # %% [markdown]
 # ## 3. Do SGD seeds end elsewhere?
@@ -347,13 +349,14 @@ for activation, eta in (("softmax", 0.25), ("linear", 0.25 / 3)):
 # %%
 MU = 0.364  # escape rate of the SGD ODE at the saddle (docs/dynamics.md, "Escape time")
 saddle = {}
-for path in sorted(RESULTS.glob("sgd_erf_sphere_D*_seed*.json")):
+for path in RESULTS.glob("sgd_erf_sphere_D*_seed*.json"):
     D, seed = (int(part) for part in path.stem.removeprefix("sgd_erf_sphere_D").split("_seed"))
     points = json.loads(path.read_text())["points"]
     saddle[D, seed] = {
         name: np.array([p[name] for p in points])
         for name in ("time", "m_k", "k_vstar", "test_error")
     }
+saddle = dict(sorted(saddle.items()))
 SIZES = sorted({D for D, _ in saddle})
 
 print(
@@ -390,7 +393,8 @@ restarted = [
 ]
 print(
     f"errors at t = 24 (D = {SIZES[0]}, {SIZES[1]}): {min(ends):.2f} to {max(ends):.2f}; "
-    f"the SGD ODE restarted after the escape ends at {min(restarted):.3f} to {max(restarted):.3f}"
+    f"the SGD ODE restarted after the escape ({len(restarted)} runs) ends at "
+    f"{np.mean(restarted):.3f} (spread {np.ptp(restarted):.1e})"
 )
 
 # %%
