@@ -31,7 +31,7 @@
 #
 # **Size.** CI runs this notebook small (`BAYES_SLR_FULL` unset: softmax and linear only, short
 # times, few Monte Carlo draws, small `D`; about a minute). The committed outputs are the
-# `BAYES_SLR_FULL=1` size, a middle size that ran in 6 minutes on 2 busy cores:
+# `BAYES_SLR_FULL=1` size, a middle size that ran in 3 to 6 minutes on 2 shared cores:
 # flows to `t = 200` with `2^14` draws; SGD vs ODE at `D = 500` (3 seeds) and `D = 2000`
 # (2 seeds) to `t = 10`; 6 seeds per activation at `D = 250` to `t = 30`. The stored full-size
 # results of docs/dynamics.md ("Answers": flows to `t = 1000` with `2^16` draws, `D` up to
