@@ -169,7 +169,9 @@ print("state-evolution fixed points not converged:", sorted(se_unconverged) or "
 # %% [markdown]
 # At the committed size 14 of the 108 runs stopped at `max_iter = 300` above the tolerance. 13 of
 # them are noiseless (`Delta = 0`): all nine informed-start runs at `alpha = 1, 1.1, 1.2`
-# (residuals 0.002-0.026: started at the teacher, the iteration keeps oscillating), and four runs at
+# (residuals 0.002-0.026: started at the teacher, the iteration keeps oscillating; at 1.1 and 1.2
+# the informed state evolution is a different fixed point, see the hard phase below), and four
+# runs at
 # `alpha = 1.2` and 2 whose residual stalled between `5e-6` and `5e-4`. Without noise the output
 # channel is degenerate (`y` is exactly the value score of the selected token) and the adaptive
 # damping does not settle within 300 iterations; the state evolution converged at every point. The
@@ -300,11 +302,13 @@ for name, init, alpha in sorted({key[:3] for key in groups}):
 #   teachers, not several: docs/theory.md part C measured the same `q_k` offset with ten teachers
 #   at `D = 2000` and found none (+0.004 +- 0.004), with a per-teacher spread of `0.6/sqrt(D)`,
 #   about 0.02 here, of which three teachers' sample deviation often shows a third.
-# * `Delta = 0`, `alpha = 1`: `q_v` `z = +4.0` (+0.049). The noiseless error falls steeply here
-#   (state evolution 0.687 at `alpha = 1`, 0.635 at 1.1, 0.567 at 1.2, 0.399 at 2): near this
-#   transition a finite-`D` shift of the curve shows as an overlap offset larger than the
-#   `1/sqrt(D)` noise, so this `z` measures a finite-size effect, not a disagreement in the limit.
-#   The automatic label says `offset` because both starts' state evolutions agree here.
+# * `Delta = 0`, `alpha = 1`: `q_v` `z = +4.0` (+0.049). This is just below the noiseless hard
+#   phase (the two starts' state evolutions agree at `alpha = 1` and split at 1.1, see the next
+#   section), where the random-start error falls steeply (0.687 at `alpha = 1`, 0.635 at 1.1,
+#   0.567 at 1.2, 0.399 at 2): near a transition a finite-`D` shift of the curve shows as an
+#   overlap offset larger than the `1/sqrt(D)` noise, so this `z` measures a finite-size effect,
+#   not a disagreement in the limit. The automatic label says `offset` because both starts' state
+#   evolutions still agree at this alpha.
 # * `Delta = 0`, informed start, `alpha = 2`: `q_k` `z = +6.1` (+0.023) from two converged teachers
 #   (`few teachers`): the pooled spread has one degree of freedom. The value is recovered exactly
 #   (the `m_v`, `q_v` differences and their spread are 0), so only `q_k` carries noise.
@@ -319,10 +323,17 @@ for name, init, alpha in sorted({key[:3] for key in groups}):
 # same data (same seed); a hard phase would show as a difference far above the finite-size
 # spread, and as random and informed state-evolution errors that differ. First the state
 # evolution from both starts at every alpha that has both, then AMP on the teachers where both
-# starts converged. At the committed size the two starts' state evolutions agree everywhere,
-# `Delta = 0` included (no hard phase at these alphas), and AMP from both starts reaches the same
-# point on every teacher (differences below `1e-4`); at `Delta = 0`, `alpha = 1`-1.2 the
-# informed-start AMP runs did not converge, so there only the state evolution speaks.
+# starts converged.
+#
+# At the committed size the two starts' state evolutions agree at every alpha with `Delta = 0.1`
+# and at `Delta = 0`, `alpha = 1` and 2, but not at `Delta = 0`, `alpha = 1.1` and 1.2: there the
+# informed start ends at error 0.43 and 0.42, the random start at 0.64 and 0.57. That is a hard
+# phase of the noiseless problem: a better fixed point exists that iterations from an uninformed
+# start do not reach (which of the two is the Bayes-optimal error is decided by the free entropy,
+# not by the state evolution alone). GAMP from the informed start did not converge at these alphas
+# (see the list of unconverged runs), so the finite-`D` algorithm does not confirm the informed
+# branch here. Where both starts converged (every `Delta = 0.1` teacher at `D = 200`, one teacher
+# at `Delta = 0`, `alpha = 2`) they reach the same point (differences below `1e-4`).
 
 # %%
 by_start = {}
