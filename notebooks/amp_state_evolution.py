@@ -51,10 +51,6 @@ import numpy as np
 
 import bayes_slr
 
-# `bayes_slr.theory` (the function) shares its name with the package's `theory` sub-package,
-# which replaces the attribute once AMP has imported it: keep the function under its own name now.
-replica_theory = bayes_slr.theory
-
 # Progress bars are off (`progress=False`); tqdm still warns on import when ipywidgets is absent.
 warnings.filterwarnings("ignore", message="IProgress not found")
 FULL = os.environ.get("BAYES_SLR_FULL", "") == "1"
@@ -430,7 +426,7 @@ right.plot(
     "k-",
     label="Bayes-optimal (state evolution)",
 )
-erm = replica_theory(
+erm = bayes_slr.theory(
     **TASK,
     activations=("softmax", "linear"),
     alpha=alphas,

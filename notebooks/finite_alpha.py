@@ -47,9 +47,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-# Bound once by name: `bayes_slr.theory` is also the name of the package's subpackage of the
-# equations, which takes over the attribute when a computation first loads it.
-from bayes_slr import theory
+import bayes_slr
 
 FULL = os.environ.get("BAYES_SLR_FULL", "") == "1"
 SETTINGS = {
@@ -101,7 +99,7 @@ def side_by_side(result):
 
 
 results = {
-    name: theory(
+    name: bayes_slr.theory(
         variant=variant,
         nu=nu,
         alpha=ALPHAS,
@@ -175,7 +173,7 @@ plt.show()
 
 # %%
 NEAR_ONE = (1.0, 1.05, 1.1, 1.15, 1.2, 1.25, 1.5, 2.0) if FULL else (1.1,)
-near_one = theory(
+near_one = bayes_slr.theory(
     variant="spiked",
     nu=2.0,
     L=3,

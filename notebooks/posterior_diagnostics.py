@@ -40,11 +40,6 @@ import numpy as np
 
 import bayes_slr
 
-# `bayes_slr.theory` (the function) shares its name with the package's `theory` sub-package,
-# which replaces the attribute once a sampler has imported it: keep the function under its own
-# name now.
-replica_theory = bayes_slr.theory
-
 # Progress bars are off (`progress=False`); tqdm still warns on import when ipywidgets is absent.
 warnings.filterwarnings("ignore", message="IProgress not found")
 FULL = os.environ.get("BAYES_SLR_FULL", "") == "1"
@@ -285,7 +280,7 @@ for ax, variant in zip(axes, ("spiked", "max")):
     )
     sweep.plot(ax=ax)
     if FULL or variant == "spiked":
-        se = replica_theory(
+        se = bayes_slr.theory(
             variant=variant,
             nu=2.0,
             L=3,
