@@ -13,6 +13,8 @@ Importing the package turns on JAX float64 and the persistent compilation cache 
 imported when a computation starts.
 """
 
+import sys
+import types
 from typing import Any
 
 from bayes_slr.jax_setup import configure_jax
@@ -52,3 +54,19 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_EXPORTS))
+
+
+class _Package(types.ModuleType):
+    """The package module: importing the subpackage ``bayes_slr.theory`` (the formulas) does not
+    rebind the name ``bayes_slr.theory``, which stays the public function. (The import system
+    binds a subpackage on its parent when it first loads it; without this, ``bayes_slr.theory``
+    was the function or the subpackage depending on what had run before.) Import the subpackage's
+    modules with ``from bayes_slr.theory import ...``."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _EXPORTS and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -109,7 +109,9 @@ def test_resume_recomputes_nothing(tiny, capsys, monkeypatch):
     def must_not_run(*args, **kwargs):
         raise AssertionError("a finished point was recomputed")
 
-    monkeypatch.setattr("bayes_slr.theory.thresholds.thresholds", must_not_run)
+    from bayes_slr.theory import thresholds as module
+
+    monkeypatch.setattr(module, "thresholds", must_not_run)
     again = run_json(capsys, [*TINY, "--out", str(folder)])
     assert again["rows"] == first["rows"] and not again["failures"]
     assert len((folder / "phase.jsonl").read_text().splitlines()) == 2
