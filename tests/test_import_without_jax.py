@@ -132,3 +132,21 @@ def test_registries_and_validation_import_no_heavy_library():
 )
 def test_the_package_turns_on_float64(code, environment):
     assert _run(code, environment=environment) == "float64"
+
+
+def test_the_theory_subpackage_does_not_shadow_the_theory_function():
+    """``bayes_slr.theory`` is the public function before and after the subpackage of the same
+    name is imported (the import system binds a subpackage on its parent)."""
+    script = textwrap.dedent(
+        """
+        import bayes_slr
+        before = callable(bayes_slr.theory)
+        from bayes_slr.theory import phase  # the subpackage, loaded for the first time here
+        import bayes_slr.theory.thresholds
+        print(before, callable(bayes_slr.theory), bayes_slr.theory.__name__, phase.__name__)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["True", "True", "theory", "bayes_slr.theory.phase"]

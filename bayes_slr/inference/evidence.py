@@ -36,9 +36,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
-from bayes_slr.inference.kernels import supports
 from bayes_slr.inference.kernels.conditionals import draw_locations, located_tokens
 from bayes_slr.inference.kernels.gibbs import direction_conditionals, draw_directions
+from bayes_slr.inference.sampler_registry import get_sampler
 from bayes_slr.models.numpyro_models import location_joint_log_weights
 from bayes_slr.models.simulate import SLRBatch, Teacher
 from bayes_slr.models.spec import SLRConfig
@@ -136,7 +136,7 @@ def _log_mean_exp(log_weights: np.ndarray) -> tuple[float, float]:
 
 def check_evidence_task(config: SLRConfig) -> SLRConfig:
     """The exact tempered Gibbs sampler needs a planted token law and ``Delta > 0``."""
-    if not supports("gibbs", config.law):
+    if not get_sampler("gibbs").supports(config.law):
         raise ConfigError(
             f"variant must be one the exact Gibbs sampler covers (spiked), got {config.variant}"
         )
