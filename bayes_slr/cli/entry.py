@@ -7,9 +7,13 @@ import sys
 
 def run() -> None:
     """Run the command line and exit with its code (130 when interrupted, even while starting)."""
-    try:
-        from bayes_slr.cli.main import main
+    from bayes_slr.interrupts import interrupt_guard, raise_if_interrupted
 
+    try:
+        with interrupt_guard():  # an interrupt swallowed while importing still counts
+            from bayes_slr.cli.main import main
+
+            raise_if_interrupted()
         code = main()
     except KeyboardInterrupt:
         print("bayes-slr: interrupted; nothing written", file=sys.stderr)
