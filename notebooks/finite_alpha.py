@@ -19,7 +19,8 @@
 # `bayes_slr.theory` at `L = 3`, noiseless (`Delta = 0`), in three settings: spiked `nu = 1`,
 # spiked `nu = 2`, max `nu = inf`. Lines: the replica-symmetric ERM equations
 # (docs/theory.md, part A) for softmax and linear attention with ridge `lam = 1`, and the
-# Bayes-optimal state evolution (part B) from a random (uninformed) and an informed start.
+# Bayes-optimal state evolution (part D): the `bayes` row is the fixed point of largest free
+# entropy (the Bayes-optimal error), the `amp` row the one reached from a random start (AMP's).
 # Square markers: L-BFGS ERM from random starts at fixed `sqrt(N D)` (`D = size / sqrt(alpha)`),
 # mean and standard error over independent exact teachers. Dotted horizontal lines: the
 # population values (docs/model.md sections 2 and 4), the `alpha -> inf` limits. Errors are
@@ -29,7 +30,8 @@
 # symmetry broken (replicon > 1) and its numbers depend on the Monte Carlo draws; see
 # docs/theory.md, "What is verified". Every ERM theory point reports `rs_stable`.
 #
-# The committed outputs are the notebook's full size: 2048 channel draws, simulations at
+# The committed outputs are the notebook's full size: 2048 channel draws for the ERM
+# equations (the Bayes-optimal ones are solved by quadrature), simulations at
 # `sqrt(N D) = 200` with 3 teachers per point (docs/theory.md reports the same comparison at
 # `sqrt(N D) = 1000` with 5 teachers). Its points are stored, resumable, in
 # `docs/results/finite_alpha/notebook/` (one folder per setting), so re-executing it from the
@@ -68,13 +70,17 @@ def store(name):
     return None if STORE is None else STORE / name.replace(" ", "_").replace("=", "")
 
 
+BAYES_COLUMNS = {"bayes": "Bayes-optimal", "amp": "AMP (random start)"}
+
+
 def side_by_side(result):
-    """One line per alpha: the two Bayes starts, and per activation theory, simulation and z."""
+    """One line per alpha: the Bayes-optimal error and AMP's, and per activation theory,
+    simulation and z."""
     table = {}
     for row in result.rows:
         line = table.setdefault(row.alpha, {})
-        if row.estimator == "bayes":
-            line[f"Bayes ({row.init})"] = row.test_error
+        if row.estimator in ("bayes", "amp") and row.source == "theory":
+            line[BAYES_COLUMNS[row.estimator]] = row.test_error
         elif row.source == "theory":
             line[f"{row.estimator} theory"] = row.test_error
             line[f"{row.estimator} rs"] = "y" if row.rs_stable else "N"
@@ -88,7 +94,7 @@ def side_by_side(result):
         frame[f"{activation} z"] = (
             frame[f"{activation} sim"] - frame[f"{activation} theory"]
         ) / frame[f"{activation} se"]
-    columns = ["Bayes (random)", "Bayes (informed)"] + [
+    columns = list(BAYES_COLUMNS.values()) + [
         f"{a} {part}"
         for a in result.options.activations
         for part in ("theory", "sim", "se", "z", "rs")
@@ -141,7 +147,7 @@ for name, result in results.items():
         f"{name:12s} theory at alpha={frame.index[-1]:g} (population): "
         + ", ".join(
             f"{a} {last[a]:.4f} ({population[a]:.4f})"
-            for a in ("softmax theory", "linear theory", "Bayes (random)")
+            for a in ("softmax theory", "linear theory", "Bayes-optimal")
         )
     )
 
@@ -160,16 +166,17 @@ plt.show()
 # Every curve approaches its population value (dotted) as `alpha` grows; softmax on max-SLR
 # slowly (0.155 at `alpha = 64` against 0, an optimum reached only as `|k| -> inf`).
 #
-# On this grid the two Bayes starts end at the same error at every `alpha` in all three
-# settings (no hard-phase warning above): the Bayes curve drops between `alpha = 1` and 2,
-# where `q_v` reaches 1 (exact recovery of `v`).
+# On this grid AMP (the state evolution from a random start) reaches the Bayes-optimal error
+# (the fixed point of largest free entropy) at every `alpha` in all three settings (no
+# hard-phase warning above): the Bayes curve drops between `alpha = 1` and 2, where `q_v`
+# reaches 1 (exact recovery of `v`).
 #
 # ## The hard phase just above `alpha = 1` (spiked `nu = 2`)
 #
 # The grid above steps from `alpha = 1` to 2 and so misses the hard phase that docs/theory.md
-# (part C) reports at `Delta = 0`: exact recovery of `v` is a fixed point once `alpha > 1`,
-# but the random start reaches it only above an algorithmic threshold between 1.2 and 1.25.
-# A finer Bayes-only scan (2048 draws at every size):
+# (part D) reports at `Delta = 0`: exact recovery of `v` is a fixed point once `alpha > 1`,
+# and the Bayes-optimal one (its free entropy is infinite), but AMP's random start reaches it
+# only above the algorithmic threshold `alpha_alg = 1.241`. A finer Bayes-only scan:
 
 # %%
 NEAR_ONE = (1.0, 1.05, 1.1, 1.15, 1.2, 1.25, 1.5, 2.0) if FULL else (1.1,)
@@ -196,11 +203,8 @@ ax.set_xlim(NEAR_ONE[0] - 0.05, NEAR_ONE[-1] + 0.05)
 plt.show()
 
 # %% [markdown]
-# At full size (2048 draws) the random start (solid) and the informed start (dashed) part at
-# `alpha` = 1.1, 1.15 and 1.2, the three hard-phase warnings above: the informed start stays at
-# exact recovery of `v` (error about 0.42), the random start stays on the upper branch (0.64 to
-# 0.57) and reaches exact recovery only at 1.25, so the algorithmic threshold lies between 1.2
-# and 1.25, as in docs/theory.md. At `alpha = 1` (where exact recovery is marginal) and at
-# 1.05 both starts end on the upper branch here; docs/theory.md, with 16384 draws, finds the
-# informed branch already at 1.05 (this close to `alpha = 1` the informed start, at
-# `q = 1 - 1e-3`, can fall back). From 1.25 on the two starts agree.
+# From `alpha = 1.05` to 1.2 the `amp` row (random start) stays on the upper branch (0.66 to
+# 0.56) while the `bayes` row is exact recovery of `v` (error 0.43 to 0.42, free entropy
+# `+inf`): the hard-phase warnings above name both. At `alpha = 1` exact recovery is marginal and
+# both rows are AMP's fixed point. From 1.25 on, above `alpha_alg = 1.241` (docs/theory.md part D,
+# `bayes-slr phase`), AMP reaches the Bayes-optimal error and the two rows agree.
