@@ -11,9 +11,11 @@ before any output is written) raises the interrupt again.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import signal
 import threading
 from collections.abc import Iterator
+from types import ModuleType
 
 
 class _State:
@@ -40,6 +42,40 @@ def interrupt_guard() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def import_uninterrupted(name: str) -> ModuleType:
+    """Import module ``name`` with SIGINT held back until the import has finished.
+
+    Extension modules must not see an exception while they initialise: a ``KeyboardInterrupt``
+    raised inside JAX's nanobind modules aborts the process ("Critical nanobind error", SIGABRT)
+    instead of interrupting it. A SIGINT that arrives during the import is handed to the handler
+    that was in place (so it interrupts as usual) as soon as the import returns. Outside the main
+    thread (where no signal handler can be installed), or where SIGINT is ignored or left to the
+    operating system, this is a plain import.
+
+    Parameters
+    ----------
+    name : str
+        The module, e.g. ``"jax"``.
+
+    Returns
+    -------
+    ModuleType
+        The imported module.
+    """
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+        return importlib.import_module(name)
+    held: list[object] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: held.append(frame))
+    try:
+        module = importlib.import_module(name)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if held:
+        previous(signal.SIGINT, held[0])
+    return module
 
 
 def raise_if_interrupted() -> None:

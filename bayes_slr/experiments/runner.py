@@ -26,7 +26,7 @@ from bayes_slr.experiments.base import (
     Result,
     structure,
 )
-from bayes_slr.interrupts import raise_if_interrupted
+from bayes_slr.interrupts import import_uninterrupted, raise_if_interrupted
 from bayes_slr.records import (
     Executor,
     SweepLog,
@@ -177,6 +177,7 @@ def _solve_record(
     """``experiment.solve_in`` on a point given as its log key (what the sweep log and Dask
     carry), with the sweep's output folder."""
     point = experiment.point_type.from_dict(key["point"])
+    import_uninterrupted("jax")  # before any solver imports it: Ctrl-C must not abort its import
     return experiment.solve_in(options, point, folder).to_dict()
 
 

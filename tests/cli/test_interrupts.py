@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from bayes_slr import interrupts
 from bayes_slr.cli.main import main
 
 THEORY = ["theory", "--activations", "linear", "--alpha", "1", "2", "4", "8", "--mc-samples", "512"]
@@ -41,6 +42,18 @@ def _wait_for(process: subprocess.Popen, marker: str, seen: list[str]) -> None:
     seen.append(buffer)
 
 
+def _wait_for_library(process: subprocess.Popen, name: str) -> None:
+    """Wait until the child has mapped an extension module whose file name contains ``name``:
+    it is then importing past the start of the ``bayes-slr`` entry point (an event, not a time)."""
+    maps = Path(f"/proc/{process.pid}/maps")
+    if not maps.exists():
+        pytest.skip("needs /proc to see what the child has loaded")
+    while name not in maps.read_text():
+        if process.poll() is not None:
+            pytest.fail(f"the command ended before loading {name}")
+        time.sleep(0.001)
+
+
 @pytest.mark.parametrize(
     "moment", ["while importing", "while the first point computes", "after a point finished"]
 )
@@ -53,7 +66,7 @@ def test_sigint_ends_the_command_with_130_and_writes_nothing(moment, tmp_path):
         elif moment == "after a point finished":
             _wait_for(process, "1/5", seen)
         else:
-            time.sleep(0.2)
+            _wait_for_library(process, "_multiarray_umath")  # numpy: the CLI's own imports
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=300)
     finally:
@@ -90,3 +103,54 @@ def test_an_interrupt_swallowed_in_a_gc_callback_still_stops_the_run(tmp_path, c
     assert sent, "no garbage collection ran during the command"
     assert code == 130 and not plot.exists()
     assert "interrupted" in capsys.readouterr().err
+
+
+INTERRUPTED_IN_A_STRING_EXEC = """
+import bayes_slr.cli.main
+from bayes_slr.cli.entry import run
+
+
+def main():
+    exec("raise KeyboardInterrupt", {})  # as if Ctrl-C came while dataclasses built a function
+
+
+bayes_slr.cli.main.main = main
+run()
+"""
+
+
+def test_an_interrupt_ending_a_string_exec_still_exits_130_under_python_m(tmp_path):
+    """CPython records an interrupt that ends a string ``exec`` as unhandled even when it is
+    caught, and under ``python -m`` then dies by SIGINT (-2) instead of exiting 130; the entry
+    point clears that record, so the exit code is 130 whichever import the interrupt hit."""
+    (tmp_path / "interrupted_command.py").write_text(INTERRUPTED_IN_A_STRING_EXEC)
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    finished = subprocess.run(
+        [sys.executable, "-m", "interrupted_command"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=300,
+    )
+    assert finished.returncode == 130, finished.stderr[-2000:]
+    assert finished.stderr.strip() == "bayes-slr: interrupted; nothing written"
+
+
+def test_sigint_during_an_uninterrupted_import_arrives_when_the_import_returns(monkeypatch):
+    """A SIGINT sent while a module initialises is held (an exception inside JAX's nanobind
+    modules aborts the process) and delivered, to the handler in place, right after."""
+    delivered: list[str] = []
+
+    def import_while_interrupted(name):
+        os.kill(os.getpid(), signal.SIGINT)
+        delivered.append(f"imported {name}")
+        return sys.modules["json"]
+
+    monkeypatch.setattr(interrupts.importlib, "import_module", import_while_interrupted)
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: delivered.append("interrupt"))
+    try:
+        module = interrupts.import_uninterrupted("json")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert module is sys.modules["json"]
+    assert delivered == ["imported json", "interrupt"]
