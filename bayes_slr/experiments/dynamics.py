@@ -32,6 +32,7 @@ from bayes_slr.experiments.base import (
 )
 from bayes_slr.experiments.dynamics_state import (
     PointState,
+    divergence_kept,
     refuse_foreign_checkpoints,
     train_kept,
 )
@@ -454,6 +455,7 @@ def _run(options: DynamicsOptions, point: DynamicsPoint, state: PointState | Non
         options.variant, options.L, options.variable_length, options.nu, options.Delta, options.D
     )
     start = "informed" if options.start == "teacher" else options.start
+    label = f"{point.activation} seed {point.seed}"
     if options.method in DATA_METHODS:
         from bayes_slr.attention.dynamics import TrainingRun
 
@@ -472,7 +474,7 @@ def _run(options: DynamicsOptions, point: DynamicsPoint, state: PointState | Non
             log_points=options.log_points,
             N_test=options.N_test,
         )
-        return train_kept(run, state, inner_progress(), f"{point.activation} seed {point.seed}")
+        return train_kept(run, state, inner_progress(), label)
     from bayes_slr.theory.flow import FlowRun, Overlaps, solve_flow
 
     sgd = dict(eta=options.eta, batch=options.batch) if options.method == "sgd-ode" else {}
@@ -489,7 +491,8 @@ def _run(options: DynamicsOptions, point: DynamicsPoint, state: PointState | Non
         seed=point.seed,
         **sgd,
     )
-    return solve_flow(run)
+    with divergence_kept(None, label, "not kept (an ODE keeps no state file)"):
+        return solve_flow(run)
 
 
 class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRow, DynamicsResult]):

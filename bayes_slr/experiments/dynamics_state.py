@@ -172,31 +172,42 @@ def train_kept(run: Any, state: PointState | None, progress: bool, label: str) -
     :class:`~bayes_slr.attention.trajectory.DivergenceError` saying where its last finite iterate
     went (``state``'s diverged file, or nowhere)."""
     from bayes_slr.attention.dynamics import train_dynamics
-    from bayes_slr.attention.trajectory import DivergenceError
 
     resume = None if state is None else state.load()
-    with step_progress(run.steps, 0 if resume is None else resume.step, progress, label) as show:
+    initial = 0 if resume is None else resume.step
+    with step_progress(run.steps, initial, progress, label) as show, divergence_kept(state, label):
 
         def on_log(checkpoint: Any) -> None:
             if state is not None:
                 state.save(checkpoint)
             show(checkpoint.step)
 
-        try:
-            trajectory = train_dynamics(run, on_log=on_log, resume=resume)
-        except DivergenceError as error:
-            raise kept_divergence(error, state, label) from None
+        trajectory = train_dynamics(run, on_log=on_log, resume=resume)
     if state is not None:
         state.finish()
     return trajectory
 
 
-def kept_divergence(error: Any, state: PointState | None, label: str) -> Any:
+@contextlib.contextmanager
+def divergence_kept(
+    state: PointState | None, label: str, unkept: str = "not kept (give `out` a folder to keep it)"
+) -> Iterator[None]:
+    """Turn a :class:`~bayes_slr.attention.trajectory.DivergenceError` raised inside into
+    :func:`kept_divergence`'s (``unkept``: what its message says without ``state``)."""
+    from bayes_slr.attention.trajectory import DivergenceError
+
+    try:
+        yield
+    except DivergenceError as error:
+        raise kept_divergence(error, state, label, unkept) from None
+
+
+def kept_divergence(error: Any, state: PointState | None, label: str, unkept: str) -> Any:
     """``error`` (a :class:`~bayes_slr.attention.trajectory.DivergenceError`) once its last finite
     iterate is written to ``state``'s diverged file, its message naming the run (``label``) and
-    the file (or saying that nothing was kept)."""
+    the file (or ``unkept``, without ``state``)."""
     if state is None or error.checkpoint is None:
-        return error.kept_as("not kept (give `out` a folder to keep it)", label)
+        return error.kept_as(unkept, label)
     path = state.path(DIVERGED)
     stopped = error.kept_as(f"kept in {path}", label)
     state.keep_diverged(error.checkpoint, str(stopped))
