@@ -1,4 +1,4 @@
-"""The one error type for bad input, and the checks that raise it."""
+"""The one error type for bad input, the checks that raise it, and the error that stops a run."""
 
 from __future__ import annotations
 
@@ -8,6 +8,13 @@ from numbers import Real
 
 class ConfigError(ValueError):
     """Bad input: the message names the parameter and the accepted range."""
+
+
+class RunStopped(Exception):
+    """A computation that cannot go on (a training run that diverged): the sweep stops at the
+    point that raised it (the points finished before stay in its log), nothing else is written,
+    and the command line prints its one-line message and exits 3. The message says what was
+    kept, and where."""
 
 
 def check_int(name: str, value: object, minimum: int) -> int:

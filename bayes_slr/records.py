@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from tqdm import tqdm
 
-from bayes_slr.errors import ConfigError
+from bayes_slr.errors import ConfigError, RunStopped
 from bayes_slr.interrupts import raise_if_interrupted
 
 TRACKED_PACKAGES = (
@@ -390,6 +390,9 @@ def run_sweep(
     SweepInterrupted
         On Ctrl-C (also one that Python swallowed in a callback, see
         :mod:`bayes_slr.interrupts`), after the finished points are safely logged.
+    RunStopped
+        A point raised it (:class:`~bayes_slr.errors.RunStopped`, e.g. a diverging run): the sweep
+        stops there, the points finished before it are logged.
     """
     points = list(points)
     results: dict[str, dict[str, Any]] = {}
@@ -420,6 +423,8 @@ def run_sweep(
             solve, pending, on_running=show_running
         ):
             raise_if_interrupted()
+            if isinstance(outcome, RunStopped):
+                raise outcome
             if isinstance(outcome, BaseException):
                 failures.append((point, f"{type(outcome).__name__}: {outcome}"))
                 bar.set_postfix(progress_postfix(len(failures), running), refresh=False)

@@ -19,6 +19,7 @@ registered for training, and the theory refuses it by name (:func:`theory_terms_
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -128,6 +129,13 @@ SOFTPLUS = Activation(
 )
 
 
+SPHERE_ERF_PREFIX = "erf_sphere_"
+SPHERE_ERF_FORM = f"{SPHERE_ERF_PREFIX}<lambda>"
+"""How :func:`sphere_erf` records are named, and how a name selects one without registering it
+(``erf_sphere_0.5``: ``lambda = 0.5``)."""
+
+
+@functools.cache
 def sphere_erf(inverse_temperature: float) -> Activation:
     """The predecessor's activation, ``s(chi) = erf(lambda chi)`` (Marion, Berthier, Biau, Boyer,
     ICLR 2025: ``T(X) = sum_l erf(lambda x_l.k) x_l.v`` with ``k``, ``v`` on the unit sphere).
@@ -142,10 +150,12 @@ def sphere_erf(inverse_temperature: float) -> Activation:
     var))`` and the second moment through Owen's T
     (:func:`~bayes_slr.numerics.special.erf_gaussian_second_moment`).
 
-    The record is named ``erf_sphere_<lambda>`` and is not registered by default (the default
-    registry is the four activations of docs/model.md section 3, which ``gap`` tabulates):
-    ``register_activation(sphere_erf(lam))`` makes it known by name to the theory and the command
-    line.
+    The record is named ``erf_sphere_<lambda>`` (:data:`SPHERE_ERF_FORM`; one record per
+    ``lambda``, cached) and is not registered by default (the default registry is the four
+    activations of docs/model.md section 3, which ``gap`` and ``theory`` tabulate): its name
+    selects it wherever an activation is looked up by name (:func:`get_activation`: training,
+    the population theory, ``bayes-slr dynamics --activations erf_sphere_0.5``), and
+    ``register_activation(sphere_erf(lam))`` adds it to the registered ones.
 
     Parameters
     ----------
@@ -176,16 +186,57 @@ unregister_activation = _REGISTRY.unregister
 activation_names = _REGISTRY.names
 
 
-def get_activation(name: object) -> Activation:
-    """The registered activation called ``name`` (or ``name`` itself if it is a record);
-    ``ConfigError`` otherwise.
+def get_activation(name: object, parameter: str = "activation") -> Activation:
+    """The activation called ``name``: a registered one, or the :func:`sphere_erf` record that
+    a name of the form :data:`SPHERE_ERF_FORM` stands for (or ``name`` itself if it is a record);
+    ``ConfigError`` naming ``parameter`` and the accepted values otherwise.
     """
-    return name if isinstance(name, Activation) else _REGISTRY.get(name)
+    if isinstance(name, Activation):
+        return name
+    names = activation_names()
+    if name in names:
+        return _REGISTRY.get(name)
+    if isinstance(name, str) and name.startswith(SPHERE_ERF_PREFIX):
+        return sphere_erf(_sphere_erf_parameter(parameter, name))
+    raise ConfigError(
+        f"{parameter} must be one of {', '.join(names)}, or {SPHERE_ERF_FORM} with lambda > 0; "
+        f"got {name!r}"
+    )
 
 
-def check_activation(name: object) -> str:
-    """Return ``name`` if it is a registered activation, else raise ``ConfigError``."""
-    return get_activation(name).name
+def _sphere_erf_parameter(parameter: str, name: str) -> float:
+    """``lambda`` of a name ``erf_sphere_<lambda>``; ``ConfigError`` when it is not a finite
+    number > 0."""
+    try:
+        lam = float(name.removeprefix(SPHERE_ERF_PREFIX))
+    except ValueError:
+        lam = float("nan")
+    if not 0.0 < lam < float("inf"):
+        raise ConfigError(
+            f"{parameter}: {SPHERE_ERF_FORM} needs lambda, a finite number > 0; got {name!r}"
+        )
+    return lam
+
+
+def check_registered(parameter: str, name: object) -> str:
+    """Return ``name`` if it is a registered activation (what ``gap`` and ``theory`` tabulate),
+    else raise ``ConfigError`` naming ``parameter`` and the registered names (a name
+    :data:`SPHERE_ERF_FORM` is trained by ``dynamics`` and must be registered first here)."""
+    names = activation_names()
+    if name not in names:
+        raise ConfigError(
+            f"{parameter} must be one of {', '.join(names)}; got {name!r} (the registered "
+            f"activations; {SPHERE_ERF_FORM} is selectable by name in dynamics only, elsewhere "
+            "after register_activation(sphere_erf(lambda)))"
+        )
+    return str(name)
+
+
+def check_activation(name: object, parameter: str = "activation") -> str:
+    """The name of the activation ``name`` stands for (:func:`get_activation`: a registered one
+    or ``erf_sphere_<lambda>``, written as its record names it), else ``ConfigError`` naming
+    ``parameter``."""
+    return get_activation(name, parameter).name
 
 
 def theory_terms_of(name: object) -> Activation:

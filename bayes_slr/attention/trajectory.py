@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.errors import ConfigError, RunStopped, check_int
 from bayes_slr.records import json_ready
 
 OVERLAP_NAMES = ("m_k", "q_k", "m_v", "q_v", "k_vstar", "v_kstar", "k_v", "c")
@@ -175,32 +175,58 @@ OnLog = Callable[[Checkpoint], None]
 ``checkpoint.step``; a resumable driver stores it and passes it back as ``resume=``."""
 
 
-class DivergenceError(ArithmeticError):
+class DivergenceError(RunStopped, ArithmeticError):
     """A run whose loss became NaN or exploded: one line naming the step size, and the last
-    finite iterate.
+    finite iterate. A command that meets one stops (:class:`~bayes_slr.errors.RunStopped`).
 
     Attributes
     ----------
+    method : the method of the run.
     eta : the step size of the run.
     loss : the loss that stopped the run (``nan``, ``inf`` or above the run's limit).
     at : the step (or time) where it appeared.
     checkpoint : the last finite iterate and the points logged up to it (``checkpoint.step`` is
         its step); ``None`` when already the start was not finite.
+    kept : where the last finite iterate was written (the end of the message: ``""`` says it is
+        kept in the error itself).
+    label : which run diverged (the start of the message; ``""``: the run is known).
     """
 
     def __init__(
-        self, method: str, eta: float, loss: float, at: float, checkpoint: Checkpoint | None
+        self,
+        method: str,
+        eta: float,
+        loss: float,
+        at: float,
+        checkpoint: Checkpoint | None,
+        kept: str = "",
+        label: str = "",
     ) -> None:
-        self.eta, self.loss, self.at, self.checkpoint = eta, loss, at, checkpoint
-        kept = (
+        self.method, self.eta, self.loss, self.at = method, eta, loss, at
+        self.checkpoint, self.kept, self.label = checkpoint, kept, label
+        iterate = (
             "the start itself is not finite"
             if checkpoint is None
-            else f"the last finite iterate (step {checkpoint.step}) is kept"
+            else f"the last finite iterate ({_where(checkpoint)}) is {kept or 'kept'}"
         )
         super().__init__(
-            f"{method} diverged with step size eta = {eta:g}: the loss was {loss:.3g} at step "
-            f"{at:g}; {kept}"
+            f"{label + ': ' if label else ''}{method} diverged with step size eta = {eta:g}: the "
+            f"loss was {loss:.3g} at step {at:g}; {iterate}"
         )
+
+    def kept_as(self, kept: str, label: str) -> DivergenceError:
+        """The same error, its message naming the run (``label``) and saying where the iterate
+        went (``kept``: ``"kept in F"``, ``"not kept ..."``)."""
+        return DivergenceError(
+            self.method, self.eta, self.loss, self.at, self.checkpoint, kept, label
+        )
+
+
+def _where(checkpoint: Checkpoint) -> str:
+    """``step 12`` of a run on data, ``t = 3.5`` of an ODE."""
+    if checkpoint.step is None:
+        return f"t = {checkpoint.points[-1].time:g}"
+    return f"step {checkpoint.step}"
 
 
 def first_crossing(times: np.ndarray, values: np.ndarray, level: float) -> float:

@@ -8,7 +8,9 @@ notes and warnings, or ``--json``, and ``--plot``. Nothing is computed here, and
 only once the options are valid, so a bad value is refused at once.
 
 Exit codes: 0 success, 2 bad input (one line on stderr, nothing written), 3 a sweep finished with
-failed points (the others are kept), 130 interrupted (finished points of a sweep kept).
+failed points (the others are kept) or a run stopped (a divergence: one line saying what was kept;
+points finished before it stay logged, nothing else written), 130 interrupted (finished points of
+a sweep kept).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import sys
 
 from bayes_slr import __version__
 from bayes_slr.cli.flags import OneLineErrorParser, add_option_flags, given_options, integer
-from bayes_slr.errors import ConfigError
+from bayes_slr.errors import ConfigError, RunStopped
 from bayes_slr.experiments import EXPERIMENTS, run_experiment
 from bayes_slr.experiments.base import Experiment, Result
 from bayes_slr.interrupts import interrupt_guard, raise_if_interrupted
@@ -141,6 +143,12 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
+        except RunStopped as exc:
+            print(
+                f"bayes-slr {args.command}: stopped: {with_flags(str(exc), command_flags)}",
+                file=sys.stderr,
+            )
+            return 3
         except KeyboardInterrupt as exc:
             print(f"bayes-slr {args.command}: {interrupt_message(exc)}", file=sys.stderr)
             return 130

@@ -16,9 +16,10 @@ import dataclasses
 import functools
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
-from bayes_slr.attention.activations import activation_names
+from bayes_slr.attention.activations import SPHERE_ERF_FORM, activation_names, check_activation
 from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
 from bayes_slr.experiments.base import (
     Experiment,
@@ -29,7 +30,14 @@ from bayes_slr.experiments.base import (
     option,
     register_experiment,
 )
+from bayes_slr.experiments.dynamics_state import (
+    PointState,
+    divergence_kept,
+    refuse_foreign_checkpoints,
+    train_kept,
+)
 from bayes_slr.experiments.figures import new_axes
+from bayes_slr.experiments.runner import inner_progress, sweep_settings
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
     D_option,
@@ -44,6 +52,7 @@ from bayes_slr.experiments.task import (
     variant_option,
 )
 from bayes_slr.models.spec import training_size
+from bayes_slr.records import SweepLog
 
 METHODS = ("gd", "sgd", "flow", "sgd-ode")
 """``gd`` and ``sgd`` train on data at dimension ``D``; ``flow`` and ``sgd-ode`` integrate the
@@ -78,7 +87,12 @@ class DynamicsOptions(Options):
         "D starts with)",
     )
     activations: tuple[str, ...] = option(
-        ("softmax",), "the activations trained", choices=activation_names
+        ("softmax",),
+        lambda: (
+            f"the activations trained: {', '.join(activation_names())}, or {SPHERE_ERF_FORM} "
+            "(the ICLR 2025 predecessor's erf(lambda chi), lambda > 0: erf_sphere_0.5)"
+        ),
+        metavar="ACTIVATION",
     )
     seeds: tuple[int, ...] = option(
         (0,),
@@ -141,9 +155,9 @@ class DynamicsOptions(Options):
         check_choice("method", self.method, METHODS)
         check_choice("start", self.start, STARTS)
         check_nonempty("activations", self.activations)
-        names = tuple(activation_names())
-        for activation in self.activations:
-            check_choice("activations", activation, names)
+        self._set(
+            "activations", tuple(check_activation(a, "activations") for a in self.activations)
+        )
         if len(set(self.activations)) != len(self.activations):
             raise ConfigError("activations: each at most once")
         check_nonempty("seeds", self.seeds)
@@ -434,14 +448,16 @@ def _escape_time(trajectory: Any) -> float | None:
     return _first(trajectory.column("time"), -distance, -ESCAPE_LEVEL)
 
 
-def _run(options: DynamicsOptions, point: DynamicsPoint) -> Any:
-    """The trajectory of one point (JAX from here on)."""
+def _run(options: DynamicsOptions, point: DynamicsPoint, state: PointState | None = None) -> Any:
+    """The trajectory of one point (JAX from here on); a data method keeps its checkpoints and a
+    divergence's last iterate in ``state`` (:mod:`bayes_slr.experiments.dynamics_state`)."""
     config = task_config(
         options.variant, options.L, options.variable_length, options.nu, options.Delta, options.D
     )
     start = "informed" if options.start == "teacher" else options.start
+    label = f"{point.activation} seed {point.seed}"
     if options.method in DATA_METHODS:
-        from bayes_slr.attention.dynamics import TrainingRun, train_dynamics
+        from bayes_slr.attention.dynamics import TrainingRun
 
         run = TrainingRun(
             config,
@@ -458,7 +474,7 @@ def _run(options: DynamicsOptions, point: DynamicsPoint) -> Any:
             log_points=options.log_points,
             N_test=options.N_test,
         )
-        return train_dynamics(run)
+        return train_kept(run, state, inner_progress(), label)
     from bayes_slr.theory.flow import FlowRun, Overlaps, solve_flow
 
     sgd = dict(eta=options.eta, batch=options.batch) if options.method == "sgd-ode" else {}
@@ -475,7 +491,8 @@ def _run(options: DynamicsOptions, point: DynamicsPoint) -> Any:
         seed=point.seed,
         **sgd,
     )
-    return solve_flow(run)
+    with divergence_kept(None, label, "not kept (an ODE keeps no state file)"):
+        return solve_flow(run)
 
 
 class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRow, DynamicsResult]):
@@ -490,8 +507,10 @@ class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRow, DynamicsR
         "descent on the ERM objective at alpha (gd), online SGD (sgd), the population gradient "
         "flow (flow) or the SGD ODE (sgd-ode), optionally projected on the sphere; logged at "
         "log-spaced steps (overlaps, cross overlaps, test error) on one clock, and compared with "
-        "each activation's population optimum and the Bayes error. A diverging run fails its "
-        "point (exit 3) with the step size in its message."
+        "each activation's population optimum and the Bayes error. With --out, gd and sgd points "
+        "keep a checkpoint at every logged step (the same command resumes them) and a diverging "
+        "run stops the command (exit 3) with one line naming the step size and the file that "
+        "keeps its last finite iterate."
     )
     options_type = DynamicsOptions
     point_type = DynamicsPoint
@@ -507,9 +526,21 @@ class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRow, DynamicsR
         """The first seed (each row holds its own)."""
         return options.seeds[0]
 
+    def check_output(self, options: DynamicsOptions, out: Path) -> None:
+        """Refuse a folder holding the checkpoint of a point these options do not ask for."""
+        points = self.points(options)
+        refuse_foreign_checkpoints(out, (_log_key(self, options, point) for point in points))
+
     def solve(self, options: DynamicsOptions, point: DynamicsPoint) -> DynamicsRow:
-        """Run one point and compare its end with the theory."""
-        trajectory = _run(options, point)
+        """Run one point (no files kept) and compare its end with the theory."""
+        return self.solve_in(options, point, None)
+
+    def solve_in(
+        self, options: DynamicsOptions, point: DynamicsPoint, folder: Path | None
+    ) -> DynamicsRow:
+        """Run one point, a data method resuming from and keeping its checkpoint in ``folder``
+        (:mod:`~bayes_slr.experiments.dynamics_state`), and compare its end with the theory."""
+        trajectory = _run(options, point, _point_state(self, options, point, folder))
         config = task_config(
             options.variant, options.L, options.variable_length, options.nu, options.Delta
         )
@@ -586,6 +617,22 @@ class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRow, DynamicsR
             if row.optimum_note:
                 warnings.append(f"{activation}: {row.optimum_note}")
         return DynamicsResult(options, rows, provenance, tuple(notes), tuple(warnings))
+
+
+def _point_state(
+    experiment: Dynamics, options: DynamicsOptions, point: DynamicsPoint, folder: Path | None
+) -> PointState | None:
+    """Where a data-method point of a sweep in ``folder`` keeps its files (``None``: nowhere)."""
+    if folder is None or options.method not in DATA_METHODS:
+        return None
+    return PointState(folder, point.activation, point.seed, _log_key(experiment, options, point))
+
+
+def _log_key(experiment: Dynamics, options: DynamicsOptions, point: DynamicsPoint) -> str:
+    """The key of ``point`` in the sweep log (what its checkpoint must carry)."""
+    return SweepLog.point_key(
+        {"point": point.to_dict(), "settings": sweep_settings(experiment, options)}
+    )
 
 
 DYNAMICS = register_experiment(Dynamics())

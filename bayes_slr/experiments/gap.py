@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from bayes_slr.attention.activations import activation_names
+from bayes_slr.attention.activations import activation_names, check_registered
 from bayes_slr.attention.erm_settings import (
     DEFAULT_LAM_GRID,
     DEFAULT_N_TEST,
@@ -29,7 +29,7 @@ from bayes_slr.attention.erm_settings import (
     VALIDATION_FRACTION,
     ERMSettings,
 )
-from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
+from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.experiments.base import (
     Experiment,
     Options,
@@ -188,7 +188,7 @@ class GapOptions(Options):
             self._set("activations", tuple(activation_names()))
         check_nonempty("activations", self.activations)
         for activation in self.activations:
-            check_choice("activation", activation, tuple(activation_names()))
+            check_registered("activation", activation)
         if self.L is not None:
             check_nonempty("L", self.L)
             self._set("L", tuple(check_int("L", L, 1) for L in self.L))

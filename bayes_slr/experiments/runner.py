@@ -90,6 +90,9 @@ def run_experiment(
     KeyboardInterrupt
         Interrupted (:class:`~bayes_slr.records.SweepInterrupted` for sweeps: the finished points
         are logged); nothing else is written.
+    RunStopped
+        A point could not go on (:class:`~bayes_slr.errors.RunStopped`: a diverging run); the
+        points finished before it are logged, no summary is written.
     """
     if not isinstance(options, experiment.options_type):
         raise TypeError(f"{experiment.name} takes {experiment.options_type.__name__}")

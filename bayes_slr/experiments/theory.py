@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from bayes_slr.attention.activations import activation_names, check_activation
+from bayes_slr.attention.activations import activation_names, check_registered
 from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
 from bayes_slr.experiments.base import (
     Experiment,
@@ -99,7 +99,7 @@ class TheoryOptions(Options):
         config = self.config()
         self._set("nu", config.nu)  # the variant's default made explicit: the record is complete
         for activation in self.activations:
-            check_activation(activation)
+            check_registered("activations", activation)
         if not self.alpha:
             raise ConfigError("alpha: give at least one value > 0")
         for alpha in self.alpha:

@@ -147,9 +147,9 @@ def test_out_folder_resumes_without_recomputing(tmp_path, capsys, monkeypatch):
     monkeypatch.undo()
     original = dynamics_module._run
 
-    def counted(options, point):
+    def counted(options, point, state):
         computed.append(point.seed)
-        return original(options, point)
+        return original(options, point, state)
 
     monkeypatch.setattr(dynamics_module, "_run", counted)
     seeds_at = SGD.index("--seeds") + 1
@@ -188,15 +188,18 @@ def test_options_read_back_from_their_record():
         DynamicsOptions(method="gd")
 
 
-def test_gd_runs_on_its_clock_and_a_divergence_fails_its_point(capsys):
-    """gd: ``t_max / eta`` steps of full-batch descent; a step size that explodes the loss fails
-    that point (exit 3, the message names the step size) and keeps the others."""
+def test_gd_runs_on_its_clock_and_a_divergence_stops_the_run(capsys):
+    """gd: ``t_max / eta`` steps of full-batch descent; a step size that explodes the loss stops
+    the run (exit 3, one line naming the step size; without ``--out`` nothing is kept)."""
     common = ["dynamics", "--method", "gd", "--alpha", "2", "--D", "20", "--N-test", "200"]
-    output = run_json(capsys, [*common, "--t-max", "2", "--log-points", "4", "--quiet"])
+    common += ["--quiet"]
+    output = run_json(capsys, [*common, "--t-max", "2", "--log-points", "4"])
     (row,) = (DynamicsRow.from_dict(r) for r in output["rows"])
     assert row.steps == 20 and row.trajectory.step[-1] == 20 and row.t_max == pytest.approx(2.0)
     assert (
         main([*common, "--activations", "linear", "softmax", "--eta", "0.6", "--steps", "50"]) == 3
     )
-    err = capsys.readouterr().err
-    assert "diverged with step size eta = 0.6" in err and "1 point(s) failed" in err
+    captured = capsys.readouterr()
+    (line,) = captured.err.strip().splitlines()
+    assert captured.out == "" and "linear seed 0: gd diverged with step size eta = 0.6" in line
+    assert line.endswith("is not kept (give --out a folder to keep it)")
