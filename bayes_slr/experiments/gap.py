@@ -188,7 +188,7 @@ class GapOptions(Options):
             self._set("activations", tuple(activation_names()))
         check_nonempty("activations", self.activations)
         for activation in self.activations:
-            check_registered("activation", activation)
+            check_registered("activations", activation)
         if self.L is not None:
             check_nonempty("L", self.L)
             self._set("L", tuple(check_int("L", L, 1) for L in self.L))

@@ -243,7 +243,7 @@ def test_rerun_with_plot_and_out_updates_the_plot(tmp_path, capsys):
 @pytest.mark.parametrize(
     "extra, message",
     [
-        (["--activations", "relu"], "activation must be one of softmax, linear, erf, softplus"),
+        (["--activations", "relu"], "activations must be one of softmax, linear, erf, softplus"),
         (["--alpha", "0"], "alpha must be a number > 0"),
         (["--alpha", "2", "--lam", "-1"], "lam must be a number >= 0"),
         (["--alpha", "2", "--D", "0"], "D must be an integer >= 1"),
