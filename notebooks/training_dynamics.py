@@ -317,17 +317,21 @@ for activation, eta in (("softmax", 0.25), ("linear", 0.25 / 3)):
 # %% [markdown]
 # No seed ends elsewhere: each ends where the SGD ODE does, within the fluctuation. The SGD ODE
 # itself ends above the population optimum by the noise of `eta / B = 0.25` (softmax) and
-# `0.083` (linear). The stored full-size sweep (`seeds_*.json`: `D = 500`, to `t = 60`) says the
-# same: softmax 0 of 8 (0.3955 to 0.4002, SGD ODE 0.3964, 0.044 above the optimum), linear 0 of 7
-# (0.641 to 0.672, SGD ODE 0.656). Not run: erf, softplus, max-SLR.
+# `0.083` (linear). The stored full-size sweep (`docs/results/dynamics/seeds/`, made with
+# `bayes-slr dynamics ... --out`: `D = 500`, 8 seeds, to `t = 60`, the four activations on spiked
+# `nu = 2` and max `nu = inf`) says the same for all eight settings: 0 of 8 seeds end elsewhere
+# (e.g. spiked softmax 0.3955 to 0.4002 against the SGD ODE's 0.3996; max-SLR erf 0.4541 to
+# 0.4650 against 0.4600); the table is in docs/dynamics.md.
 
 # %% [markdown]
 # ## 4. The predecessor's odd `erf` on the sphere: a saddle (stored results)
 #
 # The ICLR 2025 predecessor trains `erf(lambda x.k)` attention with `k`, `v` on the sphere.
-# That activation (`erf_sphere_0.5`, `lambda = 0.5`) is one more record in the toolkit but not
-# registered by default, so `bayes_slr.dynamics(activations=...)` cannot select it, and the
-# escape rate at the saddle has no public function. The numbers below are **read from the
+# That activation (`erf_sphere_0.5`, `lambda = 0.5`) is one more record in the toolkit,
+# selectable by that name (`bayes_slr.dynamics(activations=("erf_sphere_0.5",), sphere=True,
+# start="sphere", ...)`, or `--activations erf_sphere_0.5`); the escape rate at the saddle has no
+# public function. The runs take minutes each at `D = 2000` and more at `D = 8000`, so the
+# numbers below are **read from the
 # stored results** `docs/results/dynamics/sgd_erf_sphere_D{D}_seed{s}.json` (the logged
 # trajectories) and `ode_erf_sphere_D{D}_seed{s}.json` (the SGD ODE restarted at a run's first
 # point with `|m_k| >= 0.4`). They were produced by the previous version of this notebook
