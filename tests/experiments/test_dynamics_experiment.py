@@ -192,6 +192,7 @@ def test_gd_runs_on_its_clock_and_a_divergence_fails_its_point(capsys):
     """gd: ``t_max / eta`` steps of full-batch descent; a step size that explodes the loss fails
     that point (exit 3, the message names the step size) and keeps the others."""
     common = ["dynamics", "--method", "gd", "--alpha", "2", "--D", "20", "--N-test", "200"]
+    common.append("--no-compare-erm")  # the comparison has its own tests (test_dynamics_erm.py)
     output = run_json(capsys, [*common, "--t-max", "2", "--log-points", "4", "--quiet"])
     (row,) = (DynamicsRow.from_dict(r) for r in output["rows"])
     assert row.steps == 20 and row.trajectory.step[-1] == 20 and row.t_max == pytest.approx(2.0)
