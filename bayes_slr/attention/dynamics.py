@@ -60,7 +60,7 @@ from bayes_slr.attention.trajectory import (
     log_spaced_steps,
 )
 from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
-from bayes_slr.models.scoring import direction_overlaps
+from bayes_slr.models.scoring import ExcessError, direction_overlaps
 from bayes_slr.models.simulate import SLRBatch, Teacher, draw_teacher, simulate
 from bayes_slr.models.spec import SLRConfig, training_size
 
@@ -170,6 +170,26 @@ class RunKeys(NamedTuple):
 def run_keys(seed: int) -> RunKeys:
     """Keys of the teacher, training set, start, test set and SGD stream of seed ``seed``."""
     return RunKeys(*jax.random.split(jax.random.PRNGKey(seed), 5))
+
+
+def seed_teacher(run: TrainingRun) -> Teacher:
+    """The teacher of ``run``'s seed (exact or from the prior, as ``run.exact_teacher`` says)."""
+    return draw_teacher(run_keys(run.seed).teacher, run.config.D, exact=run.exact_teacher)
+
+
+def seed_training_set(run: TrainingRun, teacher: Teacher) -> SLRBatch:
+    """The gd training set of ``run``'s seed: ``N = round(alpha D)`` sequences of ``teacher``."""
+    return simulate(
+        run_keys(run.seed).data, run.config, teacher, training_size(run.alpha, run.config.D)
+    )
+
+
+def run_test_error(run: TrainingRun, teacher: Teacher, params: AttentionParams) -> ExcessError:
+    """Test error of ``params`` on the test sequences of ``run``'s seed (the ones every logged
+    point of the run is scored on, so two estimators compare on the same sequences)."""
+    return span_test_error(
+        run_keys(run.seed).test, run.config, teacher, params, run.activation, run.N_test
+    )
 
 
 def start_params(
@@ -321,13 +341,13 @@ def train_dynamics(
     if training_set is not None and (teacher is None or run.method != "gd"):
         raise ConfigError("training_set goes with method gd and needs its teacher")
     if teacher is None:
-        teacher = draw_teacher(keys.teacher, config.D, exact=run.exact_teacher)
+        teacher = seed_teacher(run)
     if jnp.shape(teacher.k_star) != (config.D,):
         raise ConfigError(f"teacher must have vectors of length D = {config.D}")
     if run.method == "gd":
         N = training_size(run.alpha, config.D)
         if training_set is None:
-            training_set = simulate(keys.data, config, teacher, N)
+            training_set = seed_training_set(run, teacher)
         if training_set.X.shape[0] != N or training_set.X.shape[1:] != (config.Lbar, config.D):
             raise ConfigError(
                 f"training_set must hold N = round(alpha D) = {N} sequences of shape "
@@ -358,7 +378,7 @@ def train_dynamics(
 
     def measure(p: AttentionParams, s: int, value: float) -> TrajectoryPoint:
         overlaps = direction_overlaps(p.k, p.v, teacher)
-        error = span_test_error(keys.test, config, teacher, p, run.activation, run.N_test)
+        error = run_test_error(run, teacher, p)
         return TrajectoryPoint(
             step=s,
             time=s * run.time_per_step,

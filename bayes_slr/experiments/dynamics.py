@@ -30,6 +30,16 @@ from bayes_slr.experiments.base import (
     option,
     register_experiment,
 )
+from bayes_slr.experiments.dynamics_erm import (
+    DEFAULT_REPLICA_SAMPLES,
+    ERM_COLUMNS,
+    ERM_NOTE,
+    ERROR_SIGMAS,
+    STATIONARITY,
+    ERMComparison,
+    compare_with_erm,
+    replica_warnings,
+)
 from bayes_slr.experiments.dynamics_state import (
     PointState,
     divergence_kept,
@@ -141,6 +151,17 @@ class DynamicsOptions(Options):
         default_text="required for gd",
     )
     lam: float = option(0.0, "ridge of the ERM objective, >= 0 (gd only)")
+    compare_erm: bool = option(
+        True,
+        "gd: also find the multi-start L-BFGS minimum of the same objective on the same data and "
+        "solve the replica-symmetric ERM error at (alpha, lam); at_minimum: gd's gradient norm "
+        f"<= {STATIONARITY:g} (L-BFGS's stopping rule), objective gap within max(gradient norm) x "
+        f"distance, test errors within {ERROR_SIGMAS:g} combined standard errors",
+    )
+    replica_samples: int = option(
+        DEFAULT_REPLICA_SAMPLES,
+        "channel draws of the replica ERM equations, >= 2 (gd with --compare-erm)",
+    )
     log_points: int = option(40, "about this many log-spaced logged steps, >= 2")
     N_test: int = option(20_000, "test sequences per logged point, >= 2 (gd, sgd)")
     mc_samples: int = option(
@@ -173,6 +194,7 @@ class DynamicsOptions(Options):
         check_real("lam", self.lam, minimum=0.0)
         check_int("log_points", self.log_points, 2)
         check_int("N_test", self.N_test, 2)
+        check_int("replica_samples", self.replica_samples, 2)
         samples = check_int("mc_samples", self.mc_samples, 2)
         if samples % 2:
             raise ConfigError(f"mc_samples must be an even integer >= 2, got {samples}")
@@ -287,6 +309,9 @@ class DynamicsRow(Record):
         :data:`ESCAPE_LEVEL` (``None``: the start is past it, or the run never got there).
     reach_time : first logged time with the test error within ``tolerance`` of the optimum.
     reached : whether the final test error is within ``tolerance`` of the population optimum.
+    erm : gd with ``compare_erm``: the end against the L-BFGS minimum of the same objective and
+        the replica theory (:class:`~bayes_slr.experiments.dynamics_erm.ERMComparison`); else
+        ``None``.
     """
 
     activation: str
@@ -311,6 +336,7 @@ class DynamicsRow(Record):
     escape_time: float | None
     reach_time: float | None
     reached: bool | None
+    erm: ERMComparison | None = None
 
 
 COLUMNS = (
@@ -335,15 +361,19 @@ class DynamicsResult(Result[DynamicsOptions, DynamicsRow]):
     """The runs of ``dynamics``, one row per ``(activation, seed)``."""
 
     def table(self) -> str:
-        """One line per run: final error, optimum, Bayes error, steps, escape time, reached."""
+        """One line per run: final error, optimum, Bayes error, steps, escape time, reached; for
+        gd with the comparison, the L-BFGS and replica errors, the objective gap, the settling
+        time and whether GD ended at the minimum."""
+        columns = COLUMNS + (ERM_COLUMNS if any(r.erm for r in self.rows) else ())
 
         def cell(row: DynamicsRow, column: str) -> Any:
-            value = getattr(row, column)
-            if column == "reached":
+            erm_column = column in ERM_COLUMNS
+            value = getattr(row.erm, column, None) if erm_column else getattr(row, column)
+            if isinstance(value, bool) or column == "reached":
                 return "n/a" if value is None else ("yes" if value else "no")
             return "-" if value is None else value
 
-        return format_table(list(COLUMNS), [[cell(r, c) for c in COLUMNS] for r in self.rows])
+        return format_table(list(columns), [[cell(r, c) for c in columns] for r in self.rows])
 
     def tidy_rows(self) -> list[dict[str, Any]]:
         """One row per logged point of every run (its activation, seed and method, the point's
@@ -541,6 +571,11 @@ class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRow, DynamicsR
         """Run one point, a data method resuming from and keeping its checkpoint in ``folder``
         (:mod:`~bayes_slr.experiments.dynamics_state`), and compare its end with the theory."""
         trajectory = _run(options, point, _point_state(self, options, point, folder))
+        erm = (
+            compare_with_erm(trajectory, options.replica_samples)
+            if options.method == "gd" and options.compare_erm
+            else None
+        )
         config = task_config(
             options.variant, options.L, options.variable_length, options.nu, options.Delta
         )
@@ -580,6 +615,7 @@ class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRow, DynamicsR
             escape_time=_escape_time(trajectory),
             reach_time=reach,
             reached=None if optimum is None else last.test_error - optimum <= options.tolerance,
+            erm=erm,
         )
 
     def collect(
@@ -606,6 +642,8 @@ class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRow, DynamicsR
                 "gd descends the empirical risk at alpha: its end is the ERM estimator, not the "
                 "population optimum (alpha -> inf)"
             )
+        if any(row.erm for row in rows):
+            notes.append(ERM_NOTE)
         if options.sphere:
             notes.append(
                 "population_optimum is over all (k, v); a projected run keeps |k|^2/D and "
@@ -616,6 +654,7 @@ class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRow, DynamicsR
             row = next(r for r in rows if r.activation == activation)
             if row.optimum_note:
                 warnings.append(f"{activation}: {row.optimum_note}")
+        warnings += replica_warnings(rows)
         return DynamicsResult(options, rows, provenance, tuple(notes), tuple(warnings))
 
 

@@ -44,6 +44,7 @@ sys.exit(code)
         ["phase", "--variant", "max", "--nu", "200"],
         ["dynamics", "--eta", "0"],
         ["dynamics", "--method", "gd"],
+        ["dynamics", "--method", "gd", "--alpha", "4", "--replica-samples", "1"],
     ],
 )
 def test_a_bad_value_is_refused_without_importing_jax(argv):
