@@ -29,7 +29,9 @@ def _on_sigint(signum: int, frame: object) -> None:
 
 @contextlib.contextmanager
 def interrupt_guard() -> Iterator[None]:
-    """Within this block SIGINT sets the interrupted flag before raising ``KeyboardInterrupt``.
+    """Within this block SIGINT sets the interrupted flag before raising ``KeyboardInterrupt``;
+    the flag is cleared when the block ends (a sweep run later in the same process, e.g. in a
+    notebook after an interrupted command, must not stop on an interrupt already handled).
 
     Only the main thread can install a signal handler; elsewhere the block changes nothing.
     """
@@ -42,6 +44,7 @@ def interrupt_guard() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+        _State.interrupted = False  # dealt with inside the block; later work must not see it
 
 
 def import_uninterrupted(name: str) -> ModuleType:

@@ -103,6 +103,10 @@ def test_an_interrupt_swallowed_in_a_gc_callback_still_stops_the_run(tmp_path, c
     assert sent, "no garbage collection ran during the command"
     assert code == 130 and not plot.exists()
     assert "interrupted" in capsys.readouterr().err
+    try:  # handled by the command: later work in this process (a sweep, a notebook cell) goes on
+        interrupts.raise_if_interrupted()
+    except KeyboardInterrupt:
+        pytest.fail("the handled interrupt would stop the next sweep in this process")
 
 
 INTERRUPTED_IN_A_STRING_EXEC = """
