@@ -31,6 +31,9 @@ from bayes_slr.theory.result import TheoryPoint, check_solver_options
 NEWTON_STEPS = 12
 BACKTRACK_STEPS = 20
 VHAT_FLOOR = 1e-3
+OFFSET_STEP_MAX = 1.0
+"""Trust radius of one step on the erf offset ``c``: the scale of the activation's argument
+``c + chi`` (``erf`` goes from linear to saturated over about one unit of it)."""
 
 
 class ERMOrderParameters(NamedTuple):
@@ -158,6 +161,33 @@ def _channel_average(
     return solve(draws.y, omega, draws.mask, params.V, params.c, activation)
 
 
+def _offset_step(gradient: jax.Array, curvature: jax.Array) -> jax.Array:
+    """Safeguarded Newton step on the erf offset: a descent step on ``E[M]`` within a trust radius.
+
+    ``E[M]`` is not convex in ``c``: towards saturation (below ``c ~ -1.2`` and above ``0.6``
+    at the spiked fixed point of docs/theory.md) its curvature is negative, and far from it (the
+    uninformed start's ``q = 1``) it is small, so a plain Newton step can climb (the
+    informed start: ``+560``) or overshoot (the uninformed start: ``-6.4``) into the
+    saturated plateau ``c -> -inf``, where every weight and every ``f_out`` vanishes and the
+    iteration is absorbed by the zero predictor. Here the Newton step is taken only where
+    the curvature is positive, else a step of :data:`OFFSET_STEP_MAX` downhill, and is
+    clipped to that radius. The fixed points (``E[dM/dc] = 0``) are unchanged.
+
+    Parameters
+    ----------
+    gradient : ``E[dM/dc]``.
+    curvature : ``E[d^2M/dc^2]`` (Schur complement of the ``(h, c)`` Hessian).
+
+    Returns
+    -------
+    jax.Array
+        The increment of ``c``.
+    """
+    newton = -gradient / jnp.where(curvature > 0, curvature, 1.0)
+    step = jnp.where(curvature > 0, newton, -jnp.sign(gradient) * OFFSET_STEP_MAX)
+    return jnp.clip(step, -OFFSET_STEP_MAX, OFFSET_STEP_MAX)
+
+
 def _update(
     params: ERMOrderParameters, draws: ChannelDraws, activation: str, alpha, lam
 ) -> ERMOrderParameters:
@@ -173,7 +203,7 @@ def _update(
     m = mhat * V
     q = (mhat**2 + qhat) * V**2
     if get_activation(activation).has_offset:
-        c = params.c - jnp.mean(sol.grad_c) / jnp.mean(sol.curv_c)
+        c = params.c + _offset_step(jnp.mean(sol.grad_c), jnp.mean(sol.curv_c))
     else:
         c = params.c
     return ERMOrderParameters(m, q, V, c)

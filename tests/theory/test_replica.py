@@ -156,8 +156,31 @@ def test_erm_softmax_tends_to_population_optimum(full_size):
     assert 0 < excess[256.0] < 0.5 * excess[64.0]
 
 
+def test_erm_erf_offset_stays_at_the_erm_point_from_both_starts():
+    """erf, spiked nu = 2, L = 3, alpha = 4, lam = 1: both starts reach one RS point, not the
+    silenced estimator (``c -> -inf``, every weight 0) that a plain Newton step on ``c`` fell into.
+
+    The zero predictor's training objective is ``E[y^2]/2 = 1/2`` (``Delta = 0``, no ridge at
+    ``k = v = 0``), and the minimum must be below it. The two starts iterate the same equations
+    on the same draws, so their offsets agree to the iteration's accuracy: it stops at a step
+    of ``1e-7``, and its distance to the fixed point is that over one minus the contraction
+    rate per step (about 0.8 in the traces): 1e-5 with a margin. Simulations end at ``c`` of -0.1
+    to -0.4 (docs/dynamics.md); the bound ``|c| < 1`` is the activation's unit scale.
+    """
+    points = {
+        init: erm_replica_point(SPIKED, "erf", alpha=4.0, lam=1.0, init=init, mc_samples=512)
+        for init in ("random", "informed")
+    }
+    for point in points.values():
+        assert point.converged and point.diagnostics["rs_stable"]
+        assert point.diagnostics["train_objective"] < 0.5
+        assert abs(point.overlaps["c"]) < 1.0
+    offsets = [point.overlaps["c"] for point in points.values()]
+    assert offsets[0] == pytest.approx(offsets[1], abs=1e-5)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("activation, lam", [("softmax", 0.1), ("linear", 1.0)])
+@pytest.mark.parametrize("activation, lam", [("softmax", 0.1), ("linear", 1.0), ("erf", 1.0)])
 def test_erm_theory_matches_simulation(full_size, activation, lam):
     """ERM, spiked nu = 2, L = 3, alpha = 4: RS theory vs L-BFGS at finite D, where RS is stable.
 
