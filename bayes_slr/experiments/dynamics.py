@@ -47,7 +47,7 @@ from bayes_slr.experiments.dynamics_state import (
     train_kept,
 )
 from bayes_slr.experiments.figures import new_axes
-from bayes_slr.experiments.runner import inner_progress, sweep_settings
+from bayes_slr.experiments.runner import inner_progress, sweep_records
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
     D_option,
@@ -558,8 +558,8 @@ class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRow, DynamicsR
 
     def check_output(self, options: DynamicsOptions, out: Path) -> None:
         """Refuse a folder holding the checkpoint of a point these options do not ask for."""
-        points = self.points(options)
-        refuse_foreign_checkpoints(out, (_log_key(self, options, point) for point in points))
+        records = sweep_records(self, options, self.points(options))
+        refuse_foreign_checkpoints(out, (SweepLog.point_key(record) for record in records))
 
     def solve(self, options: DynamicsOptions, point: DynamicsPoint) -> DynamicsRow:
         """Run one point (no files kept) and compare its end with the theory."""
@@ -661,17 +661,12 @@ class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRow, DynamicsR
 def _point_state(
     experiment: Dynamics, options: DynamicsOptions, point: DynamicsPoint, folder: Path | None
 ) -> PointState | None:
-    """Where a data-method point of a sweep in ``folder`` keeps its files (``None``: nowhere)."""
+    """Where a data-method point of a sweep in ``folder`` keeps its files (``None``: nowhere);
+    its checkpoint carries the point's key in the sweep log."""
     if folder is None or options.method not in DATA_METHODS:
         return None
-    return PointState(folder, point.activation, point.seed, _log_key(experiment, options, point))
-
-
-def _log_key(experiment: Dynamics, options: DynamicsOptions, point: DynamicsPoint) -> str:
-    """The key of ``point`` in the sweep log (what its checkpoint must carry)."""
-    return SweepLog.point_key(
-        {"point": point.to_dict(), "settings": sweep_settings(experiment, options)}
-    )
+    (record,) = sweep_records(experiment, options, [point])
+    return PointState(folder, point.activation, point.seed, SweepLog.point_key(record))
 
 
 DYNAMICS = register_experiment(Dynamics())

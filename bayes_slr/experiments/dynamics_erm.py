@@ -195,19 +195,6 @@ def settle_index(values: Sequence[float], target: float, tolerance: float) -> in
     return None if first == len(values) else first
 
 
-def _gradient_norm(run: Any, training_set: Any, params: Any) -> float:
-    """Euclidean norm of the gradient of the run's objective at ``params``."""
-    import jax
-    import optax
-
-    from bayes_slr.attention.training import objective
-
-    gradient = jax.grad(objective)(
-        params, training_set.X, training_set.lengths, training_set.y, run.activation, run.lam
-    )
-    return float(optax.tree_utils.tree_norm(gradient))
-
-
 def _lbfgs_minimum(run: Any, teacher: Any, training_set: Any) -> tuple[Any, dict[str, Any]]:
     """The multi-start L-BFGS minimum of the run's objective on its training set: the selected
     parameters and ``erm_experiment``'s record of the seed."""
@@ -251,6 +238,7 @@ def compare_with_erm(trajectory: Any, replica_samples: int) -> ERMComparison:
     import optax
 
     from bayes_slr.attention.dynamics import run_test_error, seed_teacher, seed_training_set
+    from bayes_slr.attention.training import objective_and_grad_norm
     from bayes_slr.models.scoring import direction_overlaps
 
     run = trajectory.settings
@@ -259,7 +247,7 @@ def compare_with_erm(trajectory: Any, replica_samples: int) -> ERMComparison:
     minimum, record = _lbfgs_minimum(run, teacher, training_set)
     gd_end, last = trajectory.final, trajectory.last
     error = run_test_error(run, teacher, minimum)
-    gd_grad_norm = _gradient_norm(run, training_set, gd_end)
+    gd_grad_norm = float(objective_and_grad_norm(gd_end, training_set, run.activation, run.lam)[1])
     distance = _distance(gd_end, minimum)
     gap = float(last.loss) - record["train_loss"]
     objective_tolerance = max(gd_grad_norm, record["grad_norm"]) * distance + ROUNDING

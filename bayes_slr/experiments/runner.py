@@ -99,6 +99,7 @@ def run_experiment(
     _check_executor(workers, scheduler)
     points = experiment.points(options)
     log = _prepare_output(experiment, options, points, out, force)
+    import_uninterrupted("jax")  # before any solver imports it: Ctrl-C must not abort its import
     if experiment.output == "folder":
         folder = None if out is None else Path(out)
         solved, failures = _sweep(
@@ -127,13 +128,12 @@ def _sweep(
 ) -> tuple[list[tuple[Any, Any]], tuple[Failure, ...]]:
     """Solve the points through the resumable sweep runner; the typed solved points and the
     failures."""
-    settings = sweep_settings(experiment, options)
     in_process = workers is None and scheduler is None
     token = _INNER_PROGRESS.set(progress and in_process)
     try:
         with _executor(workers, scheduler) as executor:
             finished, failed = run_sweep(
-                [{"point": point.to_dict(), "settings": settings} for point in points],
+                sweep_records(experiment, options, points),
                 functools.partial(_solve_record, experiment, options, folder),
                 log=log,
                 seed_of=lambda point: experiment.seed(options),
@@ -161,6 +161,13 @@ def sweep_settings(experiment: Experiment, options: Options) -> dict[str, Any]:
     }
 
 
+def sweep_records(experiment: Experiment, options: Options, points: list) -> list[dict[str, Any]]:
+    """The sweep log's record of each point (its key is ``SweepLog.point_key`` of it): the point's
+    coordinates and the :func:`sweep_settings` it shares with the others."""
+    settings = sweep_settings(experiment, options)
+    return [{"point": point.to_dict(), "settings": settings} for point in points]
+
+
 def provenance_of(experiment: Experiment, options: Options) -> Provenance:
     """The provenance of a result computed now in this process."""
     import jax
@@ -180,7 +187,6 @@ def _solve_record(
     """``experiment.solve_in`` on a point given as its log key (what the sweep log and Dask
     carry), with the sweep's output folder."""
     point = experiment.point_type.from_dict(key["point"])
-    import_uninterrupted("jax")  # before any solver imports it: Ctrl-C must not abort its import
     return experiment.solve_in(options, point, folder).to_dict()
 
 
@@ -198,8 +204,7 @@ def _prepare_output(
     experiment.check_output(options, Path(out))
     folder = prepare_output_folder(out)
     log = SweepLog(folder / f"{experiment.name}.jsonl")
-    settings = sweep_settings(experiment, options)
-    keys = {SweepLog.point_key({"point": p.to_dict(), "settings": settings}) for p in points}
+    keys = {SweepLog.point_key(record) for record in sweep_records(experiment, options, points)}
     others = [record for record in log if record["key"] not in keys]
     if others:
         raise ConfigError(
