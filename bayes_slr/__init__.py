@@ -13,8 +13,6 @@ Importing the package turns on JAX float64 and the persistent compilation cache 
 imported when a computation starts.
 """
 
-import sys
-import types
 from typing import Any
 
 from bayes_slr.jax_setup import configure_jax
@@ -40,21 +38,6 @@ _EXPORTS = {
 """Public name -> the module defining it (imported on first use)."""
 
 __all__ = ["__version__", *_EXPORTS]
-
-
-class _Package(types.ModuleType):
-    """The package module: the import system binds every imported subpackage as an attribute of
-    its parent, which would make ``bayes_slr.theory`` the subpackage ``bayes_slr/theory/`` once
-    any computation has imported it; a public function keeps its name instead (the subpackage is
-    still imported as ``from bayes_slr.theory import ...``)."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _EXPORTS and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:

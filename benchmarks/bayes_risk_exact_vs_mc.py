@@ -27,10 +27,10 @@ import jax
 
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr import LengthLaw, SLRConfig
+from bayes_slr.formulas.bayes import bayes_error_exact
 from bayes_slr.inference.bayes_risk import bayes_risk_mc
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.records import atomic_write, check_output_file, json_ready, provenance
-from bayes_slr.theory.bayes import bayes_error_exact
 
 
 def seconds(call: Callable[[], Any], repeats: int) -> tuple[float, Any]:

@@ -1,6 +1,6 @@
 """Speed of the training-dynamics tools (issue 21 item 5): ODE trajectories, online SGD steps.
 
-1. **ODE trajectory**: wall time of one :func:`~bayes_slr.theory.flow.solve_flow` (to ``t = 60``,
+1. **ODE trajectory**: wall time of one :func:`~bayes_slr.formulas.flow.solve_flow` (to ``t = 60``,
    64 logged points) after a warm-up call that compiles, for closed-form terms (linear and the
    predecessor's ``erf_sphere`` on spiked SLR) and Monte Carlo terms (softmax; ``2^14`` and
    ``2^16`` draws), and the SGD ODE (variance term by Monte Carlo).
@@ -31,10 +31,10 @@ import numpy as np
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr.attention import dynamics
 from bayes_slr.attention.activations import register_activation, sphere_erf
+from bayes_slr.formulas.flow import FlowRun, Overlaps, solve_flow
 from bayes_slr.models.simulate import draw_teacher, simulate
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.records import package_versions
-from bayes_slr.theory.flow import FlowRun, Overlaps, solve_flow
 
 SPIKED = SLRConfig("spiked", 100, LengthLaw.fixed(3), 2.0)
 

@@ -23,12 +23,12 @@ import time
 
 import numpy as np
 
+from bayes_slr.formulas.bayes_channel import BayesChannel
+from bayes_slr.formulas.replica_bayes import bayes_replica_point
+from bayes_slr.formulas.state_evolution import state_evolution
+from bayes_slr.formulas.thresholds import thresholds
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.spec import LengthLaw, SLRConfig
-from bayes_slr.theory.bayes_channel import BayesChannel
-from bayes_slr.theory.replica_bayes import bayes_replica_point
-from bayes_slr.theory.state_evolution import state_evolution
-from bayes_slr.theory.thresholds import thresholds
 
 CONFIG = SLRConfig("spiked", 1, LengthLaw.fixed(3), 2.0, 0.1)
 DELTAS = (0.0, 1e-6, 1e-5, 1e-4, 3e-4, 1e-3, 1.5e-3, 2e-3, 2.5e-3, 3e-3)

@@ -16,9 +16,9 @@ import math
 import time
 
 import bayes_slr
+from bayes_slr.formulas.population import terms_with_bounds
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.spec import LengthLaw, SLRConfig
-from bayes_slr.theory.population import terms_with_bounds
 
 
 def seconds(call, repeats: int = 3) -> float:

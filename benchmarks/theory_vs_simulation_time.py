@@ -12,10 +12,10 @@ import json
 import time
 
 from bayes_slr.experiments.erm import erm_experiment
+from bayes_slr.formulas.replica_bayes import bayes_replica_point
+from bayes_slr.formulas.replica_erm import erm_replica_point
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.spec import LengthLaw, SLRConfig
-from bayes_slr.theory.replica_bayes import bayes_replica_point
-from bayes_slr.theory.replica_erm import erm_replica_point
 
 CONFIG = SLRConfig("spiked", 200, LengthLaw.fixed(3), 2.0)
 ALPHAS = (4.0, 8.0)

@@ -431,4 +431,4 @@ fig.tight_layout()
 # Not here (docs/dynamics.md, "Not done"): finite `alpha` (gradient descent on the ERM objective
 # against L-BFGS and the replica theory; `bayes_slr.dynamics(method="gd", alpha=...)` runs the
 # gradient descent alone), and the predecessor's closed-form risk (reproduced to 1e-10 by
-# `tests/theory/test_predecessor.py`).
+# `tests/formulas/test_predecessor.py`).

@@ -154,7 +154,7 @@ def test_serial_progress_bar_shows_the_point_running_in_this_process(capsys):
 
 def test_theory_command_exits_3_when_a_point_fails(tmp_path, monkeypatch, capsys):
     from bayes_slr.cli.main import main
-    from bayes_slr.theory import replica_erm
+    from bayes_slr.formulas import replica_erm
 
     real = replica_erm.erm_replica_point
 

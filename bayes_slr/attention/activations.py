@@ -55,7 +55,7 @@ class Activation:
     along ``k*``:
         ``"argmax"`` (softmax) or ``"relu"`` (softplus); on an argmax location law the optimum is
         then a
-        supremum and the population layer reports that limit (:mod:`bayes_slr.theory.large_norm`).
+        supremum and the population layer reports that limit (:mod:`bayes_slr.formulas.large_norm`).
     affine : ``s = 1 + chi`` (affine in the score): the population optimum over the key has a closed
     form.
     """

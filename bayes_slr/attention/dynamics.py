@@ -8,7 +8,7 @@ Two methods, each optionally projected on the sphere:
   on the batch's mean ``(y - f)^2 / 2``.
 
 One update rule and one clock for both, shared with the order-parameter ODEs of
-:mod:`bayes_slr.theory.flow`: ``theta <- theta - h P grad``, with ``P = D`` on ``k`` and ``v`` and
+:mod:`bayes_slr.formulas.flow`: ``theta <- theta - h P grad``, with ``P = D`` on ``k`` and ``v`` and
 ``1`` on the erf offset ``c`` (``f`` sees ``k``, ``v`` through ``X k / sqrt(D)``, so the curvature
 of the risk is ``O(1/D)`` per coordinate; ``P`` makes overlaps move by ``O(1)`` per unit time at
 any ``D``), and ``h = eta`` for ``gd``, ``h = eta / D`` for ``sgd``. A step advances the time by

@@ -2,7 +2,7 @@
 divergence error.
 
 One record type serves every method (gradient descent and online SGD on data in
-:mod:`bayes_slr.attention.dynamics`, the order-parameter ODEs in :mod:`bayes_slr.theory.flow`), so
+:mod:`bayes_slr.attention.dynamics`, the order-parameter ODEs in :mod:`bayes_slr.formulas.flow`), so
 a plot or a comparison never needs to know which produced a trajectory. Time is the ODE time of
 docs/dynamics.md: ``eta`` per gradient-descent step, ``eta / D`` per online-SGD step.
 """
@@ -83,7 +83,7 @@ class Trajectory:
     ----------
     settings : the run's full description (a frozen dataclass with ``to_record()``:
         :class:`~bayes_slr.attention.dynamics.TrainingRun` or
-        :class:`~bayes_slr.theory.flow.FlowRun`).
+        :class:`~bayes_slr.formulas.flow.FlowRun`).
     points : the logged points in time order.
     final : the last iterate, in the method's own form (``AttentionParams`` on data, the ODE
         state on the order parameters), to resume or score again.

@@ -293,7 +293,7 @@ def state_evolution_point(
     config: SLRConfig, alpha: float, init: str, samples: int, seed: int
 ) -> StateEvolution:
     """The Bayes-optimal state evolution's fixed point at ``alpha`` (``D`` ignored)."""
-    from bayes_slr.theory.replica_bayes import bayes_replica_point
+    from bayes_slr.formulas.replica_bayes import bayes_replica_point
 
     point = bayes_replica_point(
         config.replace(D=1), alpha=alpha, init=init, mc_samples=samples, seed=seed
@@ -332,10 +332,10 @@ def amp_point(
     """
     import jax
 
+    from bayes_slr.formulas.replica_bayes import bayes_state_evolution_history
     from bayes_slr.inference import amp
     from bayes_slr.models.scoring import fresh_sample_scorer
     from bayes_slr.models.simulate import chunk_sequences, draw_teacher
-    from bayes_slr.theory.replica_bayes import bayes_state_evolution_history
 
     settings = settings or AMPSettings()
     seed = check_int("seed", seed, 0)

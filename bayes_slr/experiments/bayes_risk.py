@@ -160,7 +160,7 @@ class BayesRisk(Experiment[BayesRiskOptions, BayesRiskPoint, BayesRiskRow, Bayes
         """The Bayes error of one point, exact or by Monte Carlo."""
         config = task_config(options.variant, point.L, options.variable_length, point.nu, 0.0)
         if options.method == "exact":
-            from bayes_slr.theory.bayes import bayes_error_exact
+            from bayes_slr.formulas.bayes import bayes_error_exact
 
             value, stderr = bayes_error_exact(config)
         else:

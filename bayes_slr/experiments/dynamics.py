@@ -66,7 +66,7 @@ from bayes_slr.records import SweepLog
 
 METHODS = ("gd", "sgd", "flow", "sgd-ode")
 """``gd`` and ``sgd`` train on data at dimension ``D``; ``flow`` and ``sgd-ode`` integrate the
-``D -> inf`` ODEs of :mod:`bayes_slr.theory.flow` (the limits of ``gd`` and of ``sgd``)."""
+``D -> inf`` ODEs of :mod:`bayes_slr.formulas.flow` (the limits of ``gd`` and of ``sgd``)."""
 DATA_METHODS = ("gd", "sgd")
 STARTS = ("random", "sphere", "teacher")
 """``random``: ``k, v ~ N(0, 0.01 I_D)``; ``sphere``: uniform on ``|k|^2 = |v|^2 = D``;
@@ -446,8 +446,8 @@ class DynamicsResult(Result[DynamicsOptions, DynamicsRow]):
 def _references(activation: str, config: Any) -> tuple[float | None, str, float]:
     """The activation's population optimum (``None`` where the theory has none), its note, and
     the Bayes error (cached: every seed of an activation shares them)."""
-    from bayes_slr.theory.bayes import bayes_error_exact
-    from bayes_slr.theory.optimum import optimal_population_error
+    from bayes_slr.formulas.bayes import bayes_error_exact
+    from bayes_slr.formulas.optimum import optimal_population_error
 
     try:
         optimum = optimal_population_error(activation, config)
@@ -505,7 +505,7 @@ def _run(options: DynamicsOptions, point: DynamicsPoint, state: PointState | Non
             N_test=options.N_test,
         )
         return train_kept(run, state, inner_progress(), label)
-    from bayes_slr.theory.flow import FlowRun, Overlaps, solve_flow
+    from bayes_slr.formulas.flow import FlowRun, Overlaps, solve_flow
 
     sgd = dict(eta=options.eta, batch=options.batch) if options.method == "sgd-ode" else {}
     run = FlowRun(

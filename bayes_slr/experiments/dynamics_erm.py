@@ -9,7 +9,7 @@ set (docs/dynamics.md). This module puts its end beside two references of the sa
   minimiser, its random starts and stopping rule ``|grad| <= 1e-6``), scored on the test sequences
   of the run (a paired comparison: both errors on the same sequences);
 - the replica-symmetric ERM error at ``(alpha, lam)``
-  (:func:`~bayes_slr.theory.replica_erm.erm_replica_point`, the ``D -> inf`` limit), solved once
+  (:func:`~bayes_slr.formulas.replica_erm.erm_replica_point`, the ``D -> inf`` limit), solved once
   per setting and activation; no number where the theory has no terms, did not converge or is
   RS-unstable (replicon ``>= 1``), a note instead.
 
@@ -151,7 +151,7 @@ def replica_reference(
         No number (a note instead) where the theory has no terms for the activation or task, the
         equations did not converge, or the point is RS-unstable (docs/theory.md).
     """
-    from bayes_slr.theory.replica_erm import erm_replica_point
+    from bayes_slr.formulas.replica_erm import erm_replica_point
 
     try:
         point = erm_replica_point(config, activation, alpha=alpha, lam=lam, mc_samples=samples)

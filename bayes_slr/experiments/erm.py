@@ -43,6 +43,7 @@ from bayes_slr.attention.training import (
     train,
 )
 from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.formulas.population import population_error
 from bayes_slr.inference.location import known_directions_predictor
 from bayes_slr.models.scoring import (
     Scorer,
@@ -53,7 +54,6 @@ from bayes_slr.models.scoring import (
 )
 from bayes_slr.models.simulate import SLRBatch, Teacher, draw_teacher, simulate
 from bayes_slr.models.spec import SLRConfig, training_size
-from bayes_slr.theory.population import population_error
 
 __all__ = [
     "DEFAULT_LAM_GRID",

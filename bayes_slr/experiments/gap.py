@@ -555,7 +555,7 @@ def _paired_lines(row: GapRow) -> list[str]:
 
 def bayes_point(config: SLRConfig) -> BayesValue:
     """The population Bayes error with its quadrature bound."""
-    from bayes_slr.theory.bayes import bayes_error_exact
+    from bayes_slr.formulas.bayes import bayes_error_exact
 
     exact = bayes_error_exact(config)
     return BayesValue(float(exact.value), float(exact.error_bound))
@@ -563,7 +563,7 @@ def bayes_point(config: SLRConfig) -> BayesValue:
 
 def population_point(config: SLRConfig, activation: str) -> ActivationOptimum:
     """The population-optimal error of one activation, with its optimal overlaps and note."""
-    from bayes_slr.theory.optimum import optimal_population_error
+    from bayes_slr.formulas.optimum import optimal_population_error
 
     optimum = optimal_population_error(activation, config)
     overlaps = OptimalOverlaps(

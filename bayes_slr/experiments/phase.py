@@ -2,7 +2,7 @@
 
 One point per value of the swept setting (``Delta``, ``nu`` or ``L``: the one given as a list of
 several values; the others are single values): the thresholds of the state evolution located by
-:func:`~bayes_slr.theory.thresholds.thresholds` on ``[alpha_min, alpha_max]`` (docs/theory.md part
+:func:`~bayes_slr.formulas.thresholds.thresholds` on ``[alpha_min, alpha_max]`` (docs/theory.md part
 D). Convention: ``alpha_sp <= alpha_IT <= alpha_alg``; AMP from a random start is Bayes-optimal
 except on ``alpha_IT < alpha < alpha_alg`` (the hard phase), and below ``alpha_IT`` the low-error
 (informed) branch is not reached by any estimator. A threshold is a float: ``nan`` where it does
@@ -367,8 +367,8 @@ class Phase(Experiment[PhaseOptions, PhasePoint, PhaseRow, PhaseResult]):
 
     def solve(self, options: PhaseOptions, point: PhasePoint) -> PhaseRow:
         """The thresholds of one task."""
-        from bayes_slr.theory.bayes_channel import BayesChannel
-        from bayes_slr.theory.thresholds import thresholds
+        from bayes_slr.formulas.bayes_channel import BayesChannel
+        from bayes_slr.formulas.thresholds import thresholds
 
         config = task_config(
             options.variant, point.L, options.variable_length, point.nu, point.Delta

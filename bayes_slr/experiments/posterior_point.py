@@ -45,6 +45,7 @@ from bayes_slr.experiments.posterior_records import (
     StartCheck,
     posterior_warnings,
 )
+from bayes_slr.formulas.bayes import bayes_error_exact
 from bayes_slr.inference import diagnostics, posterior_io
 from bayes_slr.inference.location import known_directions_predictor
 from bayes_slr.inference.predictive import posterior_errors, scored_posterior_errors
@@ -62,7 +63,6 @@ from bayes_slr.models.scoring import (
 from bayes_slr.models.simulate import SLRBatch, Teacher, draw_teacher, simulate
 from bayes_slr.models.spec import SLRConfig, training_size
 from bayes_slr.records import json_ready
-from bayes_slr.theory.bayes import bayes_error_exact
 
 PAIRED_DIFFERENCES = (
     ("bayes", "erm_softmax"),

@@ -87,7 +87,7 @@ def state_evolution_gap(
     its ``posterior_mean_f_error``. Standard errors: over teachers, combined with the theory's
     seed-to-seed spread (``theory_seeds`` sets of ``theory_samples`` draws).
     """
-    from bayes_slr.theory.replica_bayes import bayes_replica_point
+    from bayes_slr.formulas.replica_bayes import bayes_replica_point
 
     check_int("teachers", teachers, 2)
     theory = {"bayes": [], "plain": []}

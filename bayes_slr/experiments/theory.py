@@ -193,7 +193,7 @@ class PopulationDiagnostics(Record):
 @dataclasses.dataclass(frozen=True)
 class BayesBranchDiagnostics(Record):
     """A fixed point of the Bayes-optimal state evolution (docs/theory.md part D) with its free
-    entropy, from :func:`~bayes_slr.theory.phase.bayes_branches`.
+    entropy, from :func:`~bayes_slr.formulas.phase.bayes_branches`.
 
     Attributes
     ----------
@@ -554,7 +554,7 @@ class Theory(Experiment[TheoryOptions, TheoryPoint, TheoryRow, TheoryResult]):
             return _population_row(config, point.estimator)
         if point.estimator in BAYES_ESTIMATORS:
             return _bayes_branch_row(config, point, options)
-        from bayes_slr.theory.replica_erm import erm_replica_point
+        from bayes_slr.formulas.replica_erm import erm_replica_point
 
         solved = erm_replica_point(
             config,
@@ -586,10 +586,10 @@ class Theory(Experiment[TheoryOptions, TheoryPoint, TheoryRow, TheoryResult]):
 
 @functools.lru_cache(maxsize=4)
 def _branches(config: SLRConfig, alpha: float, mc_samples: int, seed: int) -> Any:
-    """:func:`~bayes_slr.theory.phase.bayes_branches` at ``alpha`` (kept for the other row of the
+    """:func:`~bayes_slr.formulas.phase.bayes_branches` at ``alpha`` (kept for the other row of the
     same ``alpha``, solved next in the same process)."""
-    from bayes_slr.theory.bayes_channel import BayesChannel
-    from bayes_slr.theory.phase import bayes_branches
+    from bayes_slr.formulas.bayes_channel import BayesChannel
+    from bayes_slr.formulas.phase import bayes_branches
 
     channel = BayesChannel(config, mc_samples=mc_samples, seed=seed)
     return bayes_branches(config, alpha, channel=channel), channel
@@ -682,13 +682,13 @@ def _population_row(config: SLRConfig, estimator: str) -> TheoryRow:
     activation's population-optimal error (its large-norm limit where it has no finite
     optimum)."""
     if estimator == "bayes":
-        from bayes_slr.theory.bayes import bayes_error_exact
+        from bayes_slr.formulas.bayes import bayes_error_exact
 
         exact = bayes_error_exact(config)
         error, overlaps = exact.value, {"q_k": 1.0, "q_v": 1.0}
         diagnostics = PopulationDiagnostics(float(exact.error_bound), "")
     else:
-        from bayes_slr.theory.optimum import optimal_population_error
+        from bayes_slr.formulas.optimum import optimal_population_error
 
         optimum = optimal_population_error(estimator, config)
         error = optimum.error

@@ -1,6 +1,6 @@
 """Bayes risk with known directions by Monte Carlo: over the law of ``chi*``, and on simulated data.
 
-Two routes, independent of the exact integrals in :mod:`bayes_slr.theory.bayes`:
+Two routes, independent of the exact integrals in :mod:`bayes_slr.formulas.bayes`:
 
 * :func:`bayes_risk_mc` draws ``chi*`` from its population law (no ``D``): spiked,
   ``chi*_eps ~ N(sqrt(nu), 1)`` and the other tokens ``N(0, 1)``; max, i.i.d. ``N(0, 1)``

@@ -14,7 +14,7 @@ first``, ``(log second)' = 2 - third / second``; exact tails outside the table).
 uniform grid of ``nu`` and for a batch of means ``m``. With ``r = (y - o) / s`` this is the Laplace
 transform, over its centre ``o``, of the weight ``exp(kappa + sigma z) N(y; o, s^2)`` of one
 component of a Gaussian mixture (the Bayes-optimal output channel of
-:mod:`bayes_slr.theory.bayes_channel`). The ``r`` average is a trapezoid rule on a fixed grid of
+:mod:`bayes_slr.formulas.bayes_channel`). The ``r`` average is a trapezoid rule on a fixed grid of
 ``[-R_MAX, R_MAX]`` (the kernels vanish beyond it on the ``nu`` range used), so the table is read
 once for all means; a narrow law (``tau`` below :data:`NARROW_TAU`) is integrated on its own
 Gaussian rule instead.

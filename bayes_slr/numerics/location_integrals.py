@@ -9,7 +9,7 @@ The key projections of a sequence's tokens have independent Gaussian posteriors
   ``1/S = int exp(-t S) dt`` as a quadrature in ``log t`` of products of one-dimensional
   Gaussian integrals, tabulated once per evaluation (:func:`laplace_table`).
 
-Shared by the state evolution (:mod:`bayes_slr.theory.replica_bayes`) and the AMP algorithm
+Shared by the state evolution (:mod:`bayes_slr.formulas.replica_bayes`) and the AMP algorithm
 (:mod:`bayes_slr.inference.amp`). Pure functions of ``(nu, omega_k, V_k, mask)``, differentiable
 in ``omega_k``; ``-inf`` on padded tokens. Both are integrals over one quadrature variable ``u``
 of ``exp(T_l(u))`` with ``T_l`` a sum of one-token terms; :func:`argmax_location_derivatives` and

@@ -1,7 +1,7 @@
 """ERM training and its test error, tied to the population theory (docs/model.md sections 4-5).
 
 Routes compared: the Monte Carlo test error of trained estimators; the population
-error (quadrature, ``bayes_slr.theory``) at their overlaps; the population optimum of
+error (quadrature, ``bayes_slr.formulas``) at their overlaps; the population optimum of
 each activation plus the classical M-estimation excess risk ``tr(H^-1 G) / N``
 (sandwich formula) evaluated at the population optimum.
 """
@@ -21,10 +21,10 @@ from bayes_slr.attention.estimators import AttentionParams, overlaps, predict
 from bayes_slr.attention.training import fit_erm, initial_params, objective_and_grad_norm
 from bayes_slr.errors import ConfigError
 from bayes_slr.experiments import erm
+from bayes_slr.formulas.bayes import bayes_error_exact
+from bayes_slr.formulas.optimum import PopulationOptimum, optimal_population_error
 from bayes_slr.models.simulate import Teacher, draw_teacher, simulate
 from bayes_slr.models.spec import LengthLaw, SLRConfig
-from bayes_slr.theory.bayes import bayes_error_exact
-from bayes_slr.theory.optimum import PopulationOptimum, optimal_population_error
 
 ALPHA, LAM, TOL = 64.0, 0.01, 1e-6
 

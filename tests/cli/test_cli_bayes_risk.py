@@ -13,8 +13,8 @@ import pytest
 
 from bayes_slr import LengthLaw, SLRConfig
 from bayes_slr.cli.main import main
+from bayes_slr.formulas.bayes import bayes_error_exact
 from bayes_slr.inference.bayes_risk import bayes_risk_mc
-from bayes_slr.theory.bayes import bayes_error_exact
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 MC_SAMPLES = 2**16  # as in test_bayes_risk.py: the compiled Monte Carlo loop is shared

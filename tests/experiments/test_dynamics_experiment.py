@@ -4,7 +4,7 @@ command line, the table and the figure.
 
 Tiny runs (``D = 40``, a few logged points, small test sets and Monte Carlo draws): what is
 checked is what the experiment adds to the core (tests/attention/test_dynamics.py,
-tests/theory/test_flow.py check the numbers at size).
+tests/formulas/test_flow.py check the numbers at size).
 """
 
 import contextlib

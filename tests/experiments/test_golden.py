@@ -31,11 +31,11 @@ from typing import Any
 
 import pytest
 
+from bayes_slr.formulas.phase import bayes_branches
+from bayes_slr.formulas.replica_bayes import bayes_replica_point
+from bayes_slr.formulas.replica_erm import erm_replica_point
+from bayes_slr.formulas.state_evolution import state_evolution
 from bayes_slr.models.spec import LengthLaw, SLRConfig
-from bayes_slr.theory.phase import bayes_branches
-from bayes_slr.theory.replica_bayes import bayes_replica_point
-from bayes_slr.theory.replica_erm import erm_replica_point
-from bayes_slr.theory.state_evolution import state_evolution
 
 sys.path.insert(0, str(Path(__file__).parent / "golden"))
 from commands import COMMANDS, GOLDEN, POSTERIOR, run_command  # noqa: E402

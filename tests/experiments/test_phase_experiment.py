@@ -85,8 +85,8 @@ def test_rows_carry_the_thresholds_in_the_theorys_order(tiny):
 def test_thresholds_agree_with_the_branches_just_below_and_above(tiny):
     """At ``alpha_IT`` the Bayes-optimal branch switches from AMP's to the informed one; at
     ``alpha_alg`` AMP's branch ends (the two starts meet)."""
-    from bayes_slr.theory.bayes_channel import BayesChannel
-    from bayes_slr.theory.phase import bayes_branches
+    from bayes_slr.formulas.bayes_channel import BayesChannel
+    from bayes_slr.formulas.phase import bayes_branches
 
     _, output = tiny
     noisy = next(PhaseRow.from_dict(r) for r in output["rows"] if r["Delta"] == 0.001)
@@ -109,7 +109,7 @@ def test_resume_recomputes_nothing(tiny, capsys, monkeypatch):
     def must_not_run(*args, **kwargs):
         raise AssertionError("a finished point was recomputed")
 
-    from bayes_slr.theory import thresholds
+    from bayes_slr.formulas import thresholds
 
     monkeypatch.setattr(thresholds, "thresholds", must_not_run)
     again = run_json(capsys, [*TINY, "--out", str(folder)])
@@ -140,7 +140,7 @@ def test_bad_input_is_refused_in_one_line(extra, message, capsys, tmp_path):
 
 
 def test_options_defaults_and_the_core_agree():
-    from bayes_slr.theory import bayes_channel, fixed_point_curve
+    from bayes_slr.formulas import bayes_channel, fixed_point_curve
 
     assert CURVE_POINTS == fixed_point_curve.CURVE_POINTS
     assert DEFAULT_MC_SAMPLES == bayes_channel.DEFAULT_MC_SAMPLES

@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 
 from bayes_slr import LengthLaw, SLRConfig
+from bayes_slr.formulas.bayes import bayes_error_exact
 from bayes_slr.inference.bayes_risk import (
     bayes_risk_empirical,
     bayes_risk_mc,
     draw_population_scores,
 )
 from bayes_slr.inference.location import location_posterior
-from bayes_slr.theory.bayes import bayes_error_exact
 
 Z = 4.0
 ROUNDING = 1e-12  # floating-point rounding of the exact route, on top of its quadrature bound

@@ -25,14 +25,14 @@ import pytest
 from bayes_slr import ConfigError, LengthLaw, SLRConfig
 from bayes_slr.attention.activations import Activation, register_activation, unregister_activation
 from bayes_slr.attention.estimators import AttentionParams, predict
+from bayes_slr.formulas.bayes import bayes_error_exact
+from bayes_slr.formulas.population import population_error, population_terms
 from bayes_slr.inference import amp
 from bayes_slr.inference.bayes_risk import bayes_risk_mc
 from bayes_slr.inference.sampler_registry import auto_sampler
 from bayes_slr.models.numpyro_models import marginal_log_density
 from bayes_slr.models.simulate import draw_teacher, simulate
 from bayes_slr.models.variants import PlantedLaw, TiltedLaw, register_variant, unregister_variant
-from bayes_slr.theory.bayes import bayes_error_exact
-from bayes_slr.theory.population import population_error, population_terms
 
 NU = 1.5  # nu^2 = 2.25 exactly in float64, so sqrt(nu^2) == nu bit for bit
 

@@ -29,9 +29,9 @@ import numpy as np
 from bayes_slr.attention.activations import register_activation, sphere_erf
 from bayes_slr.attention.dynamics import TrainingRun, train_dynamics
 from bayes_slr.attention.trajectory import Checkpoint, Trajectory
+from bayes_slr.formulas.flow import FlowRun, Overlaps, escape_rate, matching_flow, solve_flow
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.records import provenance
-from bayes_slr.theory.flow import FlowRun, Overlaps, escape_rate, matching_flow, solve_flow
 
 SPIKED = SLRConfig("spiked", 100, LengthLaw.fixed(3), 2.0)
 ETA = 0.25

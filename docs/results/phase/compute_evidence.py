@@ -36,6 +36,10 @@ enable_compilation_cache()
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
+from bayes_slr.formulas.bayes_channel import BayesChannel  # noqa: E402
+from bayes_slr.formulas.phase import bayes_branches, bayes_error  # noqa: E402
+from bayes_slr.formulas.replica_bayes import bayes_replica_point  # noqa: E402
+from bayes_slr.formulas.state_evolution import state_evolution  # noqa: E402
 from bayes_slr.inference.evidence import (  # noqa: E402
     annealed_log_evidence,
     teacher_log_likelihood,
@@ -43,10 +47,6 @@ from bayes_slr.inference.evidence import (  # noqa: E402
 from bayes_slr.models.simulate import draw_teacher, simulate  # noqa: E402
 from bayes_slr.models.spec import LengthLaw, SLRConfig  # noqa: E402
 from bayes_slr.records import json_ready, provenance  # noqa: E402
-from bayes_slr.theory.bayes_channel import BayesChannel  # noqa: E402
-from bayes_slr.theory.phase import bayes_branches, bayes_error  # noqa: E402
-from bayes_slr.theory.replica_bayes import bayes_replica_point  # noqa: E402
-from bayes_slr.theory.state_evolution import state_evolution  # noqa: E402
 
 OUTPUT = Path(__file__).with_name("evidence.json")
 SMALL_NOISE = SLRConfig("spiked", 1, LengthLaw.fixed(3), 2.0, 0.001)

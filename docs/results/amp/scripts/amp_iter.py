@@ -7,10 +7,10 @@ import numpy as np
 from bayes_slr.jax_setup import enable_compilation_cache
 
 enable_compilation_cache()
+from bayes_slr.formulas.replica_bayes import bayes_state_evolution_history
 from bayes_slr.inference import amp
 from bayes_slr.models.simulate import draw_teacher
 from bayes_slr.models.spec import LengthLaw, SLRConfig
-from bayes_slr.theory.replica_bayes import bayes_state_evolution_history
 
 alpha = float(sys.argv[1])
 T = int(sys.argv[2])

@@ -1,7 +1,7 @@
 import json
 
+from bayes_slr.formulas.replica_bayes import bayes_replica_point
 from bayes_slr.models.spec import LengthLaw, SLRConfig
-from bayes_slr.theory.replica_bayes import bayes_replica_point
 
 cfg = SLRConfig("spiked", 1, LengthLaw.fixed(3), 2.0, 0.0)
 for alpha in (1.0, 1.02, 1.05, 1.1, 1.15, 1.2, 1.25, 1.5, 1.75, 2.0):

@@ -23,12 +23,12 @@ the gradient flow ``d theta/dt = -D grad (E/2)`` becomes the flow of ``E/2`` in 
   retraction, which adds ``-(eta V / (2 B q)) m`` to ``dm/dt``.
 
 ``A``, ``B``, their gradients and ``V`` are Monte Carlo averages over one set of draws of the
-population law of the scores (:mod:`bayes_slr.theory.channel`, the location integrated with the
+population law of the scores (:mod:`bayes_slr.formulas.channel`, the location integrated with the
 teacher's posterior, the student noise ``u`` in antithetic pairs), made once per run, so the
 right-hand side is a smooth deterministic function (JAX autodiff gives the gradients) and SciPy's
 ``solve_ivp`` integrates it. The antithetic pairs keep the symmetries exact: for an odd activation
 (``erf_sphere``) ``A = 0`` at ``m_k = 0``, so the saddle at ``m = 0`` is exactly a fixed point.
-The draws' accuracy is checked against the quadrature of :mod:`bayes_slr.theory.population` in the
+The draws' accuracy is checked against the quadrature of :mod:`bayes_slr.formulas.population` in the
 tests; the reported test error is the Monte Carlo ``E`` with its standard error.
 """
 
@@ -54,9 +54,9 @@ from bayes_slr.attention.trajectory import (
     log_spaced_times,
 )
 from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
+from bayes_slr.formulas.channel import draw_channel
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.models.variants import PlantedScores
-from bayes_slr.theory.channel import draw_channel
 
 METHODS = ("flow", "sgd")
 TERMS = ("auto", "closed_form", "monte_carlo")
@@ -251,7 +251,7 @@ def closed_form_available(activation: str, config: SLRConfig) -> bool:
     """Whether ``A`` and ``B`` have closed forms: an element-wise activation with a Gaussian mean
     and second moment (linear, ``erf_sphere``) on a planted law (spiked), where
     ``A = E[s(chi_loc)]`` and ``B = (E[L] - 1) E[s(chi_0)^2] + E[s(chi_loc)^2]``
-    (:mod:`bayes_slr.theory.elementwise`)."""
+    (:mod:`bayes_slr.formulas.elementwise`)."""
     record = get_activation(activation)
     return (
         not record.normalised

@@ -22,11 +22,11 @@ import jax.numpy as jnp
 
 from bayes_slr.attention.activations import attention_weights, get_activation, theory_terms_of
 from bayes_slr.errors import check_real
+from bayes_slr.formulas.channel import ChannelDraws, draw_channel, student_fields
+from bayes_slr.formulas.fixed_point import damped_fixed_point
+from bayes_slr.formulas.population import population_error
+from bayes_slr.formulas.result import TheoryPoint, check_solver_options
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.theory.channel import ChannelDraws, draw_channel, student_fields
-from bayes_slr.theory.fixed_point import damped_fixed_point
-from bayes_slr.theory.population import population_error
-from bayes_slr.theory.result import TheoryPoint, check_solver_options
 
 NEWTON_STEPS = 12
 BACKTRACK_STEPS = 20

@@ -1,4 +1,4 @@
-"""Checks of the replica-symmetric theory (bayes_slr.theory.replica_*) against
+"""Checks of the replica-symmetric theory (bayes_slr.formulas.replica_*) against
 independent routes.
 """
 
@@ -13,11 +13,11 @@ import pytest
 from bayes_slr.cli.main import main
 from bayes_slr.errors import ConfigError
 from bayes_slr.experiments.erm import erm_experiment
+from bayes_slr.formulas.bayes import bayes_error_exact
+from bayes_slr.formulas.optimum import optimal_population_error
+from bayes_slr.formulas.replica_bayes import bayes_replica_point
+from bayes_slr.formulas.replica_erm import erm_replica_point
 from bayes_slr.models.spec import LengthLaw, SLRConfig
-from bayes_slr.theory.bayes import bayes_error_exact
-from bayes_slr.theory.optimum import optimal_population_error
-from bayes_slr.theory.replica_bayes import bayes_replica_point
-from bayes_slr.theory.replica_erm import erm_replica_point
 
 SPIKED = SLRConfig("spiked", 1, LengthLaw.fixed(3), 2.0)
 MAX_INF = SLRConfig("max", 1, LengthLaw.fixed(3), math.inf)

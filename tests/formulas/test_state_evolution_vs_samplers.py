@@ -27,13 +27,13 @@ import jax
 import numpy as np
 import pytest
 
+from bayes_slr.formulas.bayes import bayes_error_exact
+from bayes_slr.formulas.replica_bayes import bayes_replica_point
 from bayes_slr.inference.posterior_io import overlaps
 from bayes_slr.inference.predictive import posterior_errors
 from bayes_slr.inference.samplers import sample_posterior
 from bayes_slr.models.simulate import draw_teacher, simulate
 from bayes_slr.models.spec import LengthLaw, SLRConfig
-from bayes_slr.theory.bayes import bayes_error_exact
-from bayes_slr.theory.replica_bayes import bayes_replica_point
 
 SPIKED = SLRConfig("spiked", 1, LengthLaw.fixed(3), 2.0, 0.1)
 SAMPLING = {"chains": 4, "warmup": 300, "samples": 300}

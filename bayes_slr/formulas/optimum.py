@@ -10,7 +10,7 @@ closed form used for linear attention).
 
 On max-SLR with ``nu = inf`` softmax and softplus have no optimum: their error falls
 as ``|k| -> inf`` along ``k = |k| k* / sqrt(D)`` (softmax to the Bayes error 0, softplus
-to the error of normalised ReLU weights); the limit (:mod:`bayes_slr.theory.large_norm`)
+to the error of normalised ReLU weights); the limit (:mod:`bayes_slr.formulas.large_norm`)
 is returned with the trend in the note.
 """
 
@@ -23,10 +23,10 @@ import numpy as np
 from scipy.optimize import minimize, minimize_scalar
 
 from bayes_slr.attention.activations import theory_terms_of
+from bayes_slr.formulas.large_norm import limit_terms
+from bayes_slr.formulas.population import check_config, score_law, terms_with_bounds
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics.integrals import STEP
-from bayes_slr.theory.large_norm import limit_terms
-from bayes_slr.theory.population import check_config, score_law, terms_with_bounds
 
 NORM_CAP = 30.0
 """Largest ``|m_k|`` and ``rho`` searched; an optimum on this boundary is reported in the note."""

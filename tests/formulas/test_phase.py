@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 from bayes_slr.errors import ConfigError
+from bayes_slr.formulas.bayes_channel import BayesChannel
+from bayes_slr.formulas.free_entropy import free_entropy
+from bayes_slr.formulas.phase import bayes_branches, bayes_error
+from bayes_slr.formulas.replica_bayes import bayes_replica_point
+from bayes_slr.formulas.state_evolution import state_evolution
+from bayes_slr.formulas.thresholds import thresholds
 from bayes_slr.models.spec import LengthLaw, SLRConfig
-from bayes_slr.theory.bayes_channel import BayesChannel
-from bayes_slr.theory.free_entropy import free_entropy
-from bayes_slr.theory.phase import bayes_branches, bayes_error
-from bayes_slr.theory.replica_bayes import bayes_replica_point
-from bayes_slr.theory.state_evolution import state_evolution
-from bayes_slr.theory.thresholds import thresholds
 
 SPIKED = SLRConfig("spiked", 1, LengthLaw.fixed(3), 2.0, 0.1)
 NOISELESS = SPIKED.replace(Delta=0.0)

@@ -32,8 +32,8 @@ from bayes_slr.attention.activations import (
     sphere_erf,
     unregister_activation,
 )
-from bayes_slr.theory import elementwise
-from bayes_slr.theory.population import population_error
+from bayes_slr.formulas import elementwise
+from bayes_slr.formulas.population import population_error
 
 
 def erf_prime(x: float) -> float:

@@ -26,8 +26,8 @@ import numpy as np
 from jax.scipy.special import log_ndtr
 
 from bayes_slr.attention.activations import get_activation
+from bayes_slr.formulas.normalised import PANEL_ORDER, XMAX
 from bayes_slr.numerics import integrals as q
-from bayes_slr.theory.normalised import PANEL_ORDER, XMAX
 
 
 def mean_score(activation: str, mu: jax.Array, var: jax.Array, c: jax.Array) -> jax.Array:

@@ -1,8 +1,8 @@
 """The order-parameter ODEs of training (docs/dynamics.md).
 
 Independent routes: the Monte Carlo risk that the ODE descends against the quadrature of
-``theory/population.py`` (four standard errors); the end of the flow against the population
-optimum (``theory/optimum.py``: the Bayes error for softmax, the closed form for linear); the
+``formulas/population.py`` (four standard errors); the end of the flow against the population
+optimum (``formulas/optimum.py``: the Bayes error for softmax, the closed form for linear); the
 escape rate at the saddle against its linearisation written out by hand with SciPy quadrature;
 exact properties of a gradient flow (the risk never increases; the sphere keeps its norms).
 """
@@ -21,10 +21,10 @@ from bayes_slr.attention.activations import (
     sphere_erf,
     unregister_activation,
 )
-from bayes_slr.theory.bayes import bayes_error_exact
-from bayes_slr.theory.flow import FlowRun, Overlaps, escape_rate, solve_flow
-from bayes_slr.theory.optimum import optimal_population_error
-from bayes_slr.theory.population import population_error
+from bayes_slr.formulas.bayes import bayes_error_exact
+from bayes_slr.formulas.flow import FlowRun, Overlaps, escape_rate, solve_flow
+from bayes_slr.formulas.optimum import optimal_population_error
+from bayes_slr.formulas.population import population_error
 
 SPIKED = SLRConfig("spiked", 1, LengthLaw.fixed(3), 2.0)
 MAX = SLRConfig("max", 1, LengthLaw.fixed(3), math.inf)

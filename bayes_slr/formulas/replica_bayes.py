@@ -23,16 +23,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from bayes_slr.errors import check_real
-from bayes_slr.models.spec import SLRConfig
-from bayes_slr.theory.channel import (
+from bayes_slr.formulas.channel import (
     ChannelDraws,
     draw_channel,
     log_output_partition,
     student_fields,
 )
-from bayes_slr.theory.fixed_point import damped_fixed_point
-from bayes_slr.theory.population import length_support, population_terms
-from bayes_slr.theory.result import TheoryPoint, check_solver_options
+from bayes_slr.formulas.fixed_point import damped_fixed_point
+from bayes_slr.formulas.population import length_support, population_terms
+from bayes_slr.formulas.result import TheoryPoint, check_solver_options
+from bayes_slr.models.spec import SLRConfig
 
 INNER_SAMPLES = 64
 Q_CEILING = 1.0 - 1e-12

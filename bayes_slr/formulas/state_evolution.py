@@ -1,7 +1,7 @@
 """The Bayes-optimal state evolution solved to a tight tolerance, from either start.
 
 The map is ``q_a <- alpha score_a(q) / (1 + alpha score_a(q))`` (docs/theory.md part B) with the
-channel of :mod:`bayes_slr.theory.bayes_channel`. Under the Nishimori identities it is increasing
+channel of :mod:`bayes_slr.formulas.bayes_channel`. Under the Nishimori identities it is increasing
 in ``q``: iterated from ``q = 0`` (the uninformative start) it climbs to the *least* fixed point,
 the one AMP reaches from a random start; from ``q = 1`` (the teacher, the informed start) it
 descends to the *greatest* fixed point. :func:`iterate_to_fixed_point` runs that monotone iteration
@@ -10,7 +10,7 @@ that a point is converged to ``1e-10`` in a few dozen channel evaluations.
 
 With ``Delta = 0`` the informed fixed point recovers ``v`` exactly (``q_v = 1``; with ``q_v = 1 -
 eps`` the value channel gives ``eps -> eps / alpha``): it is solved directly with every training
-location known (:meth:`~bayes_slr.theory.bayes_channel.BayesChannel.located_key_score`), and it is
+location known (:meth:`~bayes_slr.formulas.bayes_channel.BayesChannel.located_key_score`), and it is
 stable exactly when ``alpha > 1``.
 """
 
@@ -24,8 +24,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
+from bayes_slr.formulas.bayes_channel import BayesChannel
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.theory.bayes_channel import BayesChannel
 
 STARTS = ("uninformative", "informed")
 NEWTON_SWITCH = 1e-2

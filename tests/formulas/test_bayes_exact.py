@@ -14,9 +14,9 @@ import pytest
 from scipy import integrate, special
 
 from bayes_slr import ConfigError, LengthLaw, SLRConfig
-from bayes_slr.theory import normalised
-from bayes_slr.theory.bayes import bayes_error_exact
-from bayes_slr.theory.population import location_mean, terms_with_bounds
+from bayes_slr.formulas import normalised
+from bayes_slr.formulas.bayes import bayes_error_exact
+from bayes_slr.formulas.population import location_mean, terms_with_bounds
 
 
 def config(variant: str, L: int | LengthLaw, nu: float) -> SLRConfig:

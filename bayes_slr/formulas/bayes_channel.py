@@ -8,7 +8,7 @@ At overlaps ``q = (q_k, q_v)`` the state evolution and the free entropy (docs/th
 over ``(omega, y)`` from the SLR law at overlaps ``q``. The variant says whether its integrals
 allow a quadrature (:meth:`~bayes_slr.models.variants.TokenLaw.bayes_channel_quadrature`: spiked
 SLR, any length law, about 1e-10 relative); otherwise the averages are Monte Carlo over channel
-draws made once (common random numbers, :mod:`bayes_slr.theory.channel`), with their standard
+draws made once (common random numbers, :mod:`bayes_slr.formulas.channel`), with their standard
 errors and covariance from the per-draw spread.
 """
 
@@ -23,14 +23,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from bayes_slr.errors import check_int
-from bayes_slr.models.spec import SLRConfig
-from bayes_slr.theory.channel import (
+from bayes_slr.formulas.channel import (
     ChannelDraws,
     draw_channel,
     log_output_partition,
     student_fields,
 )
-from bayes_slr.theory.population import length_support
+from bayes_slr.formulas.population import length_support
+from bayes_slr.models.spec import SLRConfig
 
 QUADRATURE, MONTE_CARLO = "quadrature", "monte carlo"
 DEFAULT_MC_SAMPLES = 65536

@@ -13,7 +13,7 @@ over the final bracket. In between, ``alpha_IT`` is where the two branches' free
 
 * ``alpha_WR`` (weak recovery): none in SLR: ``q = 0`` is not a fixed point at any ``alpha > 0``
   (``v`` is learned at linear order, and for spiked SLR ``k`` too);
-  :func:`~bayes_slr.theory.phase.uninformative_scores` gives the first step of the map in closed
+  :func:`~bayes_slr.formulas.phase.uninformative_scores` gives the first step of the map in closed
   form.
 * ``Delta = 0``: exact recovery of ``v`` (``q_v = 1``) is a fixed point at every ``alpha``, stable
   iff ``alpha > 1`` (``1 - q_v -> (1 - q_v) / alpha``), and its free entropy is ``+inf`` above
@@ -32,11 +32,11 @@ import numpy as np
 from scipy import optimize
 
 from bayes_slr.errors import ConfigError, check_int, check_real
+from bayes_slr.formulas.bayes_channel import BayesChannel
+from bayes_slr.formulas.fixed_point_curve import CURVE_POINTS, CurvePoint, FixedPointCurve
+from bayes_slr.formulas.phase import fixed_point_record, uninformative_scores
+from bayes_slr.formulas.state_evolution import StateEvolutionPoint, state_evolution
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.theory.bayes_channel import BayesChannel
-from bayes_slr.theory.fixed_point_curve import CURVE_POINTS, CurvePoint, FixedPointCurve
-from bayes_slr.theory.phase import fixed_point_record, uninformative_scores
-from bayes_slr.theory.state_evolution import StateEvolutionPoint, state_evolution
 
 
 @dataclasses.dataclass(frozen=True)
@@ -225,7 +225,7 @@ def thresholds(
         The task (``D`` ignored).
     alpha_min, alpha_max : the range reported, ``0 < alpha_min < alpha_max``.
     tol : error bound asked of each located threshold, ``< (alpha_max - alpha_min) / 4``.
-    channel : the channel (default: a new :class:`~bayes_slr.theory.bayes_channel.BayesChannel`).
+    channel : the channel (default: a new :class:`~bayes_slr.formulas.bayes_channel.BayesChannel`).
     scan : points of the initial scan of the fixed-point curve (an S narrower than its spacing in
         ``logit(q_v)`` is missed: the note says how many points were scanned).
 

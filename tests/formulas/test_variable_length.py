@@ -12,12 +12,12 @@ import math
 
 import pytest
 
+from bayes_slr.formulas.bayes import bayes_error_exact
+from bayes_slr.formulas.optimum import optimal_population_error
+from bayes_slr.formulas.replica_bayes import bayes_replica_point
+from bayes_slr.formulas.replica_erm import erm_replica_point
+from bayes_slr.formulas.result import TheoryPoint
 from bayes_slr.models.spec import LengthLaw, SLRConfig
-from bayes_slr.theory.bayes import bayes_error_exact
-from bayes_slr.theory.optimum import optimal_population_error
-from bayes_slr.theory.replica_bayes import bayes_replica_point
-from bayes_slr.theory.replica_erm import erm_replica_point
-from bayes_slr.theory.result import TheoryPoint
 
 UNIFORM = SLRConfig("spiked", 1, LengthLaw.uniform(4), 2.0, 0.1)
 NOISELESS = UNIFORM.replace(Delta=0.0)

@@ -24,7 +24,7 @@ from bayes_slr.attention.activations import (
 )
 from bayes_slr.attention.dynamics import TrainingRun, train_dynamics
 from bayes_slr.attention.trajectory import first_crossing
-from bayes_slr.theory.flow import escape_rate, matching_flow, solve_flow
+from bayes_slr.formulas.flow import escape_rate, matching_flow, solve_flow
 
 SPIKED = SLRConfig("spiked", 100, LengthLaw.fixed(3), 2.0)
 OVERLAPS = ("m_k", "q_k", "m_v", "q_v")

@@ -16,10 +16,10 @@ import jax
 import numpy as np
 import pytest
 
+from bayes_slr.formulas.bayes_channel import BayesChannel
+from bayes_slr.formulas.phase import uninformative_scores
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.numerics import laplace_kernels, mixture_channel
-from bayes_slr.theory.bayes_channel import BayesChannel
-from bayes_slr.theory.phase import uninformative_scores
 
 SPIKED = SLRConfig("spiked", 1, LengthLaw.fixed(3), 2.0, 0.1)
 VARIABLE = SLRConfig("spiked", 1, LengthLaw.uniform(4), 1.0, 0.05)

@@ -33,9 +33,9 @@ import math
 import numpy as np
 from numpy.polynomial import legendre
 
+from bayes_slr.formulas.population import Terms, length_support
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics.integrals import BOUND_FLOOR
-from bayes_slr.theory.population import Terms, length_support
 
 X_RANGE = 10.0
 """The maximum's value is integrated on ``[0, 10]``: ``P(max > 10) < 1e-22 L``."""

@@ -2,9 +2,9 @@
 
 At each ``alpha`` the state evolution has a least fixed point (reached from the uninformative start:
 AMP's) and a greatest one (from the informed start). Where they differ, the Bayes-optimal one is
-the global maximiser of the free entropy (:mod:`bayes_slr.theory.free_entropy`).
+the global maximiser of the free entropy (:mod:`bayes_slr.formulas.free_entropy`).
 :func:`bayes_branches` solves both and says which, with each one's test error, free entropy and the
-mutual information; the thresholds between the phases are in :mod:`bayes_slr.theory.thresholds`.
+mutual information; the thresholds between the phases are in :mod:`bayes_slr.formulas.thresholds`.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ import jax.numpy as jnp
 import numpy as np
 from scipy import special
 
+from bayes_slr.formulas.bayes_channel import BayesChannel
+from bayes_slr.formulas.fixed_point_curve import FixedPointCurve
+from bayes_slr.formulas.free_entropy import FreeEntropy, free_entropy, mutual_information
+from bayes_slr.formulas.population import length_support
+from bayes_slr.formulas.replica_bayes import draw_errors, quadrature_bayes_error
+from bayes_slr.formulas.state_evolution import StateEvolutionPoint, state_evolution
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.theory.bayes_channel import BayesChannel
-from bayes_slr.theory.fixed_point_curve import FixedPointCurve
-from bayes_slr.theory.free_entropy import FreeEntropy, free_entropy, mutual_information
-from bayes_slr.theory.population import length_support
-from bayes_slr.theory.replica_bayes import draw_errors, quadrature_bayes_error
-from bayes_slr.theory.state_evolution import StateEvolutionPoint, state_evolution
 
 INFORMED_BUDGET = 400
 """Channel evaluations of the informed iteration before the fixed-point curve takes over."""
@@ -43,7 +43,7 @@ class BayesFixedPoint:
     ----------
     point : the fixed point (overlaps, convergence, stability).
     test_error : the Bayes-optimal predictor's excess test error at these overlaps (by quadrature
-        where :func:`~bayes_slr.theory.replica_bayes.quadrature_bayes_error` applies).
+        where :func:`~bayes_slr.formulas.replica_bayes.quadrature_bayes_error` applies).
     test_error_stderr : its Monte Carlo standard error (0 when channel and error are quadratures).
     free_entropy : the potential ``Phi`` at the point.
     """
@@ -167,7 +167,7 @@ def bayes_branches(
     config : SLRConfig
         The task (``D`` ignored).
     alpha : samples per dimension, ``> 0``.
-    channel : the channel (default: a new :class:`~bayes_slr.theory.bayes_channel.BayesChannel`).
+    channel : the channel (default: a new :class:`~bayes_slr.formulas.bayes_channel.BayesChannel`).
     tol : of the fixed points.
     """
     channel = BayesChannel(config) if channel is None else channel

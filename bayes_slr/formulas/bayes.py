@@ -5,7 +5,7 @@ attention at ``k = c_nu k*``. Under the spiked law the location's score is
 ``N(nu, nu)`` and the others ``N(0, nu)``; under max-SLR all scores are i.i.d.
 ``N(0, nu^2)`` (the location does not change the law of ``X``). Either way the
 tokens are independent and ``E[sum p^2] = int du {...}`` is one ``log t``
-integral of one-dimensional Gaussian expectations (:mod:`bayes_slr.theory.normalised`).
+integral of one-dimensional Gaussian expectations (:mod:`bayes_slr.formulas.normalised`).
 For max-SLR with ``nu = inf`` the location is the argmax of ``chi*``, a function of
 ``X``: the Bayes error is 0.
 """
@@ -15,10 +15,10 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+from bayes_slr.formulas import normalised
+from bayes_slr.formulas.population import check_config, length_support, location_mean
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics.integrals import BOUND_FLOOR
-from bayes_slr.theory import normalised
-from bayes_slr.theory.population import check_config, length_support, location_mean
 
 
 class ExactValue(NamedTuple):

@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 from bayes_slr.errors import ConfigError
+from bayes_slr.formulas.bayes import bayes_error_exact
+from bayes_slr.formulas.replica_bayes import bayes_replica_point, location_log_posterior
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.numerics.location_integrals import MAX_FINITE_NU
-from bayes_slr.theory.bayes import bayes_error_exact
-from bayes_slr.theory.replica_bayes import bayes_replica_point, location_log_posterior
 
 MAX_NU2 = SLRConfig("max", 1, LengthLaw.fixed(3), 2.0)
 MASK = jnp.array([True, True, True, False])  # three real tokens and one padded

@@ -22,10 +22,10 @@ from scipy.optimize import minimize_scalar
 
 from bayes_slr import ConfigError, LengthLaw, SLRConfig
 from bayes_slr.attention.activations import activation_names, attention_weights
+from bayes_slr.formulas.bayes import bayes_error_exact
+from bayes_slr.formulas.optimum import optimal_population_error
+from bayes_slr.formulas.population import population_error, population_terms, terms_with_bounds
 from bayes_slr.models.simulate import SLRBatch, Teacher, draw_teacher, streamed_mean
-from bayes_slr.theory.bayes import bayes_error_exact
-from bayes_slr.theory.optimum import optimal_population_error
-from bayes_slr.theory.population import population_error, population_terms, terms_with_bounds
 
 SPIKED = SLRConfig("spiked", 12, LengthLaw.fixed(3), 2.0)
 OPTIMISER_TOLERANCE = 1e-6

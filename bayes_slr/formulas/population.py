@@ -16,10 +16,10 @@ import numpy as np
 
 from bayes_slr.attention.activations import theory_terms_of
 from bayes_slr.errors import ConfigError, check_real
+from bayes_slr.formulas import elementwise, normalised
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.models.variants import PlantedScores, TiltedScores
 from bayes_slr.numerics.integrals import BOUND_FLOOR, STEP
-from bayes_slr.theory import elementwise, normalised
 
 
 class Terms(NamedTuple):

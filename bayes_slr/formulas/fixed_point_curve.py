@@ -6,8 +6,8 @@ q_v) s_v - q_v (1 - q_k) s_k``, negative at ``q_k = 0`` and positive at 1). The 
 where the fixed point is unique; a first-order transition shows as an S (a local maximum where the
 least fixed point ends, a local minimum where the greatest one appears). Computing the curve needs
 no iteration of the map, so it is as cheap at the folds, where the iteration slows down without
-bound, as anywhere else (:mod:`bayes_slr.theory.thresholds`, and the informed branch of
-:func:`bayes_slr.theory.phase.bayes_branches` where its iteration is slow).
+bound, as anywhere else (:mod:`bayes_slr.formulas.thresholds`, and the informed branch of
+:func:`bayes_slr.formulas.phase.bayes_branches` where its iteration is slow).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy import optimize, special
 
-from bayes_slr.theory.bayes_channel import BayesChannel
-from bayes_slr.theory.state_evolution import Q_CEILING
+from bayes_slr.formulas.bayes_channel import BayesChannel
+from bayes_slr.formulas.state_evolution import Q_CEILING
 
 CURVE_POINTS = 33
 """Points of the initial scan of the curve, uniform in ``logit(q_v)`` over ``CURVE_RANGE``."""

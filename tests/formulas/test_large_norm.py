@@ -2,7 +2,7 @@
 routes.
 
 The limit (normalised ReLU weights, argmax when every score is negative) is computed by
-quadrature in :mod:`bayes_slr.theory.large_norm`; here it must agree with a Monte Carlo
+quadrature in :mod:`bayes_slr.formulas.large_norm`; here it must agree with a Monte Carlo
 of the same weights within 4 standard errors, and the exact error along aligned keys of
 growing norm must fall towards it from above.
 """
@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from bayes_slr import LengthLaw, SLRConfig
-from bayes_slr.theory.optimum import TREND_NORMS, optimal_population_error
-from bayes_slr.theory.population import population_terms
+from bayes_slr.formulas.optimum import TREND_NORMS, optimal_population_error
+from bayes_slr.formulas.population import population_terms
 
 LAWS = {"L=3": LengthLaw.fixed(3), "L=10": LengthLaw.fixed(10), "L~U{1..4}": LengthLaw.uniform(4)}
 

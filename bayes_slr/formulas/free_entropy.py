@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from bayes_slr.errors import ConfigError, check_real
-from bayes_slr.theory.bayes_channel import BayesChannel
+from bayes_slr.formulas.bayes_channel import BayesChannel
 
 
 def prior_free_entropy(q: float) -> float:
