@@ -1,7 +1,7 @@
 """Cost of one ERM point of ``bayes-slr gap`` (issue 12): the default against a baseline, in one
 process.
 
-A point is ``erm_experiment`` for one activation and task: ``--seeds`` teachers and
+A point is ``erm_study`` for one activation and task: ``--seeds`` teachers and
 training sets at ``D = 100``, ``alpha = 16``, test error on 20 000 fresh samples per seed.
 
 - baseline: what ``gap`` ran before issue 12: one random start, fixed ``lam = 1e-3``;
@@ -24,9 +24,9 @@ import math
 import time
 
 import bayes_slr  # noqa: F401  (float64)
-from bayes_slr.experiments.erm import DEFAULT_STARTS, erm_experiment
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.records import package_versions
+from bayes_slr.studies.erm import DEFAULT_STARTS, erm_study
 
 POINTS = {
     "readme spiked nu=2 L=3 softmax": (
@@ -62,7 +62,7 @@ def main() -> None:
     figures = {}
     for name, (config, activation) in POINTS.items():
         runs = {
-            "baseline": lambda: erm_experiment(
+            "baseline": lambda: erm_study(
                 config,
                 activation,
                 alpha=args.alpha,
@@ -71,7 +71,7 @@ def main() -> None:
                 starts=1,
                 predict_population=False,
             ),
-            "default": lambda: erm_experiment(
+            "default": lambda: erm_study(
                 config,
                 activation,
                 alpha=args.alpha,
@@ -91,7 +91,7 @@ def main() -> None:
                 "stderr": summary.stderr,
                 "zero_error": summary.zero_error,
                 "lam": list(summary.lam),
-                "iterations_max": max(r["iterations"] for r in summary.per_seed),
+                "iterations_max": max(r.iterations for r in summary.per_seed),
                 "restarts_agree": summary.restarts_agree,
             }
             print(

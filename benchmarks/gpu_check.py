@@ -37,7 +37,6 @@ import jax.numpy as jnp
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr import LengthLaw, SLRConfig
 from bayes_slr.experiments.amp import amp_check_kernel
-from bayes_slr.experiments.erm import erm_experiment
 from bayes_slr.formulas.bayes import bayes_error_exact
 from bayes_slr.formulas.replica_bayes import bayes_replica_point
 from bayes_slr.inference.bayes_risk import bayes_risk_mc
@@ -46,6 +45,7 @@ from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.simulate import draw_teacher, simulate
 from bayes_slr.models.spec import training_size
 from bayes_slr.records import json_ready, provenance
+from bayes_slr.studies.erm import erm_study
 
 SPIKED = SLRConfig("spiked", 1, LengthLaw.fixed(3), 2.0, 0.1)
 
@@ -69,7 +69,7 @@ def _monte_carlo_bayes_risk(samples: int) -> Kernel:
 
 def _erm(D: int) -> Kernel:
     def run() -> tuple[float, float]:
-        summary = erm_experiment(
+        summary = erm_study(
             SPIKED.replace(D=D), "softmax", alpha=4.0, lam=1.0, seeds=1, starts=1, N_test=10_000
         )
         return summary.test_error, 4 * summary.stderr + 1e-6

@@ -11,11 +11,11 @@ import argparse
 import json
 import time
 
-from bayes_slr.experiments.erm import erm_experiment
 from bayes_slr.formulas.replica_bayes import bayes_replica_point
 from bayes_slr.formulas.replica_erm import erm_replica_point
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.spec import LengthLaw, SLRConfig
+from bayes_slr.studies.erm import erm_study
 
 CONFIG = SLRConfig("spiked", 200, LengthLaw.fixed(3), 2.0)
 ALPHAS = (4.0, 8.0)
@@ -57,9 +57,7 @@ def main() -> None:
             ]
         )
         simulation, _ = timed(
-            lambda: [
-                erm_experiment(CONFIG, activation, alpha=a, lam=LAM, seeds=SEEDS) for a in ALPHAS
-            ]
+            lambda: [erm_study(CONFIG, activation, alpha=a, lam=LAM, seeds=SEEDS) for a in ALPHAS]
         )
         figures[activation] = {
             "theory_first_point_s": first,

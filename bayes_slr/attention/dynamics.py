@@ -63,6 +63,7 @@ from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
 from bayes_slr.models.scoring import ExcessError, direction_overlaps
 from bayes_slr.models.simulate import SLRBatch, Teacher, draw_teacher, simulate
 from bayes_slr.models.spec import SLRConfig, training_size
+from bayes_slr.numerics.record import Record
 
 METHODS = ("gd", "sgd")
 """Training methods on data: full-batch gradient descent, online SGD."""
@@ -74,7 +75,7 @@ LOSS_LIMIT = 1e6
 
 
 @dataclasses.dataclass(frozen=True)
-class TrainingRun:
+class TrainingRun(Record):
     """One training run: setting, method, step, seed. Checked on creation (``ConfigError``).
 
     Attributes
@@ -141,20 +142,6 @@ class TrainingRun:
     def time_per_step(self) -> float:
         """ODE time of one step: ``eta`` (gd) or ``eta / D`` (sgd)."""
         return self.eta if self.method == "gd" else self.eta / self.config.D
-
-    def to_record(self) -> dict[str, Any]:
-        """JSON-ready settings (the config through ``SLRConfig.to_dict``)."""
-        record = dataclasses.asdict(self)
-        record["config"] = self.config.to_dict()
-        return record
-
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> TrainingRun:
-        """Inverse of :meth:`to_record` (checked again); ``ConfigError`` if malformed."""
-        try:
-            return cls(**{**record, "config": SLRConfig.from_dict(record["config"])})
-        except (KeyError, TypeError) as exc:
-            raise ConfigError(f"training run record is incomplete or malformed: {exc}") from exc
 
 
 class RunKeys(NamedTuple):

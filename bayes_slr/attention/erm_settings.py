@@ -1,9 +1,10 @@
 """How ERM is run (docs/erm.md): the settings record and its defaults, checked without JAX.
 
-:class:`ERMSettings` holds every choice of an ERM run besides the task and the data (ridge,
+:class:`ERMSettings` holds every choice of an ERM run besides the task, the data and the root
+seed (ridge,
 starts, optimiser, seeds, test sequences, the validation of ``lam="auto"``); it is validated
 when built, so an experiment's options can refuse a bad value before any computation.
-:func:`bayes_slr.experiments.erm.erm_experiment` runs it.
+:func:`bayes_slr.studies.erm.erm_study` runs it.
 """
 
 from __future__ import annotations
@@ -61,14 +62,13 @@ def check_training_options(
 
 @dataclasses.dataclass(frozen=True)
 class ERMSettings:
-    """Every choice of an ERM run besides the task and the data; checked when built.
+    """Every choice of an ERM run besides the task, the data and the root seed; checked when built.
 
     Attributes
     ----------
     lam : ridge ``>= 0``, or ``"auto"``: chosen per seed by validation on a held-out
         ``validation_fraction`` of the training set over ``lam_grid`` (docs/erm.md).
     seeds : independent teachers and training sets (1 for given data).
-    seed : root seed of the teachers, training sets, starts and test sequences.
     init : which start is the estimator: the lowest-training-loss random start, or the
         informed start at the teacher (a reference, not an estimator).
     starts : random starts per training set.
@@ -87,7 +87,6 @@ class ERMSettings:
 
     lam: float | str = LAM_AUTO
     seeds: int = 1
-    seed: int = 0
     init: str = "random"
     starts: int = DEFAULT_STARTS
     optimizer: str = "lbfgs"
@@ -107,7 +106,6 @@ class ERMSettings:
         check_real("tol", self.tol, minimum=0.0, strict=True)
         check_int("max_iter", self.max_iter, 1)
         check_int("seeds", self.seeds, 1)
-        check_int("seed", self.seed, 0)
         check_int("starts", self.starts, 1)
         check_int("patience", self.patience, 1)
         check_int("N_test", self.N_test, 2)

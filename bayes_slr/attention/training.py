@@ -13,7 +13,7 @@ Objective, per sample (the minimiser is that of docs/model.md's sum):
   whose weights sum to ``O(L)`` (a larger step diverges).
 
 The core, :func:`train`, is a pure JAX function of arrays: ``jax.vmap`` runs several
-seeds at once (see :func:`bayes_slr.experiments.erm.erm_experiment`).
+seeds at once (see :func:`bayes_slr.studies.erm.erm_study`).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from bayes_slr.errors import ConfigError, RunStopped, check_int
-from bayes_slr.records import json_ready
+from bayes_slr.numerics.record import Record, converter, structure
 
 OVERLAP_NAMES = ("m_k", "q_k", "m_v", "q_v", "k_vstar", "v_kstar", "k_v", "c")
 """Order parameters of a point (docs/model.md section 4, all divided by ``D``; ``c`` the erf
@@ -25,7 +25,7 @@ offset)."""
 
 
 @dataclasses.dataclass(frozen=True)
-class TrajectoryPoint:
+class TrajectoryPoint(Record):
     """The state of a run at one logged step.
 
     Attributes
@@ -57,23 +57,6 @@ class TrajectoryPoint:
     test_stderr: float
     loss: float
 
-    def to_record(self) -> dict[str, Any]:
-        """JSON-ready fields (non-finite floats as the strings ``records.json_ready`` writes)."""
-        return json_ready(dataclasses.asdict(self))
-
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> TrajectoryPoint:
-        """Inverse of :meth:`to_record`; ``ConfigError`` on a missing or malformed field."""
-        try:
-            values = {field.name: record[field.name] for field in dataclasses.fields(cls)}
-            step = values.pop("step")
-            return cls(
-                step=None if step is None else int(step),
-                **{name: float(value) for name, value in values.items()},
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ConfigError(f"trajectory point record is incomplete or malformed: {exc}") from exc
-
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Trajectory:
@@ -81,7 +64,7 @@ class Trajectory:
 
     Attributes
     ----------
-    settings : the run's full description (a frozen dataclass with ``to_record()``:
+    settings : the run's full description (a :class:`~bayes_slr.numerics.record.Record`:
         :class:`~bayes_slr.attention.dynamics.TrainingRun` or
         :class:`~bayes_slr.formulas.flow.FlowRun`).
     points : the logged points in time order.
@@ -89,7 +72,7 @@ class Trajectory:
         state on the order parameters), to resume or score again.
     """
 
-    settings: Any
+    settings: Record
     points: tuple[TrajectoryPoint, ...]
     final: Any = None
 
@@ -133,24 +116,20 @@ class Trajectory:
         values = self.column(name)
         return first_crossing(self.column("time"), np.abs(values) if magnitude else values, level)
 
-    def to_record(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the settings' record and the points (not the final iterate)."""
-        return {
-            "settings": self.settings.to_record(),
-            "points": [point.to_record() for point in self.points],
-        }
+        return {"settings": self.settings.to_dict(), "points": converter.unstructure(self.points)}
 
     @classmethod
-    def from_record(cls, record: dict[str, Any], settings_type: type) -> Trajectory:
-        """Inverse of :meth:`to_record`; ``settings_type`` (``TrainingRun``, ``FlowRun``) reads the
-        settings with its ``from_record``. ``ConfigError`` if malformed."""
+    def from_dict(cls, record: dict[str, Any], settings_type: type[Record]) -> Trajectory:
+        """Inverse of :meth:`to_dict`; ``settings_type`` (``TrainingRun``, ``FlowRun``) is the
+        settings' record type. ``ConfigError`` if malformed."""
         try:
             settings, points = record["settings"], record["points"]
         except (KeyError, TypeError) as exc:
             raise ConfigError(f"trajectory record is incomplete or malformed: {exc}") from exc
         return cls(
-            settings_type.from_record(settings),
-            tuple(TrajectoryPoint.from_record(point) for point in points),
+            structure(settings, settings_type), structure(points, tuple[TrajectoryPoint, ...])
         )
 
 

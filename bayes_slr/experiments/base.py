@@ -22,16 +22,13 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-import math
 import types
 import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
-import cattrs
-
-from bayes_slr.errors import ConfigError
+from bayes_slr.numerics.record import Record
 from bayes_slr.registry import Registry
 
 ERROR_CONVENTION = (
@@ -112,43 +109,6 @@ def option_spec(field: dataclasses.Field) -> OptionSpec:
     if spec is None:
         raise TypeError(f"field {field.name} was not declared with option()")
     return spec
-
-
-converter = cattrs.Converter()
-"""Turns records (JSON-ready dicts) into typed objects and back. Floats accept the strings
-``"inf"``, ``"-inf"`` and ``"nan"`` that logs written before hold for non-finite values, and
-``null`` (how the JSON outputs write ``nan``, :func:`bayes_slr.records.json_text`) as ``nan``
-where the field is a plain ``float``."""
-converter.register_structure_hook(
-    float, lambda value, _: math.nan if value is None else float(value)
-)
-converter.register_structure_hook(Path, lambda value, _: Path(value))
-converter.register_unstructure_hook(Path, str)
-
-
-def structure[T](data: Any, kind: type[T]) -> T:
-    """``data`` (a JSON-ready value) as an object of ``kind`` (a record, or a union of records);
-    ``ConfigError`` when it does not fit."""
-    try:
-        return converter.structure(data, kind)
-    except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(
-            f"a {getattr(kind, '__name__', kind)} record does not fit ({exc})"
-        ) from exc
-
-
-@dataclasses.dataclass(frozen=True)
-class Record:
-    """A frozen dataclass that converts to and from a JSON-ready dict (points, rows, parts)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """The fields as a dict of JSON-ready values (nested records as dicts, tuples as lists)."""
-        return converter.unstructure(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Self:
-        """Inverse of :meth:`to_dict`; ``ConfigError`` when ``data`` does not fit the fields."""
-        return structure(data, cls)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -451,7 +451,7 @@ def _references(activation: str, config: Any) -> tuple[float | None, str, float]
 
     try:
         optimum = optimal_population_error(activation, config)
-        value, note = float(optimum.error), optimum.note
+        value, note = optimum.error, optimum.overlaps.note
     except ConfigError as exc:
         value, note = None, f"no population optimum: {exc}"
     return value, note, float(bayes_error_exact(config).value)

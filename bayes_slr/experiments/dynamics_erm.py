@@ -5,7 +5,7 @@ set (docs/dynamics.md). This module puts its end beside two references of the sa
 (docs/dynamics.md, "Finite alpha"):
 
 - the multi-start L-BFGS minimum on the same training set and ridge
-  (:func:`~bayes_slr.experiments.erm.erm_experiment` with the data given: the toolkit's ERM
+  (:func:`~bayes_slr.studies.erm.erm_study` with the data given: the toolkit's ERM
   minimiser, its random starts and stopping rule ``|grad| <= 1e-6``), scored on the test sequences
   of the run (a paired comparison: both errors on the same sequences);
 - the replica-symmetric ERM error at ``(alpha, lam)``
@@ -43,13 +43,14 @@ from bayes_slr.attention.erm_settings import ERMSettings
 from bayes_slr.errors import ConfigError
 from bayes_slr.experiments.base import Record
 from bayes_slr.experiments.tables import ROUNDING
+from bayes_slr.studies.erm_records import ERMSeed
 
 STATIONARITY = ERMSettings().tol
 """Gradient norm below which a point counts as stationary: L-BFGS's stopping rule in
-``erm_experiment`` (``|grad| <= 1e-6``)."""
+``erm_study`` (``|grad| <= 1e-6``)."""
 ERROR_SIGMAS = 2.0
 """Test errors agree within this many combined Monte Carlo standard errors (the agreement rule of
-``erm_experiment``'s restarts)."""
+``erm_study``'s restarts)."""
 DEFAULT_REPLICA_SAMPLES = 8192
 """Channel draws of the replica ERM equations (the theory's own default): at ``alpha = 4``,
 ``lam = 1``, ``L = 3`` the error moves by 0.006 to 0.019 from 2048 to 8192 draws and by 0.004
@@ -195,21 +196,16 @@ def settle_index(values: Sequence[float], target: float, tolerance: float) -> in
     return None if first == len(values) else first
 
 
-def _lbfgs_minimum(run: Any, teacher: Any, training_set: Any) -> tuple[Any, dict[str, Any]]:
+def _lbfgs_minimum(run: Any, teacher: Any, training_set: Any) -> tuple[Any, ERMSeed]:
     """The multi-start L-BFGS minimum of the run's objective on its training set: the selected
-    parameters and ``erm_experiment``'s record of the seed."""
+    parameters and ``erm_study``'s record of the seed."""
     import jax
 
-    from bayes_slr.experiments.erm import erm_experiment
+    from bayes_slr.studies.erm import erm_study
 
-    summary = erm_experiment(
-        run.config,
-        run.activation,
-        data=(teacher, training_set),
-        lam=run.lam,
-        seed=run.seed,
-        N_test=run.N_test,
-        predict_population=False,
+    settings = ERMSettings(lam=run.lam, N_test=run.N_test, predict_population=False)
+    summary = erm_study(
+        run.config, run.activation, settings, run.seed, data=(teacher, training_set)
     )
     return jax.tree_util.tree_map(lambda leaf: leaf[0], summary.params), summary.per_seed[0]
 
@@ -249,22 +245,22 @@ def compare_with_erm(trajectory: Any, replica_samples: int) -> ERMComparison:
     error = run_test_error(run, teacher, minimum)
     gd_grad_norm = float(objective_and_grad_norm(gd_end, training_set, run.activation, run.lam)[1])
     distance = _distance(gd_end, minimum)
-    gap = float(last.loss) - record["train_loss"]
-    objective_tolerance = max(gd_grad_norm, record["grad_norm"]) * distance + ROUNDING
+    gap = float(last.loss) - record.train_loss
+    objective_tolerance = max(gd_grad_norm, record.grad_norm) * distance + ROUNDING
     error_tolerance = ERROR_SIGMAS * math.hypot(float(last.test_stderr), error.stderr)
     reach = settle_index(trajectory.column("test_error"), error.value, error_tolerance)
     reached = None if reach is None else trajectory.points[reach]
     overlaps = direction_overlaps(minimum.k, minimum.v, teacher)
     replica = replica_reference(run.config, run.activation, run.alpha, run.lam, replica_samples)
-    starts = record["starts"]["train_loss"]
+    starts = record.starts.train_loss
     return ERMComparison(
         gd_objective=float(last.loss),
         gd_grad_norm=gd_grad_norm,
-        lbfgs_objective=record["train_loss"],
-        lbfgs_grad_norm=record["grad_norm"],
-        lbfgs_converged=record["converged"],
+        lbfgs_objective=record.train_loss,
+        lbfgs_grad_norm=record.grad_norm,
+        lbfgs_converged=record.converged,
         lbfgs_start_spread=max(starts) - min(starts),
-        informed_objective=record["informed"]["train_loss"],
+        informed_objective=record.informed.train_loss,
         objective_gap=gap,
         objective_tolerance=objective_tolerance,
         distance=distance,

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from bayes_slr.errors import ConfigError
-from bayes_slr.records import atomic_write
+from bayes_slr.numerics.record import structure
+from bayes_slr.records import atomic_write, json_text
 
 STEM = "dynamics"
 CHECKPOINT = "checkpoint"
@@ -111,7 +112,9 @@ def write_state(path: Path, key: str, checkpoint: Any, **extra: str) -> None:
         "step": np.asarray(checkpoint.step),
         "time": np.asarray(last.time),
         **{name: np.asarray(getattr(last, name)) for name in LAST_POINT_FIELDS},
-        "points": np.asarray(json.dumps([point.to_record() for point in checkpoint.points])),
+        "points": np.asarray(
+            json_text([point.to_dict() for point in checkpoint.points], indent=None)
+        ),
         "key": np.asarray(key),
         **{name: np.asarray(value) for name, value in extra.items()},
     }
@@ -144,7 +147,7 @@ def _checkpoint_of(contents: dict[str, Any]) -> Any:
     from bayes_slr.attention.trajectory import Checkpoint, TrajectoryPoint
 
     params = AttentionParams(*(jnp.asarray(contents[name]) for name in ("k", "v", "c")))
-    points = tuple(TrajectoryPoint.from_record(p) for p in json.loads(contents["points"]))
+    points = structure(json.loads(contents["points"]), tuple[TrajectoryPoint, ...])
     return Checkpoint(int(contents["step"]), params, points)
 
 

@@ -1,7 +1,7 @@
 """The ERM columns of ``gap``: the typed ERM error of one activation, how one ERM point is
 trained and scored, the oracle beside it, and the paired differences on held-out sequences.
 
-An ERM point trains attention by :func:`~bayes_slr.experiments.erm.erm_experiment` on
+An ERM point trains attention by :func:`~bayes_slr.studies.erm.erm_study` on
 ``seeds`` drawn teachers at the options' ``alpha``, or on a data file (one training set: the
 whole file when it holds its teacher, else the part not held out), and scores it on fresh
 sequences of each teacher beside the zero predictor and the oracle (the teacher's own Bayes
@@ -14,75 +14,19 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from bayes_slr.experiments.base import Record
+from bayes_slr.experiments.gap_records import (
+    ERMError,
+    Estimate,
+    FittedParameters,
+    GapOptions,
+    GapRow,
+)
 from bayes_slr.experiments.task import task_config
 from bayes_slr.models.spec import SLRConfig
-
-if TYPE_CHECKING:
-    from bayes_slr.experiments.gap import GapOptions, GapRow
-
-
-@dataclasses.dataclass(frozen=True)
-class Estimate(Record):
-    """A Monte Carlo estimate and its standard error."""
-
-    value: float
-    stderr: float
-
-
-@dataclasses.dataclass(frozen=True)
-class FittedParameters(Record):
-    """The selected ERM fit ``k``, ``v``, ``c`` (kept for data without a teacher, whose
-    activations are compared again on the same held-out sequences)."""
-
-    k: tuple[float, ...]
-    v: tuple[float, ...]
-    c: float
-
-
-@dataclasses.dataclass(frozen=True)
-class ERMError(Record):
-    """The ERM test error of one activation (docs/erm.md).
-
-    Attributes
-    ----------
-    test_error, stderr : mean over seeds of the selected start's test error, and its standard
-        error (over seeds; with one data set, over its test sequences).
-    lam : the ridge of each seed; ``lam_auto``: chosen by validation.
-    restarts_agree : whether the random starts agree (``None`` with one start).
-    start_spread : largest spread of the random starts' test errors over the seeds.
-    converged : every reported fit reached the gradient tolerance.
-    informed_test_error : the informed start's (a reference; ``None`` without a teacher).
-    zero_error : the zero predictor's on the same sequences (``|v*|^2/D`` for a teacher).
-    excess_over_zero, excess_over_zero_stderr : test error minus the zero predictor's, paired
-        per seed, and its standard error.
-    notes : sentences that must accompany the number (disagreeing starts, no convergence, a
-        ridge at the edge of the grid); printed as warnings.
-    fit : the selected fit, for data without a teacher (else ``None``).
-    """
-
-    test_error: float
-    stderr: float
-    lam: tuple[float, ...]
-    lam_auto: bool
-    restarts_agree: bool | None
-    start_spread: float
-    converged: bool
-    informed_test_error: float | None
-    zero_error: float
-    excess_over_zero: float
-    excess_over_zero_stderr: float
-    notes: tuple[str, ...] = ()
-    fit: FittedParameters | None = None
-
-    @property
-    def above_zero(self) -> bool:
-        """Worse than the zero predictor by more than two standard errors."""
-        return self.excess_over_zero > 2.0 * self.excess_over_zero_stderr
 
 
 def erm_warnings(activation: str, erm: ERMError, population: float | None) -> list[str]:
@@ -111,38 +55,40 @@ def erm_point(
     the same test sequences (``None`` without a teacher).
 
     Mean and standard error over seeds of the lowest-training-loss random start
-    (:func:`~bayes_slr.experiments.erm.erm_experiment`, scored on ``N_test`` fresh sequences of
+    (:func:`~bayes_slr.studies.erm.erm_study`, scored on ``N_test`` fresh sequences of
     each teacher, or on the held-out part of a data file without one: then the selected fit is
     kept to compare the activations on the same sequences, :func:`held_out_differences`).
     """
-    from bayes_slr.experiments.erm import erm_experiment
+    from bayes_slr.studies.erm import erm_study
 
     teacher, train, test = _training_data(options)
-    summary = erm_experiment(
+    settings = options.erm_settings()
+    summary = erm_study(
         config.replace(D=options.D, Delta=options.Delta),
         activation,
+        settings=settings,
+        seed=options.seed,
         alpha=options.training_ratio() if train is None else None,
-        settings=options.erm_settings(),
         data=None if train is None else (teacher, train),
         test_set=test,
     )
     per_seed = summary.per_seed
-    zero_diffs = [r["test_error"] - r["zero_error"] for r in per_seed]
+    zero_diffs = [r.test_error - r.zero_error for r in per_seed]
     k, v, c = (np.asarray(leaf[0], dtype=float) for leaf in summary.params)
     fit = None if test is None else FittedParameters(tuple(k.tolist()), tuple(v.tolist()), float(c))
     erm = ERMError(
         test_error=summary.test_error,
         stderr=summary.stderr,
         lam=summary.lam,
-        lam_auto=options.erm_settings().lam_auto,
+        lam_auto=settings.lam_auto,
         restarts_agree=summary.restarts_agree,
-        start_spread=max(r["start_spread"] for r in per_seed),
-        converged=all(r["converged"] for r in per_seed),
+        start_spread=max(r.start_spread for r in per_seed),
+        converged=all(r.converged for r in per_seed),
         informed_test_error=summary.informed_test_error,
         zero_error=summary.zero_error,
         # paired with the test error (same test samples): the spread over seeds of the difference
         excess_over_zero=sum(zero_diffs) / len(zero_diffs),
-        excess_over_zero_stderr=_paired_stderr(zero_diffs, [r["stderr"] for r in per_seed]),
+        excess_over_zero_stderr=_paired_stderr(zero_diffs, [r.stderr for r in per_seed]),
         notes=summary.notes,
         fit=fit,
     )

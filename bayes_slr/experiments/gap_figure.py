@@ -11,16 +11,15 @@ only when a new figure is made.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from bayes_slr.errors import ConfigError
+from bayes_slr.experiments.gap_records import GapOptions, GapRow
 from bayes_slr.experiments.task import describe_nu
-
-if TYPE_CHECKING:
-    from bayes_slr.experiments.gap import GapOptions, GapResult, GapRow
 
 YMAX = 1.05
 """Top of the axis: values above it are drawn at the edge with an arrow and their value."""
@@ -39,17 +38,17 @@ YMIN = -0.02
 """Bottom of the axis, a little below 0 so that errors of 0 (max-SLR at ``nu = inf``) show."""
 
 
-def draw_gap(result: GapResult, ax: Any = None) -> Any:
-    """Draw ``result`` (see :meth:`~bayes_slr.experiments.gap.GapResult.plot`): on ``ax``, one
-    axes per (variant, ``nu``) setting, or on a new figure whose title states the ERM settings.
-    Returns the axes (an array of them when there are several settings)."""
-    settings = list(dict.fromkeys((row.variant, row.nu) for row in result.rows))
+def draw_gap(options: GapOptions, rows: Sequence[GapRow], ax: Any = None) -> Any:
+    """Draw a result's ``rows`` (see :meth:`~bayes_slr.experiments.gap.GapResult.plot`): on
+    ``ax``, one axes per (variant, ``nu``) setting, or on a new figure whose title states the ERM
+    settings of ``options``. Returns the axes (an array of them when there are several
+    settings)."""
+    settings = list(dict.fromkeys((row.variant, row.nu) for row in rows))
     axes = _panels(ax, len(settings))
     for panel, setting in zip(axes, settings):
-        rows = [row for row in result.rows if (row.variant, row.nu) == setting]
-        _draw_panel(panel, rows, result.options)
-    if ax is None and result.options.runs_erm:
-        axes[0].figure.suptitle(erm_settings_line(result.options), fontsize=8)
+        _draw_panel(panel, [row for row in rows if (row.variant, row.nu) == setting], options)
+    if ax is None and options.runs_erm:
+        axes[0].figure.suptitle(erm_settings_line(options), fontsize=8)
     return axes[0] if len(axes) == 1 else np.array(axes)
 
 

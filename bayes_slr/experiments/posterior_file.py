@@ -147,7 +147,8 @@ def point_file(folder: Path, alpha: float) -> Path:
 
 def settings_record(options: Any, alpha: float, N: int, sampler: str) -> dict[str, Any]:
     """The settings a posterior file records beside its task (``options``: the resolved
-    :class:`~bayes_slr.experiments.posterior.SamplingOptions`; ``sampler``: the kernel that ran)."""
+    :class:`~bayes_slr.experiments.posterior_options.SamplingOptions`; ``sampler``: the kernel
+    that ran)."""
     return {
         "alpha": alpha,
         "N": N,

@@ -17,10 +17,9 @@ import jax
 import numpy as np
 import xarray as xr
 
+from bayes_slr.attention.erm_settings import ERMSettings
 from bayes_slr.attention.estimators import AttentionParams, attention_predictor
 from bayes_slr.errors import ConfigError
-from bayes_slr.experiments.erm import erm_experiment, seed_keys
-from bayes_slr.experiments.posterior import PosteriorOptions, SamplingOptions
 from bayes_slr.experiments.posterior_file import (
     CHECK_GROUP,
     StoredERM,
@@ -29,6 +28,7 @@ from bayes_slr.experiments.posterior_file import (
     store_erm,
     stored_erm,
 )
+from bayes_slr.experiments.posterior_options import PosteriorOptions, SamplingOptions
 from bayes_slr.experiments.posterior_records import (
     ERM_ACTIVATIONS,
     OVERLAP_AGREEMENT_WARNING,
@@ -63,6 +63,7 @@ from bayes_slr.models.scoring import (
 from bayes_slr.models.simulate import SLRBatch, Teacher, draw_teacher, simulate
 from bayes_slr.models.spec import SLRConfig, training_size
 from bayes_slr.records import json_ready
+from bayes_slr.studies.erm import erm_study, seed_keys
 
 PAIRED_DIFFERENCES = (
     ("bayes", "erm_softmax"),
@@ -461,16 +462,18 @@ def _erm(
     rows, predictors, fits = {}, {}, {}
     seed = int(jax.random.randint(key_fit, (), 0, 2**31 - 1))
     test = None if teacher is not None or held_out is None else held_out.as_batch()
+    settings = ERMSettings(
+        lam=options.lam,
+        **({} if options.N_test is None else {"N_test": options.N_test}),
+        predict_population=False,
+    )
     for activation in ERM_ACTIVATIONS:
-        summary = erm_experiment(
+        summary = erm_study(
             config,
             activation,
+            settings,
+            seed,
             alpha=batch.y.shape[0] / config.D,
-            lam=options.lam,
-            seeds=1,
-            seed=seed,
-            **({} if options.N_test is None else {"N_test": options.N_test}),
-            predict_population=False,
             data=(teacher, batch),
             test_set=test,
         )
@@ -478,8 +481,8 @@ def _erm(
         rows[activation] = ERMComparison(
             test_error=summary.test_error,
             stderr=summary.stderr,
-            converged=bool(selected["converged"]),
-            lam=selected["lam"],
+            converged=selected.converged,
+            lam=selected.lam,
             restarts_agree=summary.restarts_agree,
             notes=tuple(summary.notes),
         )
@@ -495,7 +498,7 @@ def _rescored(
     stored: StoredERM, config: SLRConfig, teacher: Teacher, N_test: int
 ) -> dict[str, ERMComparison]:
     """The stored ERM fits scored on ``N_test`` fresh sequences of ERM's own test key (the
-    sequences :func:`~bayes_slr.experiments.erm.erm_experiment` scored the first of)."""
+    sequences :func:`~bayes_slr.studies.erm.erm_study` scored the first of)."""
     score = fresh_sample_scorer(seed_keys(stored.seed, 0)[3], config, teacher, N_test)
     rows = {}
     for activation, row in stored.rows.items():

@@ -2,9 +2,9 @@
 (resumable).
 
 Each point is the posterior of ``posterior`` at one alpha (the same settings,
-:class:`~bayes_slr.experiments.posterior.SamplingOptions`, the same seed, so the same teacher at
-every alpha); with ``out`` each point's posterior is kept as ``posterior_alpha<alpha>.nc`` beside
-the log, written once the point is summarised.
+:class:`~bayes_slr.experiments.posterior_options.SamplingOptions`, the same seed, so the same
+teacher at every alpha); with ``out`` each point's posterior is kept as
+``posterior_alpha<alpha>.nc`` beside the log, written once the point is summarised.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from bayes_slr.experiments.base import (
     register_experiment,
 )
 from bayes_slr.experiments.figures import new_axes
-from bayes_slr.experiments.posterior import SamplingOptions, tidy_summary
+from bayes_slr.experiments.posterior import tidy_summary
+from bayes_slr.experiments.posterior_options import SamplingOptions
 from bayes_slr.experiments.posterior_records import ERM_ACTIVATIONS, PosteriorSummary
 from bayes_slr.experiments.posterior_report import PLAIN, WEIGHTED, sweep_table
 from bayes_slr.experiments.task import check_nonempty, describe_nu

@@ -24,9 +24,9 @@ from bayes_slr.experiments.base import (
     Options,
     Provenance,
     Result,
-    structure,
 )
 from bayes_slr.interrupts import import_uninterrupted, raise_if_interrupted
+from bayes_slr.numerics.record import structure
 from bayes_slr.records import (
     Executor,
     SweepLog,

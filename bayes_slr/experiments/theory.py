@@ -638,25 +638,23 @@ def _bayes_branch_row(config: SLRConfig, point: TheoryPoint, options: TheoryOpti
 def _simulation_row(config: SLRConfig, point: TheoryPoint, options: TheoryOptions) -> TheoryRow:
     """L-BFGS ERM from random starts at ``D = options.dimension(alpha)``, exact teachers: the
     mean over teachers, its standard error (spread over training sets included), mean overlaps."""
-    from bayes_slr.experiments.erm import erm_experiment
+    from bayes_slr.attention.erm_settings import ERMSettings
     from bayes_slr.models.spec import training_size
+    from bayes_slr.studies.erm import erm_study
 
     D = options.dimension(point.alpha)
-    summary = erm_experiment(
-        config.replace(D=D),
-        point.estimator,
-        alpha=point.alpha,
+    settings = ERMSettings(
         lam=options.lam,
         seeds=options.seeds,
-        seed=options.seed,
         N_test=SIMULATION_TEST_SEQUENCES,
         exact_teacher=True,
         predict_population=False,
     )
-    names = summary.per_seed[0]["overlaps"].keys()
-    overlaps = {
-        name: sum(s["overlaps"][name] for s in summary.per_seed) / options.seeds for name in names
-    }
+    summary = erm_study(
+        config.replace(D=D), point.estimator, settings, options.seed, alpha=point.alpha
+    )
+    per_seed = [s.overlaps.to_dict() for s in summary.per_seed]
+    overlaps = {name: sum(s[name] for s in per_seed) / options.seeds for name in per_seed[0]}
     return TheoryRow(
         source="simulation",
         alpha=point.alpha,
@@ -664,14 +662,14 @@ def _simulation_row(config: SLRConfig, point: TheoryPoint, options: TheoryOption
         init="random",
         test_error=summary.test_error,
         overlaps=overlaps,
-        converged=all(s["converged"] for s in summary.per_seed),
+        converged=all(s.converged for s in summary.per_seed),
         diagnostics=SimulationDiagnostics(
             stderr=summary.stderr,
             D=D,
             N=training_size(point.alpha, D),
             seeds=options.seeds,
-            per_seed_test_error=tuple(s["test_error"] for s in summary.per_seed),
-            iterations=max(s["iterations"] for s in summary.per_seed),
+            per_seed_test_error=tuple(s.test_error for s in summary.per_seed),
+            iterations=max(s.iterations for s in summary.per_seed),
             lam=options.lam,
         ),
     )
@@ -692,8 +690,8 @@ def _population_row(config: SLRConfig, estimator: str) -> TheoryRow:
 
         optimum = optimal_population_error(estimator, config)
         error = optimum.error
-        overlaps = {name: float(getattr(optimum, name)) for name in ("m_k", "q_k", "m_v", "q_v")}
-        diagnostics = PopulationDiagnostics(None, optimum.note)
+        overlaps = {name: getattr(optimum.overlaps, name) for name in ("m_k", "q_k", "m_v", "q_v")}
+        diagnostics = PopulationDiagnostics(None, optimum.overlaps.note)
     return TheoryRow(
         source="population",
         alpha=math.inf,

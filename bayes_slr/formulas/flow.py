@@ -57,6 +57,7 @@ from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
 from bayes_slr.formulas.channel import draw_channel
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.models.variants import PlantedScores
+from bayes_slr.numerics.record import Record
 
 METHODS = ("flow", "sgd")
 TERMS = ("auto", "closed_form", "monte_carlo")
@@ -120,7 +121,7 @@ class Overlaps:
 
 
 @dataclasses.dataclass(frozen=True)
-class FlowRun:
+class FlowRun(Record):
     """One ODE trajectory. Checked on creation (``ConfigError``).
 
     Attributes
@@ -190,26 +191,6 @@ class FlowRun:
     def noise(self) -> float:
         """``eta / B``: the weight of the SGD variance term (0 for the flow)."""
         return 0.0 if self.method == "flow" else self.eta / self.batch
-
-    def to_record(self) -> dict[str, Any]:
-        """JSON-ready settings."""
-        record = dataclasses.asdict(self)
-        record["config"] = self.config.to_dict()
-        return record
-
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> FlowRun:
-        """Inverse of :meth:`to_record` (checked again); ``ConfigError`` if malformed."""
-        try:
-            return cls(
-                **{
-                    **record,
-                    "config": SLRConfig.from_dict(record["config"]),
-                    "start": Overlaps(**record["start"]),
-                }
-            )
-        except (KeyError, TypeError) as exc:
-            raise ConfigError(f"flow run record is incomplete or malformed: {exc}") from exc
 
 
 class ScoreDraws(NamedTuple):

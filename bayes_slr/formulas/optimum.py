@@ -17,13 +17,13 @@ is returned with the trend in the note.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 from scipy.optimize import minimize, minimize_scalar
 
 from bayes_slr.attention.activations import theory_terms_of
 from bayes_slr.formulas.large_norm import limit_terms
+from bayes_slr.formulas.optimum_record import OptimalOverlaps, PopulationOptimum
 from bayes_slr.formulas.population import check_config, score_law, terms_with_bounds
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics.integrals import STEP
@@ -48,18 +48,6 @@ RHO_PROBES = (0.1, 0.3)
 """``rho = sqrt(q_k - m_k^2)`` tried after the aligned search of normalised activations on max-SLR.
 """
 _STARTS = ((0.5, 0.3, 0.0), (2.0, 0.3, 1.0))
-
-
-class PopulationOptimum(NamedTuple):
-    """The best population error of an activation and the overlaps that reach it."""
-
-    error: float
-    m_k: float
-    q_k: float
-    c: float
-    m_v: float
-    q_v: float
-    note: str
 
 
 def _gain(
@@ -91,7 +79,9 @@ def _large_norm_limit(activation: str, kernel: str, config: SLRConfig) -> Popula
         f"{limit}; error along k = |k| k*/sqrt(D): {trend}"
     )
     m_v = terms.A / terms.B
-    return PopulationOptimum(error, math.inf, math.inf, 0.0, m_v, m_v**2, note)
+    return PopulationOptimum(
+        float(error), OptimalOverlaps(math.inf, math.inf, 0.0, float(m_v), float(m_v**2), note)
+    )
 
 
 def _search_all(activation: str, config: SLRConfig, uses_offset: bool) -> tuple[np.ndarray, float]:
@@ -205,9 +195,9 @@ def optimal_population_error(activation: str, config: SLRConfig) -> PopulationOp
     Returns
     -------
     PopulationOptimum
-        ``error``, the key overlaps ``m_k``, ``q_k``, the erf offset ``c`` (0 for the
-        others), the value overlaps ``m_v = A/B``, ``q_v = m_v^2`` and a note (empty
-        unless the optimum is a limit, on the search boundary, or off the aligned
+        ``error`` and its ``overlaps``: the key overlaps ``m_k``, ``q_k``, the erf offset
+        ``c`` (0 for the others), the value overlaps ``m_v = A/B``, ``q_v = m_v^2`` and a note
+        (empty unless the optimum is a limit, on the search boundary, or off the aligned
         manifold where that was only probed).
 
     Notes
@@ -242,4 +232,7 @@ def optimal_population_error(activation: str, config: SLRConfig) -> PopulationOp
             f"optimum on the search boundary |m_k| or rho = {NORM_CAP:g}: the error may "
             f"keep falling"
         )
-    return PopulationOptimum(1.0 - terms.A**2 / terms.B, m_k, m_k**2 + rho**2, c, m_v, m_v**2, note)
+    return PopulationOptimum(
+        float(1.0 - terms.A**2 / terms.B),
+        OptimalOverlaps(m_k, m_k**2 + rho**2, c, float(m_v), float(m_v**2), note),
+    )

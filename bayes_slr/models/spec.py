@@ -10,6 +10,7 @@ import numpy as np
 
 from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.models.variants import TokenLaw, get_variant
+from bayes_slr.numerics.record import converter
 
 INITS = ("random", "informed")
 """Starts of every iterative method (ERM, samplers, state evolution, AMP): uninformed (random) or at
@@ -161,6 +162,11 @@ class SLRConfig:
             )
         except (KeyError, TypeError) as exc:
             raise ConfigError(f"config record is incomplete or malformed: {exc}") from exc
+
+
+converter.register_unstructure_hook(SLRConfig, SLRConfig.to_dict)
+converter.register_structure_hook(SLRConfig, lambda data, _: SLRConfig.from_dict(data))
+"""A record holding a task (a training run's settings) writes it as :meth:`SLRConfig.to_dict`."""
 
 
 def training_size(alpha: object, D: int) -> int:

@@ -20,11 +20,11 @@ from bayes_slr.attention.activations import activation_names
 from bayes_slr.attention.estimators import AttentionParams, overlaps, predict
 from bayes_slr.attention.training import fit_erm, initial_params, objective_and_grad_norm
 from bayes_slr.errors import ConfigError
-from bayes_slr.experiments import erm
 from bayes_slr.formulas.bayes import bayes_error_exact
 from bayes_slr.formulas.optimum import PopulationOptimum, optimal_population_error
 from bayes_slr.models.simulate import Teacher, draw_teacher, simulate
 from bayes_slr.models.spec import LengthLaw, SLRConfig
+from bayes_slr.studies import erm
 
 ALPHA, LAM, TOL = 64.0, 0.01, 1e-6
 
@@ -50,7 +50,7 @@ def large_alpha(task, size) -> dict[str, erm.ERMSummary]:
     activation.
     """
     return {
-        activation: erm.erm_experiment(
+        activation: erm.erm_study(
             task,
             activation,
             alpha=ALPHA,
@@ -72,8 +72,11 @@ def optimum_params(optimum: PopulationOptimum, teacher: Teacher, key: jax.Array)
     u = jax.random.normal(key, (D,))
     u = u - (u @ k_star) / D * k_star - (u @ v_star) / D * v_star
     u = u / jnp.linalg.norm(u) * math.sqrt(D)
-    k = optimum.m_k * k_star + math.sqrt(max(optimum.q_k - optimum.m_k**2, 0.0)) * u
-    return AttentionParams(k, optimum.m_v * v_star, jnp.asarray(optimum.c))
+    k = (
+        optimum.overlaps.m_k * k_star
+        + math.sqrt(max(optimum.overlaps.q_k - optimum.overlaps.m_k**2, 0.0)) * u
+    )
+    return AttentionParams(k, optimum.overlaps.m_v * v_star, jnp.asarray(optimum.overlaps.c))
 
 
 def sandwich_excess(
@@ -117,9 +120,9 @@ def sandwich_excess(
 def test_lbfgs_reaches_the_gradient_tolerance(large_alpha):
     for activation, summary in large_alpha.items():
         for record in summary.per_seed:
-            assert record["converged"] and record["grad_norm"] <= TOL, (activation, record)
-            assert record["iterations"] < 2000
-            assert all(record["starts"]["converged"]) and record["informed"]["converged"]
+            assert record.converged and record.grad_norm <= TOL, (activation, record)
+            assert record.iterations < 2000
+            assert all(record.starts.converged) and record.informed.converged
 
 
 def test_random_and_informed_starts_agree_at_large_alpha(large_alpha):
@@ -127,13 +130,10 @@ def test_random_and_informed_starts_agree_at_large_alpha(large_alpha):
     ``lam = 0.01`` every activation has one basin: the random starts agree with each other
     (``restarts_agree``) and with the informed start, within the agreement tolerance."""
     for activation, summary in large_alpha.items():
-        assert summary.restarts_agree, (activation, [r["start_spread"] for r in summary.per_seed])
+        assert summary.restarts_agree, (activation, [r.start_spread for r in summary.per_seed])
         for record in summary.per_seed:
-            assert (
-                abs(record["test_error"] - record["informed"]["test_error"])
-                <= record["agreement_tolerance"]
-            )
-            assert record["selected_start"] != "informed"
+            assert abs(record.test_error - record.informed.test_error) <= record.agreement_tolerance
+            assert record.selected_start != "informed"
 
 
 def test_oracle_meets_the_population_bayes_error_and_no_fit_beats_it(large_alpha, task):
@@ -150,11 +150,12 @@ def test_oracle_meets_the_population_bayes_error_and_no_fit_beats_it(large_alpha
     for activation, summary in large_alpha.items():
         assert summary.oracle_error == reference.oracle_error, activation
         for record in summary.per_seed:
-            others = record["starts"]["test_error"] + [
-                record["informed"]["test_error"],
-                record["zero_error"],
+            others = [
+                *record.starts.test_error,
+                record.informed.test_error,
+                record.zero_error,
             ]
-            assert min(others) >= record["oracle"]["test_error"] - 1e-12, (activation, record)
+            assert min(others) >= record.oracle.test_error - 1e-12, (activation, record)
 
 
 @pytest.mark.slow
@@ -167,10 +168,8 @@ def test_test_error_matches_population_error_at_learned_overlaps(large_alpha):
     Carlo error here: the tolerance is four combined standard errors over the seeds.
     """
     for activation, summary in large_alpha.items():
-        diffs = np.array(
-            [r["test_error"] - r["predicted_population_error"] for r in summary.per_seed]
-        )
-        stderr = math.sqrt(sum(r["stderr"] ** 2 for r in summary.per_seed)) / len(diffs)
+        diffs = np.array([r.test_error - r.predicted_population_error for r in summary.per_seed])
+        stderr = math.sqrt(sum(r.stderr**2 for r in summary.per_seed)) / len(diffs)
         assert abs(diffs.mean()) < 4 * stderr, (activation, diffs, stderr)
 
 
@@ -208,13 +207,13 @@ def test_large_alpha_erm_meets_population_optimum_plus_sandwich_excess(large_alp
 def test_prior_teachers_match_the_rescaled_population_error(task, size):
     """Teachers from the prior (``|k*|^2/D``, ``|v*|^2/D`` off one by ``O(D^-1/2)``): the
     rescaling in ``predicted_population_error`` absorbs the teacher norms."""
-    summary = erm.erm_experiment(
+    summary = erm.erm_study(
         task, "softmax", alpha=ALPHA, lam=LAM, seeds=size["seeds"], N_test=size["N_test"]
     )
-    diffs = np.array([r["test_error"] - r["predicted_population_error"] for r in summary.per_seed])
-    stderr = math.sqrt(sum(r["stderr"] ** 2 for r in summary.per_seed)) / len(diffs)
+    diffs = np.array([r.test_error - r.predicted_population_error for r in summary.per_seed])
+    stderr = math.sqrt(sum(r.stderr**2 for r in summary.per_seed)) / len(diffs)
     assert abs(diffs.mean()) < 4 * stderr, (diffs, stderr)
-    assert np.std([r["overlaps"]["rho_v"] for r in summary.per_seed]) > 0.05  # the norms did vary
+    assert np.std([r.overlaps.rho_v for r in summary.per_seed]) > 0.05  # the norms did vary
 
 
 @pytest.fixture(scope="module")
@@ -246,7 +245,7 @@ def test_vmapped_seeds_train_like_fit_erm(task, size, large_alpha):
     teacher = draw_teacher(k_teacher, task.D, exact=True)
     batch = simulate(k_data, task, teacher, round(ALPHA * task.D))
     fit = fit_erm(
-        jax.random.split(k_start, 2)[record["selected_start"]],
+        jax.random.split(k_start, 2)[record.selected_start],
         batch,
         task,
         "softmax",
@@ -255,9 +254,9 @@ def test_vmapped_seeds_train_like_fit_erm(task, size, large_alpha):
     )
     # two minimisers stopped at |grad| <= TOL = 1e-6 (other kernels: vmapped and not): their losses
     # differ by about TOL^2 / curvature (1e-12 here), their parameters by about TOL / curvature
-    assert fit.train_loss == pytest.approx(record["train_loss"], rel=1e-9)
+    assert fit.train_loss == pytest.approx(record.train_loss, rel=1e-9)
     for name, value in overlaps(fit.params, teacher).items():
-        assert value == pytest.approx(record["overlaps"][name], abs=1e-4), name
+        assert value == pytest.approx(getattr(record.overlaps, name), abs=1e-4), name
 
 
 def test_seed_mean_floors_the_spread_by_the_monte_carlo_error():
@@ -285,7 +284,7 @@ def small_multistart():
     ``D = 20``.
     """
     config = SLRConfig("spiked", 20, LengthLaw.fixed(3), 2.0)
-    fixed = erm.erm_experiment(
+    fixed = erm.erm_study(
         config,
         "softmax",
         alpha=8.0,
@@ -295,7 +294,7 @@ def small_multistart():
         N_test=4000,
         predict_population=False,
     )
-    auto = erm.erm_experiment(
+    auto = erm.erm_study(
         config,
         "softmax",
         alpha=8.0,
@@ -312,17 +311,17 @@ def small_multistart():
 def test_the_lowest_training_loss_random_start_is_reported(small_multistart):
     _, fixed, _ = small_multistart
     for record in fixed.per_seed:
-        losses = record["starts"]["train_loss"]
-        chosen = record["selected_start"]
-        assert chosen == int(np.argmin(losses)) and record["train_loss"] == losses[chosen]
-        assert record["test_error"] == record["starts"]["test_error"][chosen]
-        spread = max(record["starts"]["test_error"]) - min(record["starts"]["test_error"])
-        assert record["start_spread"] == pytest.approx(spread)
-        assert record["restarts_agree"] == (spread <= record["agreement_tolerance"])
-        assert record["agreement_tolerance"] >= max(2 * record["stderr"], erm.AGREEMENT_FLOOR)
-        assert record["lam"] == 0.1 and record["validation"] is None
+        losses = record.starts.train_loss
+        chosen = record.selected_start
+        assert chosen == int(np.argmin(losses)) and record.train_loss == losses[chosen]
+        assert record.test_error == record.starts.test_error[chosen]
+        spread = max(record.starts.test_error) - min(record.starts.test_error)
+        assert record.start_spread == pytest.approx(spread)
+        assert record.restarts_agree == (spread <= record.agreement_tolerance)
+        assert record.agreement_tolerance >= max(2 * record.stderr, erm.AGREEMENT_FLOOR)
+        assert record.lam == 0.1 and record.validation is None
     assert fixed.lam == (0.1, 0.1)
-    assert fixed.restarts_agree == all(r["restarts_agree"] for r in fixed.per_seed)
+    assert fixed.restarts_agree == all(r.restarts_agree for r in fixed.per_seed)
 
 
 def test_zero_predictor_error_is_the_teacher_value_norm(small_multistart):
@@ -331,13 +330,13 @@ def test_zero_predictor_error_is_the_teacher_value_norm(small_multistart):
     """
     _, fixed, _ = small_multistart
     for record in fixed.per_seed:
-        assert abs(record["zero_error"] - record["overlaps"]["rho_v"]) < 4 * record["zero_stderr"]
+        assert abs(record.zero_error - record.overlaps.rho_v) < 4 * record.zero_stderr
 
 
 def test_informed_start_is_a_reference_unless_asked_for(small_multistart):
     config, fixed, _ = small_multistart
-    assert all(r["selected_start"] != "informed" for r in fixed.per_seed)
-    informed = erm.erm_experiment(
+    assert all(r.selected_start != "informed" for r in fixed.per_seed)
+    informed = erm.erm_study(
         config,
         "softmax",
         alpha=8.0,
@@ -349,27 +348,27 @@ def test_informed_start_is_a_reference_unless_asked_for(small_multistart):
         init="informed",
     )
     for a, b in zip(informed.per_seed, fixed.per_seed):
-        assert a["selected_start"] == "informed"
-        assert a["test_error"] == pytest.approx(b["informed"]["test_error"], rel=1e-9)
+        assert a.selected_start == "informed"
+        assert a.test_error == pytest.approx(b.informed.test_error, rel=1e-9)
 
 
 def test_lam_auto_chooses_the_best_validation_error(small_multistart):
     config, _, auto = small_multistart
     N = round(8.0 * config.D)
     for record in auto.per_seed:
-        validation = record["validation"]
-        assert validation["lam_grid"] == [0.01, 0.1, 1.0, 10.0]
-        assert validation["n_validation"] == round(erm.VALIDATION_FRACTION * N)
-        scores = [np.inf if x is None else x for x in validation["validation_error"]]
-        assert record["lam"] == validation["lam_grid"][int(np.argmin(scores))]
-        assert validation["validation_error"][-1] is not None  # the path starts at the largest lam
-    assert auto.lam == tuple(r["lam"] for r in auto.per_seed)
+        validation = record.validation
+        assert validation.lam_grid == (0.01, 0.1, 1.0, 10.0)
+        assert validation.n_validation == round(erm.VALIDATION_FRACTION * N)
+        scores = [np.inf if x is None else x for x in validation.validation_error]
+        assert record.lam == validation.lam_grid[int(np.argmin(scores))]
+        assert validation.validation_error[-1] is not None  # the path starts at the largest lam
+    assert auto.lam == tuple(r.lam for r in auto.per_seed)
 
 
 def test_lam_auto_does_not_look_at_the_test_set(small_multistart):
     """The choice uses the training set only: other test samples, same ``lam`` and fit."""
     config, _, auto = small_multistart
-    again = erm.erm_experiment(
+    again = erm.erm_study(
         config,
         "softmax",
         alpha=8.0,
@@ -382,7 +381,7 @@ def test_lam_auto_does_not_look_at_the_test_set(small_multistart):
     )
     assert again.lam == auto.lam
     for a, b in zip(again.per_seed, auto.per_seed):
-        assert a["train_loss"] == b["train_loss"]
+        assert a.train_loss == b.train_loss
 
 
 @pytest.mark.slow
@@ -400,7 +399,7 @@ def test_erf_random_starts_reach_the_informed_basin(full_size):
     1.07): that is the ridge's doing, which ``lam="auto"`` fixes, not the start's. CI size: seeds 0
     and 1 (1 is a failing one)."""
     config = SLRConfig("spiked", 100, LengthLaw.fixed(5), 2.0)
-    summary = erm.erm_experiment(
+    summary = erm.erm_study(
         config,
         "erf",
         alpha=16.0,
@@ -411,10 +410,10 @@ def test_erf_random_starts_reach_the_informed_basin(full_size):
         predict_population=False,
     )
     for record in summary.per_seed:
-        assert record["test_error"] < record["zero_error"] + 4 * record["stderr"], record
-        assert record["train_loss"] <= 1.02 * record["informed"]["train_loss"], record
-        gap = abs(record["test_error"] - record["informed"]["test_error"])
-        assert gap <= 0.1 * record["informed"]["test_error"], record
+        assert record.test_error < record.zero_error + 4 * record.stderr, record
+        assert record.train_loss <= 1.02 * record.informed.train_loss, record
+        gap = abs(record.test_error - record.informed.test_error)
+        assert gap <= 0.1 * record.informed.test_error, record
 
 
 @pytest.mark.parametrize(
@@ -436,7 +435,7 @@ def test_bad_input_is_a_config_error(task, changes, message):
     arguments = {"activation": "softmax", "alpha": 2.0, "lam": 0.1, "seeds": 2} | changes
     activation = arguments.pop("activation")
     with pytest.raises(ConfigError, match=message):
-        erm.erm_experiment(task, activation, **arguments)
+        erm.erm_study(task, activation, **arguments)
 
 
 def test_bad_dimension_and_missing_teacher_are_config_errors(task, training_set):

@@ -17,9 +17,9 @@ import pytest
 from matplotlib.text import Annotation
 
 import bayes_slr
-import bayes_slr.experiments.erm as erm_module
 import bayes_slr.experiments.gap as gap_module
 import bayes_slr.experiments.gap_figure as gap_figure
+import bayes_slr.studies.erm as erm_module
 from bayes_slr.cli.main import build_parser, main, render
 from bayes_slr.errors import ConfigError
 from bayes_slr.experiments.base import Provenance, default_text
@@ -325,7 +325,7 @@ def test_delta_and_D_reach_the_erm_training_data(monkeypatch):
         calls.append(config)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(erm_module, "erm_experiment", fake_experiment)
+    monkeypatch.setattr(erm_module, "erm_study", fake_experiment)
     with pytest.raises(KeyboardInterrupt):
         bayes_slr.gap(
             variant="spiked", L=3, activations="linear", alpha=2.0, Delta=0.25, D=7, progress=False

@@ -89,7 +89,7 @@ def test_linear_flow_ends_at_the_closed_form_optimum() -> None:
     assert trajectory.last.test_stderr == 0.0
     optimum = optimal_population_error("linear", SPIKED)
     assert trajectory.last.test_error == pytest.approx(6.0 / 13.0, abs=1e-6)
-    assert trajectory.last.m_k == pytest.approx(optimum.m_k, abs=1e-4)
+    assert trajectory.last.m_k == pytest.approx(optimum.overlaps.m_k, abs=1e-4)
 
 
 def _second_derivative_of_the_second_moment(lam: float, sigma: float) -> float:

@@ -49,7 +49,7 @@ def _relu_limit_monte_carlo(key: jax.Array, length: LengthLaw, n: int) -> tuple[
 def test_softplus_limit_matches_monte_carlo(name):
     config = SLRConfig("max", 1, LAWS[name], math.inf)
     optimum = optimal_population_error("softplus", config)
-    assert math.isinf(optimum.m_k) and "only as |k| -> inf" in optimum.note
+    assert math.isinf(optimum.overlaps.m_k) and "only as |k| -> inf" in optimum.overlaps.note
     value, stderr = _relu_limit_monte_carlo(jax.random.PRNGKey(7), LAWS[name], 1_000_000)
     assert abs(optimum.error - value) <= 4 * stderr + 1e-7
 

@@ -91,9 +91,11 @@ def test_softmax_optimum_is_bayes(cfg: SLRConfig) -> None:
     best = optimum("softmax", cfg)
     bayes = bayes_error_exact(cfg)
     assert abs(best.error - bayes.value) <= bayes.error_bound + OPTIMISER_TOLERANCE
-    assert best.m_k == pytest.approx(cfg.c_nu, abs=1e-3)
-    assert best.q_k == pytest.approx(best.m_k**2, abs=1e-3)
-    assert best.m_v == pytest.approx(1.0, abs=1e-3) and best.q_v == pytest.approx(1.0, abs=2e-3)
+    assert best.overlaps.m_k == pytest.approx(cfg.c_nu, abs=1e-3)
+    assert best.overlaps.q_k == pytest.approx(best.overlaps.m_k**2, abs=1e-3)
+    assert best.overlaps.m_v == pytest.approx(1.0, abs=1e-3) and best.overlaps.q_v == pytest.approx(
+        1.0, abs=2e-3
+    )
 
 
 def test_softmax_at_the_posterior_key_is_bayes_and_locally_best_on_max_slr() -> None:
@@ -117,11 +119,11 @@ def test_softmax_at_the_posterior_key_is_bayes_and_locally_best_on_max_slr() -> 
 def test_softmax_with_argmax_location_tends_to_zero() -> None:
     cfg = SLRConfig("max", 12, LengthLaw.fixed(5), math.inf)
     best = optimum("softmax", cfg)
-    assert best.error == 0.0 and math.isinf(best.m_k) and "|k|" in best.note
+    assert best.error == 0.0 and math.isinf(best.overlaps.m_k) and "|k|" in best.overlaps.note
     gains = [terms_with_bounds("softmax", cfg, m, 0.0, 0.0, grid_norm=8.0) for m in (1.0, 3.0, 6.0)]
     errors = [1.0 - terms.A**2 / terms.B for terms in gains]
     assert errors[0] > errors[1] > errors[2] > 0.0
-    assert f"{errors[0]:.4g} at |k|=1" in best.note
+    assert f"{errors[0]:.4g} at |k|=1" in best.overlaps.note
 
 
 @pytest.mark.parametrize(
@@ -143,7 +145,7 @@ def test_softmax_with_argmax_location_tends_to_zero() -> None:
 def test_linear_optimum_matches_closed_forms(cfg: SLRConfig, expected: float) -> None:
     best = optimum("linear", cfg)
     assert best.error == pytest.approx(expected, abs=OPTIMISER_TOLERANCE)
-    assert best.q_k == pytest.approx(best.m_k**2, abs=1e-3)
+    assert best.overlaps.q_k == pytest.approx(best.overlaps.m_k**2, abs=1e-3)
 
 
 @pytest.mark.parametrize("activation", activation_names())
@@ -151,10 +153,10 @@ def test_optimal_overlaps_predict_the_empirical_error(
     activation: str, key: jax.Array, full_size: bool
 ) -> None:
     best = optimum(activation, SPIKED)
-    overlaps = (best.m_k, best.q_k, best.m_v, best.q_v)
-    predicted = population_error(activation, SPIKED, *overlaps, c=best.c)
+    overlaps = (best.overlaps.m_k, best.overlaps.q_k, best.overlaps.m_v, best.overlaps.q_v)
+    predicted = population_error(activation, SPIKED, *overlaps, c=best.overlaps.c)
     mean, stderr = empirical_error(
-        activation, SPIKED, key, overlaps, best.c, 400_000 if full_size else 60_000
+        activation, SPIKED, key, overlaps, best.overlaps.c, 400_000 if full_size else 60_000
     )
     assert predicted == pytest.approx(best.error, abs=1e-12)
     assert abs(predicted - mean) <= 4.0 * stderr + 1e-7
@@ -256,5 +258,5 @@ def test_linear_optimum_on_max_slr_with_finite_nu_beats_a_scalar_search() -> Non
 
     searched = minimize_scalar(error, bounds=(0.0, 5.0), method="bounded", options={"xatol": 1e-8})
     assert best.error <= searched.fun + 1e-12
-    assert best.m_k == pytest.approx(searched.x, abs=1e-3)
-    assert best.q_k == pytest.approx(best.m_k**2, abs=1e-12)
+    assert best.overlaps.m_k == pytest.approx(searched.x, abs=1e-3)
+    assert best.overlaps.q_k == pytest.approx(best.overlaps.m_k**2, abs=1e-12)

@@ -12,12 +12,12 @@ import pytest
 
 from bayes_slr.cli.main import main
 from bayes_slr.errors import ConfigError
-from bayes_slr.experiments.erm import erm_experiment
 from bayes_slr.formulas.bayes import bayes_error_exact
 from bayes_slr.formulas.optimum import optimal_population_error
 from bayes_slr.formulas.replica_bayes import bayes_replica_point
 from bayes_slr.formulas.replica_erm import erm_replica_point
 from bayes_slr.models.spec import LengthLaw, SLRConfig
+from bayes_slr.studies.erm import erm_study
 
 SPIKED = SLRConfig("spiked", 1, LengthLaw.fixed(3), 2.0)
 MAX_INF = SLRConfig("max", 1, LengthLaw.fixed(3), math.inf)
@@ -195,17 +195,17 @@ def test_erm_theory_matches_simulation(full_size, activation, lam):
     D, seeds, mc = (400, 8, 8192) if full_size else (150, 4, 1024)
     config = SPIKED.replace(D=D)
     theory = erm_replica_point(config, activation, alpha=4.0, lam=lam, mc_samples=mc)
-    simulation = erm_experiment(
+    simulation = erm_study(
         config, activation, alpha=4.0, lam=lam, seeds=seeds, N_test=10_000, exact_teacher=True
     )
     assert theory.converged and theory.diagnostics["rs_stable"]
-    assert all(r["converged"] for r in simulation.per_seed)
+    assert all(r.converged for r in simulation.per_seed)
     tolerance = 4 * simulation.stderr + 4 / math.sqrt(mc)
     assert abs(theory.test_error - simulation.test_error) < tolerance
-    mean_m_k = np.mean([r["overlaps"]["m_k"] for r in simulation.per_seed])
+    mean_m_k = np.mean([r.overlaps.m_k for r in simulation.per_seed])
     assert (
         abs(theory.overlaps["m_k"] - mean_m_k)
-        < 4 * np.std([r["overlaps"]["m_k"] for r in simulation.per_seed]) + 0.1
+        < 4 * np.std([r.overlaps.m_k for r in simulation.per_seed]) + 0.1
     )
 
 

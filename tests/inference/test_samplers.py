@@ -18,7 +18,6 @@ from numpyro.handlers import condition
 from numpyro.infer.util import log_density
 
 from bayes_slr.errors import ConfigError
-from bayes_slr.experiments import erm
 from bayes_slr.formulas.bayes import bayes_error_exact
 from bayes_slr.inference import diagnostics, posterior_io
 from bayes_slr.inference.location import bayes_estimator
@@ -32,6 +31,7 @@ from bayes_slr.models.numpyro_models import slr_model_enumerated
 from bayes_slr.models.scoring import excess_test_error, zero_predictor
 from bayes_slr.models.simulate import draw_teacher, simulate, streamed_mean
 from bayes_slr.models.spec import LengthLaw, SLRConfig
+from bayes_slr.studies import erm
 
 SPIKED = SLRConfig("spiked", 10, LengthLaw.fixed(3), 4.0, 0.1)
 ALPHA = 8

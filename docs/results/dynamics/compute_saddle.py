@@ -31,7 +31,7 @@ from bayes_slr.attention.dynamics import TrainingRun, train_dynamics
 from bayes_slr.attention.trajectory import Checkpoint, Trajectory
 from bayes_slr.formulas.flow import FlowRun, Overlaps, escape_rate, matching_flow, solve_flow
 from bayes_slr.models.spec import LengthLaw, SLRConfig
-from bayes_slr.records import provenance
+from bayes_slr.records import json_text, provenance
 
 SPIKED = SLRConfig("spiked", 100, LengthLaw.fixed(3), 2.0)
 ETA = 0.25
@@ -62,12 +62,12 @@ def stored(out: Path, name: str, compute, settings_type) -> Trajectory:
     """``compute()``, kept as ``out/name.json`` (an existing file is read, not recomputed)."""
     path = out / f"{name}.json"
     if path.exists():
-        return Trajectory.from_record(json.loads(path.read_text()), settings_type)
+        return Trajectory.from_dict(json.loads(path.read_text()), settings_type)
     trajectory = compute()
-    record = trajectory.to_record()
+    record = trajectory.to_dict()
     record["provenance"] = provenance({"name": name}, None)
     out.mkdir(parents=True, exist_ok=True)
-    path.with_suffix(".tmp").write_text(json.dumps(record))
+    path.with_suffix(".tmp").write_text(json_text(record, indent=None))
     path.with_suffix(".tmp").replace(path)
     return trajectory
 

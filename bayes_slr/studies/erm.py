@@ -1,7 +1,7 @@
-"""ERM experiments: training over several seeds at once, and test error on fresh samples.
+"""ERM studies: training over several seeds at once, and test error on fresh samples.
 
 :func:`fit_erm` (one training set) lives in :mod:`bayes_slr.attention.training` and is
-re-exported here. :func:`erm_experiment` is the one entry point for "train ERM and score it":
+re-exported here. :func:`erm_study` is the one entry point for "train ERM and score it":
 on ``seeds`` drawn teachers with ``N = round(alpha D)`` training samples each, or on a given
 training set (``data``), it trains every start of every seed together (``jax.vmap``) with the
 choices of an :class:`~bayes_slr.attention.erm_settings.ERMSettings`, and reports the test error
@@ -11,8 +11,8 @@ docs/model.md section 4 predicts from its overlaps.
 
 The steps, one function each: the training sets (:func:`_training_sets`), the starts
 (:func:`_starts`), the ridge (:func:`_ridges`: given, or chosen by validation), the training of
-every start (:func:`_train_every_start`), the scoring of one seed (:func:`_seed_record`) and the
-summary over seeds (:func:`_summary`).
+every start (:func:`_train_every_start`), the scoring of one seed (:func:`_seed_record`: a typed
+:class:`~bayes_slr.studies.erm_records.ERMSeed`) and the summary over seeds (:func:`_summary`).
 """
 
 from __future__ import annotations
@@ -54,18 +54,27 @@ from bayes_slr.models.scoring import (
 )
 from bayes_slr.models.simulate import SLRBatch, Teacher, draw_teacher, simulate
 from bayes_slr.models.spec import SLRConfig, training_size
+from bayes_slr.studies.erm_records import (
+    ERMSeed,
+    FitOverlaps,
+    OracleError,
+    RandomStarts,
+    RidgeValidation,
+    StartFigures,
+)
 
 __all__ = [
     "DEFAULT_LAM_GRID",
     "DEFAULT_STARTS",
     "ERMFit",
     "ERMSettings",
+    "ERMSeed",
     "ERMSummary",
     "LAM_AUTO",
     "VALIDATION_FRACTION",
     "VALIDATION_PATIENCE",
     "check_lam",
-    "erm_experiment",
+    "erm_study",
     "fit_erm",
     "test_error",
 ]
@@ -108,29 +117,18 @@ the third decimal that a table shows."""
 
 
 class ERMSummary(NamedTuple):
-    """Result of :func:`erm_experiment`.
+    """Result of :func:`erm_study`.
 
     Attributes
     ----------
     test_error : mean over seeds of the per-seed test error of the selected start.
-    stderr : its standard error (see :func:`erm_experiment`).
-    per_seed : one dict per seed: ``seed``, ``lam`` (given or chosen), ``test_error``,
-        ``stderr`` (Monte Carlo), ``train_loss``, ``grad_norm``, ``iterations``,
-        ``converged``, ``overlaps`` (:func:`~bayes_slr.attention.estimators.overlaps`) and
-        ``predicted_population_error`` (docs/model.md section 4 at those overlaps, rescaled for
-        the teacher norms: :func:`predicted_population_error`; ``None`` if not asked for),
-        all of the selected start; ``selected_start``; ``starts`` (``test_error``,
-        ``train_loss``, ``converged`` of every random start); ``start_spread`` (largest minus
-        smallest test error over the random starts), ``agreement_tolerance``,
-        ``restarts_agree`` (``None`` with one random start); ``informed`` (the same figures
-        from the informed start, a reference never selected unless ``init="informed"``);
-        ``zero_error`` and ``zero_stderr`` (the zero predictor, ``E[z*^2]``, on the same test
-        samples: ``|v*|^2/D``, not exactly 1 for a teacher drawn from the prior);
-        ``oracle`` (``test_error``, ``stderr`` of the teacher's own Bayes predictor with known
-        directions, docs/model.md section 2, on the same test samples: on every sequence no
-        predictor does better; ``None`` without a teacher); ``validation`` (``lam="auto"``: the
-        grid, the validation error of each ``lam``, the number of held-out samples; else
-        ``None``).
+    stderr : its standard error (see :func:`erm_study`).
+    per_seed : one :class:`~bayes_slr.studies.erm_records.ERMSeed` per seed: the selected
+        start's figures, every random start, the informed start, the zero predictor
+        (``E[z*^2]`` on the same test samples: ``|v*|^2/D``, not exactly 1 for a teacher drawn
+        from the prior), the oracle (the teacher's own Bayes predictor with known directions,
+        docs/model.md section 2: on every sequence no predictor does better) and the choice of
+        ``lam="auto"``.
     restarts_agree : all seeds' ``restarts_agree`` (``None`` with one random start).
     lam : the ``lam`` of each seed.
     zero_error : mean over seeds of ``zero_error``.
@@ -147,7 +145,7 @@ class ERMSummary(NamedTuple):
 
     test_error: float
     stderr: float
-    per_seed: list[dict[str, Any]]
+    per_seed: tuple[ERMSeed, ...]
     restarts_agree: bool | None = None
     lam: tuple[float, ...] = ()
     zero_error: float = float("nan")
@@ -332,12 +330,13 @@ GivenData = tuple[Teacher | None, SLRBatch]
 """A given ``(teacher, training set)``; the teacher may be ``None`` (a user's data)."""
 
 
-def erm_experiment(
+def erm_study(
     config: SLRConfig,
     activation: str,
+    settings: ERMSettings | None = None,
+    seed: int = 0,
     *,
     alpha: float | None = None,
-    settings: ERMSettings | None = None,
     data: GivenData | None = None,
     test_set: SLRBatch | None = None,
     **changes: Any,
@@ -373,13 +372,14 @@ def erm_experiment(
     ----------
     config : the task; ``D`` is the dimension, ``Delta`` the label noise of the training data.
     activation : a registered activation (``softmax``, ``linear``, ``erf``, ``softplus``, ...).
+    settings : every other choice (:class:`~bayes_slr.attention.erm_settings.ERMSettings`:
+        ``lam``, ``seeds``, ``init``, ``starts``, ``optimizer``, ``N_test``, ``tol``,
+        ``max_iter``, ``lam_grid``, ``validation_fraction``, ``patience``, ``exact_teacher``,
+        ``predict_population``); its defaults when ``None``.
+    seed : root seed of the teachers, training sets, starts and test sequences, ``>= 0``.
     alpha : samples per dimension, ``> 0``: ``N = round(alpha D) >= 1``
         (:func:`~bayes_slr.models.spec.training_size`). With ``data`` it may be left out (it is
         then the given set's ``N / D``); given, it must match.
-    settings : every other choice (:class:`~bayes_slr.attention.erm_settings.ERMSettings`:
-        ``lam``, ``seeds``, ``seed``, ``init``, ``starts``, ``optimizer``, ``N_test``, ``tol``,
-        ``max_iter``, ``lam_grid``, ``validation_fraction``, ``patience``, ``exact_teacher``,
-        ``predict_population``); its defaults when ``None``.
     data : a given ``(teacher, training set)`` instead of drawing them (``seeds = 1``): ERM on the
         data another estimator saw (the posterior command's comparison), or on a user's data
         (:mod:`bayes_slr.models.dataset`). The teacher may be ``None``: then there is no informed
@@ -402,6 +402,7 @@ def erm_experiment(
         with fewer than 2 training samples.
     """
     settings = (settings or ERMSettings()).replace(**changes)
+    seed = check_int("seed", seed, 0)
     check_activation(activation)
     N = _training_count(config, alpha, data)
     _check_given_data(data, test_set, settings)
@@ -416,13 +417,13 @@ def erm_experiment(
         settings.max_iter,
         default_learning_rate(config, activation),
     )
-    keys = jax.vmap(lambda s: seed_keys(settings.seed, s))(jnp.arange(settings.seeds))
+    keys = jax.vmap(lambda s: seed_keys(seed, s))(jnp.arange(settings.seeds))
     teachers, batches = _training_sets(config, settings, keys, N, data)
     random_starts, informed = _starts(config, settings, keys, teachers)
     candidates = random_starts if settings.init == "random" else _broadcast(informed, (1,))
     lams, validation = _ridges(trainer, settings, candidates, batches, N)
     trained = _train_every_start(trainer, settings, random_starts, informed, batches, lams)
-    per_seed = [
+    per_seed = tuple(
         _seed_record(
             config,
             trainer,
@@ -434,7 +435,7 @@ def erm_experiment(
             validation[s],
         )
         for s in range(settings.seeds)
-    ]
+    )
     return _summary(per_seed, settings, trained, has_teacher=teachers is not None)
 
 
@@ -513,7 +514,7 @@ def _starts(
 
 def _ridges(
     trainer: _Trainer, settings: ERMSettings, candidates, batches: SLRBatch, N: int
-) -> tuple[np.ndarray, list[dict[str, Any] | None]]:
+) -> tuple[np.ndarray, list[RidgeValidation | None]]:
     """The ridge of every seed and its validation record: ``settings.lam``, or with
     ``lam="auto"`` the grid value with the lowest validation error of the ``candidates``
     (leaves ``(seeds, S, ...)``) trained on the first part of each training set."""
@@ -538,11 +539,9 @@ def _ridges(
     ranked = np.where(np.isfinite(scores), scores, np.inf)
     lams = np.array([lam_grid[int(np.argmin(row))] for row in ranked])
     validation = [
-        {
-            "lam_grid": list(lam_grid),
-            "validation_error": [None if np.isnan(x) else float(x) for x in row],
-            "n_validation": n_val,
-        }
+        RidgeValidation(
+            tuple(lam_grid), tuple(None if np.isnan(x) else float(x) for x in row), n_val
+        )
         for row in scores
     ]
     return lams, validation
@@ -618,8 +617,8 @@ def _seed_record(
     trained: _Trained,
     teacher: Teacher | None,
     score: Scorer,
-    validation: dict[str, Any] | None,
-) -> dict[str, Any]:
+    validation: RidgeValidation | None,
+) -> ERMSeed:
     """The per-seed record of :class:`ERMSummary` (its ``per_seed`` entries): every start, the
     zero predictor and the oracle scored on seed ``s``'s test set."""
     starts, tol = settings.starts, settings.tol
@@ -629,49 +628,47 @@ def _seed_record(
     )
     chosen = int(trained.selected[s])
     fitted = jax.tree_util.tree_map(lambda leaf: leaf[chosen], fits)
-    fitted_overlaps = None if teacher is None else overlaps(fitted, teacher)
+    fitted_overlaps = None if teacher is None else FitOverlaps(**overlaps(fitted, teacher))
     spread = float(np.ptp(errors[:starts]))
     tolerance = max(2.0 * float(stderrs[chosen]), AGREEMENT_FLOOR)
     values, grad_norms = trained.values[s], trained.grad_norms[s]
-    return {
-        "seed": s,
-        "lam": float(trained.lams[s]),
-        "test_error": float(errors[chosen]),
-        "stderr": float(stderrs[chosen]),
-        "train_loss": float(values[chosen]),
-        "grad_norm": float(grad_norms[chosen]),
-        "iterations": int(trained.iterations[s, chosen]),
-        "converged": bool(grad_norms[chosen] <= tol),
-        "overlaps": fitted_overlaps,
-        "predicted_population_error": (
+    return ERMSeed(
+        seed=s,
+        lam=float(trained.lams[s]),
+        test_error=float(errors[chosen]),
+        stderr=float(stderrs[chosen]),
+        train_loss=float(values[chosen]),
+        grad_norm=float(grad_norms[chosen]),
+        iterations=int(trained.iterations[s, chosen]),
+        converged=bool(grad_norms[chosen] <= tol),
+        overlaps=fitted_overlaps,
+        predicted_population_error=(
             predicted_population_error(trainer.activation, config, fitted_overlaps)
-            if settings.predict_population and teacher is not None
+            if settings.predict_population and fitted_overlaps is not None
             else None
         ),
-        "selected_start": "informed" if chosen == starts else chosen,
-        "starts": {
-            "test_error": [float(x) for x in errors[:starts]],
-            "train_loss": [float(x) for x in values[:starts]],
-            "converged": [bool(g <= tol) for g in grad_norms[:starts]],
-        },
-        "start_spread": spread,
-        "agreement_tolerance": tolerance,
-        "restarts_agree": None
-        if starts == 1
-        else bool(np.isfinite(spread) and spread <= tolerance),
-        "informed": None
+        selected_start="informed" if chosen == starts else chosen,
+        starts=RandomStarts(
+            tuple(float(x) for x in errors[:starts]),
+            tuple(float(x) for x in values[:starts]),
+            tuple(bool(g <= tol) for g in grad_norms[:starts]),
+        ),
+        start_spread=spread,
+        agreement_tolerance=tolerance,
+        restarts_agree=None if starts == 1 else bool(np.isfinite(spread) and spread <= tolerance),
+        informed=None
         if teacher is None
-        else {
-            "test_error": float(errors[starts]),
-            "stderr": float(stderrs[starts]),
-            "train_loss": float(values[starts]),
-            "converged": bool(grad_norms[starts] <= tol),
-        },
-        "zero_error": zero.value,
-        "zero_stderr": zero.stderr,
-        "oracle": None if oracle is None else {"test_error": oracle.value, "stderr": oracle.stderr},
-        "validation": validation,
-    }
+        else StartFigures(
+            float(errors[starts]),
+            float(stderrs[starts]),
+            float(values[starts]),
+            bool(grad_norms[starts] <= tol),
+        ),
+        zero_error=zero.value,
+        zero_stderr=zero.stderr,
+        oracle=None if oracle is None else OracleError(oracle.value, oracle.stderr),
+        validation=validation,
+    )
 
 
 def _start_test_errors(
@@ -702,16 +699,16 @@ def _start_test_errors(
 
 
 def _summary(
-    per_seed: list[dict[str, Any]], settings: ERMSettings, trained: _Trained, *, has_teacher: bool
+    per_seed: tuple[ERMSeed, ...], settings: ERMSettings, trained: _Trained, *, has_teacher: bool
 ) -> ERMSummary:
     """The summary over seeds (:class:`ERMSummary`)."""
     mean, stderr = seed_mean(
-        np.array([r["test_error"] for r in per_seed]), np.array([r["stderr"] for r in per_seed])
+        np.array([r.test_error for r in per_seed]), np.array([r.stderr for r in per_seed])
     )
     oracle_error, oracle_stderr = (
         seed_mean(
-            np.array([r["oracle"]["test_error"] for r in per_seed]),
-            np.array([r["oracle"]["stderr"] for r in per_seed]),
+            np.array([r.oracle.test_error for r in per_seed]),
+            np.array([r.oracle.stderr for r in per_seed]),
         )
         if has_teacher
         else (None, None)
@@ -721,11 +718,11 @@ def _summary(
         mean,
         stderr,
         per_seed,
-        restarts_agree=None if settings.starts == 1 else all(r["restarts_agree"] for r in per_seed),
+        restarts_agree=None if settings.starts == 1 else all(r.restarts_agree for r in per_seed),
         lam=tuple(float(x) for x in trained.lams),
-        zero_error=float(np.mean([r["zero_error"] for r in per_seed])),
+        zero_error=float(np.mean([r.zero_error for r in per_seed])),
         informed_test_error=(
-            float(np.mean([r["informed"]["test_error"] for r in per_seed])) if has_teacher else None
+            float(np.mean([r.informed.test_error for r in per_seed])) if has_teacher else None
         ),
         notes=tuple(_notes(per_seed, settings)),
         params=jax.tree_util.tree_map(
@@ -736,26 +733,26 @@ def _summary(
     )
 
 
-def _notes(per_seed: list[dict[str, Any]], settings: ERMSettings) -> list[str]:
+def _notes(per_seed: tuple[ERMSeed, ...], settings: ERMSettings) -> list[str]:
     """The sentences that must accompany an ERM number."""
     notes = []
-    disagree = [r for r in per_seed if r["restarts_agree"] is False]
+    disagree = [r for r in per_seed if r.restarts_agree is False]
     if disagree:
-        worst = max(disagree, key=lambda r: r["start_spread"])
+        worst = max(disagree, key=lambda r: r.start_spread)
         notes.append(
             f"random starts disagree at {len(disagree)} of {len(per_seed)} seeds (test errors "
-            f"spread up to {worst['start_spread']:.3g}, tolerance "
-            f"{worst['agreement_tolerance']:.2g}): the landscape is non-convex here; the "
+            f"spread up to {worst.start_spread:.3g}, tolerance "
+            f"{worst.agreement_tolerance:.2g}): the landscape is non-convex here; the "
             "lowest-training-loss start is reported"
         )
-    unconverged = [r["seed"] for r in per_seed if not r["converged"]]
+    unconverged = [r.seed for r in per_seed if not r.converged]
     if unconverged:
         notes.append(
             f"the reported fit did not reach |grad| <= {settings.tol:g} at seeds {unconverged}"
         )
     lam_grid = settings.lam_grid
     if settings.lam_auto and len(lam_grid) > 1:
-        edges = sorted({r["lam"] for r in per_seed if r["lam"] in (min(lam_grid), max(lam_grid))})
+        edges = sorted({r.lam for r in per_seed if r.lam in (min(lam_grid), max(lam_grid))})
         if edges:
             notes.append(
                 f"lam chosen at the edge of the grid ({', '.join(f'{x:g}' for x in edges)}): "
@@ -765,7 +762,7 @@ def _notes(per_seed: list[dict[str, Any]], settings: ERMSettings) -> list[str]:
 
 
 def predicted_population_error(
-    activation: str, config: SLRConfig, fitted_overlaps: dict[str, float]
+    activation: str, config: SLRConfig, fitted_overlaps: FitOverlaps
 ) -> float:
     """Population error (docs/model.md section 4) predicted from the overlaps of a fit.
 
@@ -780,17 +777,17 @@ def predicted_population_error(
     ``nan`` if a fit diverged (non-finite overlaps).
     """
     o = fitted_overlaps
-    if not all(np.isfinite(value) for value in o.values()):
+    if not all(np.isfinite(value) for value in o.to_dict().values()):
         return float("nan")  # a diverged fit: its test error is reported as it is
-    rho_k, rho_v = o["rho_k"], o["rho_v"]
+    rho_k, rho_v = o.rho_k, o.rho_v
     nu = config.law.nu_with_c(config.c_nu * np.sqrt(rho_k))
     error = population_error(
         activation,
         config.replace(nu=float(nu)),
-        o["m_k"] / np.sqrt(rho_k),
-        o["q_k"],
-        o["m_v"] / rho_v,
-        o["q_v"] / rho_v,
-        c=o["c"],
+        o.m_k / np.sqrt(rho_k),
+        o.q_k,
+        o.m_v / rho_v,
+        o.q_v / rho_v,
+        c=o.c,
     )
     return float(rho_v * error)

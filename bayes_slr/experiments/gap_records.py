@@ -1,0 +1,405 @@
+"""The options and typed records of ``gap`` (:mod:`bayes_slr.experiments.gap`): its settings, a
+point, a solved point, a row, and the ERM parts of a row, below the modules that compute
+(:mod:`bayes_slr.experiments.gap_erm`), draw (:mod:`bayes_slr.experiments.gap_figure`) and
+assemble them, so that none of those imports another's importer. It imports without JAX.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from pathlib import Path
+
+from bayes_slr.attention.activations import activation_names, check_registered
+from bayes_slr.attention.erm_settings import (
+    DEFAULT_LAM_GRID,
+    DEFAULT_N_TEST,
+    DEFAULT_STARTS,
+    OPTIMIZERS,
+    VALIDATION_FRACTION,
+    ERMSettings,
+)
+from bayes_slr.errors import ConfigError, check_int, check_real
+from bayes_slr.experiments.base import (
+    Options,
+    Record,
+    option,
+)
+from bayes_slr.experiments.data import DataSource, data_task
+from bayes_slr.experiments.task import (
+    DEFAULT_D,
+    DEFAULT_DELTA,
+    D_option,
+    Delta_option,
+    check_nonempty,
+    describe_nu,
+    lam_option,
+    nu_option,
+    resolved_nu,
+    seed_option,
+    task_config,
+    variant_option,
+)
+from bayes_slr.formulas.optimum_record import OptimalOverlaps, PopulationOptimum
+from bayes_slr.models.dataset import DEFAULT_HOLDOUT, held_out_count
+from bayes_slr.models.spec import INITS, LengthLaw
+
+DEFAULT_VARIANTS = ("spiked", "max")
+"""The two default settings, each at its variant's own ``nu``: spiked ``nu = 2``, max
+``nu = inf``."""
+DEFAULT_LENGTHS = (2, 3, 5, 10, 30, 100)
+DEFAULT_SEEDS = 4
+KINDS = ("bayes", "population", "erm")
+
+
+@dataclasses.dataclass(frozen=True)
+class GapOptions(Options):
+    """Settings of ``gap``: the tasks, the activations, and the finite-data (ERM) settings.
+
+    With ``data`` the task (variant, ``nu``, ``Delta``, the length law, ``L``, ``D``) comes from
+    the file (:func:`~bayes_slr.experiments.data.data_task`); a setting given beside it that
+    contradicts the file is refused. After validation every setting holds the value the run uses
+    (defaults filled in: ``result.options`` states what ran), ``source`` describes the data file
+    and ``n_train`` is the number of training sequences taken from it. :meth:`replace` treats
+    the filled-in values as given: to change the variant or the data file, build new options.
+    """
+
+    variant: str | None = variant_option(
+        None,
+        "token law",
+        default_text="both default settings, spiked nu=2 and max nu=inf; with --data the "
+        "file's, else spiked",
+    )
+    nu: float | None = nu_option("the variant's own: spiked 2, max inf; needs --variant")
+    L: tuple[int, ...] | None = option(
+        None,
+        "sequence lengths, each >= 1 (Lbar of the uniform law with --variable-length)",
+        default_text=f"{' '.join(map(str, DEFAULT_LENGTHS))}; with --data the file's Lbar",
+    )
+    variable_length: bool | None = option(
+        None,
+        "length uniform on {1..L} instead of fixed",
+        default_text="fixed; with --data the file's law",
+    )
+    activations: tuple[str, ...] | None = option(
+        None,
+        "the activations compared",
+        default_text="every registered activation: softmax linear erf softplus",
+    )
+    alpha: float | None = option(
+        None,
+        "sample ratio N/D, > 0: adds the ERM test error of each activation and the teachers' "
+        "oracle error",
+        default_text="none, population values only",
+    )
+    lam: float | str = lam_option(
+        help="ridge of ERM: a number >= 0, or 'auto': chosen per seed by validation on a held-out "
+        f"{VALIDATION_FRACTION:g} of the training set over {min(DEFAULT_LAM_GRID):g}.."
+        f"{max(DEFAULT_LAM_GRID):g} ({len(DEFAULT_LAM_GRID)} log-spaced values)"
+    )
+    D: int | None = D_option(
+        None, "token dimension of ERM, >= 1", default_text=f"{DEFAULT_D}; with --data the file's"
+    )
+    Delta: float | None = Delta_option(
+        None, default_text=f"{DEFAULT_DELTA:g}; with --data the file's"
+    )
+    seeds: int | None = option(
+        None,
+        "ERM teachers and training sets, >= 1; with --data only 1 (one data set)",
+        default_text=f"{DEFAULT_SEEDS}; 1 with --data",
+    )
+    starts: int = option(DEFAULT_STARTS, "random starts per ERM training set, >= 1")
+    init: str = option(
+        "random",
+        "which ERM start is reported: the lowest-training-loss random start, or the informed "
+        "start at the teacher (a reference, not an estimator)",
+        choices=INITS,
+    )
+    optimizer: str = option(
+        "lbfgs", "L-BFGS to |grad| <= 1e-6, or one pass of SGD", choices=OPTIMIZERS
+    )
+    N_test: int = option(
+        DEFAULT_N_TEST, "fresh test sequences per ERM seed (when the teacher is known), >= 2"
+    )
+    seed: int = seed_option(
+        "root seed of the ERM teachers, data, starts and test sequences, and of the --data split"
+    )
+    data: Path | None = option(
+        None,
+        "run ERM on this .npz data set (X, y; optional lengths, eps, k_star and v_star, config: "
+        "the format simulate writes, docs/data.md) instead of simulated data; D, N and Lbar "
+        "come from the arrays, variant, nu, Delta and the length law from its config record if "
+        "it has one",
+        metavar="FILE.npz",
+        default_text="none: teachers and training sets are drawn",
+    )
+    holdout: float = option(
+        DEFAULT_HOLDOUT,
+        "with --data without a teacher (k_star, v_star): share of the sequences held out as the "
+        "test set, chosen by --seed, in (0, 1)",
+    )
+    lam_grid: tuple[float, ...] = option(
+        DEFAULT_LAM_GRID, "ridge values tried by lam='auto'", cli=False
+    )
+    source: DataSource | None = None
+    """The data file and where each setting came from (set by validation; ``None`` without
+    ``data``)."""
+    n_train: int | None = None
+    """Training sequences of the data file (set by validation): all with a teacher, else those
+    not held out."""
+
+    def validate(self) -> None:
+        """Refuse any bad value (one line naming the option and the accepted range) and fill in
+        the defaults, or the data file's settings."""
+        self._check_values()
+        if self.data is not None:
+            self._resolve_data()
+        else:
+            self._fill_defaults()
+        self.erm_settings()
+        for (variant, nu), L in itertools.product(self.settings(), self.L):
+            task_config(variant, L, self.variable_length, nu, self.Delta)
+
+    def _check_values(self) -> None:
+        """Refuse an unknown activation and any value out of range (each on its own)."""
+        if self.activations is None:
+            self._set("activations", tuple(activation_names()))
+        check_nonempty("activations", self.activations)
+        for activation in self.activations:
+            check_registered("activations", activation)
+        if self.L is not None:
+            check_nonempty("L", self.L)
+            self._set("L", tuple(check_int("L", L, 1) for L in self.L))
+        if self.alpha is not None:
+            check_real("alpha", self.alpha, minimum=0.0, strict=True)
+        if self.D is not None:
+            check_int("D", self.D, 1)
+        if self.Delta is not None:
+            check_real("Delta", self.Delta, minimum=0.0)
+        if self.seeds is not None:
+            check_int("seeds", self.seeds, 1)
+
+    def _fill_defaults(self) -> None:
+        """Without a data file: the variant's ``nu`` and the defaults of the settings not
+        given."""
+        if self.nu is not None and self.variant is None:
+            raise ConfigError(
+                "`nu` needs `variant` (without `variant` the two default settings run: "
+                "spiked nu=2 and max nu=inf)"
+            )
+        if self.variant is not None:
+            self._set("nu", resolved_nu(self.variant, self.nu))
+        for name, default in (
+            ("L", DEFAULT_LENGTHS),
+            ("variable_length", False),
+            ("D", DEFAULT_D),
+            ("Delta", DEFAULT_DELTA),
+            ("seeds", DEFAULT_SEEDS),
+        ):
+            if getattr(self, name) is None:
+                self._set(name, default)
+        self._set("source", None)  # set from a data file only
+        self._set("n_train", None)
+
+    def _resolve_data(self) -> None:
+        """The task of the data file, reconciled with the settings given beside it."""
+        if self.alpha is not None:
+            raise ConfigError(
+                "`alpha` does not apply with `data` (the data set fixes it: training sequences / D)"
+            )
+        if self.seeds not in (None, 1):
+            raise ConfigError(
+                f"`seeds` must be 1 with `data` (one data set: `seed` chooses the held-out "
+                f"split and the random starts), got {self.seeds}"
+            )
+        given = {
+            "variant": self.variant,
+            "nu": self.nu,
+            "Delta": self.Delta,
+            "L": None if self.L is None else (self.L[0] if len(self.L) == 1 else self.L),
+            "variable_length": self.variable_length,
+            "D": self.D,
+        }
+        config, source = data_task(self.data, given)
+        if not (config.length.is_fixed or config.length == LengthLaw.uniform(config.Lbar)):
+            raise ConfigError(
+                f"`data`: gap runs fixed or uniform length laws; the config record has "
+                f"{config.length.describe()}"
+            )
+        n_held_out = 0 if source.teacher else held_out_count(self.holdout, source.N)
+        for name, value in (
+            ("variant", config.variant),
+            ("nu", config.nu),
+            ("Delta", config.Delta),
+            ("L", (config.Lbar,)),
+            ("variable_length", not config.length.is_fixed),
+            ("D", config.D),
+            ("seeds", 1),
+            ("source", source),
+            ("n_train", source.N - n_held_out),
+        ):
+            self._set(name, value)
+
+    def settings(self) -> tuple[tuple[str, float], ...]:
+        """The ``(variant, nu)`` pairs to run: both default settings without ``variant``."""
+        if self.variant is None:
+            return tuple((variant, resolved_nu(variant, None)) for variant in DEFAULT_VARIANTS)
+        return ((self.variant, resolved_nu(self.variant, self.nu)),)
+
+    @property
+    def runs_erm(self) -> bool:
+        """Whether ERM columns are computed (with ``alpha`` or ``data``)."""
+        return self.alpha is not None or self.data is not None
+
+    def training_ratio(self) -> float | None:
+        """``alpha`` of ERM: given, or the data file's training sequences over ``D``."""
+        return self.alpha if self.data is None else self.n_train / self.D
+
+    def erm_settings(self) -> ERMSettings:
+        """How each ERM point trains and scores (checked: a bad value is refused here)."""
+        return ERMSettings(
+            lam=self.lam,
+            seeds=self.seeds or 1,
+            init=self.init,
+            starts=self.starts,
+            optimizer=self.optimizer,
+            N_test=self.N_test,
+            lam_grid=self.lam_grid,
+            predict_population=False,
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Estimate(Record):
+    """A Monte Carlo estimate and its standard error."""
+
+    value: float
+    stderr: float
+
+
+@dataclasses.dataclass(frozen=True)
+class FittedParameters(Record):
+    """The selected ERM fit ``k``, ``v``, ``c`` (kept for data without a teacher, whose
+    activations are compared again on the same held-out sequences)."""
+
+    k: tuple[float, ...]
+    v: tuple[float, ...]
+    c: float
+
+
+@dataclasses.dataclass(frozen=True)
+class ERMError(Record):
+    """The ERM test error of one activation (docs/erm.md).
+
+    Attributes
+    ----------
+    test_error, stderr : mean over seeds of the selected start's test error, and its standard
+        error (over seeds; with one data set, over its test sequences).
+    lam : the ridge of each seed; ``lam_auto``: chosen by validation.
+    restarts_agree : whether the random starts agree (``None`` with one start).
+    start_spread : largest spread of the random starts' test errors over the seeds.
+    converged : every reported fit reached the gradient tolerance.
+    informed_test_error : the informed start's (a reference; ``None`` without a teacher).
+    zero_error : the zero predictor's on the same sequences (``|v*|^2/D`` for a teacher).
+    excess_over_zero, excess_over_zero_stderr : test error minus the zero predictor's, paired
+        per seed, and its standard error.
+    notes : sentences that must accompany the number (disagreeing starts, no convergence, a
+        ridge at the edge of the grid); printed as warnings.
+    fit : the selected fit, for data without a teacher (else ``None``).
+    """
+
+    test_error: float
+    stderr: float
+    lam: tuple[float, ...]
+    lam_auto: bool
+    restarts_agree: bool | None
+    start_spread: float
+    converged: bool
+    informed_test_error: float | None
+    zero_error: float
+    excess_over_zero: float
+    excess_over_zero_stderr: float
+    notes: tuple[str, ...] = ()
+    fit: FittedParameters | None = None
+
+    @property
+    def above_zero(self) -> bool:
+        """Worse than the zero predictor by more than two standard errors."""
+        return self.excess_over_zero > 2.0 * self.excess_over_zero_stderr
+
+
+@dataclasses.dataclass(frozen=True)
+class GapPoint(Record):
+    """One unit of work: the Bayes error of a task, or an activation's population optimum or ERM
+    error (``kind``)."""
+
+    variant: str
+    nu: float
+    L: int
+    kind: str
+    activation: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class BayesValue(Record):
+    """The population Bayes error with known directions and its quadrature error bound."""
+
+    error: float
+    error_bound: float
+
+
+@dataclasses.dataclass(frozen=True)
+class GapSolved(Record):
+    """A solved point: the part its ``kind`` computes (the oracle comes with an ERM error: same
+    teachers and test sequences)."""
+
+    bayes: BayesValue | None = None
+    population: PopulationOptimum | None = None
+    erm: ERMError | None = None
+    oracle: Estimate | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class GapRow(Record):
+    """One task (variant, ``nu``, ``L``): population values, and ERM at finite data.
+
+    Attributes
+    ----------
+    variant, nu, L, variable_length : the task.
+    bayes, bayes_error_bound : the population Bayes error with known directions (excess over
+        ``Delta``; a teacher with ``|k*|^2 = |v*|^2 = D``) and its quadrature error bound.
+    population : each activation's population-optimal error (``D, alpha -> inf``).
+    gap : ``population - bayes`` per activation.
+    optimal_overlaps : where each optimum is reached, and its note.
+    erm : each activation's ERM test error (``None`` without ``alpha`` or ``data``).
+    oracle : the known-direction Bayes error of the teachers on the ERM test sequences (mean
+        over seeds and its standard error; ``None`` without ERM or without a teacher).
+    erm_paired_differences : data without a teacher: ``"a - b"`` for every two activations,
+        the mean of the per-sequence difference of their errors on the held-out sequences and
+        its standard error.
+    notes, warnings : lines to read with the row (limits and bounds of the optima, the ridge
+        chosen; numbers not to read as they stand).
+
+    A part whose point failed is missing (``bayes`` ``None``, an activation absent).
+    """
+
+    variant: str
+    nu: float
+    L: int
+    variable_length: bool
+    bayes: float | None
+    bayes_error_bound: float | None
+    population: dict[str, float]
+    gap: dict[str, float]
+    optimal_overlaps: dict[str, OptimalOverlaps]
+    erm: dict[str, ERMError] | None = None
+    oracle: Estimate | None = None
+    erm_paired_differences: dict[str, Estimate] | None = None
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """The task as a prefix of its notes: ``spiked nu=2 L=3`` (``L=U1..5`` for variable
+        lengths)."""
+        length = f"U1..{self.L}" if self.variable_length else str(self.L)
+        return f"{self.variant} nu={describe_nu(self.nu)} L={length}"

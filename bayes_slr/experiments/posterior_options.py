@@ -1,0 +1,346 @@
+"""The options of ``posterior`` and ``posterior-sweep``: :class:`SamplingOptions` (the settings
+both share) and :class:`PosteriorOptions`, below the experiment (:mod:`bayes_slr.experiments.
+posterior`) and the computation of a point (:mod:`bayes_slr.experiments.posterior_point`), which
+both read them.
+
+Settings a file can fix default to ``None`` ("not given") and are resolved once, in ``validate``:
+from the file (a given value that contradicts it is refused, naming both), else from the defaults
+below; the resolved options are what the result reports. It imports without JAX.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from bayes_slr.attention.erm_settings import LAM_AUTO, check_lam
+from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.experiments.base import (
+    Options,
+    option,
+)
+from bayes_slr.experiments.data import DataSource, data_task, refuse_conflict
+from bayes_slr.experiments.task import (
+    DEFAULT_D,
+    DEFAULT_DELTA,
+    DEFAULT_L,
+    DEFAULT_SEED,
+    DEFAULT_VARIANT,
+    D_option,
+    Delta_option,
+    L_option,
+    lam_option,
+    nu_option,
+    seed_option,
+    task_config,
+    variable_length_option,
+    variant_option,
+)
+from bayes_slr.inference.sampler_registry import sampler_help
+from bayes_slr.models.spec import INITS, SLRConfig, training_size
+
+DEFAULT_ALPHA = 4.0
+SAMPLING_DEFAULTS: dict[str, Any] = {
+    "sampler": "auto",
+    "chains": 4,
+    "warmup": 1_000,
+    "samples": 2_000,
+    "init": "random",
+    "check_start": True,
+    "exact_teacher": False,
+    "N_test": 100_000,
+    "max_draws": 1_000,
+    "erm": True,
+    "lam": LAM_AUTO,
+    "seed": DEFAULT_SEED,
+}
+"""The defaults of the sampling and evaluation settings (docs/posterior.md says why)."""
+TASK_SETTINGS = ("variant", "nu", "L", "variable_length", "Delta", "D")
+FILE_HELP = (
+    "With --data or --from, every setting not given is the file's, and one given that "
+    "contradicts the file is refused."
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class SamplingOptions(Options):
+    """The settings of a posterior shared by ``posterior`` and ``posterior-sweep``: the task, the
+    sampler, the evaluation and the ERM comparison.
+
+    ``None`` means "not given": :meth:`validate` fills it in (from a file, else from the
+    defaults) and :meth:`task` returns the resolved task.
+    """
+
+    variant: str | None = variant_option(None, default_text=DEFAULT_VARIANT)
+    nu: float | None = nu_option()
+    L: int | None = L_option(None, default_text=str(DEFAULT_L))
+    variable_length: bool | None = variable_length_option(None, default_text="fixed")
+    Delta: float | None = Delta_option(None, default_text=f"{DEFAULT_DELTA:g}")
+    D: int | None = D_option(None, default_text=str(DEFAULT_D))
+    sampler: str | None = option(
+        None,
+        lambda: f"posterior sampler: {sampler_help()}",
+        default_text=SAMPLING_DEFAULTS["sampler"],
+    )
+    chains: int | None = option(
+        None,
+        "chains, >= 1 (>= 2 with --check-start)",
+        default_text=str(SAMPLING_DEFAULTS["chains"]),
+    )
+    warmup: int | None = option(
+        None, "warm-up steps per chain, >= 0", default_text=str(SAMPLING_DEFAULTS["warmup"])
+    )
+    samples: int | None = option(
+        None, "kept draws per chain, >= 1", default_text=str(SAMPLING_DEFAULTS["samples"])
+    )
+    init: str | None = option(
+        None,
+        "start of the chains: random (each its own prior draw) or informed (the teacher)",
+        choices=INITS,
+        default_text=SAMPLING_DEFAULTS["init"],
+    )
+    check_start: bool | None = option(
+        None,
+        "also run chains from the other start (informed if --init random) on the same data and "
+        "report whether both find the same posterior (start_agreement, multimodal); needs the "
+        "teacher; doubles the sampling time",
+        default_text="on",
+    )
+    exact_teacher: bool | None = option(
+        None, "teacher with |k*|^2 = |v*|^2 = D, k* orthogonal to v*", default_text="off"
+    )
+    N_test: int | None = option(
+        None,
+        "fresh test sequences from the teacher, >= 2",
+        default_text=str(SAMPLING_DEFAULTS["N_test"]),
+    )
+    max_draws: int | None = option(
+        None,
+        "draws (evenly thinned, split in 4 groups for the unbiased error) forming the posterior "
+        "predictors, >= 1",
+        default_text=str(SAMPLING_DEFAULTS["max_draws"]),
+    )
+    erm: bool | None = option(
+        None,
+        "compare with ERM (softmax, linear) trained on the same data as gap trains it",
+        default_text="on",
+    )
+    lam: float | str | None = lam_option(
+        None,
+        "ridge of the ERM comparison: >= 0, or auto (chosen by held-out validation, as in gap)",
+        default_text=LAM_AUTO,
+    )
+    seed: int | None = seed_option(
+        "seed of the teacher, data, chains and test set", default=None, default_text="0"
+    )
+
+    def validate(self) -> None:
+        """Resolve the task and every setting not given, and refuse any value out of range."""
+        config, teacher = self.resolve_task()
+        self.resolve_sampling(config, teacher)
+        self._set("_task", config)
+
+    def resolve_task(self) -> tuple[SLRConfig, bool]:
+        """The task (simulated: from the settings given and the defaults) and whether a teacher
+        is known."""
+        self.fill(
+            {
+                "variant": DEFAULT_VARIANT,
+                "L": DEFAULT_L,
+                "variable_length": False,
+                "Delta": DEFAULT_DELTA,
+                "D": DEFAULT_D,
+            }
+        )
+        config = task_config(
+            self.variant, self.L, self.variable_length, self.nu, self.Delta, self.D
+        )
+        self._set("nu", config.nu)
+        self._set("Delta", config.Delta)
+        return config, True
+
+    def resolve_sampling(self, config: SLRConfig, teacher: bool) -> None:
+        """Fill the sampling and evaluation settings not given and check them for ``config``
+        (``teacher``: whether a teacher is known, for the start check and fresh test sets)."""
+        from bayes_slr.inference.samplers import check_sampling_arguments
+
+        self.fill({name: v for name, v in SAMPLING_DEFAULTS.items() if teacher or name != "N_test"})
+        check_int("seed", self.seed, 0)
+        check_sampling_arguments(
+            config,
+            sampler=self.sampler,
+            chains=self.chains,
+            warmup=self.warmup,
+            samples=self.samples,
+            init=self.init,
+        )
+        if self.check_start and self.chains < 2:
+            raise ConfigError(
+                "chains must be >= 2 with `check_start` (r_hat needs two chains per start), "
+                f"got {self.chains}"
+            )
+        if self.N_test is not None:
+            check_int("N_test", self.N_test, 2)
+        check_int("max_draws", self.max_draws, 1)
+        check_lam(self.lam)
+        if self.exact_teacher:
+            check_int("D", config.D, 2)
+
+    def fill(self, defaults: dict[str, Any]) -> None:
+        """Set each setting of ``defaults`` that was not given."""
+        for name, value in defaults.items():
+            if getattr(self, name) is None:
+                self._set(name, value)
+
+    def keep(self, fixed: dict[str, Any], origin: str) -> None:
+        """Set the settings ``origin`` (a file) fixes, refusing a given one that differs; a
+        ``None`` in ``fixed`` (a setting the file does not record) is left as given."""
+        for name, value in fixed.items():
+            if value is not None:
+                refuse_conflict(name, getattr(self, name), value, origin)
+                self._set(name, value)
+
+    def task(self) -> SLRConfig:
+        """The resolved task."""
+        return self._task
+
+    def from_file(self) -> bool:
+        """Whether the posterior is read from a file written before (``posterior --from``)."""
+        return False
+
+
+@dataclasses.dataclass(frozen=True)
+class PosteriorOptions(SamplingOptions):
+    """Settings of ``posterior``: one posterior, of simulated data, of a data file (``data``), or
+    read from a posterior file written before (``source``)."""
+
+    alpha: float | None = option(None, "N / D, > 0", default_text=f"{DEFAULT_ALPHA:g}")
+    source: Path | None = option(
+        None,
+        "re-summarise this posterior netCDF (written with --out) instead of sampling: the task, "
+        "seed and sampling settings are the file's (one given must agree); its ERM fits are "
+        "reused",
+        flag="--from",
+        metavar="POSTERIOR.nc",
+    )
+    data: Path | None = option(
+        None,
+        "run on this .npz data set (X, y; optional lengths, eps, k_star and v_star, config: the "
+        "format simulate writes, docs/data.md) instead of simulated data; D, N and Lbar come "
+        "from the arrays, variant, nu, Delta and the length law from its config record if it has "
+        "one",
+        metavar="FILE.npz",
+    )
+    holdout: float | None = option(
+        None,
+        "with --data without a teacher (k_star, v_star): share of the sequences held out as the "
+        "test set, chosen by --seed, in (0, 1)",
+        default_text="0.2",
+    )
+
+    def resolve_task(self) -> tuple[SLRConfig, bool]:
+        """The task of the posterior file, of the data file, or of the settings given."""
+        if self.source is not None:
+            return self._file_task()
+        if self.holdout is not None and self.data is None:
+            raise ConfigError("`holdout` applies only with `data`")
+        if self.data is not None:
+            return self._data_task()
+        config, teacher = super().resolve_task()
+        self.fill({"alpha": DEFAULT_ALPHA})
+        training_size(self.alpha, config.D)
+        self._set("alpha", float(self.alpha))
+        return config, teacher
+
+    def _file_task(self) -> tuple[SLRConfig, bool]:
+        from bayes_slr.experiments.posterior_file import stored_posterior
+
+        if self.data is not None:
+            raise ConfigError(
+                "`source` and `data` exclude each other (`source` re-summarises a posterior file)"
+            )
+        if self.holdout is not None:
+            raise ConfigError("`holdout` does not apply with `source` (the file fixes the split)")
+        stored = stored_posterior(self.source)
+        config = stored.config
+        origin = f"the posterior file {self.source}"
+        self.keep(
+            {
+                "variant": config.variant,
+                "nu": config.nu,
+                "L": config.Lbar,
+                "variable_length": not config.length.is_fixed,
+                "Delta": config.Delta,
+                "D": config.D,
+                "alpha": stored.alpha,
+                "seed": stored.seed,
+                "chains": stored.chains,
+                "samples": stored.samples,
+                "warmup": stored.warmup,
+                "init": stored.init,
+                "exact_teacher": stored.exact_teacher,
+                "check_start": stored.check_start,
+            },
+            origin,
+        )
+        if self.sampler not in (None, stored.kernel):  # the kernel that ran, or the option given
+            refuse_conflict("sampler", self.sampler, stored.sampler, origin)
+        self.fill(
+            {
+                "sampler": stored.sampler,
+                "N_test": stored.N_test,
+                "max_draws": stored.max_draws,
+                "erm": stored.erm is not None,
+                "lam": None if stored.erm is None else stored.erm.lam,
+            }
+        )
+        self._set("_stored", stored)
+        return config, True
+
+    def _data_task(self) -> tuple[SLRConfig, bool]:
+        from bayes_slr.models.dataset import DEFAULT_HOLDOUT, held_out_count
+
+        for name in ("alpha", "exact_teacher"):
+            if getattr(self, name) is not None:
+                raise ConfigError(f"`{name}` does not apply with `data` (the data set fixes it)")
+        config, source = data_task(self.data, {name: getattr(self, name) for name in TASK_SETTINGS})
+        self._set("variant", config.variant)
+        self._set("nu", config.nu)
+        self._set("L", config.Lbar)
+        self._set("variable_length", not config.length.is_fixed)
+        self._set("Delta", config.Delta)
+        self._set("D", config.D)
+        self._set("_data_source", source)
+        if source.teacher:  # every sequence trains, fresh sequences of the teacher test
+            self._set("holdout", None)
+            return config, True
+        if self.N_test is not None:
+            raise ConfigError(
+                "`N_test` needs a teacher in the `data` file: without one the errors are "
+                "measured on the held-out sequences (set their share with `holdout`)"
+            )
+        if self.init == "informed":
+            raise ConfigError(
+                "init must be random for data without a teacher (the informed start is the teacher)"
+            )
+        if self.check_start:
+            raise ConfigError(
+                "`check_start` needs a teacher in the `data` file (its other start is the teacher)"
+            )
+        self.fill({"holdout": DEFAULT_HOLDOUT, "check_start": False})
+        held_out_count(self.holdout, source.N)
+        return config, False
+
+    def data_source(self) -> DataSource | None:
+        """The data file and where each setting came from (``None`` without ``data``)."""
+        return getattr(self, "_data_source", None)
+
+    def stored(self) -> Any:
+        """The settings of the ``source`` file
+        (:class:`~bayes_slr.experiments.posterior_file.StoredPosterior`; ``None`` without one)."""
+        return getattr(self, "_stored", None)
+
+    def from_file(self) -> bool:
+        """Whether the posterior is read from ``source``."""
+        return self.source is not None

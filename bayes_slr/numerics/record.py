@@ -1,0 +1,54 @@
+"""The record base: frozen dataclasses that convert to and from JSON-ready dicts.
+
+Every layer returns typed records built on :class:`Record` (a run's settings, a trajectory's
+points, a population optimum, an experiment's points and rows), so no layer hands another a dict
+read by string keys; only the JSON boundary (logs, outputs) sees the dicts. It imports without JAX.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import Any, Self
+
+import cattrs
+
+from bayes_slr.errors import ConfigError
+
+converter = cattrs.Converter()
+"""Turns records (JSON-ready dicts) into typed objects and back. Floats accept the strings
+``"inf"``, ``"-inf"`` and ``"nan"`` that logs written before hold for non-finite values, and
+``null`` (how the JSON outputs write ``nan``, :func:`bayes_slr.records.json_text`) as ``nan``
+where the field is a plain ``float``. A type that is not a record registers its own hooks here
+(the task :class:`~bayes_slr.models.spec.SLRConfig` does)."""
+converter.register_structure_hook(
+    float, lambda value, _: math.nan if value is None else float(value)
+)
+converter.register_structure_hook(Path, lambda value, _: Path(value))
+converter.register_unstructure_hook(Path, str)
+
+
+def structure[T](data: Any, kind: type[T]) -> T:
+    """``data`` (a JSON-ready value) as an object of ``kind`` (a record, or a union of records);
+    ``ConfigError`` when it does not fit."""
+    try:
+        return converter.structure(data, kind)
+    except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(
+            f"a {getattr(kind, '__name__', kind)} record does not fit ({exc})"
+        ) from exc
+
+
+@dataclasses.dataclass(frozen=True)
+class Record:
+    """A frozen dataclass that converts to and from a JSON-ready dict (points, rows, parts)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a dict of JSON-ready values (nested records as dicts, tuples as lists)."""
+        return converter.unstructure(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        """Inverse of :meth:`to_dict`; ``ConfigError`` when ``data`` does not fit the fields."""
+        return structure(data, cls)
