@@ -43,17 +43,23 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def provenance(config: dict[str, Any], seed: int | None) -> dict[str, Any]:
-    """What every result file records: full configuration, seed, package versions, device, time."""
+def run_context() -> dict[str, Any]:
+    """Where and when a result is computed, the part of every provenance that is not the
+    computation's own: ``versions`` (:func:`package_versions`), ``device`` (JAX's platform) and
+    ``created`` (UTC time, ISO 8601)."""
     import jax
 
     return {
-        "config": config,
-        "seed": seed,
         "versions": package_versions(),
         "device": str(jax.devices()[0].platform),
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }
+
+
+def provenance(config: dict[str, Any], seed: int | None) -> dict[str, Any]:
+    """What every result file records: full configuration, seed, and the :func:`run_context`
+    (package versions, device, time)."""
+    return {"config": config, "seed": seed, **run_context()}
 
 
 def json_ready(value: Any) -> Any:

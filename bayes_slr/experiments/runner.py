@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
-import datetime as _dt
 import functools
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,8 +32,8 @@ from bayes_slr.records import (
     atomic_write,
     check_output_file,
     json_text,
-    package_versions,
     prepare_output_folder,
+    run_context,
     run_sweep,
 )
 
@@ -169,16 +168,9 @@ def sweep_records(experiment: Experiment, options: Options, points: list) -> lis
 
 
 def provenance_of(experiment: Experiment, options: Options) -> Provenance:
-    """The provenance of a result computed now in this process."""
-    import jax
-
-    return Provenance(
-        experiment=experiment.name,
-        seed=experiment.seed(options),
-        versions=package_versions(),
-        device=str(jax.devices()[0].platform),
-        created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-    )
+    """The provenance of a result computed now in this process (the :func:`~bayes_slr.records.
+    run_context` every output file records, with the experiment and its seed)."""
+    return Provenance(experiment=experiment.name, seed=experiment.seed(options), **run_context())
 
 
 def _solve_record(
