@@ -31,13 +31,32 @@ converter.register_unstructure_hook(Path, str)
 
 def structure[T](data: Any, kind: type[T]) -> T:
     """``data`` (a JSON-ready value) as an object of ``kind`` (a record, or a union of records);
-    ``ConfigError`` when it does not fit."""
+    ``ConfigError`` when it does not fit, naming why: the record's own refusal (a value its
+    checks reject) or the field that is missing or of the wrong type."""
+    name = getattr(kind, "__name__", kind)
     try:
         return converter.structure(data, kind)
-    except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(
-            f"a {getattr(kind, '__name__', kind)} record does not fit ({exc})"
-        ) from exc
+    except cattrs.BaseValidationError as exc:
+        raise ConfigError(f"a {name} record does not fit ({'; '.join(_reasons(exc))})") from exc
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"a {name} record does not fit ({exc})") from exc
+
+
+def _reasons(error: cattrs.BaseValidationError) -> list[str]:
+    """Why a record did not fit: the messages of the ``ConfigError`` its checks raised, else
+    cattrs' account of each field that is missing or of the wrong type."""
+    refused = error.subgroup(lambda exc: isinstance(exc, ConfigError))
+    if refused is None:
+        return cattrs.transform_error(error)
+    found: list[str] = []
+    pending: list[BaseException] = [refused]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, BaseExceptionGroup):
+            pending.extend(reversed(item.exceptions))
+        else:
+            found.append(str(item))
+    return found
 
 
 @dataclasses.dataclass(frozen=True)
