@@ -246,11 +246,11 @@ REGIONS = (
 )
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class PhaseResult(Result[PhaseOptions, PhaseRow]):
     """The thresholds per value of the swept setting."""
 
-    def table(self) -> str:
+    def rows_table(self) -> str:
         """One line per task: the swept setting, each threshold, the hard phase."""
         swept = self.options.swept()
         header = [swept, *THRESHOLDS, "hard_phase", "method", "evaluations"]
