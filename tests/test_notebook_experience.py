@@ -150,3 +150,16 @@ def test_a_folder_belongs_to_the_command_that_made_it(tmp_path, capsys):
     (line,) = capsys.readouterr().err.splitlines()
     assert "belongs to another command (it holds bayes-risk.jsonl)" in line
     assert sorted(path.name for path in tmp_path.iterdir()) == before
+
+
+def test_docs_name_every_argument_whose_python_name_differs_from_its_flag():
+    from pathlib import Path
+
+    from bayes_slr.experiments.base import option_spec
+
+    api = (Path(__file__).parent.parent / "docs" / "api.md").read_text()
+    for experiment in EXPERIMENTS.items():
+        for field in experiment.options_type.option_fields():
+            spec = option_spec(field)
+            if spec.cli and spec.flag and spec.flag != "--" + field.name.replace("_", "-"):
+                assert f"`{field.name}=` is `{experiment.name}`'s `{spec.flag}`" in api
