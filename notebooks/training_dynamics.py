@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # Training dynamics of attention and their high-dimensional limit (issue 21)
+# # Training dynamics of attention and their high-dimensional limit
 #
 # Does gradient training reach what attention can reach? Everything below runs through the
 # public `bayes_slr.dynamics` (the command line's `bayes-slr dynamics`; docs/dynamics.md explains

@@ -163,3 +163,21 @@ def test_docs_name_every_argument_whose_python_name_differs_from_its_flag():
             spec = option_spec(field)
             if spec.cli and spec.flag and spec.flag != "--" + field.name.replace("_", "-"):
                 assert f"`{field.name}=` is `{experiment.name}`'s `{spec.flag}`" in api
+
+
+def test_documents_cite_no_internal_issue_numbers():
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).parent.parent
+    documents = [
+        root / "README.md",
+        *(root / "docs").glob("*.md"),
+        *(root / "notebooks").glob("*.py"),
+    ]
+    cited = [
+        f"{path.name}: {match.group(0)}"
+        for path in documents
+        for match in re.finditer(r"\b[Ii]ssues? #?\d+", path.read_text())
+    ]
+    assert cited == []
