@@ -48,7 +48,7 @@ from bayes_slr.experiments.gap_erm import (
     erm_warnings,
     held_out_differences,
 )
-from bayes_slr.experiments.tables import format_table
+from bayes_slr.experiments.tables import ROUNDING, format_table
 from bayes_slr.experiments.task import (
     DEFAULT_D,
     DEFAULT_DELTA,
@@ -662,7 +662,11 @@ def _row(
     )
     population = {a: optimum.error for a, optimum in optima.items()}
     bayes_error = None if bayes is None else bayes.bayes.error
-    gap = {} if bayes_error is None else {a: e - bayes_error for a, e in population.items()}
+    gap = (
+        {}
+        if bayes_error is None
+        else {a: _difference(e, bayes_error) for a, e in population.items()}
+    )
     erm_errors = None if erm is None else {a: part.erm for a, part in erm.items()}
     overlaps = {a: optimum.overlaps for a, optimum in optima.items()}
     notes, warnings = row_notes(population, overlaps, erm_errors, activations)
@@ -749,3 +753,10 @@ def _lam_column(options: GapOptions) -> str:
 
 
 GAP = register_experiment(Gap())
+
+
+def _difference(error: float, bayes_error: float) -> float:
+    """``error - bayes_error``, with float64 rounding of zero (below :data:`ROUNDING`) stored as
+    an exact 0, so the frame and the JSON hold the 0 the table prints."""
+    difference = error - bayes_error
+    return 0.0 if abs(difference) < ROUNDING else difference
