@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import errno
 import json
 import math
 import os
@@ -128,7 +129,10 @@ def _try_create_in(folder: Path, name: str) -> None:
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".bayes-slr-write-check."):
             pass
     except OSError as exc:
-        raise ConfigError(f"`{name}`: cannot write in folder {folder} ({exc.strerror})") from None
+        reason = exc.strerror
+        if exc.errno == errno.ENOENT and folder.is_dir():  # e.g. /proc: the folder is there
+            reason = "its file system does not accept new files"
+        raise ConfigError(f"`{name}`: cannot write in folder {folder} ({reason})") from None
 
 
 def check_output_file(path: str | os.PathLike, *, force: bool, name: str = "out") -> Path:
