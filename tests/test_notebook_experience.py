@@ -183,3 +183,12 @@ def test_documents_cite_no_internal_issue_numbers():
         for match in re.finditer(r"\b[Ii]ssues? #?\d+", path.read_text())
     ]
     assert cited == []
+
+
+def test_api_docstrings_name_arguments_not_flags():
+    import re
+
+    for name in ("posterior", "gap", "theory", "dynamics", "simulate"):
+        doc = getattr(bayes_slr, name).__doc__
+        assert re.findall(r"--[A-Za-z][\w-]*", doc) == [], name
+    assert "source re-summarises a posterior written with out" in bayes_slr.posterior.__doc__
