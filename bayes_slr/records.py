@@ -14,10 +14,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
 
-from tqdm import tqdm
-
 from bayes_slr.errors import ConfigError, RunStopped
 from bayes_slr.interrupts import raise_if_interrupted
+from bayes_slr.progress import progress_bar
 
 TRACKED_PACKAGES = (
     "bayes-slr",
@@ -404,12 +403,8 @@ def run_sweep(
             pending.append(point)
         else:
             results[SweepLog.point_key(point)] = done
-    bar = tqdm(
-        total=len(points),
-        initial=len(results),
-        desc=description,
-        unit="point",
-        disable=not progress,
+    bar = progress_bar(
+        total=len(points), initial=len(results), desc=description, unit="point", show=progress
     )
     running: Running = {}
 

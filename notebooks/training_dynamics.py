@@ -150,7 +150,7 @@ for name in SETTINGS:
 # %%
 fig, axes = plt.subplots(1, 4, figsize=(16, 3.4))
 for style, (name, result) in zip(("-", ":"), flows.items()):
-    frame = result.to_pandas()
+    frame = result.trajectories()
     frame = frame[frame.time > 0]
     for i, activation in enumerate(ACTIVATIONS):
         run = frame[frame.activation == activation]
@@ -236,8 +236,8 @@ for D in SGD_SEEDS:
 # %%
 fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
 for j, D in enumerate(SGD_SEEDS):
-    runs = sgd[D].to_pandas()
-    limit = ode[D].to_pandas()
+    runs = sgd[D].trajectories()
+    limit = ode[D].trajectories()
     for ax, column in zip(axes, ("m_k", "q_k", "m_v", "q_v")):
         for seed, run in runs.groupby("seed"):
             ax.plot(

@@ -429,11 +429,11 @@ def row_notes(
     return notes, warnings
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class GapResult(Result[GapOptions, GapRow]):
     """The rows of ``gap``, one per task."""
 
-    def table(self) -> str:
+    def rows_table(self) -> str:
         """One line per task: the population values, their gaps and, with ERM, the oracle and
         the ERM errors (``*``: see the warnings); for data without a teacher, the paired
         differences of the ERM errors below."""

@@ -297,7 +297,7 @@ REGIONS = (
 )
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class PhaseResult(Result[PhaseOptions, PhaseRow]):
     """The thresholds per value of the swept setting, and (``Delta`` swept, ``--curves``) the
     threshold curves up to their merge."""
@@ -311,7 +311,7 @@ class PhaseResult(Result[PhaseOptions, PhaseRow]):
             "curves": None if self.curves is None else self.curves.to_dict(),
         }
 
-    def table(self) -> str:
+    def rows_table(self) -> str:
         """One line per task: the swept setting, each threshold, the hard phase."""
         swept = self.options.swept()
         header = [swept, *THRESHOLDS, "hard_phase", "method", "evaluations"]
