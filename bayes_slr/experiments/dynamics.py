@@ -94,8 +94,8 @@ class DynamicsOptions(Options):
     Delta: float = Delta_option()
     D: int = D_option(
         500,
-        "token dimension, >= 1 (gd and sgd; the ODEs start at overlaps of the size a run at this "
-        "D starts with)",
+        "token dimension, >= 1 (gd and sgd; the ODEs from a random or sphere start start at the "
+        "overlaps, signs included, of the start the run of the same seed at this D draws)",
     )
     activations: tuple[str, ...] = option(
         ("softmax",),
@@ -107,8 +107,8 @@ class DynamicsOptions(Options):
     )
     seeds: tuple[int, ...] = option(
         (0,),
-        "seeds, each >= 0: teacher, data, start, test set and SGD stream (the ODEs: their "
-        "Monte Carlo draws)",
+        "seeds, each >= 0: teacher, data, start, test set and SGD stream (the ODEs: the start "
+        "of that seed's run at D and their Monte Carlo draws)",
     )
     method: str = option(
         "sgd",
@@ -525,7 +525,11 @@ def _run(options: DynamicsOptions, point: DynamicsPoint, state: PointState | Non
     run = FlowRun(
         config,
         point.activation,
-        Overlaps.typical_start(start, options.D, config),
+        (
+            Overlaps.typical_start(start, options.D, config)
+            if start == "informed"
+            else Overlaps.seed_start(start, config, point.seed)
+        ),
         t_max=options.t_max,
         method="sgd" if options.method == "sgd-ode" else "flow",
         sphere=options.sphere,
