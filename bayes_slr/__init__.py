@@ -32,6 +32,11 @@ _EXPORTS = {
     "phase": "bayes_slr.api",
     "dynamics": "bayes_slr.api",
     "ConfigError": "bayes_slr.errors",
+    "BayesSLRWarning": "bayes_slr.warning_categories",
+    "ConvergenceWarning": "bayes_slr.warning_categories",
+    "RSInstabilityWarning": "bayes_slr.warning_categories",
+    "HardPhaseWarning": "bayes_slr.warning_categories",
+    "AccuracyWarning": "bayes_slr.warning_categories",
     "LengthLaw": "bayes_slr.models.spec",
     "SLRConfig": "bayes_slr.models.spec",
 }
@@ -51,4 +56,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    """The public names only (what ``dir(bayes_slr)`` and tab completion show)."""
+    return sorted(__all__)

@@ -12,6 +12,7 @@ before any work.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -55,19 +56,47 @@ def api_function(experiment: Experiment) -> Callable[..., Any]:
     run.__signature__ = inspect.Signature(
         list(parameters.values()), return_annotation=experiment.result_type
     )
-    lines = [f"{experiment.summary}.", "", experiment.description, "", "Parameters", "----------"]
+    python_name = {
+        _flag(field): field.name
+        for other in EXPERIMENTS.items()
+        for field in other.options_type.option_fields()
+    }
+    python_name |= {"--" + key: key for key in RUN_ARGUMENTS}
+    lines = [
+        f"{experiment.summary}.",
+        "",
+        in_python_terms(experiment.description, python_name),
+        "",
+        "Parameters",
+        "----------",
+    ]
     for field in fields:
         spec = option_spec(field)
-        default = f" Default: {spec.default_text}." if spec.default_text else ""
+        default = (
+            f" Default: {in_python_terms(spec.default_text, python_name)}."
+            if spec.default_text
+            else ""
+        )
         lines += [
             f"{field.name} : {_type_name(types_[field.name])}",
-            f"    {spec.help_text()}.{default}",
+            f"    {in_python_terms(spec.help_text(), python_name)}.{default}",
         ]
     for key, (_, annotation, text) in RUN_ARGUMENTS.items():
         lines += [f"{key} : {_type_name(annotation)}", f"    {text}."]
     lines += ["", "Returns", "-------", f"{experiment.result_type.__name__}"]
     run.__doc__ = "\n".join(lines)
     return run
+
+
+def _flag(field: Any) -> str:
+    """The command-line flag of an option field."""
+    return option_spec(field).flag or "--" + field.name.replace("_", "-")
+
+
+def in_python_terms(text: str, python_name: dict[str, str]) -> str:
+    """``text`` with each flag of the command (``--from``, ``--N-test``) written as its keyword
+    argument (``source``, ``N_test``): the docstrings of the API speak Python."""
+    return re.sub(r"--[A-Za-z][\w-]*", lambda match: python_name.get(match[0], match[0]), text)
 
 
 def _type_name(annotation: Any) -> str:

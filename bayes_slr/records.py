@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import errno
 import json
 import math
 import os
@@ -14,10 +15,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
 
-from tqdm import tqdm
-
 from bayes_slr.errors import ConfigError, RunStopped
 from bayes_slr.interrupts import raise_if_interrupted
+from bayes_slr.progress import progress_bar
 
 TRACKED_PACKAGES = (
     "bayes-slr",
@@ -135,7 +135,10 @@ def _try_create_in(folder: Path, name: str) -> None:
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".bayes-slr-write-check."):
             pass
     except OSError as exc:
-        raise ConfigError(f"`{name}`: cannot write in folder {folder} ({exc.strerror})") from None
+        reason = exc.strerror
+        if exc.errno == errno.ENOENT and folder.is_dir():  # e.g. /proc: the folder is there
+            reason = "its file system does not accept new files"
+        raise ConfigError(f"`{name}`: cannot write in folder {folder} ({reason})") from None
 
 
 def check_output_file(path: str | os.PathLike, *, force: bool, name: str = "out") -> Path:
@@ -410,12 +413,8 @@ def run_sweep(
             pending.append(point)
         else:
             results[SweepLog.point_key(point)] = done
-    bar = tqdm(
-        total=len(points),
-        initial=len(results),
-        desc=description,
-        unit="point",
-        disable=not progress,
+    bar = progress_bar(
+        total=len(points), initial=len(results), desc=description, unit="point", show=progress
     )
     running: Running = {}
 

@@ -86,6 +86,7 @@ diagram = bayes_slr.phase(
     alpha_max=2.0,
     tol=1e-5 if FULL else 1e-3,
     scan=33 if FULL else 13,
+    curves=False,  # the bars of the figure below; the threshold curves: docs/theory.md part D
     progress=False,
 )
 print(diagram.table())

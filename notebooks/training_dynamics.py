@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # Training dynamics of attention and their high-dimensional limit (issue 21)
+# # Training dynamics of attention and their high-dimensional limit
 #
 # Does gradient training reach what attention can reach? Everything below runs through the
 # public `bayes_slr.dynamics` (the command line's `bayes-slr dynamics`; docs/dynamics.md explains
@@ -74,8 +74,9 @@ RESULTS = stored_results()
 # ## 1. Population gradient flow from random starts
 #
 # `method="flow"` integrates the `D -> inf`, `alpha -> inf`, `eta -> 0` limit of training on
-# the order parameters `(m_k, q_k, m_v, q_v, c)`, from the overlaps a run at `D = 500` starts
-# with (`k, v ~ N(0, 0.01 I)`: `q = 0.01`, `m ~ 0.1/sqrt(D)`), label noise `Delta = 0`. Each row
+# the order parameters `(m_k, q_k, m_v, q_v, c)`, from the overlaps the run of seed 0 at
+# `D = 500` starts at (`k, v ~ N(0, 0.01 I)`: `q ~ 0.01`, `m ~ +-0.1/sqrt(D)`, signs included),
+# label noise `Delta = 0`. Each row
 # holds the trajectory, the final error (Monte Carlo over the ODE's draws: a standard error of a
 # few 1e-3 at this size), the activation's population optimum and the Bayes error, the escape
 # time (`max(|m_k|, |k.v*/D|)` reaches 0.4) and the time the error comes within 0.01 of the
@@ -149,7 +150,7 @@ for name in SETTINGS:
 # %%
 fig, axes = plt.subplots(1, 4, figsize=(16, 3.4))
 for style, (name, result) in zip(("-", ":"), flows.items()):
-    frame = result.to_pandas()
+    frame = result.trajectories()
     frame = frame[frame.time > 0]
     for i, activation in enumerate(ACTIVATIONS):
         run = frame[frame.activation == activation]
@@ -174,7 +175,8 @@ fig.tight_layout()
 # Softmax on spiked `nu = 2`, `L = 3`, `Delta = 0`, one fresh sequence per step (`batch=1`),
 # `eta = 0.5` (time `eta / D` per step), from the random start, to `t = 10`. `method="sgd-ode"`
 # is the `D -> inf` limit of the same SGD: the flow plus the variance term `eta / B`, started at
-# the overlaps a run at that `D` typically starts with. The distance between a run and the ODE,
+# the overlaps, signs included, of the start that the run of seed 0 at that `D` draws (the ODE's
+# seed picks the run whose start it takes). The distance between a run and the ODE,
 # after the start has been forgotten, is the `1/sqrt(D)` fluctuation: `sqrt(D)` times it stays
 # of order 1 at every `D`.
 
@@ -234,8 +236,8 @@ for D in SGD_SEEDS:
 # %%
 fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
 for j, D in enumerate(SGD_SEEDS):
-    runs = sgd[D].to_pandas()
-    limit = ode[D].to_pandas()
+    runs = sgd[D].trajectories()
+    limit = ode[D].trajectories()
     for ax, column in zip(axes, ("m_k", "q_k", "m_v", "q_v")):
         for seed, run in runs.groupby("seed"):
             ax.plot(
@@ -265,7 +267,7 @@ fig.tight_layout()
 # Every overlap of every run stays within a few `1/sqrt(D)` of the ODE after `t = 1` (`sqrt(D)`
 # times the distance is of order 1 at both `D`), and the time `m_k` reaches 0.5 does not grow with
 # `D` (no saddle); the end errors agree with the ODE's within two or three standard errors (the ODE
-# here starts at the typical start, not at each run's own, and has `2^14` draws). The stored
+# here starts at seed 0's start, not at each run's own, and has `2^14` draws). The stored
 # full-size runs (`D = 500, 2000, 8000`, 4, 3 and 2 seeds; `sgd_softmax_*` and `ode_softmax_*`, the
 # ODE started at each run's own first point) agree: `m_k` reaches 0.5 at `t = 4.18-4.47` (ODE
 # 4.32-4.40), end error 0.460-0.474 (ODE 0.469), `sqrt(D) max |m_k - m_k^ODE|` 0.30-0.62. At `eta /

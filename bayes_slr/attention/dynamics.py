@@ -12,9 +12,12 @@ One update rule and one clock for both, shared with the order-parameter ODEs of
 ``1`` on the erf offset ``c`` (``f`` sees ``k``, ``v`` through ``X k / sqrt(D)``, so the curvature
 of the risk is ``O(1/D)`` per coordinate; ``P`` makes overlaps move by ``O(1)`` per unit time at
 any ``D``), and ``h = eta`` for ``gd``, ``h = eta / D`` for ``sgd``. A step advances the time by
-``h``. So ``gd`` with small ``eta`` follows the gradient flow of the empirical risk, and ``sgd``
-moves ``k`` by ``eta`` times one sequence's gradient: its noise adds ``eta / B`` times a variance
-term to the norms per unit time (the ODE's variance term), which vanishes only as ``eta / B -> 0``.
+``h``. So ``gd`` with small ``eta`` follows the gradient flow of the empirical risk, and an ``sgd``
+step moves ``k`` and ``v`` by ``eta`` times the gradient of the batch's mean ``(y - f)^2 / 2``
+(the erf offset ``c`` by ``eta / D`` times it) while the time advances by ``eta / D``. One
+sequence's gradient in ``k`` has squared norm ``V_k`` on average (``D -> inf``), the batch
+mean's fluctuation ``V_k / B``, so a step adds ``eta^2 V_k / (B D)`` to ``q_k = |k|^2 / D``:
+``eta V_k / B`` per unit time, the ODE's variance term, which vanishes only as ``eta / B -> 0``.
 
 ``sphere=True`` is the projected gradient descent of the ICLR 2025 predecessor: the gradients of
 ``k`` and ``v`` are projected on the tangent space of the sphere of their starting norm, and the
@@ -162,6 +165,35 @@ def run_keys(seed: int) -> RunKeys:
 def seed_teacher(run: TrainingRun) -> Teacher:
     """The teacher of ``run``'s seed (exact or from the prior, as ``run.exact_teacher`` says)."""
     return draw_teacher(run_keys(run.seed).teacher, run.config.D, exact=run.exact_teacher)
+
+
+def seed_start_overlaps(
+    config: SLRConfig, start: str, seed: int, *, exact_teacher: bool = True
+) -> dict[str, float]:
+    """The overlaps of the start a run of seed ``seed`` at dimension ``config.D`` draws against
+    that seed's teacher (:func:`start_params`, ``direction_overlaps``; ``c = 0``), without
+    training: the first logged point of every such run, signs included.
+
+    Parameters
+    ----------
+    config : the task (its ``D`` is the dimension of the run).
+    start : one of :data:`STARTS`.
+    seed : the run's seed.
+    exact_teacher : as :class:`TrainingRun`'s.
+
+    Returns
+    -------
+    dict
+        ``m_k, q_k, m_v, q_v``, the cross overlaps ``k_vstar, v_kstar, k_v`` and ``c``.
+    """
+    keys = run_keys(check_int("seed", seed, 0))
+    teacher = draw_teacher(keys.teacher, config.D, exact=exact_teacher)
+    params = start_params(keys.start, config, start, teacher)
+    overlaps = direction_overlaps(params.k, params.v, teacher)
+    return {
+        **{name: float(overlaps[name]) for name in OVERLAP_NAMES if name != "c"},
+        "c": float(params.c),
+    }
 
 
 def seed_training_set(run: TrainingRun, teacher: Teacher) -> SLRBatch:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import warnings
 
 from bayes_slr import __version__
 from bayes_slr.cli.flags import OneLineErrorParser, add_option_flags, given_options, integer
@@ -26,6 +27,7 @@ from bayes_slr.experiments import EXPERIMENTS, run_experiment
 from bayes_slr.experiments.base import Experiment, Result
 from bayes_slr.interrupts import interrupt_guard, raise_if_interrupted
 from bayes_slr.records import check_output_file, json_text
+from bayes_slr.warning_categories import BayesSLRWarning
 
 RUN_FLAGS = {
     "out": "--out",
@@ -74,7 +76,13 @@ def add_run_flags(parser: argparse.ArgumentParser, experiment: Experiment) -> No
     if experiment.output == "file" or experiment.result_type.has_plot():
         parser.add_argument("--force", action="store_true", help="overwrite existing output files")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument("--quiet", action="store_true", help="no progress bar")
+    shown.add_argument(
+        "--progress",
+        action="store_true",
+        help="progress bars on stderr even when it is not a terminal (default: only on a terminal)",
+    )
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, dict[str, str]]]:
@@ -108,10 +116,7 @@ def render(result: Result, as_json: bool) -> str:
     """What the command prints: the JSON object, or the table with its notes and warnings."""
     if as_json:
         return json_text(result.to_json())
-    lines = [result.table()]
-    lines += [f"note: {note}" for note in result.notes]
-    lines += [f"warning: {warning}" for warning in result.warnings]
-    return "\n".join(line for line in lines if line)
+    return result.table()
 
 
 def interrupt_message(exc: KeyboardInterrupt) -> str:
@@ -163,15 +168,17 @@ def _run(args: argparse.Namespace, experiment: Experiment, flags: dict[str, str]
     if plot is not None:
         redrawn = args.force or (experiment.output == "folder" and out is not None)
         check_output_file(plot, force=redrawn, name="plot")
-    result = run_experiment(
-        experiment,
-        options,
-        out=out,
-        force=getattr(args, "force", False),
-        workers=getattr(args, "workers", None),
-        scheduler=getattr(args, "scheduler", None),
-        progress=not args.quiet,
-    )
+    with warnings.catch_warnings():  # printed after the table: not a second time by Python
+        warnings.simplefilter("ignore", BayesSLRWarning)
+        result = run_experiment(
+            experiment,
+            options,
+            out=out,
+            force=getattr(args, "force", False),
+            workers=getattr(args, "workers", None),
+            scheduler=getattr(args, "scheduler", None),
+            progress=False if args.quiet else (True if args.progress else None),
+        )
     raise_if_interrupted()
     if plot is not None:
         written = result.save_plot(plot)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import os
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
@@ -42,10 +41,9 @@ from bayes_slr.experiments.task import (
     variant_option,
 )
 from bayes_slr.inference.amp_settings import DEFAULT_DAMPING, DTYPES, VARIANCES, check_amp_options
+from bayes_slr.memory import check_fits
 from bayes_slr.models.spec import INITS, SLRConfig
 
-MEMORY_FRACTION = 0.8
-"""A point whose estimated peak memory exceeds this fraction of the available memory is refused."""
 DEFAULT_ALPHAS = (0.5, 1.0, 2.0, 4.0, 16.0)
 AMP_D = 1000
 """AMP's default dimension: it is a large-D algorithm (at D = 100 its finite-size deviation from
@@ -67,7 +65,8 @@ class AMPSettings(Record):
     se_seed : seed of the state evolution's draws.
     state_evolution : whether to solve the state evolution at the same point.
     history : whether to return the per-iteration overlaps (AMP and state-evolution iterates).
-    memory_limit : bytes allowed (default: :data:`MEMORY_FRACTION` of what is available).
+    memory_limit : bytes allowed (default: :data:`bayes_slr.memory.MEMORY_FRACTION` of what is
+        available).
     """
 
     init: str = "random"
@@ -187,42 +186,18 @@ def training_ratio(config: SLRConfig, alpha: object) -> tuple[float, int]:
     return alpha, N
 
 
-def available_memory() -> int:
-    """Bytes available to one run: the accelerator's limit, or the host's ``MemAvailable``."""
-    import jax
-
-    device = jax.devices()[0]
-    if device.platform != "cpu":
-        stats = device.memory_stats() or {}
-        if "bytes_limit" in stats:
-            return int(stats["bytes_limit"])
-    try:
-        with open("/proc/meminfo", encoding="ascii") as handle:
-            for line in handle:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-
-
 def check_memory(config: SLRConfig, alpha: float, settings: AMPSettings) -> None:
     """Refuse a point whose estimated peak memory exceeds the limit (the estimate reported)."""
     from bayes_slr.inference.amp import memory_bytes
 
     alpha, N = training_ratio(config, alpha)
-    needed = memory_bytes(config, N, settings.dtype)
-    limit = (
-        settings.memory_limit
-        if settings.memory_limit is not None
-        else int(MEMORY_FRACTION * available_memory())
+    check_fits(
+        f"D = {config.D}, alpha = {alpha:g}",
+        memory_bytes(config, N, settings.dtype),
+        f"N L D = {N * config.Lbar * config.D:.3g} token entries in {settings.dtype}",
+        "use a smaller D or alpha, or --dtype float32",
+        limit=settings.memory_limit,
     )
-    if needed > limit:
-        raise ConfigError(
-            f"D = {config.D}, alpha = {alpha:g}: the point needs about {needed / 2**30:.3g} GiB "
-            f"(N L D = {N * config.Lbar * config.D:.3g} token entries in {settings.dtype}) but "
-            f"{limit / 2**30:.3g} GiB are allowed; use a smaller D or alpha, or --dtype float32"
-        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -432,25 +407,25 @@ TABLE_COLUMNS = [
     "alpha",
     "seed",
     "test_error",
-    "+-",
-    "SE error",
+    "stderr",
+    "st.ev. error",
     "m_k",
     "q_k",
     "m_v",
     "q_v",
-    "SE q_k",
-    "SE q_v",
+    "st.ev. q_k",
+    "st.ev. q_v",
     "iterations",
     "converged",
     "residual",
 ]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class AMPResult(Result[AMPOptions, AMPRow]):
     """The GAMP runs of ``amp``, one row per (alpha, seed)."""
 
-    def table(self) -> str:
+    def rows_table(self) -> str:
         """One line per run, beside the state evolution."""
         lines = []
         for r in self.rows:

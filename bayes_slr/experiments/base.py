@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import html
 import types
 import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
+from bayes_slr.errors import ConfigError
 from bayes_slr.numerics.record import Record
 from bayes_slr.registry import Registry
 
@@ -125,6 +127,9 @@ class Options(Record):
         types_ = self.field_types()
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
+            if _is_numpy(value):  # a NumPy scalar or array as the Python number or list
+                value = _from_numpy(field.name, value)
+                self._set(field.name, value)
             if isinstance(value, list):
                 self._set(field.name, tuple(value))
             elif _is_tuple_type(types_[field.name]) and isinstance(value, (int, float, str)):
@@ -186,7 +191,9 @@ class Provenance(Record):
 class Result[O: Options, R: Record]:
     """The typed outcome of an experiment: its options, one row per point, notes and warnings.
 
-    Subclasses implement :meth:`table` and, where a figure makes sense, :meth:`plot`.
+    Subclasses implement :meth:`rows_table` and, where a figure makes sense, :meth:`plot`; every
+    subclass is declared with ``@dataclasses.dataclass(frozen=True, repr=False)`` so that it keeps
+    the short :meth:`__repr__` (a test checks it).
 
     Attributes
     ----------
@@ -225,14 +232,58 @@ class Result[O: Options, R: Record]:
         return [flatten(row.to_dict()) for row in self.rows]
 
     def to_pandas(self) -> Any:
-        """A ``pandas.DataFrame``, one tidy row per point."""
+        """A ``pandas.DataFrame``, one tidy row per point, with snake_case column names (nested
+        fields joined by ``_``, so every column is an attribute of the frame)."""
         import pandas as pd
 
-        return pd.DataFrame(self.tidy_rows())
+        frame = pd.DataFrame(self.tidy_rows())
+        return frame.rename(columns=lambda name: str(name).replace(".", "_"))
 
     @abc.abstractmethod
+    def rows_table(self) -> str:
+        """The rows as a plain-text table (without the notes and warnings)."""
+
     def table(self) -> str:
-        """The plain-text table the command line prints (notes and warnings come after it)."""
+        """What the command line prints: :meth:`rows_table`, then one ``note:`` line per note
+        and one ``warning:`` line per warning."""
+        lines = [self.rows_table()]
+        lines += [f"note: {note}" for note in self.notes]
+        lines += [f"warning: {warning}" for warning in self.warnings]
+        return "\n".join(line for line in lines if line)
+
+    def headline(self) -> str:
+        """One line: the command, how many rows, failed points, notes and warnings."""
+        counts = [_count(len(self.rows), "row")]
+        counts += [_count(len(self.failures), "failed point")] if self.failures else []
+        counts += [_count(len(self.notes), "note"), _count(len(self.warnings), "warning")]
+        return f"{type(self).__name__} of {self.provenance.experiment}: {', '.join(counts)}"
+
+    def __repr__(self) -> str:
+        """The headline and the first lines of the table (the full dataclass, provenance
+        included, is in :meth:`to_json`)."""
+        table = self.rows_table().splitlines()
+        shown = table[:REPR_TABLE_LINES]
+        if len(table) > REPR_TABLE_LINES:
+            shown.append(f"... ({len(table) - REPR_TABLE_LINES} more lines: .table())")
+        return "\n".join([self.headline(), *shown])
+
+    def _repr_html_(self) -> str:
+        """How Jupyter shows a result: the headline, the table, the notes, and the warnings
+        highlighted."""
+        parts = [
+            f"<p><b>{html.escape(self.headline())}</b></p>",
+            f"<pre>{html.escape(self.rows_table())}</pre>",
+        ]
+        if self.notes:
+            items = "".join(f"<li>{html.escape(note)}</li>" for note in self.notes)
+            parts.append(f"<p>Notes</p><ul>{items}</ul>")
+        if self.warnings:
+            items = "".join(f"<li>{html.escape(warning)}</li>" for warning in self.warnings)
+            parts.append(
+                '<div style="background:#fff3cd;color:#664d03;padding:0.3em 0.6em">'
+                f"<b>Warnings</b><ul>{items}</ul></div>"
+            )
+        return "\n".join(parts)
 
     def plot(self, ax: Any = None) -> Any:
         """Draw the result on ``ax`` (a new figure when ``None``); return the axes."""
@@ -252,6 +303,32 @@ class Result[O: Options, R: Record]:
     def save(self, path: Path) -> None:
         """Write the single output file of an experiment whose ``output`` is ``"file"``."""
         raise NotImplementedError(f"{type(self).__name__} writes no output file")
+
+
+REPR_TABLE_LINES = 12
+"""How many lines of the table a result's ``repr`` shows."""
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
+def _is_numpy(value: Any) -> bool:
+    """Whether ``value`` is a NumPy scalar or array, or a list or tuple holding one."""
+    if isinstance(value, (list, tuple)):
+        return any(_is_numpy(item) for item in value)
+    return type(value).__module__ == "numpy"
+
+
+def _from_numpy(name: str, value: Any) -> Any:
+    """A NumPy scalar as the Python number, a 1-D array (or a sequence holding NumPy scalars)
+    as a tuple of Python numbers; ``ConfigError`` for an array of more dimensions."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_from_numpy(name, item) for item in value)
+    if getattr(value, "ndim", 0) > 1:
+        raise ConfigError(f"{name} must be a number or a 1-D sequence (got shape {value.shape})")
+    plain = value.tolist()
+    return tuple(plain) if isinstance(plain, list) else plain
 
 
 def flatten(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:

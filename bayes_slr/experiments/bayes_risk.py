@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from bayes_slr.errors import check_choice, check_int
+from bayes_slr.errors import ConfigError, check_choice, check_int
 from bayes_slr.experiments.base import (
     Experiment,
     Options,
@@ -63,12 +63,22 @@ class BayesRiskOptions(Options):
         if self.nu is not None:
             check_nonempty("nu", self.nu)
         self._set("nu", self.nus())  # the variant's default made explicit: the record is complete
+        longest = max((L for L in self.L if isinstance(L, int)), default=0)
+        if longest > MAX_LENGTH:
+            raise ConfigError(
+                f"L must be <= {MAX_LENGTH:.0e} (got {longest:.3g}): the quadrature's cost grows "
+                "with L (about 10 s at 1e6, 30 s at 1e7), Monte Carlo draws mc_samples x L scores"
+            )
         for L, nu in itertools.product(self.L, self.nus()):
             task_config(self.variant, L, self.variable_length, nu, 0.0)
 
     def nus(self) -> tuple[float, ...]:
         """The signal strengths (the variant's default when none were given)."""
         return self.nu if self.nu is not None else (resolved_nu(self.variant, None),)
+
+
+MAX_LENGTH = 10**6
+"""The longest sequence ``bayes-risk`` computes (the exact quadrature takes about 10 s there)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,13 +113,17 @@ class BayesRiskRow(Record):
 COLUMNS = ("variant", "L", "variable_length", "nu", "bayes_error", "stderr", "method")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class BayesRiskResult(Result[BayesRiskOptions, BayesRiskRow]):
     """The rows of ``bayes-risk``."""
 
-    def table(self) -> str:
-        """One line per ``(L, nu)``."""
-        return format_table(list(COLUMNS), [[getattr(r, c) for c in COLUMNS] for r in self.rows])
+    def rows_table(self) -> str:
+        """One line per ``(L, nu)``; the ``stderr`` field is headed ``bound`` for the exact
+        method (the quadrature's error bound, not a standard error)."""
+        header = [
+            "bound" if c == "stderr" and self.options.method == "exact" else c for c in COLUMNS
+        ]
+        return format_table(header, [[getattr(r, c) for c in COLUMNS] for r in self.rows])
 
     def plot(self, ax: Any = None) -> Any:
         """Bayes error against ``nu``, one curve per ``L``, with standard-error bars (rows with

@@ -27,6 +27,7 @@ from bayes_slr.experiments.base import (
     Provenance,
     Record,
     Result,
+    flatten,
     option,
     register_experiment,
 )
@@ -93,8 +94,8 @@ class DynamicsOptions(Options):
     Delta: float = Delta_option()
     D: int = D_option(
         500,
-        "token dimension, >= 1 (gd and sgd; the ODEs start at overlaps of the size a run at this "
-        "D starts with)",
+        "token dimension, >= 1 (gd and sgd; the ODEs from a random or sphere start start at the "
+        "overlaps, signs included, of the start the run of the same seed at this D draws)",
     )
     activations: tuple[str, ...] = option(
         ("softmax",),
@@ -106,8 +107,8 @@ class DynamicsOptions(Options):
     )
     seeds: tuple[int, ...] = option(
         (0,),
-        "seeds, each >= 0: teacher, data, start, test set and SGD stream (the ODEs: their "
-        "Monte Carlo draws)",
+        "seeds, each >= 0: teacher, data, start, test set and SGD stream (the ODEs: the start "
+        "of that seed's run at D and their Monte Carlo draws)",
     )
     method: str = option(
         "sgd",
@@ -356,11 +357,11 @@ COLUMNS = (
 POINT_FIELDS = tuple(field.name for field in dataclasses.fields(DynamicsTrajectory))
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class DynamicsResult(Result[DynamicsOptions, DynamicsRow]):
     """The runs of ``dynamics``, one row per ``(activation, seed)``."""
 
-    def table(self) -> str:
+    def rows_table(self) -> str:
         """One line per run: final error, optimum, Bayes error, steps, escape time, reached; for
         gd with the comparison, the L-BFGS and replica errors, the objective gap, the settling
         time and whether GD ended at the minimum."""
@@ -376,8 +377,21 @@ class DynamicsResult(Result[DynamicsOptions, DynamicsRow]):
         return format_table(list(columns), [[cell(r, c) for c in columns] for r in self.rows])
 
     def tidy_rows(self) -> list[dict[str, Any]]:
-        """One row per logged point of every run (its activation, seed and method, the point's
-        step, time, overlaps and test error, and the run's optimum and Bayes error)."""
+        """One flat row per run (the rows of :meth:`table` with every field of the run but its
+        trajectory, which :meth:`trajectories` gives)."""
+        summaries = []
+        for row in self.rows:
+            data = row.to_dict()
+            data.pop("trajectory")
+            summaries.append(flatten(data))
+        return summaries
+
+    def trajectories(self) -> Any:
+        """A ``pandas.DataFrame`` with one row per logged point of every run: its activation,
+        seed and method, the point's step, time, overlaps and test error, and the run's
+        optimum and Bayes error."""
+        import pandas as pd
+
         tidy = []
         for row in self.rows:
             trajectory = row.trajectory
@@ -398,7 +412,7 @@ class DynamicsResult(Result[DynamicsOptions, DynamicsRow]):
                         "bayes_error": row.bayes_error,
                     }
                 )
-        return tidy
+        return pd.DataFrame(tidy)
 
     def plot(self, ax: Any = None) -> Any:
         """Test error against the step (gd, sgd) or the time (ODEs) on a log axis, one curve per
@@ -511,7 +525,11 @@ def _run(options: DynamicsOptions, point: DynamicsPoint, state: PointState | Non
     run = FlowRun(
         config,
         point.activation,
-        Overlaps.typical_start(start, options.D, config),
+        (
+            Overlaps.typical_start(start, options.D, config)
+            if start == "informed"
+            else Overlaps.seed_start(start, config, point.seed)
+        ),
         t_max=options.t_max,
         method="sgd" if options.method == "sgd-ode" else "flow",
         sphere=options.sphere,

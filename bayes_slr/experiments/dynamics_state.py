@@ -26,6 +26,7 @@ from typing import Any
 
 from bayes_slr.errors import ConfigError
 from bayes_slr.numerics.record import structure
+from bayes_slr.progress import progress_bar
 from bayes_slr.records import atomic_write, json_text
 
 STEM = "dynamics"
@@ -223,10 +224,8 @@ def step_progress(
 ) -> Iterator[Callable[[int], None]]:
     """A transient progress bar of a point's steps on stderr (shown with ``progress``); yields
     the function that moves it to a step."""
-    from tqdm import tqdm
-
-    with tqdm(
-        total=total, initial=initial, desc=label, unit="step", leave=False, disable=not progress
+    with progress_bar(
+        total=total, initial=initial, desc=label, unit="step", leave=False, show=progress
     ) as bar:
 
         def show(step: int) -> None:

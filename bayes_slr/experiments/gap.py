@@ -36,7 +36,7 @@ from bayes_slr.experiments.gap_records import (
     GapRow,
     GapSolved,
 )
-from bayes_slr.experiments.tables import format_table
+from bayes_slr.experiments.tables import ROUNDING, format_table
 from bayes_slr.experiments.task import (
     task_config,
 )
@@ -83,11 +83,11 @@ def row_notes(
     return notes, warnings
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class GapResult(Result[GapOptions, GapRow]):
     """The rows of ``gap``, one per task."""
 
-    def table(self) -> str:
+    def rows_table(self) -> str:
         """One line per task: the population values, their gaps and, with ERM, the oracle and
         the ERM errors (``*``: see the warnings); for data without a teacher, the paired
         differences of the ERM errors below."""
@@ -311,7 +311,11 @@ def _row(
     )
     population = {a: optimum.error for a, optimum in optima.items()}
     bayes_error = None if bayes is None else bayes.bayes.error
-    gap = {} if bayes_error is None else {a: e - bayes_error for a, e in population.items()}
+    gap = (
+        {}
+        if bayes_error is None
+        else {a: _difference(e, bayes_error) for a, e in population.items()}
+    )
     erm_errors = None if erm is None else {a: part.erm for a, part in erm.items()}
     overlaps = {a: optimum.overlaps for a, optimum in optima.items()}
     notes, warnings = row_notes(population, overlaps, erm_errors, activations)
@@ -398,3 +402,10 @@ def _lam_column(options: GapOptions) -> str:
 
 
 GAP = register_experiment(Gap())
+
+
+def _difference(error: float, bayes_error: float) -> float:
+    """``error - bayes_error``, with float64 rounding of zero (below :data:`ROUNDING`) stored as
+    an exact 0, so the frame and the JSON hold the 0 the table prints."""
+    difference = error - bayes_error
+    return 0.0 if abs(difference) < ROUNDING else difference

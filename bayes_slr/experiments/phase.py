@@ -50,6 +50,8 @@ DEFAULT_DELTAS = (0.0, 0.001, 0.002, 0.005)
 CURVE_POINTS = 33
 """Points of the initial scan of the fixed-point curve (``theory.fixed_point_curve.CURVE_POINTS``,
 repeated here so the options import without JAX; a test keeps them equal)."""
+MERGE_TOL = 1e-6
+"""Error bound of the ``Delta`` where the threshold curves merge (``--curves``)."""
 DEFAULT_MC_SAMPLES = 65536
 """Channel draws where the variant has no quadrature (``theory.bayes_channel``'s default)."""
 VALUE_CONVENTION = (
@@ -102,6 +104,15 @@ class PhaseOptions(Options):
         "channel draws where the variant has no quadrature (max-SLR with L >= 3), >= 2",
     )
     seed: int = seed_option("seed of the channel draws (Monte Carlo channels only)")
+    curves: bool = option(
+        True,
+        "with Delta swept: also trace alpha_sp, alpha_IT and alpha_alg as curves of Delta by "
+        f"continuation up to where they merge (located to {MERGE_TOL:g} in Delta; quadrature "
+        "channels only), and draw the regions between them in the (Delta, alpha) plane",
+    )
+    curve_points: int = option(
+        10, "samples of the threshold curves below their merge, >= 2 (--curves)"
+    )
 
     def validate(self) -> None:
         """Refuse a bad range or tolerance, more than one swept setting, or a task the
@@ -133,6 +144,7 @@ class PhaseOptions(Options):
         check_int("scan", self.scan, 5)
         check_int("mc_samples", self.mc_samples, 2)
         check_int("seed", self.seed, 0)
+        check_int("curve_points", self.curve_points, 2)
         for point in self.grid():
             config = task_config(self.variant, point.L, self.variable_length, point.nu, point.Delta)
             config.law.check_bayes_theory_nu(config.nu)
@@ -239,6 +251,45 @@ def has_hard_phase(alpha_IT: float, alpha_alg: float) -> bool:
     return alpha_IT < alpha_alg and alpha_IT != math.inf and alpha_alg != -math.inf
 
 
+@dataclasses.dataclass(frozen=True)
+class PhaseCurves(Record):
+    """The thresholds as curves of ``Delta`` up to their merge
+    (:func:`~bayes_slr.formulas.threshold_curves.threshold_curves`).
+
+    Attributes
+    ----------
+    Delta : the sampled noise variances, increasing, the last one the merge.
+    alpha_sp, alpha_IT, alpha_alg : the thresholds there (equal at the merge).
+    tolerance_sp, tolerance_IT, tolerance_alg : their error bounds.
+    merge_Delta, merge_tolerance : where the curves merge, and its error bound (the S of the
+        fixed-point curve exists at ``merge_Delta - merge_tolerance``, not at ``+``).
+    merge_alpha, merge_alpha_tolerance : the merged threshold and its error bound.
+    evaluations : channel evaluations spent.
+    """
+
+    Delta: tuple[float, ...]
+    alpha_sp: tuple[float, ...]
+    alpha_IT: tuple[float, ...]
+    alpha_alg: tuple[float, ...]
+    tolerance_sp: tuple[float, ...]
+    tolerance_IT: tuple[float, ...]
+    tolerance_alg: tuple[float, ...]
+    merge_Delta: float
+    merge_tolerance: float
+    merge_alpha: float
+    merge_alpha_tolerance: float
+    evaluations: int
+
+    def describe(self) -> str:
+        """One line: where the curves merge."""
+        return (
+            f"curves: alpha_sp, alpha_IT and alpha_alg merge at Delta = {self.merge_Delta:.7g} "
+            f"+- {self.merge_tolerance:.1g}, alpha = {self.merge_alpha:.6g} +- "
+            f"{self.merge_alpha_tolerance:.1g} (no hard phase above it; {len(self.Delta)} "
+            f"samples by continuation in Delta)"
+        )
+
+
 REGIONS = (
     ("impossible", "0.75", "impossible: alpha < alpha_IT (low error out of reach)"),
     ("hard", "C3", "hard: alpha_IT < alpha < alpha_alg (AMP not Bayes-optimal)"),
@@ -246,11 +297,21 @@ REGIONS = (
 )
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class PhaseResult(Result[PhaseOptions, PhaseRow]):
-    """The thresholds per value of the swept setting."""
+    """The thresholds per value of the swept setting, and (``Delta`` swept, ``--curves``) the
+    threshold curves up to their merge."""
 
-    def table(self) -> str:
+    curves: PhaseCurves | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The common JSON, and ``curves`` (``null`` when not traced)."""
+        return {
+            **super().to_json(),
+            "curves": None if self.curves is None else self.curves.to_dict(),
+        }
+
+    def rows_table(self) -> str:
         """One line per task: the swept setting, each threshold, the hard phase."""
         swept = self.options.swept()
         header = [swept, *THRESHOLDS, "hard_phase", "method", "evaluations"]
@@ -285,9 +346,12 @@ class PhaseResult(Result[PhaseOptions, PhaseRow]):
         return [part for part in parts if part[2] > part[1]]
 
     def plot(self, ax: Any = None) -> Any:
-        """The phase diagram: one horizontal bar per value of the swept setting, split into the
-        impossible, hard and easy regions of ``alpha``; ``alpha_sp`` (the informed branch
+        """The phase diagram: with threshold curves, the ``(Delta, alpha)`` plane
+        (:meth:`plot_curves`); else one horizontal bar per value of the swept setting, split into
+        the impossible, hard and easy regions of ``alpha``, ``alpha_sp`` (the informed branch
         appears) marked with a tick."""
+        if self.curves is not None:
+            return self.plot_curves(ax)
         created = ax is None
         ax = new_axes(ax, size=(7, 2.2 + 0.45 * len(self.rows)))
         swept = self.options.swept()
@@ -329,6 +393,81 @@ class PhaseResult(Result[PhaseOptions, PhaseRow]):
             fontsize=9,
         )
         if created:  # below the axes, inside the figure (constrained layout makes room)
+            ax.figure.legend(fontsize=7, loc="outside lower center", ncol=2)
+        else:
+            ax.legend(fontsize=7)
+        return ax
+
+    def plot_curves(self, ax: Any = None) -> Any:
+        """The ``(Delta, alpha)`` plane: impossible below ``alpha_IT(Delta)``, hard between it and
+        ``alpha_alg(Delta)``, easy elsewhere (above ``alpha_alg``, and everywhere past the merge,
+        where the fixed point is unique); ``alpha_sp`` dotted, the merge point with its error
+        bars, and the thresholds of the rows (the solver at each grid value) as markers."""
+        created = ax is None
+        ax = new_axes(ax, size=(7, 4.6))
+        curves, low, high = self.curves, self.options.alpha_min, self.options.alpha_max
+        right = max([*self.options.Delta, 1.25 * curves.merge_Delta])
+        colours = {name: colour for name, colour, _ in REGIONS}
+        texts = {name: text for name, _, text in REGIONS}
+        ax.axvspan(0.0, right, color=colours["easy"], alpha=0.35, lw=0, label=texts["easy"])
+        ax.fill_between(
+            curves.Delta,
+            low,
+            curves.alpha_IT,
+            color=colours["impossible"],
+            lw=0,
+            label=texts["impossible"],
+        )
+        ax.fill_between(
+            curves.Delta,
+            curves.alpha_IT,
+            curves.alpha_alg,
+            color=colours["hard"],
+            lw=0,
+            label=texts["hard"],
+        )
+        ax.plot(curves.Delta, curves.alpha_IT, "k-", lw=1.2, label="alpha_IT")
+        ax.plot(curves.Delta, curves.alpha_alg, "k--", lw=1.2, label="alpha_alg")
+        ax.plot(
+            curves.Delta,
+            curves.alpha_sp,
+            "k:",
+            lw=1.5,
+            label="alpha_sp: the informed branch appears",
+        )
+        ax.errorbar(
+            [curves.merge_Delta],
+            [curves.merge_alpha],
+            xerr=[curves.merge_tolerance],
+            yerr=[curves.merge_alpha_tolerance],
+            fmt="o",
+            color="k",
+            ms=4,
+            label=f"merge: Delta = {curves.merge_Delta:.5g} +- {curves.merge_tolerance:.0g}",
+        )
+        for name, marker in (("alpha_sp", "v"), ("alpha_IT", "o"), ("alpha_alg", "^")):
+            points = [(r.Delta, r.threshold(name)) for r in self.rows]
+            points = [(d, a) for d, a in points if math.isfinite(a)]
+            if points:
+                ax.plot(
+                    *zip(*points),
+                    marker,
+                    mfc="none",
+                    color="C0",
+                    ms=6,
+                    label=f"{name}, solver at each --Delta" if name == "alpha_IT" else None,
+                )
+        ax.set_xlim(0.0, right)
+        bottom, top = min(curves.alpha_sp), max(curves.alpha_alg)
+        margin = 0.15 * (top - bottom)
+        ax.set_ylim(max(low, bottom - margin), min(high, top + margin))
+        ax.set_xlabel("Delta (label noise variance)")
+        ax.set_ylabel("alpha = N / D")
+        first = self.rows[0] if self.rows else None
+        fixed = [f"{name}={_setting_text(first, name)}" for name in ("nu", "L") if first]
+        length = ["L ~ U{1..L}"] if self.options.variable_length else []
+        ax.set_title(f"{self.options.variant}-SLR, " + ", ".join(fixed + length), fontsize=9)
+        if created:
             ax.figure.legend(fontsize=7, loc="outside lower center", ncol=2)
         else:
             ax.legend(fontsize=7)
@@ -424,6 +563,8 @@ class Phase(Experiment[PhaseOptions, PhasePoint, PhaseRow, PhaseResult]):
                 notes.append(f"{where}: {', '.join(names)} none: {note}")
         if rows:
             notes.append(f"alpha_WR: {rows[0].notes['alpha_WR']}")
+        curves, why_not = _curves(options, rows)
+        notes.append(curves.describe() if curves is not None else why_not)
         warnings = [
             f"{', '.join(f'{n}={_setting_text(row, n)}' for n in SETTINGS)}: Monte Carlo channel "
             f"({row.mc_samples} draws): the draws' own error is not in the tolerance (compare "
@@ -436,9 +577,49 @@ class Phase(Experiment[PhaseOptions, PhasePoint, PhaseRow, PhaseResult]):
             options,
             rows,
             provenance,
-            notes=tuple(dict.fromkeys(notes)),
+            notes=tuple(dict.fromkeys(note for note in notes if note)),
             warnings=tuple(warnings),
+            curves=curves,
         )
+
+
+def _curves(options: PhaseOptions, rows: Sequence[PhaseRow]) -> tuple[PhaseCurves | None, str]:
+    """The threshold curves of the task (``Delta`` swept, ``--curves``, a quadrature channel),
+    or ``None`` and why not (``""``: not asked)."""
+    if not options.curves or options.swept() != "Delta" or len(options.Delta) < 2:
+        return None, ""
+    if not rows or any(row.method != "quadrature" for row in rows):
+        return None, "curves: not traced (they need a quadrature channel; this task has none)"
+    from bayes_slr.formulas.threshold_curves import threshold_curves
+
+    config = task_config(options.variant, rows[0].L, options.variable_length, rows[0].nu, 0.0)
+    try:
+        found = threshold_curves(config, options.curve_points, options.tol, MERGE_TOL)
+    except ConfigError as exc:
+        return None, f"curves: not traced ({exc})"
+    samples = found.samples
+    return (
+        PhaseCurves(
+            **{
+                name: tuple(getattr(sample, name) for sample in samples)
+                for name in (
+                    "Delta",
+                    "alpha_sp",
+                    "alpha_IT",
+                    "alpha_alg",
+                    "tolerance_sp",
+                    "tolerance_IT",
+                    "tolerance_alg",
+                )
+            },
+            merge_Delta=found.merge.Delta,
+            merge_tolerance=found.merge.tolerance,
+            merge_alpha=found.merge.alpha,
+            merge_alpha_tolerance=found.merge.alpha_tolerance,
+            evaluations=found.evaluations,
+        ),
+        "",
+    )
 
 
 PHASE = register_experiment(Phase())

@@ -47,7 +47,7 @@ class PosteriorSample(Record):
     tree: Any
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class PosteriorResult(Result[PosteriorOptions, PosteriorSummary]):
     """The posterior of ``posterior``: one row (:attr:`summary`) and the draws (:attr:`tree`).
 
@@ -64,7 +64,7 @@ class PosteriorResult(Result[PosteriorOptions, PosteriorSummary]):
         """The one row."""
         return self.rows[0]
 
-    def table(self) -> str:
+    def rows_table(self) -> str:
         """The report: settings, diagnostics table, errors, references, start check, ERM."""
         return posterior_report(self.summary, self.options)
 

@@ -55,11 +55,11 @@ class SweepPoint(Record):
     alpha: float
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class PosteriorSweepResult(Result[PosteriorSweepOptions, PosteriorSummary]):
     """One posterior summary per alpha."""
 
-    def table(self) -> str:
+    def rows_table(self) -> str:
         """One line per alpha (:func:`~bayes_slr.experiments.posterior_report.sweep_table`)."""
         return sweep_table(self.rows, ERM_ACTIVATIONS)
 

@@ -26,6 +26,7 @@ from bayes_slr.experiments.base import (
 )
 from bayes_slr.interrupts import import_uninterrupted, raise_if_interrupted
 from bayes_slr.numerics.record import structure
+from bayes_slr.progress import show_progress
 from bayes_slr.records import (
     Executor,
     SweepLog,
@@ -36,13 +37,19 @@ from bayes_slr.records import (
     run_context,
     run_sweep,
 )
+from bayes_slr.warning_categories import issue_warnings
 
 RUN_ARGUMENTS: dict[str, tuple[Any, Any, str]] = {
     "out": (None, str | Path | None, "folder of a sweep (log and summary), or the output file"),
     "force": (False, bool, "overwrite an existing output file"),
     "workers": (None, int | None, "run the points on a local Dask cluster of this many workers"),
     "scheduler": (None, str | None, "run the points on an existing Dask scheduler"),
-    "progress": (True, bool, "show a progress bar on stderr"),
+    "progress": (
+        None,
+        bool | None,
+        "progress bars: on, off, or None to show them in a notebook (widgets) or on a terminal "
+        "and not when stderr is a file or a pipe",
+    ),
 }
 """How an experiment runs, besides its options: ``name -> (default, type, help)``."""
 
@@ -64,7 +71,7 @@ def run_experiment(
     force: bool = False,
     workers: int | None = None,
     scheduler: str | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
 ) -> Result:
     """Run ``experiment`` with validated ``options`` and return its typed result.
 
@@ -79,7 +86,8 @@ def run_experiment(
     force : overwrite an existing output file.
     workers : run the points on a local Dask cluster of this many worker processes.
     scheduler : run the points on an existing Dask scheduler (``tcp://host:port``).
-    progress : one progress bar on stderr.
+    progress : progress bars (``tqdm.auto``: widgets in a notebook); ``None`` shows them in a
+        notebook or on a terminal only (:func:`bayes_slr.progress.show_progress`).
 
     Raises
     ------
@@ -96,6 +104,7 @@ def run_experiment(
     if not isinstance(options, experiment.options_type):
         raise TypeError(f"{experiment.name} takes {experiment.options_type.__name__}")
     _check_executor(workers, scheduler)
+    progress = show_progress(progress)
     points = experiment.points(options)
     log = _prepare_output(experiment, options, points, out, force)
     import_uninterrupted("jax")  # before any solver imports it: Ctrl-C must not abort its import
@@ -112,6 +121,7 @@ def run_experiment(
     raise_if_interrupted()
     if out is not None:
         _write_output(experiment, result, Path(out))
+    issue_warnings(result.warnings)
     return result
 
 
@@ -194,17 +204,30 @@ def _prepare_output(
         experiment.check_output(options, check_output_file(out, force=force))
         return None
     experiment.check_output(options, Path(out))
+    _check_folder_owner(experiment, Path(out))
     folder = prepare_output_folder(out)
     log = SweepLog(folder / f"{experiment.name}.jsonl")
     keys = {SweepLog.point_key(record) for record in sweep_records(experiment, options, points)}
     others = [record for record in log if record["key"] not in keys]
     if others:
         raise ConfigError(
-            f"`out`: {log.path} holds {len(others)} finished point(s) this run does not ask for "
-            f"(e.g. {others[0]['key']}); to resume give the same options, to extend the sweep "
-            "give its values and the new ones, or give another `out`"
+            f"`out`: {log.path} holds {len(others)} finished point(s) of other settings; give "
+            "the same options to resume, its values and new ones to extend it, or another `out`"
         )
     return log
+
+
+def _check_folder_owner(experiment: Experiment, folder: Path) -> None:
+    """Refuse a folder that holds another command's sweep log (a folder belongs to the command
+    that made it)."""
+    if not folder.is_dir():
+        return
+    logs = sorted(path.name for path in folder.glob("*.jsonl") if path.stem != experiment.name)
+    if logs:
+        raise ConfigError(
+            f"`out`: {folder} belongs to another command (it holds {', '.join(logs)}); give a "
+            f"folder of its own to {experiment.name}"
+        )
 
 
 def _write_output(experiment: Experiment, result: Result, out: Path) -> None:

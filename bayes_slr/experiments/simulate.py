@@ -32,6 +32,7 @@ from bayes_slr.experiments.task import (
     variable_length_option,
     variant_option,
 )
+from bayes_slr.memory import check_fits
 from bayes_slr.models.spec import SLRConfig
 
 
@@ -58,10 +59,25 @@ class SimulateOptions(Options):
         check_int("seed", self.seed, 0)
         if self.exact_teacher:
             check_int("D", self.D, 2)
+        config = self.config()
+        tokens = self.N * config.Lbar * config.D
+        check_fits(
+            f"N = {self.N}, L = {config.Lbar}, D = {config.D}",
+            COPIES * 8 * tokens,
+            f"N L D = {tokens:.3g} token entries in float64, {COPIES} copies: drawn, on the host, "
+            "written",
+            "use a smaller N, L or D",
+            ask_device=False,
+        )
 
     def config(self) -> SLRConfig:
         """The task at dimension ``D``."""
         return task_config(self.variant, self.L, self.variable_length, self.nu, self.Delta, self.D)
+
+
+COPIES = 3
+"""How many copies of the tokens a data set holds at its peak (drawn, copied to the host,
+written)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,13 +119,13 @@ class SimulatedData(Record):
         return {"summary": self.summary.to_dict()}
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class SimulateResult(Result[SimulateOptions, DataSummary]):
     """The data set of ``simulate``: one summary row, and the arrays (``arrays``)."""
 
     arrays: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
 
-    def table(self) -> str:
+    def rows_table(self) -> str:
         """The summary, one line per quantity."""
         return "\n".join(f"{name}: {value}" for name, value in self.rows[0].to_dict().items())
 

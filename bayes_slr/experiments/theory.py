@@ -357,12 +357,12 @@ TABLE_COLUMNS = [
     "estimator",
     "init",
     "test_error",
-    "+-",
+    "stderr",
     "converged",
     "rs_stable",
     "iterations",
     "Phi",
-    "I/D",
+    "mutual_info/D",
 ]
 
 
@@ -372,23 +372,23 @@ def _information(row: TheoryRow) -> Any:
     return "" if math.isnan(value) else value
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class TheoryResult(Result[TheoryOptions, TheoryRow]):
     """The curves of ``theory``: one row per point (population values last, ``alpha = inf``)."""
 
-    def table(self) -> str:
+    def rows_table(self) -> str:
         """One line per point."""
 
         def line(row: TheoryRow) -> list[Any]:
             diagnostics = row.diagnostics
             iterations = getattr(diagnostics, "iterations", getattr(diagnostics, "evaluations", ""))
-            stderr = "" if row.stderr is None else row.stderr
+            stderr = "" if not row.stderr else row.stderr  # none, or exact (no draws)
             stable = "" if row.rs_stable is None else row.rs_stable
             return [
                 row.source,
                 row.alpha,
                 row.estimator,
-                row.init,
+                "" if row.source == "population" else row.init,
                 row.test_error,
                 stderr,
                 row.converged,

@@ -68,6 +68,10 @@ class FixedPointCurve:
             self._points[t] = CurvePoint(t, q_k, q_v, float(alpha))
         return self._points[t]
 
+    def evaluated(self) -> list[CurvePoint]:
+        """Every point computed so far, in increasing ``t``."""
+        return sorted(self._points.values())
+
     def scan(self, points: int = CURVE_POINTS) -> list[CurvePoint]:
         """The curve on a uniform grid of ``logit(q_v)``."""
         return [self.at(t) for t in np.linspace(*CURVE_RANGE, points)]

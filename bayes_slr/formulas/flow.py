@@ -107,8 +107,10 @@ class Overlaps:
     @classmethod
     def typical_start(cls, start: str, D: int, config: SLRConfig) -> Overlaps:
         """The start of :mod:`bayes_slr.attention.dynamics` at dimension ``D``, with ``m`` at its
-        typical size: ``random`` ``q = 0.01``, ``m = 0.1 / sqrt(D)``; ``sphere`` ``q = 1``,
-        ``m = 1 / sqrt(D)``; ``informed`` the teacher (``m_k = c_nu``, or 1 at ``nu = inf``)."""
+        typical size and a positive sign: ``random`` ``q_k = q_v = 0.01``,
+        ``m_k = m_v = +0.1 / sqrt(D)``; ``sphere`` ``q = 1``, ``m = +1 / sqrt(D)``; ``informed``
+        the teacher (``m_k = c_nu``, or 1 at ``nu = inf``; ``m_v = q_v = 1``). A run's own start
+        has ``m`` of either sign: :meth:`seed_start` is the one a given seed draws."""
         D = check_int("D", D, 1)
         if start == "informed":
             c_nu = config.c_nu if math.isfinite(config.c_nu) else 1.0
@@ -118,6 +120,16 @@ class Overlaps:
             raise ConfigError(f"start must be one of random, sphere, informed; got {start!r}")
         m = scale / math.sqrt(D)
         return cls(m, scale**2, m, scale**2)
+
+    @classmethod
+    def seed_start(cls, start: str, config: SLRConfig, seed: int) -> Overlaps:
+        """The overlaps (cross overlaps dropped) of the start that a training run of seed
+        ``seed`` at dimension ``config.D`` draws (:func:`~bayes_slr.attention.dynamics.
+        seed_start_overlaps`, exact teacher), signs included: the ODE of that run's own start."""
+        from bayes_slr.attention.dynamics import seed_start_overlaps
+
+        overlaps = seed_start_overlaps(config, start, seed)
+        return cls(**{name: overlaps[name] for name in ("m_k", "q_k", "m_v", "q_v", "c")})
 
 
 @dataclasses.dataclass(frozen=True)

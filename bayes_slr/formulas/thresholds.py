@@ -167,7 +167,7 @@ def _extrema(curve: FixedPointCurve, scan: list[CurvePoint], tol: float) -> list
     return found
 
 
-class _Maxwell:
+class Maxwell:
     """The two branches at ``alpha`` inside the S, solved from interpolated points of the curve,
     and their free-entropy difference."""
 
@@ -191,8 +191,8 @@ class _Maxwell:
         return upper.free_entropy.value - lower.free_entropy.value
 
 
-def _information_theoretic(
-    maxwell: _Maxwell, spinodal: float, algorithmic: float, tol: float
+def information_theoretic(
+    maxwell: Maxwell, spinodal: float, algorithmic: float, tol: float
 ) -> tuple[float, float, str] | str:
     """``(alpha_IT, tolerance, note)`` by Brent's method inside ``(spinodal, algorithmic)``, or a
     note where the difference does not change sign there."""
@@ -299,12 +299,12 @@ def thresholds(
                 alpha_min,
                 alpha_max,
             )
-            maxwell = _Maxwell(
+            maxwell = Maxwell(
                 channel,
                 [p for p in points if p.t <= top.t] + [top],
                 [bottom] + [p for p in points if p.t >= bottom.t],
             )
-            found = _information_theoretic(maxwell, bottom.alpha, top.alpha, tol)
+            found = information_theoretic(maxwell, bottom.alpha, top.alpha, tol)
             information = (
                 Threshold("alpha_IT", "none", None, None, found)
                 if isinstance(found, str)
@@ -329,7 +329,7 @@ def thresholds(
         algorithmic,
         information,
         perfect,
-        tuple(sorted(curve._points.values())),
+        tuple(curve.evaluated()),
         0 if maxwell is None else maxwell.solves,
         channel.evaluations - start_evaluations,
         channel.method,

@@ -41,7 +41,6 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from tqdm import tqdm
 
 from bayes_slr.errors import ConfigError, check_choice, check_int
 from bayes_slr.inference.amp_settings import (
@@ -52,6 +51,7 @@ from bayes_slr.inference.amp_settings import (
 from bayes_slr.models.simulate import Teacher, chunk_sequences, iterate_batches
 from bayes_slr.models.spec import INITS, SLRConfig
 from bayes_slr.numerics import location_integrals
+from bayes_slr.progress import progress_bar
 
 START_OVERLAP = 1e-3
 """Random start: ``|W_hat_a|^2 / D = START_OVERLAP``, ``C = (1 - START_OVERLAP) I`` (the state
@@ -511,8 +511,8 @@ def run_amp(
         variance=variance,
         adaptive=bool(adaptive),
     )
-    with tqdm(
-        total=max_iter, desc="GAMP iterations", unit="it", leave=False, disable=not progress
+    with progress_bar(
+        total=max_iter, desc="GAMP iterations", unit="it", leave=False, show=progress
     ) as bar:
         stop = 0
         while stop < max_iter:

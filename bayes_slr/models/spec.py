@@ -18,6 +18,22 @@ the teacher.
 """
 
 
+MAX_LENGTH = 10**7
+"""The longest sequence length: a length law holds one probability per length, and every
+computation at least ``L`` numbers per sequence."""
+
+
+def check_length(name: str, value: object) -> int:
+    """``value`` as a sequence length in ``1..MAX_LENGTH``; ``ConfigError`` naming ``name``."""
+    length = check_int(name, value, 1)
+    if length > MAX_LENGTH:
+        raise ConfigError(
+            f"{name} must be an integer in 1..{MAX_LENGTH:.0e} (got {length:.3g}): a length law "
+            "holds one probability per length"
+        )
+    return length
+
+
 @dataclasses.dataclass(frozen=True)
 class LengthLaw:
     """Law of the sequence length on ``{1, ..., Lbar}``.
@@ -48,13 +64,13 @@ class LengthLaw:
     @classmethod
     def fixed(cls, L: int) -> LengthLaw:
         """Every sequence has length ``L`` (``L >= 1``)."""
-        L = check_int("L", L, 1)
+        L = check_length("L", L)
         return cls(tuple(1.0 if i == L - 1 else 0.0 for i in range(L)))
 
     @classmethod
     def uniform(cls, Lbar: int) -> LengthLaw:
         """Length uniform on ``{1, ..., Lbar}`` (``Lbar >= 1``)."""
-        Lbar = check_int("Lbar", Lbar, 1)
+        Lbar = check_length("Lbar", Lbar)
         return cls(tuple(1.0 / Lbar for _ in range(Lbar)))
 
     @property

@@ -24,13 +24,21 @@ from bayes_slr.attention.dynamics import (
     LOSS_LIMIT,
     TrainingRun,
     run_keys,
+    seed_start_overlaps,
     start_params,
     train_dynamics,
 )
-from bayes_slr.attention.estimators import AttentionParams, attention_predictor
+from bayes_slr.attention.estimators import AttentionParams, attention_predictor, predict
 from bayes_slr.attention.span import span_test_error
 from bayes_slr.attention.training import objective
-from bayes_slr.attention.trajectory import Checkpoint, DivergenceError, Trajectory, TrajectoryPoint
+from bayes_slr.attention.trajectory import (
+    Checkpoint,
+    DivergenceError,
+    Trajectory,
+    TrajectoryPoint,
+    first_crossing,
+    log_spaced_times,
+)
 from bayes_slr.models.scoring import excess_test_error
 from bayes_slr.models.simulate import draw_teacher, simulate
 from bayes_slr.records import json_text
@@ -74,6 +82,34 @@ def small_run(**changes) -> TrainingRun:
     )
     settings.update(changes)
     return TrainingRun(**settings)
+
+
+def test_an_sgd_step_moves_by_eta_times_the_batch_mean_gradient() -> None:
+    """The convention of docs/dynamics.md, against a gradient written out here: one online-SGD
+    step moves ``k`` and ``v`` by ``eta`` times the gradient of the batch's mean ``(y - f)^2 / 2``
+    (the batch of step 0 is drawn from ``fold_in(stream, 0)``), the erf offset by ``eta / D``
+    times it, and advances the time by ``eta / D``; the first logged point is the seed's start,
+    signs included (``seed_start_overlaps``, what the ODEs of ``bayes-slr dynamics`` start at)."""
+    eta, batch = 0.7, 8
+    run = small_run(
+        activation="erf", method="sgd", eta=eta, steps=1, batch=batch, alpha=None, lam=0.0, seed=3
+    )
+    trajectory = train_dynamics(run)
+    keys = run_keys(run.seed)
+    teacher = draw_teacher(keys.teacher, SPIKED.D, exact=True)
+    start = start_params(keys.start, SPIKED, "random", teacher)
+    fresh = simulate(jax.random.fold_in(keys.stream, 0), SPIKED, teacher, batch)
+    gradient = jax.grad(
+        lambda p: 0.5 * jnp.mean((fresh.y - predict(p, fresh.X, fresh.lengths, "erf")) ** 2)
+    )(start)
+    D = SPIKED.D
+    np.testing.assert_allclose(trajectory.final.k, start.k - eta * gradient.k, atol=1e-13)
+    np.testing.assert_allclose(trajectory.final.v, start.v - eta * gradient.v, atol=1e-13)
+    assert float(trajectory.final.c) == pytest.approx(-eta / D * float(gradient.c), abs=1e-15)
+    assert trajectory.last.time == pytest.approx(eta / D, rel=1e-15)
+    first = dataclasses.asdict(trajectory.points[0])
+    for name, value in seed_start_overlaps(SPIKED, "random", run.seed).items():
+        assert value == pytest.approx(first[name], abs=1e-15), name
 
 
 def test_gradient_descent_reaches_the_quasi_newton_minimum() -> None:
@@ -187,7 +223,7 @@ def test_bad_settings_raise_config_error(changes: dict, message: str) -> None:
 
 def test_trajectory_records_and_crossing_times() -> None:
     """A point survives its JSON record (non-finite values included); crossing times interpolate
-    in log time and report ``nan`` when the level is never reached."""
+    linearly in time and report ``nan`` when the level is never reached."""
     points = tuple(
         TrajectoryPoint(
             step=s,
@@ -207,12 +243,28 @@ def test_trajectory_records_and_crossing_times() -> None:
         for s, t, m in ((0, 0.0, 0.0), (1, 1.0, 0.1), (2, 4.0, 0.5), (3, 16.0, 0.9))
     )
     trajectory = Trajectory(small_run(), points)
-    assert trajectory.crossing_time("m_k", 0.3) == pytest.approx(2.0)  # halfway in log t
+    assert trajectory.crossing_time("m_k", 0.3) == pytest.approx(2.5)  # halfway between 1 and 4
     assert math.isnan(trajectory.crossing_time("m_k", 2.0))
     stored = Trajectory.from_dict(json.loads(json_text(trajectory.to_dict())), TrainingRun)
     assert stored.settings == trajectory.settings and stored.points == points
     with pytest.raises(ConfigError, match="name"):
         trajectory.column("overlap")
+
+
+def test_crossing_time_is_exact_to_the_interpolation_error() -> None:
+    """A trajectory with a known crossing, logged as the ODEs log (40 log-spaced times): an
+    escape ``m(t) = 0.01 exp(t)`` reaches 0.4 at ``log 40``; the linear reading between the two
+    logged points around it is off by at most ``dt^2 max m'' / (8 min m')``, and on the early side
+    (the chord of a convex curve reaches the level first); a linear trajectory is read exactly."""
+    times = log_spaced_times(40.0, 1e-2, 40)
+    exact = math.log(40.0)
+    found = first_crossing(times, 0.01 * np.exp(times), 0.4)
+    i = int(np.searchsorted(times, exact))
+    dt = times[i] - times[i - 1]
+    bound = dt**2 / 8.0 * math.exp(dt)  # max m'' / min m' over the interval
+    assert bound < 0.3 * dt  # finer than the nearest logged point (error up to dt / 2)
+    assert -bound <= found - exact <= 0.0
+    assert first_crossing(times, 0.1 * times - 0.2, 0.4) == pytest.approx(6.0, abs=1e-12)
 
 
 def test_starts() -> None:

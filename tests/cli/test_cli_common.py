@@ -76,7 +76,10 @@ def no_work(monkeypatch):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["bayes-risk", "--plot", "/proc/x.png"], "--plot: cannot write in folder /proc"),
+        (
+            ["bayes-risk", "--plot", "/proc/x.png"],
+            "--plot: cannot write in folder /proc (its file system does not accept new files)",
+        ),
         (["bayes-risk", "--out", "/proc/riskout"], "--out: cannot create folder /proc/riskout"),
         (["theory", "--plot", "{tmp}/afile/x.png"], "--plot: {tmp}/afile is not a folder"),
         (["theory", "--out", "{tmp}/afile/sub"], "--out: cannot create folder {tmp}/afile/sub"),

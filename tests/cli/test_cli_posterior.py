@@ -223,7 +223,7 @@ def test_public_api_keeps_the_tree_and_draws_on_given_axes(posterior_file):
     assert result.tree.posterior.sizes["draw"] == 500 and result.options.D == 10
     frame = result.to_pandas()
     assert (
-        len(frame) == 1 and frame["bayes_error.value"].iloc[0] == result.summary.bayes_error.value
+        len(frame) == 1 and frame["bayes_error_value"].iloc[0] == result.summary.bayes_error.value
     )
     _, ax = plt.subplots()
     try:

@@ -23,6 +23,7 @@ THEORY = ["theory", "--activations", "linear", "--alpha", "1", "2", "4", "8", "-
 
 def _start(tmp_path: Path) -> subprocess.Popen:
     argv = [*THEORY, "--out", str(tmp_path / "out"), "--plot", str(tmp_path / "curve.png")]
+    argv.append("--progress")  # stderr is a pipe: progress bars only when asked
     return subprocess.Popen(
         [sys.executable, "-m", "bayes_slr.cli", *argv],
         stdout=subprocess.PIPE,

@@ -170,9 +170,14 @@ def test_table_tidy_frame_and_plot(sgd_json):
     result = bayes_slr.dynamics(
         D=40, t_max=2.0, N_test=500, log_points=6, seeds=(0, 1), progress=False
     )
-    table = result.table()
+    table = result.rows_table()
     assert "final_error" in table and "reached" in table and len(table.splitlines()) == 4
-    frame = result.to_pandas()
+    assert result.table().startswith(table)
+    summary = result.to_pandas()
+    assert len(summary) == len(result.rows) and "trajectory" not in summary.columns
+    assert list(summary.final_error) == [row.final_error for row in result.rows]
+    assert not any("." in column for column in summary.columns)
+    frame = result.trajectories()
     assert len(frame) == sum(len(r.trajectory.time) for r in result.rows)
     assert {"activation", "seed", "step", "time", "m_k", "test_error"} <= set(frame.columns)
     ax = result.plot()

@@ -51,7 +51,7 @@ class SquaresRow(Record):
 
 @dataclasses.dataclass(frozen=True)
 class SquaresResult(Result[SquaresOptions, SquaresRow]):
-    def table(self) -> str:
+    def rows_table(self) -> str:
         return format_table(["n", "square"], [[row.n, row.square] for row in self.rows])
 
 

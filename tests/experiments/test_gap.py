@@ -126,7 +126,8 @@ def test_reused_out_folder_keeps_the_summary_whole(tmp_path, capsys, monkeypatch
 
     monkeypatch.setattr(gap_module, "population_point", counted)
     assert main([*LINEAR_SWEEP, "--L", "2", "--out", str(out), "--quiet"]) == 2
-    assert "holds 2 finished point(s) this run does not ask for" in capsys.readouterr().err
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "holds 2 finished point(s) of other settings" in line and len(line) < 300
     assert (out / "gap.json").read_text() == summary and computed == []
     assert main([*LINEAR_SWEEP, "--L", "2", "3", "5", "--out", str(out), "--quiet"]) == 0
     saved = json.loads((out / "gap.json").read_text())
@@ -474,7 +475,7 @@ def test_plot_takes_one_axes_per_setting_and_to_pandas_is_tidy(capsys):
                 & (frame.activation == activation)
             ].to_dict("records")  # fmt: skip
             assert entry["population"] == row.population[activation]
-            assert entry["optimum.m_k"] == row.optimal_overlaps[activation].m_k
+            assert entry["optimum_m_k"] == row.optimal_overlaps[activation].m_k
 
 
 ERM_SMALL = ["--variant", "spiked", "--nu", "2", "--L", "3", "--activations", "softmax", "linear"]
@@ -533,7 +534,7 @@ def test_every_erm_warning_is_printed_and_in_the_json():
     assert len(warnings) == len(expected)
     for text, warning in zip(expected, warnings):
         assert warning.startswith("spiked nu=2 L=10: ERM linear: ") and text in warning
-    table = result.table()
+    table = result.rows_table()
     assert table.count(" *") == 1 and table.endswith("*: see the warnings below")
     printed = render(result, as_json=False)
     assert [line for line in printed.splitlines() if line.startswith("warning: ")] == [

@@ -16,6 +16,7 @@ from bayes_slr.cli.main import main
 from bayes_slr.experiments.phase import (
     CURVE_POINTS,
     DEFAULT_MC_SAMPLES,
+    PhaseCurves,
     PhaseOptions,
     PhaseResult,
     PhaseRow,
@@ -37,6 +38,7 @@ TINY = [
     str(TOL),
     "--scan",
     "17",
+    "--no-curves",  # the threshold curves have their own test below (they take longer)
 ]
 
 
@@ -101,6 +103,40 @@ def test_thresholds_agree_with_the_branches_just_below_and_above(tiny):
     after = bayes_branches(config(0.001), noisy.alpha_alg + step, channel=channel)
     assert before.hard_phase and not after.distinct
     assert after.amp.test_error < before.amp.test_error - 0.05  # AMP's error jumps down
+
+
+def test_the_curves_add_a_figure_and_leave_the_rows_as_they_were(tiny, capsys, tmp_path):
+    """``--curves`` (the default) traces the thresholds up to their merge and draws them in the
+    ``(Delta, alpha)`` plane; the rows are the ones without curves, the merge is in the notes."""
+    _, without = tiny
+    figure = tmp_path / "phase.png"
+    argv = [*TINY[:-1], "--curve-points", "2", "--plot", str(figure)]
+    output = run_json(capsys, argv)
+    assert output["rows"] == without["rows"] and without["curves"] is None
+    curves = PhaseCurves.from_dict(output["curves"])
+    assert curves.Delta[0] == 0.0 and curves.Delta[-1] == curves.merge_Delta
+    assert 0.0029 < curves.merge_Delta < 0.003 and curves.merge_tolerance <= 4e-6
+    assert curves.alpha_sp[-1] == curves.alpha_IT[-1] == curves.alpha_alg[-1]
+    assert any(
+        note.startswith(
+            f"curves: alpha_sp, alpha_IT and alpha_alg merge at Delta = {curves.merge_Delta:.7g}"
+        )
+        for note in output["notes"]
+    )
+    assert figure.stat().st_size > 0
+    import matplotlib
+
+    from bayes_slr.experiments.base import Provenance
+
+    matplotlib.use("Agg")
+    rows = tuple(PhaseRow.from_dict(r) for r in output["rows"])
+    options = PhaseOptions(Delta=(0.0, 0.001), alpha_min=ALPHA_MIN, alpha_max=ALPHA_MAX)
+    provenance = Provenance("phase", 0, {}, "cpu", "now")
+    ax = PhaseResult(options, rows, provenance, curves=curves).plot()
+    assert ax.get_xlim()[0] == 0.0 and ax.get_xlim()[1] >= 1.25 * curves.merge_Delta
+    labels = [text.get_text() for text in ax.figure.legends[0].get_texts()]
+    assert "alpha_IT" in labels and any(label.startswith("merge: Delta") for label in labels)
+    assert any(label.startswith("hard") for label in labels)
 
 
 def test_resume_recomputes_nothing(tiny, capsys, monkeypatch):

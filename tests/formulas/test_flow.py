@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from scipy import integrate, special, stats
@@ -22,7 +24,14 @@ from bayes_slr.attention.activations import (
     unregister_activation,
 )
 from bayes_slr.formulas.bayes import bayes_error_exact
-from bayes_slr.formulas.flow import FlowRun, Overlaps, escape_rate, solve_flow
+from bayes_slr.formulas.flow import (
+    FlowRun,
+    Overlaps,
+    _gradient_noise,
+    draw_scores,
+    escape_rate,
+    solve_flow,
+)
 from bayes_slr.formulas.optimum import optimal_population_error
 from bayes_slr.formulas.population import population_error
 
@@ -171,3 +180,42 @@ def test_bad_overlaps_raise_config_error() -> None:
         Overlaps(1.0, 0.5, 0.0, 1.0)
     with pytest.raises(ConfigError, match="m_v"):
         Overlaps(0.0, 1.0, math.nan, 1.0)
+
+
+def test_the_variance_term_is_one_sequences_squared_gradient() -> None:
+    """``V_k`` and ``V_v`` of the SGD ODE against gradients on data written out here: at ``D =
+    400``, on the manifold (``m_k = 0.5``, ``q_k = 0.5``, ``m_v = 0.4``, ``q_v = 0.3``, softmax,
+    ``Delta = 0.1``), the squared norm of one sequence's gradient of ``(y - f)^2 / 2`` in ``k``
+    (in ``v``) averages ``V_k`` (``V_v``), not ``D`` times it: within four standard errors of the
+    data's mean plus ``2/D`` (the ``x_l.x_l'/D`` cross terms) relative."""
+    from bayes_slr.attention.estimators import AttentionParams, predict
+    from bayes_slr.models.simulate import draw_teacher, simulate
+
+    D, n, (m_k, q_k, m_v, q_v) = 400, 8192, (0.5, 0.5, 0.4, 0.3)
+    config = SLRConfig("spiked", D, LengthLaw.fixed(3), 2.0, Delta=0.1)
+    keys = jax.random.split(jax.random.PRNGKey(3), 3)
+    teacher = draw_teacher(keys[0], D, exact=True)
+    basis, _ = jnp.linalg.qr(
+        jnp.concatenate(
+            [jnp.stack([teacher.k_star, teacher.v_star], 1), jax.random.normal(keys[1], (D, 2))],
+            1,
+        )
+    )
+    e_k, e_v = math.sqrt(D) * basis[:, 2], math.sqrt(D) * basis[:, 3]
+    params = AttentionParams(
+        m_k * teacher.k_star + math.sqrt(q_k - m_k**2) * e_k,
+        m_v * teacher.v_star + math.sqrt(q_v - m_v**2) * e_v,
+        jnp.zeros(()),
+    )
+    data = simulate(keys[2], config, teacher, n)
+
+    def loss(p, X, length, y):
+        return 0.5 * (y - predict(p, X[None], length[None], "softmax")[0]) ** 2
+
+    grads = jax.vmap(jax.grad(loss), in_axes=(None, 0, 0, 0))(params, data.X, data.lengths, data.y)
+    theta = jnp.array([m_k, math.sqrt(q_k - m_k**2), m_v, math.sqrt(q_v - m_v**2), 0.0])
+    draws = draw_scores(jax.random.PRNGKey(0), config.replace(D=1), 2**16)
+    for found, V in zip((grads.k, grads.v), _gradient_noise(theta, draws, "softmax", 0.1)):
+        squared = np.asarray(jnp.sum(found**2, -1))
+        error = squared.std(ddof=1) / math.sqrt(n)
+        assert abs(squared.mean() - float(V)) <= 4.0 * error + 2.0 / D * float(V)

@@ -514,7 +514,7 @@ def test_cli_json_rows_and_resume(tmp_path, capsys):
     assert (tmp_path / "amp.json").exists()
 
 
-def test_cli_shows_the_iterations_bar_unless_quiet(capsys):
+def test_cli_shows_the_iterations_bar_when_asked(capsys):
     """``bayes-slr amp`` shows a bar over the running point's iterations (besides the points bar) on
     stderr; ``--quiet`` shows neither."""
     argv = [
@@ -532,9 +532,12 @@ def test_cli_shows_the_iterations_bar_unless_quiet(capsys):
         "--no-state-evolution",
         "--json",
     ]
-    assert main(argv) == 0
+    assert main([*argv, "--progress"]) == 0  # stderr is captured: bars only when asked
     err = capsys.readouterr().err
     assert "GAMP iterations" in err and "amp points" in err
+    assert main(argv) == 0  # not a terminal: no bars by default
+    err = capsys.readouterr().err
+    assert "GAMP iterations" not in err and "amp points" not in err
     assert main([*argv, "--quiet"]) == 0
     err = capsys.readouterr().err
     assert "GAMP iterations" not in err and "amp points" not in err
