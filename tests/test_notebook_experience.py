@@ -204,3 +204,13 @@ def test_posterior_shows_its_chains_warm_up_and_sampling_without_changing_them(c
     assert "chains from random starts (2) warm-up" in err and "sampling" in err
     assert capsys.readouterr().err == ""
     assert (shown.tree.posterior["k"].values == quiet.tree.posterior["k"].values).all()
+
+
+def test_every_public_member_of_a_result_is_documented():
+    from pathlib import Path
+
+    api = (Path(__file__).parent.parent / "docs" / "api.md").read_text()
+    for experiment in EXPERIMENTS.items():
+        members = [name for name in dir(experiment.result_type) if not name.startswith("_")]
+        missing = [name for name in members if f"`{name}" not in api]
+        assert missing == [], (experiment.name, missing)
