@@ -192,3 +192,25 @@ def test_api_docstrings_name_arguments_not_flags():
         doc = getattr(bayes_slr, name).__doc__
         assert re.findall(r"--[A-Za-z][\w-]*", doc) == [], name
     assert "source re-summarises a posterior written with out" in bayes_slr.posterior.__doc__
+
+
+def test_posterior_shows_its_chains_warm_up_and_sampling_without_changing_them(capsys):
+    settings = dict(D=10, alpha=2.0, chains=2, warmup=200, samples=200, N_test=1000, erm=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BayesSLRWarning)  # chains this short do not converge
+        shown = bayes_slr.posterior(**settings, check_start=False, progress=True)
+        err = capsys.readouterr().err
+        quiet = bayes_slr.posterior(**settings, check_start=False, progress=False)
+    assert "chains from random starts (2) warm-up" in err and "sampling" in err
+    assert capsys.readouterr().err == ""
+    assert (shown.tree.posterior["k"].values == quiet.tree.posterior["k"].values).all()
+
+
+def test_every_public_member_of_a_result_is_documented():
+    from pathlib import Path
+
+    api = (Path(__file__).parent.parent / "docs" / "api.md").read_text()
+    for experiment in EXPERIMENTS.items():
+        members = [name for name in dir(experiment.result_type) if not name.startswith("_")]
+        missing = [name for name in members if f"`{name}" not in api]
+        assert missing == [], (experiment.name, missing)

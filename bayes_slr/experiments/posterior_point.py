@@ -45,6 +45,7 @@ from bayes_slr.experiments.posterior_records import (
     StartCheck,
     posterior_warnings,
 )
+from bayes_slr.experiments.runner import inner_progress
 from bayes_slr.formulas.bayes import bayes_error_exact
 from bayes_slr.inference import diagnostics, posterior_io
 from bayes_slr.inference.location import known_directions_predictor
@@ -162,6 +163,7 @@ def sample_tree(
         "warmup": options.warmup,
         "samples": options.samples,
         "teacher": teacher,
+        "progress": inner_progress(),
     }
     draws = sample_posterior(key_sampler, config, batch, init=options.init, **sampling)
     settings = {

@@ -114,7 +114,12 @@ def run_experiment(
             experiment, options, points, log, folder, workers, scheduler, progress
         )
     else:
-        solved, failures = [(point, experiment.solve(options, point)) for point in points], ()
+        token = _INNER_PROGRESS.set(progress)
+        try:
+            solved = [(point, experiment.solve(options, point)) for point in points]
+        finally:
+            _INNER_PROGRESS.reset(token)
+        failures = ()
     result = experiment.collect(options, solved, provenance_of(experiment, options))
     if failures:
         result = dataclasses.replace(result, failures=failures)

@@ -92,6 +92,7 @@ def sample_posterior(
     samples: int = 500,
     init: str = "random",
     teacher: Teacher | None = None,
+    progress: bool = False,
 ) -> PosteriorDraws:
     """Draw from the posterior of ``(k*, v*)`` given ``batch``.
 
@@ -111,6 +112,8 @@ def sample_posterior(
         Independent prior draws, or every chain at the teacher.
     teacher : Teacher, optional
         Needed for ``init="informed"``.
+    progress : bool
+        A transient progress bar of the chains' warm-up and sampling steps.
 
     Returns
     -------
@@ -126,7 +129,16 @@ def sample_posterior(
     starts = initial_positions(key_init, config, chains, init, teacher)
     data = SamplerData.of(batch)
     kernel = get_sampler(name).make_kernel(config, warmup)
-    positions, infos = run_chains(key_run, kernel, data, starts, warmup=warmup, samples=samples)
+    positions, infos = run_chains(
+        key_run,
+        kernel,
+        data,
+        starts,
+        warmup=warmup,
+        samples=samples,
+        progress=progress,
+        label=f"{name} chains from {init} starts",
+    )
     k, v = positions["k"][:, warmup:], positions["v"][:, warmup:]
     stats = {stat: values[:, warmup:] for stat, values in infos.items()}
     log_density = np.asarray(_log_density_of_draws(config, data, jnp.asarray(k), jnp.asarray(v)))

@@ -18,8 +18,9 @@ a :class:`~bayes_slr.inference.sampler_registry.Sampler` record registered under
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import jax
@@ -29,6 +30,7 @@ from jax.sharding import PartitionSpec as P
 
 from bayes_slr.models.simulate import SLRBatch
 from bayes_slr.numerics.devices import AXIS, device_count, device_mesh
+from bayes_slr.progress import progress_bar
 
 
 class SamplerData(NamedTuple):
@@ -75,7 +77,19 @@ class PosteriorDraws(NamedTuple):
     warmup: dict[str, np.ndarray] | None = None
 
 
-@functools.partial(jax.jit, static_argnames=("kernel", "warmup", "samples", "n_devices"))
+_STEP_REPORT: list[Callable[[int], None]] = []
+"""The progress report of the chains running now (at most one): called from the compiled loop."""
+
+
+def _report_step(step: jax.Array) -> None:
+    """Host side of the chains' progress: hand the step reached to the current report."""
+    for report in _STEP_REPORT:
+        report(int(step))
+
+
+@functools.partial(
+    jax.jit, static_argnames=("kernel", "warmup", "samples", "n_devices", "report_every")
+)
 def scan_chains(
     kernel: Kernel,
     keys: jax.Array,
@@ -86,6 +100,7 @@ def scan_chains(
     warmup: int,
     samples: int,
     n_devices: int = 1,
+    report_every: int = 0,
 ):
     """Every chain's ``warmup + samples`` steps: one ``lax.scan``, ``vmap``-ed over the chains of
     each device.
@@ -94,6 +109,8 @@ def scan_chains(
     ``n_devices``) is split into equal blocks over the first ``n_devices`` devices
     (:func:`~bayes_slr.numerics.devices.device_mesh`, ``jax.shard_map``); the data are
     replicated. The outputs ``((k, v), infos)``, chain axis first, stay laid out that way.
+    With ``report_every > 0`` the loop reports every ``report_every``-th step to the host
+    (:func:`_report_step`, for a progress bar); the draws do not depend on it.
     A chain's numbers depend only on its key and start, not on where it runs (up to
     rounding: XLA may round the vmapped program at another batch size differently in the
     last bit, which long HMC/NUTS trajectories amplify; ``docs/performance.md``).
@@ -103,12 +120,20 @@ def scan_chains(
         key_init, key_run = jax.random.split(key)
         state = kernel.init(key_init, data, (k_start, v_start))
 
-        def body(state, key_step):
+        def body(state, step_and_key):
+            step, key_step = step_and_key
+            if report_every:
+                jax.lax.cond(
+                    step % report_every == 0,
+                    lambda: jax.debug.callback(_report_step, step),
+                    lambda: None,
+                )
             state, info = kernel.step(key_step, state)
             return state, (kernel.position(state), info)
 
+        steps = jnp.arange(warmup + samples)
         _, (positions, infos) = jax.lax.scan(
-            body, state, jax.random.split(key_run, warmup + samples)
+            body, state, (steps, jax.random.split(key_run, warmup + samples))
         )
         return positions, infos
 
@@ -129,6 +154,8 @@ def run_chains(
     *,
     warmup: int,
     samples: int,
+    progress: bool = False,
+    label: str = "chains",
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Run one chain per start with ``kernel``: ``warmup`` then ``samples`` steps, one ``lax.scan``.
 
@@ -144,6 +171,8 @@ def run_chains(
         Built for this ``warmup`` (its adaptation, if any, stops there).
     data : SamplerData
     starts : ``(k0, v0)``, each ``(chains, D)``.
+    progress : a transient progress bar of the steps (warm-up, then sampling) of the chains.
+    label : the bar's name.
 
     Returns
     -------
@@ -158,10 +187,50 @@ def run_chains(
     keys, k0, v0 = (
         jnp.concatenate([x, jnp.repeat(x[-1:], padding, axis=0)]) for x in (keys, k0, v0)
     )
-    (k, v), infos = scan_chains(
-        kernel, keys, data, k0, v0, warmup=warmup, samples=samples, n_devices=n_devices
-    )
+    with _step_progress(warmup, samples, progress, f"{label} ({chains})") as report_every:
+        (k, v), infos = scan_chains(
+            kernel,
+            keys,
+            data,
+            k0,
+            v0,
+            warmup=warmup,
+            samples=samples,
+            n_devices=n_devices,
+            report_every=report_every,
+        )
+        jax.block_until_ready((k, v))
+        jax.effects_barrier()
     return (
         {"k": np.asarray(k)[:chains], "v": np.asarray(v)[:chains]},
         {name: np.asarray(x)[:chains] for name, x in infos.items()},
     )
+
+
+@contextlib.contextmanager
+def _step_progress(warmup: int, samples: int, show: bool, label: str) -> Iterator[int]:
+    """A transient bar of the chains' steps, named by phase (warm-up, sampling) while it runs;
+    yields how often the compiled loop reports (0: never, when not shown)."""
+    if not show:
+        yield 0
+        return
+    total = warmup + samples
+    with progress_bar(
+        total=total, desc=f"{label} warm-up", unit="step", show=True, leave=False
+    ) as bar:
+
+        def report(step: int) -> None:
+            if bar.n < warmup <= step:
+                bar.set_description(f"{label} sampling")  # shown at once: phase changed
+            bar.update(max(step - bar.n, 0))
+
+        _STEP_REPORT.append(report)
+        try:
+            yield max(1, total // REPORTS)
+        finally:
+            _STEP_REPORT.remove(report)
+        bar.update(total - bar.n)
+
+
+REPORTS = 50
+"""How many times a shown bar is moved during the chains' steps."""
