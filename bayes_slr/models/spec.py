@@ -150,17 +150,6 @@ class SLRConfig:
         head axis, docs/multihead.md); ``False`` for one-head SLR."""
         return self.heads > 1 or self.presence < 1.0
 
-    def refuse_multihead(self, what: str) -> SLRConfig:
-        """``self`` if one-head, else ``ConfigError`` saying that ``what`` has no multi-head
-        equations yet."""
-        if self.multihead:
-            raise ConfigError(
-                f"{what} covers one head (heads = 1, presence = 1) only, got heads = "
-                f"{self.heads}, presence = {self.presence:g}: its multi-head equations do not "
-                "exist yet"
-            )
-        return self
-
     @property
     def Lbar(self) -> int:
         """Padded length."""

@@ -160,8 +160,11 @@ class TokenLaw(abc.ABC):
     def check_presence(self, presence: object) -> float:
         """``presence`` (the probability ``rho`` that a head's token is in a sequence) as a float
         in ``(0, 1]``, or ``ConfigError`` naming the range."""
-        value = check_real("presence", presence, minimum=0.0, strict=True)
-        if value > 1.0:
+        try:
+            value = check_real("presence", presence)
+        except ConfigError:
+            value = math.nan
+        if not 0.0 < value <= 1.0:
             raise ConfigError(f"presence must be a probability in (0, 1], got {presence!r}")
         return value
 
