@@ -30,16 +30,17 @@ def task(H: int, rho: float, length: LengthLaw, nu: float, variant: str = "spike
 
 
 @pytest.mark.parametrize(
-    ("H", "rho", "length", "nu"),
+    ("H", "rho", "length", "nu", "variant"),
     [
-        (2, 0.5, LengthLaw.fixed(3), 2.0),
-        (1, 0.25, LengthLaw.fixed(5), 1.0),
-        (3, 0.75, LengthLaw.uniform(4), 4.0),
-        (2, 1.0, LengthLaw.fixed(3), 2.0),
+        (2, 0.5, LengthLaw.fixed(3), 2.0, "spiked"),
+        (1, 0.25, LengthLaw.fixed(5), 1.0, "spiked"),
+        (3, 0.75, LengthLaw.uniform(4), 4.0, "spiked"),
+        (2, 1.0, LengthLaw.fixed(3), 2.0, "spiked"),
+        (2, 1.0, LengthLaw.fixed(3), 2.0, "max"),
     ],
 )
-def test_quadrature_matches_monte_carlo_and_nishimori_holds(H, rho, length, nu):
-    config = task(H, rho, length, nu)
+def test_quadrature_matches_monte_carlo_and_nishimori_holds(H, rho, length, nu, variant):
+    config = task(H, rho, length, nu, variant)
     exact = multihead_bayes_error_exact(config)
     mc = bayes_risk_mc(config, MC_SAMPLES, jax.random.PRNGKey(3))
     error = mc.bayes_error
