@@ -27,13 +27,16 @@ from bayes_slr.experiments.figures import new_axes
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
     check_nonempty,
+    heads_option,
     nus_option,
+    presence_option,
     resolved_nu,
     seed_option,
     task_config,
     variable_length_option,
     variant_option,
 )
+from bayes_slr.models.spec import SLRConfig
 
 METHODS = ("exact", "mc")
 
@@ -46,6 +49,8 @@ class BayesRiskOptions(Options):
     L: tuple[int, ...] = option((3,), "sequence lengths, each >= 1 (Lbar with --variable-length)")
     variable_length: bool = variable_length_option()
     nu: tuple[float, ...] | None = nus_option()
+    heads: int = heads_option()
+    presence: float = presence_option()
     method: str = option(
         "exact", "exact quadrature (stderr = its error bound) or Monte Carlo", choices=METHODS
     )
@@ -70,7 +75,19 @@ class BayesRiskOptions(Options):
                 "with L (about 10 s at 1e6, 30 s at 1e7), Monte Carlo draws mc_samples x L scores"
             )
         for L, nu in itertools.product(self.L, self.nus()):
-            task_config(self.variant, L, self.variable_length, nu, 0.0)
+            self.config(L, nu)
+
+    def config(self, L: int, nu: float) -> SLRConfig:
+        """The task of one ``(L, nu)``."""
+        return task_config(
+            self.variant,
+            L,
+            self.variable_length,
+            nu,
+            0.0,
+            heads=self.heads,
+            presence=self.presence,
+        )
 
     def nus(self) -> tuple[float, ...]:
         """The signal strengths (the variant's default when none were given)."""
@@ -96,9 +113,11 @@ class BayesRiskRow(Record):
     Attributes
     ----------
     variant, L, variable_length, nu : the task.
-    bayes_error : ``1 - E[sum_l p_l^2]``, the excess error of the Bayes estimator over ``Delta``.
+    bayes_error : ``1 - E[sum_l p_l^2]``, the excess error of the Bayes estimator over ``Delta``
+        (``1 - E[sum_l q_l^2] / rho`` for several heads, docs/multihead.md).
     stderr : quadrature error bound (``exact``) or Monte Carlo standard error (``mc``).
     method : ``exact`` or ``mc``.
+    heads, presence : the task's heads ``H`` and presence ``rho``.
     """
 
     variant: str
@@ -108,9 +127,13 @@ class BayesRiskRow(Record):
     bayes_error: float
     stderr: float
     method: str
+    heads: int = 1
+    presence: float = 1.0
 
 
 COLUMNS = ("variant", "L", "variable_length", "nu", "bayes_error", "stderr", "method")
+HEAD_COLUMNS = ("heads", "presence")
+"""Shown in the table of a multi-head task only (a one-head table is unchanged)."""
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -120,10 +143,11 @@ class BayesRiskResult(Result[BayesRiskOptions, BayesRiskRow]):
     def rows_table(self) -> str:
         """One line per ``(L, nu)``; the ``stderr`` field is headed ``bound`` for the exact
         method (the quadrature's error bound, not a standard error)."""
+        columns = COLUMNS + (HEAD_COLUMNS if self.options.config(1, 0.0).multihead else ())
         header = [
-            "bound" if c == "stderr" and self.options.method == "exact" else c for c in COLUMNS
+            "bound" if c == "stderr" and self.options.method == "exact" else c for c in columns
         ]
-        return format_table(header, [[getattr(r, c) for c in COLUMNS] for r in self.rows])
+        return format_table(header, [[getattr(r, c) for c in columns] for r in self.rows])
 
     def plot(self, ax: Any = None) -> Any:
         """Bayes error against ``nu``, one curve per ``L``, with standard-error bars (rows with
@@ -158,7 +182,8 @@ class BayesRisk(Experiment[BayesRiskOptions, BayesRiskPoint, BayesRiskRow, Bayes
     summary: ClassVar[str] = "population Bayes error 1 - E[sum_l p_l^2] for each (L, nu)"
     description: ClassVar[str] = (
         "Bayes error with known directions (excess error over the noise, docs/model.md section "
-        "2), one row per (L, nu), by quadrature or by Monte Carlo over chi*."
+        "2), one row per (L, nu), by quadrature or by Monte Carlo over chi*; of multi-head SLR "
+        "with --heads and --presence (docs/multihead.md)."
     )
     options_type = BayesRiskOptions
     point_type = BayesRiskPoint
@@ -172,8 +197,12 @@ class BayesRisk(Experiment[BayesRiskOptions, BayesRiskPoint, BayesRiskRow, Bayes
 
     def solve(self, options: BayesRiskOptions, point: BayesRiskPoint) -> BayesRiskRow:
         """The Bayes error of one point, exact or by Monte Carlo."""
-        config = task_config(options.variant, point.L, options.variable_length, point.nu, 0.0)
-        if options.method == "exact":
+        config = options.config(point.L, point.nu)
+        if options.method == "exact" and config.multihead:
+            from bayes_slr.formulas.multihead import multihead_bayes_error_exact
+
+            value, stderr = multihead_bayes_error_exact(config)
+        elif options.method == "exact":
             from bayes_slr.formulas.bayes import bayes_error_exact
 
             value, stderr = bayes_error_exact(config)
@@ -192,6 +221,8 @@ class BayesRisk(Experiment[BayesRiskOptions, BayesRiskPoint, BayesRiskRow, Bayes
             float(value),
             float(stderr),
             options.method,
+            config.heads,
+            config.presence,
         )
 
     def collect(

@@ -26,7 +26,9 @@ from bayes_slr.experiments.task import (
     D_option,
     Delta_option,
     L_option,
+    heads_option,
     nu_option,
+    presence_option,
     seed_option,
     task_config,
     variable_length_option,
@@ -45,6 +47,8 @@ class SimulateOptions(Options):
     L: int = L_option()
     variable_length: bool = variable_length_option()
     Delta: float = Delta_option()
+    heads: int = heads_option()
+    presence: float = presence_option()
     D: int = D_option()
     N: int = option(1000, "number of sequences, >= 1")
     seed: int = seed_option("seed of the teacher and the data")
@@ -53,12 +57,13 @@ class SimulateOptions(Options):
     )
 
     def validate(self) -> None:
-        """Refuse an invalid task, ``N < 1``, a negative seed, an exact teacher with ``D < 2``."""
+        """Refuse an invalid task, ``N < 1``, a negative seed, an exact teacher with ``D < 2``
+        (``D < 2 heads`` for several heads)."""
         self._set("nu", self.config().nu)  # the variant's default made explicit
         check_int("N", self.N, 1)
         check_int("seed", self.seed, 0)
         if self.exact_teacher:
-            check_int("D", self.D, 2)
+            check_int("D", self.D, 2 * self.config().heads)
         config = self.config()
         tokens = self.N * config.Lbar * config.D
         check_fits(
@@ -72,7 +77,16 @@ class SimulateOptions(Options):
 
     def config(self) -> SLRConfig:
         """The task at dimension ``D``."""
-        return task_config(self.variant, self.L, self.variable_length, self.nu, self.Delta, self.D)
+        return task_config(
+            self.variant,
+            self.L,
+            self.variable_length,
+            self.nu,
+            self.Delta,
+            self.D,
+            self.heads,
+            self.presence,
+        )
 
 
 COPIES = 3
@@ -95,7 +109,8 @@ class DataSummary(Record):
     ----------
     shapes : array -> shape, as ``NxLxD``.
     mean_chi_star_at_location : mean of ``chi*`` at the true location (``sqrt(nu)`` for spiked
-        SLR with an exact teacher), with its standard error (``None`` for one sequence).
+        SLR with an exact teacher; of every present head's own score at its location, for
+        several heads), with its standard error (``None`` for one value).
     mean_length, var_y : the sequences' mean length and the outputs' variance (about
         ``|v*|^2/D + Delta``).
     """
@@ -154,7 +169,9 @@ class Simulate(Experiment[SimulateOptions, SimulatePoint, SimulatedData, Simulat
     description: ClassVar[str] = (
         "Draws a teacher (k*, v*) and N sequences of the task; with --out writes them as .npz "
         "(X, lengths, y, eps, chi_star, z_star, k_star, v_star and the config record): the "
-        "format --data reads."
+        "format --data reads. With --heads or --presence (docs/multihead.md) eps, chi_star, "
+        "z_star, k_star and v_star gain a head axis and present holds the heads' presences; "
+        "--data reads one-head data only."
     )
     options_type = SimulateOptions
     point_type = SimulatePoint
@@ -171,21 +188,22 @@ class Simulate(Experiment[SimulateOptions, SimulatePoint, SimulatedData, Simulat
         """Draw the teacher and the sequences; summarise them."""
         import jax
 
-        from bayes_slr.models.simulate import draw_teacher, simulate
+        from bayes_slr.models.simulate import draw_task_teacher, simulate
 
         config = options.config()
         key_teacher, key_data = jax.random.split(jax.random.PRNGKey(point.seed))
-        teacher = draw_teacher(key_teacher, config.D, exact=options.exact_teacher)
+        teacher = draw_task_teacher(key_teacher, config, exact=options.exact_teacher)
         batch = simulate(key_data, config, teacher, options.N)
         arrays = {name: np.asarray(value) for name, value in batch._asdict().items()}
         arrays.update(k_star=np.asarray(teacher.k_star), v_star=np.asarray(teacher.v_star))
-        N = options.N
-        at_location = arrays["chi_star"][np.arange(N), arrays["eps"]]
+        at_location = np.take_along_axis(arrays["chi_star"], arrays["eps"][..., None], axis=-1)
+        at_location = at_location[..., 0][arrays.get("present", True)].ravel()
+        count = at_location.size
         summary = DataSummary(
             shapes={name: "x".join(map(str, a.shape)) for name, a in arrays.items()},
-            mean_chi_star_at_location=float(at_location.mean()),
+            mean_chi_star_at_location=float(at_location.mean()) if count else math.nan,
             stderr_chi_star_at_location=(
-                float(at_location.std(ddof=1) / math.sqrt(N)) if N > 1 else None
+                float(at_location.std(ddof=1) / math.sqrt(count)) if count > 1 else None
             ),
             mean_length=float(arrays["lengths"].mean()),
             var_y=float(arrays["y"].var()),

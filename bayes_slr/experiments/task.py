@@ -60,6 +60,18 @@ def Delta_option(default: float | None = DEFAULT_DELTA, **spec: Any) -> Any:
     return option(default, "noise variance of y, >= 0; errors are the excess over it", **spec)
 
 
+def heads_option() -> Any:
+    """``heads``: the number of teacher heads of multi-head SLR (docs/multihead.md)."""
+    return option(1, "teacher heads H, >= 1 (docs/multihead.md; 1: one-head SLR)")
+
+
+def presence_option() -> Any:
+    """``presence``: the probability that a head's token is in a sequence."""
+    return option(
+        1.0, "probability rho in (0, 1] that a head's token is present (spiked for rho < 1)"
+    )
+
+
 def D_option(default: int | None = DEFAULT_D, help: str = "token dimension, >= 1", **spec) -> Any:
     """``D``: the token dimension of finite-size simulations."""
     return option(default, help, **spec)
@@ -96,11 +108,18 @@ def resolved_nu(variant: str, nu: float | None) -> float:
 
 
 def task_config(
-    variant: str, L: int, variable_length: bool, nu: float | None, Delta: float, D: int = 1
+    variant: str,
+    L: int,
+    variable_length: bool,
+    nu: float | None,
+    Delta: float,
+    D: int = 1,
+    heads: int = 1,
+    presence: float = 1.0,
 ) -> SLRConfig:
     """The validated task of these settings (``ConfigError`` naming the bad one)."""
     length = LengthLaw.uniform(L) if variable_length else LengthLaw.fixed(L)
-    return SLRConfig(variant, D, length, resolved_nu(variant, nu), Delta)
+    return SLRConfig(variant, D, length, resolved_nu(variant, nu), Delta, heads, presence)
 
 
 def describe_nu(nu: float) -> str:

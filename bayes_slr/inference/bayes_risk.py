@@ -9,7 +9,8 @@ Two routes, independent of the exact integrals in :mod:`bayes_slr.formulas.bayes
   statistic is ``1 - sum_l p_l^2`` (the error averaged over ``z*`` and ``eps*`` given
   ``chi*``), streamed in fixed-shape batches inside one compiled loop, so memory is
   flat in the number of samples. It also returns the Nishimori gap
-  ``E[p_eps*] - E[sum_l p_l^2]``, which is zero for the true posterior.
+  ``E[p_eps*] - E[sum_l p_l^2]``, which is zero for the true posterior. A multi-head task
+  (docs/multihead.md) draws every head's scores and presence and averages the heads' terms.
 * :func:`bayes_risk_empirical` simulates whole sequences at finite ``D`` from a teacher
   and measures ``(y - E[y | X])^2 - Delta``: it checks the pipeline end to end.
 
@@ -60,6 +61,15 @@ class PopulationMC(NamedTuple):
     nishimori_gap: StreamedMean
 
 
+def draw_lengths(key: jax.Array, config: SLRConfig, n: int) -> jax.Array:
+    """``n`` sequence lengths from the length law of ``config``, int32 ``(n,)``."""
+    if config.length.is_fixed:
+        return jnp.full((n,), config.Lbar, dtype=jnp.int32)
+    return (
+        jax.random.choice(key, config.Lbar, (n,), p=jnp.asarray(config.length.probs)) + 1
+    ).astype(jnp.int32)
+
+
 def draw_population_scores(
     key: jax.Array, config: SLRConfig, n: int, nu: jax.Array | float | None = None
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
@@ -85,12 +95,7 @@ def draw_population_scores(
     Lbar = config.Lbar
     nu = config.nu if nu is None else nu
     k_len, k_chi, k_loc = jax.random.split(key, 3)
-    if config.length.is_fixed:
-        lengths = jnp.full((n,), Lbar, dtype=jnp.int32)
-    else:
-        lengths = (
-            jax.random.choice(k_len, Lbar, (n,), p=jnp.asarray(config.length.probs)) + 1
-        ).astype(jnp.int32)
+    lengths = draw_lengths(k_len, config, n)
     mask = jnp.arange(Lbar) < lengths[:, None]
     chi, eps = config.law.draw_population_scores(
         k_loc, jax.random.normal(k_chi, (n, Lbar)), mask, nu
@@ -99,9 +104,59 @@ def draw_population_scores(
     return chi, lengths, eps
 
 
+def draw_population_heads(
+    key: jax.Array, config: SLRConfig, n: int, nu: jax.Array | float | None = None
+) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """Draw ``n`` sequences of the teacher scores of every head from their population law.
+
+    In the population limit the heads' keys and values are orthogonal: head ``h``'s scores
+    ``chi*_h`` see its own token only, so the heads are drawn independently, each as one head
+    (:meth:`~bayes_slr.models.variants.TokenLaw.draw_heads` with a unit key in ``D = 1``),
+    present with probability ``config.presence``.
+
+    Returns
+    -------
+    chi_star : (n, H, Lbar) scores, 0 on padded tokens.
+    lengths : (n,) lengths drawn from the length law.
+    eps : (n, H) locations, 0-based (drawn for absent heads too).
+    present : (n, H) booleans.
+    """
+    nu = config.nu if nu is None else nu
+    key_lengths, key_heads = jax.random.split(key)
+    lengths = draw_lengths(key_lengths, config, n)
+    mask = jnp.arange(config.Lbar) < lengths[:, None]
+
+    def one_head(head_key: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+        key_noise, key_draw = jax.random.split(head_key)
+        tokens = jax.random.normal(key_noise, (n, config.Lbar, 1))
+        X, eps, present = config.law.draw_heads(
+            key_draw, tokens, mask, jnp.ones((1, 1)), nu, config.presence
+        )
+        return jnp.where(mask, X[..., 0], 0.0), eps[:, 0], present[:, 0]
+
+    chi, eps, present = jax.vmap(one_head)(jax.random.split(key_heads, config.heads))
+    return jnp.moveaxis(chi, 0, 1), lengths, eps.T, present.T
+
+
+def _head_statistics(key: jax.Array, shape: SLRConfig, nu: jax.Array, n: int) -> jax.Array:
+    """Per-sequence ``(1 - sum q^2 / (rho H), (sum_h b_h q_{h, eps_h} - sum q^2) / (rho H))`` of a
+    multi-head task, ``(n, 2)`` (docs/multihead.md)."""
+    chi, lengths, eps, present = draw_population_heads(key, shape, n, nu)
+    mask = (jnp.arange(shape.Lbar) < lengths[:, None])[:, None, :]
+    q = shape.law.head_location_posterior(chi, mask, nu, shape.presence)
+    scale = shape.presence * shape.heads
+    sum_sq = jnp.sum(q**2, axis=(1, 2)) / scale
+    at_eps = jnp.take_along_axis(q, eps[..., None], axis=-1)[..., 0]
+    agreement = jnp.sum(jnp.where(present, at_eps, 0.0), axis=1) / scale
+    return jnp.stack([1.0 - sum_sq, agreement - sum_sq], axis=-1)
+
+
 def _population_statistics(key: jax.Array, shape: SLRConfig, nu: jax.Array, n: int) -> jax.Array:
-    """Per-sequence ``(1 - sum p^2, p_eps - sum p^2)``, shape ``(n, 2)``."""
+    """Per-sequence ``(1 - sum p^2, p_eps - sum p^2)``, shape ``(n, 2)`` (their multi-head forms
+    for a multi-head task)."""
     nu = shape.nu if math.isinf(shape.nu) else nu  # the traced value stands for finite nu only
+    if shape.multihead:
+        return _head_statistics(key, shape, nu, n)
     chi, lengths, eps = draw_population_scores(key, shape, n, nu)
     p = location_posterior(chi, lengths, shape, nu=nu)
     sum_sq = jnp.sum(p**2, axis=-1)

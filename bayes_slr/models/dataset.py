@@ -217,6 +217,21 @@ def _record(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     return record
 
 
+def _refuse_multihead(path: Path, record: dict[str, Any]) -> None:
+    """``ConfigError`` if the record describes multi-head data (docs/multihead.md): no command
+    that reads data has multi-head equations yet."""
+    settings = record.get("config", record)
+    if not isinstance(settings, dict):
+        return
+    heads, presence = settings.get("heads", 1), settings.get("presence", 1.0)
+    if heads != 1 or presence != 1.0:
+        raise ConfigError(
+            f"`data`: {path} holds multi-head data (heads = {heads}, presence = {presence}): "
+            "the commands that read data cover one head only, their multi-head equations do not "
+            "exist yet"
+        )
+
+
 def load_dataset(path: str | os.PathLike) -> Dataset:
     """Read and validate a data set (module docstring).
 
@@ -230,6 +245,8 @@ def load_dataset(path: str | os.PathLike) -> Dataset:
     """
     path = Path(path)
     arrays = _read_arrays(path)
+    record = _record(arrays)
+    _refuse_multihead(path, record)
     for name in ("X", "y"):
         if name not in arrays:
             raise ConfigError(
@@ -255,7 +272,7 @@ def load_dataset(path: str | os.PathLike) -> Dataset:
         else np.full(N, UNKNOWN_LOCATION, np.int32)
     )
     X = np.where(np.arange(Lbar)[None, :, None] < lengths[:, None, None], X, 0.0)
-    return Dataset(X, lengths, y, eps, _teacher(arrays, D), _record(arrays))
+    return Dataset(X, lengths, y, eps, _teacher(arrays, D), record)
 
 
 def held_out_count(fraction: float, N: int) -> int:

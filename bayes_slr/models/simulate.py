@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from bayes_slr.errors import ConfigError, check_int
-from bayes_slr.models.batch import SLRBatch, Teacher, token_mask
+from bayes_slr.models.batch import MultiHeadBatch, SLRBatch, Teacher, token_mask
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics.devices import leading_axis_sharding
 
@@ -42,6 +42,29 @@ def draw_teacher(key: jax.Array, D: int, *, exact: bool = False) -> Teacher:
     return Teacher(k, v)
 
 
+def draw_head_teachers(key: jax.Array, D: int, heads: int, *, exact: bool = False) -> Teacher:
+    """Draw ``(k_h*, v_h*)`` of ``heads`` heads, each ``(heads, D)``.
+
+    ``exact=False``: i.i.d. ``N(0, I_D)`` (the prior). ``True``: the population limit, the ``2
+    heads`` keys and values orthogonal with squared norms ``D`` (needs ``D >= 2 heads``).
+    """
+    heads = check_int("heads", heads, 1)
+    D = check_int("D", D, 2 * heads if exact else 1)
+    k, v = jax.random.normal(key, (2, heads, D))
+    if exact:
+        basis, _ = jnp.linalg.qr(jnp.concatenate([k, v]).T)
+        k, v = math.sqrt(D) * basis.T[:heads], math.sqrt(D) * basis.T[heads:]
+    return Teacher(k, v)
+
+
+def draw_task_teacher(key: jax.Array, config: SLRConfig, *, exact: bool = False) -> Teacher:
+    """The teacher of ``config``: :func:`draw_teacher` for one-head SLR, else
+    :func:`draw_head_teachers` of its heads."""
+    if config.multihead:
+        return draw_head_teachers(key, config.D, config.heads, exact=exact)
+    return draw_teacher(key, config.D, exact=exact)
+
+
 @functools.partial(jax.jit, static_argnames=("config", "N", "sharding"))
 def simulate(
     key: jax.Array,
@@ -49,7 +72,7 @@ def simulate(
     teacher: Teacher,
     N: int,
     sharding: jax.sharding.Sharding | None = None,
-) -> SLRBatch:
+) -> SLRBatch | MultiHeadBatch:
     """Draw ``N`` i.i.d. samples from the SLR law of ``config`` given a teacher.
 
     Parameters
@@ -58,7 +81,8 @@ def simulate(
     config : SLRConfig
         The task (static under ``jit``).
     teacher : Teacher
-        ``(k*, v*)``, each of shape ``(D,)``.
+        ``(k*, v*)``, each of shape ``(D,)``; ``(H, D)`` for a multi-head task
+        (:func:`draw_task_teacher`).
     N : int
         Number of sequences (static).
     sharding : jax.sharding.Sharding, optional
@@ -69,13 +93,27 @@ def simulate(
 
     Returns
     -------
-    SLRBatch
+    SLRBatch, or MultiHeadBatch for a multi-head task (``config.multihead``; docs/multihead.md:
+    ``y = (rho H)^(-1/2) sum_h b_h z*_{h, eps_h} + sqrt(Delta) xi``).
     """
     D, Lbar = config.D, config.Lbar
     k_len, k_tok, k_loc, k_noise = jax.random.split(key, 4)
     lengths = jax.random.choice(k_len, Lbar, (N,), p=jnp.asarray(config.length.probs)) + 1
     mask = token_mask(lengths, Lbar)
     X = jax.random.normal(k_tok, (N, Lbar, D))
+    if config.multihead:
+        X, eps, present = config.law.draw_heads(
+            k_loc, X, mask, teacher.k_star, config.nu, config.presence
+        )
+        X = X * mask[..., None]
+        chi_star = jnp.einsum("nld,hd->nhl", X, teacher.k_star) / math.sqrt(D)
+        z_star = jnp.einsum("nld,hd->nhl", X, teacher.v_star) / math.sqrt(D)
+        z_at_eps = jnp.take_along_axis(z_star, eps[..., None], axis=-1)[..., 0]
+        signal = jnp.sum(jnp.where(present, z_at_eps, 0.0), axis=1)
+        y = signal / math.sqrt(config.presence * config.heads)
+        y = y + math.sqrt(config.Delta) * jax.random.normal(k_noise, (N,))
+        batch = MultiHeadBatch(X, lengths.astype(jnp.int32), y, eps, present, chi_star, z_star)
+        return batch if sharding is None else jax.lax.with_sharding_constraint(batch, sharding)
     X, eps = config.law.draw_tokens_and_location(k_loc, X, mask, teacher.k_star, config.nu)
     X = X * mask[..., None]
     chi_star = X @ teacher.k_star / math.sqrt(D)

@@ -119,6 +119,12 @@ class SLRConfig:
         argmax).
     Delta : float
         Noise variance of ``y``, ``>= 0``.
+    heads : int
+        Number of teacher heads ``H >= 1`` (docs/multihead.md): head ``h`` has its own key and
+        value, location and presence.
+    presence : float
+        Probability ``rho`` in ``(0, 1]`` that a head's token is in a sequence (spiked law for
+        any ``rho``; the max law only at 1). ``heads = 1``, ``presence = 1`` is one-head SLR.
     """
 
     variant: str
@@ -126,6 +132,8 @@ class SLRConfig:
     length: LengthLaw
     nu: float
     Delta: float = 0.0
+    heads: int = 1
+    presence: float = 1.0
 
     def __post_init__(self) -> None:
         law = get_variant(self.variant)
@@ -134,6 +142,14 @@ class SLRConfig:
             raise ConfigError(f"length must be a LengthLaw, got {type(self.length).__name__}")
         object.__setattr__(self, "nu", law.check_nu(self.nu))
         object.__setattr__(self, "Delta", check_real("Delta", self.Delta, minimum=0.0))
+        object.__setattr__(self, "heads", check_int("heads", self.heads, 1))
+        object.__setattr__(self, "presence", law.check_presence(self.presence))
+
+    @property
+    def multihead(self) -> bool:
+        """Whether the task has several heads or heads that may be absent (arrays then carry a
+        head axis, docs/multihead.md); ``False`` for one-head SLR."""
+        return self.heads > 1 or self.presence < 1.0
 
     @property
     def Lbar(self) -> int:
@@ -155,8 +171,9 @@ class SLRConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form; ``nu = inf`` is written as the string ``"inf"``."""
-        return {
+        """JSON-ready form; ``nu = inf`` is written as the string ``"inf"``; ``heads`` and
+        ``presence`` only for a multi-head task (a one-head record is unchanged)."""
+        record = {
             "variant": self.variant,
             "D": self.D,
             "length_probs": list(self.length.probs),
@@ -164,6 +181,9 @@ class SLRConfig:
             "nu": "inf" if math.isinf(self.nu) else self.nu,
             "Delta": self.Delta,
         }
+        if self.multihead:
+            record.update(heads=self.heads, presence=self.presence)
+        return record
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SLRConfig:
@@ -175,6 +195,8 @@ class SLRConfig:
                 length=LengthLaw(tuple(data["length_probs"])),
                 nu=float(data["nu"]),
                 Delta=data["Delta"],
+                heads=data.get("heads", 1),
+                presence=data.get("presence", 1.0),
             )
         except (KeyError, TypeError) as exc:
             raise ConfigError(f"config record is incomplete or malformed: {exc}") from exc

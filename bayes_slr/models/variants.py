@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 # Imported on first use (bayes_slr.lazy): the variant registry imports without JAX.
 jax = lazy_module("jax")
 jnp = lazy_module("jax.numpy")
+np = lazy_module("numpy")
 numpyro = lazy_module("numpyro")
 dist = lazy_module("numpyro.distributions")
 
@@ -156,6 +157,17 @@ class TokenLaw(abc.ABC):
             )
         return value
 
+    def check_presence(self, presence: object) -> float:
+        """``presence`` (the probability ``rho`` that a head's token is in a sequence) as a float
+        in ``(0, 1]``, or ``ConfigError`` naming the range."""
+        try:
+            value = check_real("presence", presence)
+        except ConfigError:
+            value = math.nan
+        if not 0.0 < value <= 1.0:
+            raise ConfigError(f"presence must be a probability in (0, 1], got {presence!r}")
+        return value
+
     @abc.abstractmethod
     def c_nu(self, nu: float | jax.Array) -> float | jax.Array:
         """Inverse temperature of the location posterior with known directions."""
@@ -184,6 +196,12 @@ class TokenLaw(abc.ABC):
         sq_norm : ``|k|^2 / D`` (enters the tilt's normaliser where it depends on ``k``).
         """
 
+    @abc.abstractmethod
+    def zero_score_log_weight(self, nu: float, lengths: np.ndarray) -> np.ndarray:
+        """:meth:`location_log_weights` of a zero score (``chi_l = 0``, ``|k|^2 = D``) in sequences
+        of the given lengths, in closed form: the constant that the location's weight is
+        measured against (the absent-head constant of docs/multihead.md)."""
+
     def location_posterior(
         self, chi: jax.Array, mask: jax.Array, nu: float | jax.Array
     ) -> jax.Array:
@@ -208,6 +226,52 @@ class TokenLaw(abc.ABC):
         """From i.i.d. ``N(0, I)`` tokens ``X`` (N, Lbar, D), the SLR tokens and the 0-based
         locations ``(N,)``.
         """
+
+    def head_location_posterior(
+        self, chi: jax.Array, mask: jax.Array, nu: float | jax.Array, presence: float
+    ) -> jax.Array:
+        """``P(b_h = 1, eps_h = l | X, k_h)`` of a head present with probability ``presence``,
+        ``(..., Lbar)``, zero on padded tokens (docs/multihead.md).
+
+        The softmax of ``log presence + location_log_weights`` over the ``Lbar`` tokens and one
+        more state, absence, of log-weight ``log(1 - presence)``: the sum over ``l`` is the
+        posterior probability that the head is present. At ``presence = 1`` it is
+        :meth:`location_posterior`.
+        """
+        log_w = self.location_log_weights(chi, mask, nu) + math.log(presence)
+        absent = math.log1p(-presence) if presence < 1.0 else -math.inf
+        top = jnp.maximum(jnp.max(log_w, axis=-1, keepdims=True), absent)
+        weights = jnp.where(mask, jnp.exp(log_w - top), 0.0)
+        return weights / (jnp.exp(absent - top) + jnp.sum(weights, axis=-1, keepdims=True))
+
+    def draw_heads(
+        self,
+        key: jax.Array,
+        X: jax.Array,
+        mask: jax.Array,
+        k_stars: jax.Array,
+        nu: float | jax.Array,
+        presence: float,
+    ) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """Tokens, locations and presences of ``H`` heads with keys ``k_stars`` (H, D).
+
+        Head ``h`` is present with probability ``presence`` (independent draws) and draws its
+        location as one head does (:meth:`draw_tokens_and_location`, on the tokens the heads
+        before it left: spikes add); an absent head leaves the tokens as they were.
+
+        Returns
+        -------
+        X : (N, Lbar, D) tokens; eps : (N, H) 0-based locations; present : (N, H) booleans.
+        """
+        keys = jax.random.split(key, (k_stars.shape[0], 2))
+        eps, present = [], []
+        for (key_location, key_presence), k_star in zip(keys, k_stars, strict=True):
+            drawn, eps_h = self.draw_tokens_and_location(key_location, X, mask, k_star, nu)
+            present_h = jax.random.bernoulli(key_presence, presence, eps_h.shape)
+            X = jnp.where(present_h[:, None, None], drawn, X)
+            eps.append(eps_h)
+            present.append(present_h)
+        return X, jnp.stack(eps, axis=1), jnp.stack(present, axis=1)
 
     @abc.abstractmethod
     def sample_tokens_and_location(
@@ -372,6 +436,10 @@ class PlantedLaw(TokenLaw):
         logits = a * chi - a**2 * sq_norm / 2 - jnp.log(_mask_and_lengths(mask).astype(chi.dtype))
         return jnp.where(mask, logits, -jnp.inf)
 
+    def zero_score_log_weight(self, nu, lengths):
+        """``-a^2 / 2 - log L``."""
+        return -0.5 * float(self.amplitude(nu)) ** 2 - np.log(lengths)
+
     def draw_tokens_and_location(self, key, X, mask, k_star, nu):
         lengths = _mask_and_lengths(mask)[..., 0]
         eps = jnp.floor(jax.random.uniform(key, lengths.shape) * lengths).astype(jnp.int32)
@@ -460,6 +528,17 @@ class TiltedLaw(TokenLaw):
         """``t(nu)``: the location posterior is the location law itself."""
         return self.tilt(nu)
 
+    def check_presence(self, presence):
+        """1 only: an absent head has no natural tilted law (the location is drawn from the
+        tokens, so they always hold it)."""
+        value = super().check_presence(presence)
+        if value < 1.0:
+            raise ConfigError(
+                f"presence must be 1 for the {self.name} variant (got {value:g}): a head whose "
+                "location is drawn from the tokens is always present; use the spiked variant"
+            )
+        return value
+
     def location_log_weights(self, chi, mask, nu, sq_norm=1.0):
         if is_infinite(nu):
             top = jnp.max(jnp.where(mask, chi, -jnp.inf), axis=-1, keepdims=True)
@@ -472,6 +551,10 @@ class TiltedLaw(TokenLaw):
         return jax.nn.log_softmax(
             jnp.where(mask, self.tilt(nu) * chi, -jnp.inf), axis=-1, where=mask
         )
+
+    def zero_score_log_weight(self, nu, lengths):
+        """``-log L``: equal scores share the location equally (also at ``nu = inf``)."""
+        return -np.log(lengths)
 
     def draw_tokens_and_location(self, key, X, mask, k_star, nu):
         chi = X @ k_star / math.sqrt(X.shape[-1])

@@ -32,6 +32,8 @@ def test_exact_json_has_one_row_per_pair(capsys: pytest.CaptureFixture) -> None:
         "variable_length": False,
         "L": [3, 5],
         "nu": [0.0, 1.0],
+        "heads": 1,
+        "presence": 1.0,
         "method": "exact",
         "mc_samples": 100_000,
         "seed": 0,
