@@ -105,7 +105,7 @@ def test_table_and_plot(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
         "variable_length",
         "nu",
         "bayes_error",
-        "stderr",
+        "bound",  # the exact method's quadrature bound, not a standard error
         "method",
     ]
     assert [line.split()[3] for line in lines[2:5]] == ["0", "1.5", "inf"]
