@@ -12,10 +12,12 @@ margin is said with each case). The posterior's warnings are in ``test_cli_poste
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
 
+import bayes_slr
 from bayes_slr.cli.main import main
 
 SPIKED = ["--variant", "spiked", "--nu", "2", "--L", "3"]
@@ -104,6 +106,38 @@ def test_theory_hard_phase(capsys, tmp_path):
     assert bayes["diagnostics"]["free_entropy"] > amp["diagnostics"]["free_entropy"]
     assert rows["bayes", 2.0]["test_error"] == rows["amp", 2.0]["test_error"]
     assert any("bayes rows: the global maximiser" in note for note in result["notes"])
+
+
+def test_theory_max_slr_branch_not_resolved(capsys, tmp_path):
+    """Max-SLR (``nu = inf``, ``L = 3``: a Monte Carlo channel) at ``Delta = 0.001``, ``alpha =
+    1.3``, 256 draws of seed 0: both branches exist (``q_v`` 0.992 and 0.500) and their free
+    entropies differ by 0.011 against a combined standard error of 0.087, so two standard errors
+    cannot tell which is Bayes-optimal (the difference would have to be 16 times larger). The
+    command exits 0 and says so in the table and in ``--json``, whose rows show why; through the
+    API the line is an ``AccuracyWarning``. (With 1024 draws it stays unresolved: 0.084 against
+    0.090.)
+    """
+    task = dict(variant="max", nu=math.inf, L=3, Delta=0.001, alpha=1.3, mc_samples=256)
+    argv = ["theory", "--variant", "max", "--nu", "inf", "--L", "3", "--Delta", "0.001"]
+    argv += ["--alpha", "1.3", "--bayes", "--activations", "linear", "--mc-samples", "256"]
+    printed, result = run_table_then_json(capsys, argv, tmp_path)
+    unresolved = (
+        "bayes at alpha=1.3: the two branches' free entropies differ by less than two Monte Carlo "
+        "standard errors; which one is Bayes-optimal is not resolved (more --mc-samples)"
+    )
+    assert_shown(printed, result, unresolved)
+    rows = {r["estimator"]: r["diagnostics"] for r in result["rows"] if r["source"] == "theory"}
+    bayes, amp = rows["bayes"], rows["amp"]
+    assert bayes["distinct"] and not bayes["certain"] and bayes["mc_samples"] == 256
+    gap = abs(bayes["free_entropy"] - amp["free_entropy"])
+    assert gap < 2 * math.hypot(bayes["free_entropy_stderr"], amp["free_entropy_stderr"])
+
+    with pytest.warns(bayes_slr.BayesSLRWarning) as caught:
+        api = bayes_slr.theory(**task, activations=(), bayes=True, progress=False)
+    assert unresolved in api.warnings
+    assert {(str(w.message), w.category) for w in caught} >= {
+        (unresolved, bayes_slr.AccuracyWarning)
+    }
 
 
 GAP_ERM = ["gap", *SPIKED, "--activations", "linear", "--seeds", "2"]

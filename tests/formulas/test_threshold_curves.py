@@ -8,6 +8,8 @@ the solver's at the same ``Delta``, within the sum of their error bounds.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from bayes_slr import ConfigError, LengthLaw, SLRConfig
@@ -66,3 +68,25 @@ def test_the_curves_run_from_delta_zero_to_the_merge_in_the_theorys_order(curves
 def test_a_monte_carlo_channel_is_refused() -> None:
     with pytest.raises(ConfigError, match="quadrature"):
         threshold_curves(SLRConfig("max", 1, LengthLaw.fixed(3), 2.0), points=2)
+
+
+def test_at_Delta_0_only_alpha_alg_moves_over_nu_and_L() -> None:
+    """Why the continuation is in ``Delta`` only (docs/theory.md part D): at ``Delta = 0``,
+    ``alpha_sp = alpha_IT = 1`` exactly for every ``nu`` and ``L``; ``alpha_alg`` falls with ``nu``
+    toward 1 without reaching it, ``alpha_alg - 1`` shrinking about like ``e^(-nu / 2)`` (measured
+    rates 0.53 per unit of ``nu`` from 4 to 8, 0.54 from 8 to 12), and rises with ``L``.
+    """
+
+    def algorithmic(nu: float, L: int) -> float:
+        config = SLRConfig("spiked", 1, LengthLaw.fixed(L), nu, 0.0)
+        found = thresholds(config, 0.9, 2.0, TOL, scan=17)
+        for record in (found.spinodal, found.information_theoretic):
+            assert (record.status, record.value, record.tolerance) == ("exact", 1.0, 0.0)
+        assert found.algorithmic.status == "located"
+        return found.algorithmic.value
+
+    over_nu = [algorithmic(nu, 3) for nu in (2.0, 4.0, 8.0)]
+    assert over_nu[0] > over_nu[1] > over_nu[2] > 1.0 + TOL
+    rate = math.log((over_nu[1] - 1.0) / (over_nu[2] - 1.0)) / 4.0
+    assert 0.4 < rate < 0.65
+    assert 1.0 + TOL < algorithmic(2.0, 2) < over_nu[0] < algorithmic(2.0, 5)
