@@ -78,7 +78,7 @@ def _large_norm_limit(activation: str, kernel: str, config: SLRConfig) -> Popula
         f"where its weights tend to "
         f"{limit}; error along k = |k| k*/sqrt(D): {trend}"
     )
-    m_v = terms.A / terms.B
+    m_v = terms.A / terms.B / math.sqrt(config.heads)  # per head (heads_terms at rho = 1)
     return PopulationOptimum(
         float(error), OptimalOverlaps(math.inf, math.inf, 0.0, float(m_v), float(m_v**2), note)
     )
@@ -188,17 +188,20 @@ def optimal_population_error(activation: str, config: SLRConfig) -> PopulationOp
 
     Parameters
     ----------
-    activation : one of ``softmax``, ``linear``, ``erf``, ``softplus``.
+    activation : one of ``softmax``, ``linear``, ``erf``, ``softplus``, or an optional
+        activation (``softmax1``, ``bayes_softmax``: spiked tasks only).
     config : the task; ``D`` and ``Delta`` are ignored; the length law is averaged
-        before optimising (one ``(k, v)`` serves all lengths).
+        before optimising (one ``(k, v)`` serves all lengths). A multi-head task
+        (``heads``, ``presence``) optimises its aligned heads' common overlaps
+        (:func:`~bayes_slr.formulas.population.heads_terms`).
 
     Returns
     -------
     PopulationOptimum
-        ``error`` and its ``overlaps``: the key overlaps ``m_k``, ``q_k``, the erf offset
-        ``c`` (0 for the others), the value overlaps ``m_v = A/B``, ``q_v = m_v^2`` and a note
-        (empty unless the optimum is a limit, on the search boundary, or off the aligned
-        manifold where that was only probed).
+        ``error`` and its ``overlaps``: the key overlaps ``m_k``, ``q_k``, the offset
+        ``c`` of erf and Bayes-softmax (0 for the others), the value overlaps ``m_v = A/B``,
+        ``q_v = m_v^2`` and a note (empty unless the optimum is a limit, on the search
+        boundary, or off the aligned manifold where that was only probed).
 
     Notes
     -----
