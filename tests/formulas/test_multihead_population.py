@@ -30,8 +30,11 @@ MC_SAMPLES = 2**15
 QUADRATURE_BOUND = 1e-6  # the terms' stated bounds are ~1e-9; a generous cover
 
 
-def task(H: int, rho: float, L: int = 3, nu: float = 2.0, variant: str = "spiked") -> SLRConfig:
-    return SLRConfig(variant, 1, LengthLaw.fixed(L), nu, heads=H, presence=rho)
+def task(
+    H: int, rho: float, L: int = 3, nu: float = 2.0, variant: str = "spiked", variable=False
+) -> SLRConfig:
+    length = LengthLaw.uniform(L) if variable else LengthLaw.fixed(L)
+    return SLRConfig(variant, 1, length, nu, heads=H, presence=rho)
 
 
 def test_new_activations_are_selectable_but_not_registered() -> None:
@@ -53,15 +56,15 @@ def test_weights_are_the_formulas() -> None:
 
 
 @pytest.mark.parametrize(
-    ("activation", "H", "rho", "overlaps"),
+    ("activation", "H", "rho", "variable", "overlaps"),
     [
-        ("softmax1", 2, 0.5, (1.2, 1.6, 0.5, 0.3, 0.0)),
-        ("bayes_softmax", 3, 0.75, (1.4, 2.1, 0.6, 0.4, -1.0)),
-        ("linear", 2, 0.25, (1.1, 1.3, 0.1, 0.02, 0.0)),
+        ("softmax1", 2, 0.5, False, (1.2, 1.6, 0.5, 0.3, 0.0)),
+        ("bayes_softmax", 3, 0.75, True, (1.4, 2.1, 0.6, 0.4, -1.0)),
+        ("linear", 2, 0.25, True, (1.1, 1.3, 0.1, 0.02, 0.0)),
     ],
 )
-def test_quadrature_matches_monte_carlo(activation, H, rho, overlaps) -> None:
-    config = task(H, rho)
+def test_quadrature_matches_monte_carlo(activation, H, rho, variable, overlaps) -> None:
+    config = task(H, rho, L=4 if variable else 3, variable=variable)
     exact = population_error(activation, config, *overlaps)
     mc = population_error_mc(activation, config, *overlaps, samples=MC_SAMPLES, seed=1)
     assert abs(float(mc.mean) - exact) <= 4 * float(mc.stderr) + QUADRATURE_BOUND
