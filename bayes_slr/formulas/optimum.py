@@ -48,6 +48,9 @@ RHO_PROBES = (0.1, 0.3)
 """``rho = sqrt(q_k - m_k^2)`` tried after the aligned search of normalised activations on max-SLR.
 """
 _STARTS = ((0.5, 0.3, 0.0), (2.0, 0.3, 1.0))
+VANISHING_LOG_SINK = -10.0
+"""An optimum whose denominator constant ``C`` (Bayes-softmax's ``e^{-c}``) has ``log C`` below
+this is reported as the limit ``C -> 0`` (softmax), which the search can only approach."""
 
 
 def _gain(
@@ -234,6 +237,11 @@ def optimal_population_error(activation: str, config: SLRConfig) -> PopulationOp
         note = (
             f"optimum on the search boundary |m_k| or rho = {NORM_CAP:g}: the error may "
             f"keep falling"
+        )
+    if not note and record.log_sink is not None and record.log_sink(c) < VANISHING_LOG_SINK:
+        note = (
+            f"the constant in the denominator vanishes at the optimum (e^{{-c}} with c = {c:.3g}): "
+            "the error is softmax's, reached only as c -> inf"
         )
     return PopulationOptimum(
         float(1.0 - terms.A**2 / terms.B),

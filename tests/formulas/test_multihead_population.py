@@ -105,6 +105,9 @@ def test_softmax_is_bayes_at_full_presence() -> None:
     optimum = optimal_population_error("softmax", config)
     assert abs(optimum.error - bayes.value) <= 1e-6
     assert optimum.overlaps.m_k == pytest.approx(math.sqrt(2.0), abs=1e-3)
+    limit = optimal_population_error("bayes_softmax", config)
+    assert abs(limit.error - bayes.value) <= 1e-6
+    assert "reached only as c -> inf" in limit.overlaps.note
 
 
 def test_a_constant_in_the_denominator_is_refused_on_a_tilted_law() -> None:
