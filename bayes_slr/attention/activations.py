@@ -4,7 +4,8 @@ registry.
 A record says everything the toolkit needs of an activation:
 
 * how weights come from scores: normalised over the real tokens
-  (``s_l = phi(chi_l) / sum_j phi(chi_j)``, given by ``log phi``) or element-wise
+  (``s_l = phi(chi_l) / (C + sum_j phi(chi_j))``, given by ``log phi`` and, for an activation
+  with a constant ``C > 0`` in its denominator, ``log C``) or element-wise
   (``s_l = score(chi_l)``); whether it has a trained offset ``c``;
 * its population-theory terms: ``log phi`` feeds the normalised integrals; element-wise
   activations give the closed-form Gaussian mean ``E[s(chi)]`` and, when known, the second
@@ -58,6 +59,10 @@ class Activation:
         supremum and the population layer reports that limit (:mod:`bayes_slr.formulas.large_norm`).
     affine : ``s = 1 + chi`` (affine in the score): the population optimum over the key has a closed
     form.
+    log_sink : ``c -> log C`` of a normalised activation whose denominator holds a constant ``C``
+        beside the tokens (``s_l = phi(chi_l) / (C + sum phi(chi))``: softmax-1, Bayes-softmax);
+        None means ``C = 0``. Its population terms are evaluated where the tokens' scores are
+        independent (not on a tilted location law).
     """
 
     name: str
@@ -69,6 +74,7 @@ class Activation:
     gaussian_second_moment: Callable[[Array, Array, Array | float], Array] | None = None
     large_norm_limit: str | None = None
     affine: bool = False
+    log_sink: Callable[[Array | float], Array | float] | None = None
 
     @property
     def has_theory(self) -> bool:
@@ -87,7 +93,13 @@ class Activation:
         if mask is None:
             mask = jnp.ones(chi.shape, dtype=bool)
         if self.normalised:
-            return jax.nn.softmax(jnp.where(mask, self.log_phi(chi), -jnp.inf), axis=-1, where=mask)
+            logits = jnp.where(mask, self.log_phi(chi), -jnp.inf)
+            if self.log_sink is None:
+                return jax.nn.softmax(logits, axis=-1, where=mask)
+            log_total = jnp.logaddexp(
+                jax.nn.logsumexp(logits, axis=-1, keepdims=True), self.log_sink(c)
+            )
+            return jnp.where(mask, jnp.exp(logits - log_total), 0.0)
         return jnp.where(mask, self.score(chi, c), 0.0)
 
 
@@ -127,6 +139,30 @@ SOFTPLUS = Activation(
     log_phi=_log_softplus,
     large_norm_limit="relu",
 )
+
+SOFTMAX_ONE = Activation(
+    "softmax1",
+    normalised=True,
+    score=lambda chi, c=0.0: jnp.exp(chi),
+    log_phi=lambda chi: chi,
+    log_sink=lambda c=0.0: 0.0,
+)
+"""Softmax-1, ``e^{chi_l} / (1 + sum e^{chi})``: the weights may all be small, so a head whose
+token is absent can say little (docs/multihead.md)."""
+BAYES_SOFTMAX = Activation(
+    "bayes_softmax",
+    normalised=True,
+    score=lambda chi, c=0.0: jnp.exp(chi),
+    log_phi=lambda chi: chi,
+    has_offset=True,
+    log_sink=lambda c=0.0: -c,
+)
+"""Bayes-softmax, ``e^{chi_l} / (e^{-c} + sum e^{chi})`` with the offset ``c`` trained: the form
+of the Bayes posterior of a head present with probability ``rho < 1`` (docs/multihead.md)."""
+OPTIONAL_ACTIVATIONS = {record.name: record for record in (SOFTMAX_ONE, BAYES_SOFTMAX)}
+"""Activations selected by name (:func:`get_activation`) but not registered by default, so that
+the activations ``gap`` and ``theory`` tabulate by default stay those of docs/model.md section 3;
+``register_activation(SOFTMAX_ONE)`` adds one to the registered ones."""
 
 
 SPHERE_ERF_PREFIX = "erf_sphere_"
@@ -187,19 +223,23 @@ activation_names = _REGISTRY.names
 
 
 def get_activation(name: object, parameter: str = "activation") -> Activation:
-    """The activation called ``name``: a registered one, or the :func:`sphere_erf` record that
-    a name of the form :data:`SPHERE_ERF_FORM` stands for (or ``name`` itself if it is a record);
-    ``ConfigError`` naming ``parameter`` and the accepted values otherwise.
+    """The activation called ``name``: a registered one, one of :data:`OPTIONAL_ACTIVATIONS`,
+    or the :func:`sphere_erf` record that a name of the form :data:`SPHERE_ERF_FORM` stands for
+    (or ``name`` itself if it is a record); ``ConfigError`` naming ``parameter`` and the
+    accepted values otherwise.
     """
     if isinstance(name, Activation):
         return name
     names = activation_names()
     if name in names:
         return _REGISTRY.get(name)
+    if name in OPTIONAL_ACTIVATIONS:
+        return OPTIONAL_ACTIVATIONS[name]
     if isinstance(name, str) and name.startswith(SPHERE_ERF_PREFIX):
         return sphere_erf(_sphere_erf_parameter(parameter, name))
     raise ConfigError(
-        f"{parameter} must be one of {', '.join(names)}, or {SPHERE_ERF_FORM} with lambda > 0; "
+        f"{parameter} must be one of {', '.join((*names, *OPTIONAL_ACTIVATIONS))}, or "
+        f"{SPHERE_ERF_FORM} with lambda > 0; "
         f"got {name!r}"
     )
 

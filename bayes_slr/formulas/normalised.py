@@ -77,15 +77,20 @@ def _log_t_rule(activation: str, chi_lo: float, chi_hi: float, step: float = q.S
 
 def _independent_core(functions: tuple, params: tuple, rules: tuple, laws: tuple) -> jax.Array:
     """``(A, B)`` when tokens are independent: location ``N(mu_loc, sigma^2)``, others ``N(0,
-    sigma^2)``.
+    sigma^2)``; ``log_sink`` the log of a constant in the denominator (``-inf``: none).
     """
-    (log_phi,), (mu_loc, sigma), (z, u), (length_probs, lengths) = functions, params, rules, laws
+    (log_phi,), (mu_loc, sigma, log_sink) = functions, params
+    (z, u), (length_probs, lengths) = rules, laws
     y_loc = u.nodes[:, None] + log_phi(mu_loc + sigma * z.nodes)[None, :]
     y_other = u.nodes[:, None] + log_phi(sigma * z.nodes)[None, :]
     log_m_other = q.log_complement(q.expectation(z, q.kernel_tail(y_other)))
     m_loc = 1.0 - q.expectation(z, q.kernel_tail(y_loc))
-    powers = q.power_mixture(length_probs, lengths - 1.0, log_m_other)
-    powers_minus = q.power_mixture(length_probs * (lengths - 1.0), lengths - 2.0, log_m_other)
+    # a constant C = e^{log_sink} in the denominator: 1/(C + S)^k carries e^{-C t} (1 without)
+    sink = jnp.exp(-jnp.exp(jnp.minimum(log_sink + u.nodes, -q.LOG_FLOOR)))
+    powers = sink * q.power_mixture(length_probs, lengths - 1.0, log_m_other)
+    powers_minus = sink * q.power_mixture(
+        length_probs * (lengths - 1.0), lengths - 2.0, log_m_other
+    )
     a_value = q.expectation(u, q.expectation(z, q.kernel_first(y_loc)) * powers, axis=0)
     b_integrand = (
         q.expectation(z, q.kernel_second(y_loc)) * powers
@@ -103,18 +108,22 @@ def independent_terms(
     step: float = q.STEP,
     grid_mu: float = 0.0,
     grid_sigma: float = 0.0,
+    log_sink: float = -math.inf,
 ) -> np.ndarray:
     """``(A, B)`` for independent tokens, averaged over the length law, on two resolutions.
 
     Parameters
     ----------
-    activation : "softmax" or "softplus".
+    activation : a normalised activation ("softmax", "softplus", "softmax1", ...).
     mu_loc : mean of the location's score (``m_k sqrt(nu)`` spiked, 0 for i.i.d. tokens).
     sigma : standard deviation of every score, ``sqrt(q_k)``.
     length_probs, lengths : the length law's support.
     step : fine spacing in the integrands' unit scale (smaller is more accurate).
     grid_mu, grid_sigma : size the grids for ``|mu_loc| <= grid_mu`` and ``sigma <= grid_sigma``
         at least, so that a search reuses one compiled shape.
+    log_sink : ``log C`` of a constant ``C`` in the denominator,
+        ``s_l = phi(chi_l) / (C + sum phi(chi))`` (``-inf``: ``C = 0``); ``1/(C + S)^k`` gains
+        the factor ``e^{-C t}`` under the ``t`` integral.
 
     Returns
     -------
@@ -127,7 +136,7 @@ def independent_terms(
     return q.evaluate_levels(
         _independent_core,
         _log_phi_function(activation),
-        (mu_loc, sigma),
+        (mu_loc, sigma, log_sink),
         rules,
         (length_probs, lengths),
     )

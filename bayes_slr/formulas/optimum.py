@@ -48,6 +48,9 @@ RHO_PROBES = (0.1, 0.3)
 """``rho = sqrt(q_k - m_k^2)`` tried after the aligned search of normalised activations on max-SLR.
 """
 _STARTS = ((0.5, 0.3, 0.0), (2.0, 0.3, 1.0))
+VANISHING_LOG_SINK = -10.0
+"""An optimum whose denominator constant ``C`` (Bayes-softmax's ``e^{-c}``) has ``log C`` below
+this is reported as the limit ``C -> 0`` (softmax), which the search can only approach."""
 
 
 def _gain(
@@ -78,7 +81,7 @@ def _large_norm_limit(activation: str, kernel: str, config: SLRConfig) -> Popula
         f"where its weights tend to "
         f"{limit}; error along k = |k| k*/sqrt(D): {trend}"
     )
-    m_v = terms.A / terms.B
+    m_v = terms.A / terms.B / math.sqrt(config.heads)  # per head (heads_terms at rho = 1)
     return PopulationOptimum(
         float(error), OptimalOverlaps(math.inf, math.inf, 0.0, float(m_v), float(m_v**2), note)
     )
@@ -188,17 +191,20 @@ def optimal_population_error(activation: str, config: SLRConfig) -> PopulationOp
 
     Parameters
     ----------
-    activation : one of ``softmax``, ``linear``, ``erf``, ``softplus``.
+    activation : one of ``softmax``, ``linear``, ``erf``, ``softplus``, or an optional
+        activation (``softmax1``, ``bayes_softmax``: spiked tasks only).
     config : the task; ``D`` and ``Delta`` are ignored; the length law is averaged
-        before optimising (one ``(k, v)`` serves all lengths).
+        before optimising (one ``(k, v)`` serves all lengths). A multi-head task
+        (``heads``, ``presence``) optimises its aligned heads' common overlaps
+        (:func:`~bayes_slr.formulas.population.heads_terms`).
 
     Returns
     -------
     PopulationOptimum
-        ``error`` and its ``overlaps``: the key overlaps ``m_k``, ``q_k``, the erf offset
-        ``c`` (0 for the others), the value overlaps ``m_v = A/B``, ``q_v = m_v^2`` and a note
-        (empty unless the optimum is a limit, on the search boundary, or off the aligned
-        manifold where that was only probed).
+        ``error`` and its ``overlaps``: the key overlaps ``m_k``, ``q_k``, the offset
+        ``c`` of erf and Bayes-softmax (0 for the others), the value overlaps ``m_v = A/B``,
+        ``q_v = m_v^2`` and a note (empty unless the optimum is a limit, on the search
+        boundary, or off the aligned manifold where that was only probed).
 
     Notes
     -----
@@ -231,6 +237,11 @@ def optimal_population_error(activation: str, config: SLRConfig) -> PopulationOp
         note = (
             f"optimum on the search boundary |m_k| or rho = {NORM_CAP:g}: the error may "
             f"keep falling"
+        )
+    if not note and record.log_sink is not None and record.log_sink(c) < VANISHING_LOG_SINK:
+        note = (
+            f"the constant in the denominator vanishes at the optimum (e^{{-c}} with c = {c:.3g}): "
+            "the error is softmax's, reached only as c -> inf"
         )
     return PopulationOptimum(
         float(1.0 - terms.A**2 / terms.B),

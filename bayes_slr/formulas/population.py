@@ -4,7 +4,9 @@
 On the overlap manifold ``chi_l = m_k chi*_l + r u_l`` (``r = sqrt(q_k - m_k^2)``),
 ``z_l = m_v z*_l + sqrt(q_v - m_v^2) w_l``, the excess test error is
 ``1 - 2 m_v A_s + q_v B_s`` with ``A_s = E[s(chi)_eps]`` and ``B_s = E[sum_l s(chi)_l^2]``,
-both averaged over the length law before anything else.
+both averaged over the length law before anything else. On a multi-head task the student has
+one head per teacher head, each aligned with its own (the overlaps are per head), and the terms
+are those of :func:`heads_terms` (docs/multihead.md section 4).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from bayes_slr.attention.activations import theory_terms_of
+from bayes_slr.attention.activations import Activation, theory_terms_of
 from bayes_slr.errors import ConfigError, check_real
 from bayes_slr.formulas import elementwise, normalised
 from bayes_slr.models.spec import SLRConfig
@@ -64,6 +66,38 @@ def location_mean(config: SLRConfig, m_k: float) -> float:
     return m_k * score_law(config).location_shift
 
 
+def sink_of(record: Activation, tilt: float, c: float) -> float:
+    """``log C`` of the constant in the denominator of a normalised activation at offset ``c``
+    (``-inf`` without one); ``ConfigError`` for one with a constant on a tilted location law,
+    whose integrals hold no such constant."""
+    if record.log_sink is None:
+        return -math.inf
+    if tilt != 0.0:
+        raise ConfigError(
+            f"activation {record.name}: its population terms are computed where the location is "
+            "uniform (spiked), not on a tilted location law"
+        )
+    return float(record.log_sink(c))
+
+
+def heads_terms(
+    config: SLRConfig, present_a: np.ndarray, present_b: np.ndarray, absent_b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(A, B)`` of ``H`` student heads, each aligned with its own teacher head, from one
+    head's terms (docs/multihead.md section 4).
+
+    With per-head overlaps the error is ``1 - 2 m_v A + q_v B`` with
+    ``A = sqrt(rho H) E[s_eps | present]`` and ``B = H (rho B_present + (1 - rho) B_absent)``:
+    the heads' cross terms vanish (their values are orthogonal) and ``y`` is scaled by
+    ``(rho H)^(-1/2)``. One-head SLR (``H = 1``, ``rho = 1``) returns the terms unchanged.
+    """
+    rho, heads = config.presence, config.heads
+    if rho == 1.0 and heads == 1:
+        return present_a, present_b
+    mixed_b = rho * present_b + (1.0 - rho) * absent_b if rho < 1.0 else present_b
+    return math.sqrt(rho * heads) * present_a, heads * mixed_b
+
+
 def terms_with_bounds(
     activation: str,
     config: SLRConfig,
@@ -75,7 +109,9 @@ def terms_with_bounds(
 ) -> Terms:
     """``A_s``, ``B_s`` and their error bounds at ``chi = m_k chi* + r u`` (inputs already checked).
 
-    The teacher scores are i.i.d. standard normal but for the location's, shifted by the score
+    A multi-head task gives the terms of its aligned heads (:func:`heads_terms`), whose absent
+    heads see null tokens only. The teacher scores are i.i.d. standard normal but for the
+    location's, shifted by the score
     law's ``location_shift``, and the location is drawn from ``softmax(location_tilt chi*)``
     (uniform at 0, the argmax at ``inf``); the integrals cover a shift with a uniform location
     or a tilt without a shift.
@@ -88,11 +124,25 @@ def terms_with_bounds(
     tilt = score_law(config).location_tilt
     mu_loc, sigma = location_mean(config, m_k), math.hypot(m_k, r)
     grid_sigma = math.sqrt(2.0) * grid_norm  # covers |m_k|, r <= grid_norm
-    if theory_terms_of(activation).normalised:
+    record = theory_terms_of(activation)
+    if record.normalised:
         grid_mu = abs(location_mean(config, grid_norm))
-        a_levels, b_levels = normalised.independent_terms(
-            activation, mu_loc, sigma, *laws, step=step, grid_mu=grid_mu, grid_sigma=grid_sigma
-        ).T
+        log_sink = sink_of(record, tilt, c)
+
+        def independent(mean: float) -> np.ndarray:
+            return normalised.independent_terms(
+                activation,
+                mean,
+                sigma,
+                *laws,
+                step=step,
+                grid_mu=grid_mu,
+                grid_sigma=grid_sigma,
+                log_sink=log_sink,
+            ).T
+
+        a_levels, b_levels = independent(mu_loc)
+        absent_levels = independent(0.0)[1] if config.presence < 1.0 else b_levels
         if math.isinf(tilt):
             a_levels = normalised.argmax_first(activation, m_k, r, *laws, grid_norm)
         elif tilt != 0.0:
@@ -104,12 +154,14 @@ def terms_with_bounds(
         else:
             located = elementwise.second_moment(activation, mu_loc, sigma, c, grid_sigma, step)
             b_levels = (config.length.mean() - 1.0) * other + located
+        absent_levels = config.length.mean() * other
         if math.isinf(tilt):
             a_levels = elementwise.argmax_first(activation, m_k, r, c, *laws, grid_norm)
         elif tilt != 0.0:
             a_levels = elementwise.tilted_first(activation, tilt, m_k, r, c, *laws, grid_norm)
         else:
             a_levels = np.full(2, float(elementwise.mean_score(activation, mu_loc, sigma**2, c)))
+    a_levels, b_levels = heads_terms(config, a_levels, b_levels, absent_levels)
     a_bound, b_bound = (abs(float(v[0] - v[1])) + BOUND_FLOOR for v in (a_levels, b_levels))
     return Terms(float(a_levels[0]), float(b_levels[0]), a_bound, b_bound)
 
@@ -132,10 +184,12 @@ def population_terms(
 
     Parameters
     ----------
-    activation : a registered activation with population-theory terms.
-    config : the task; ``D`` and ``Delta`` are ignored.
+    activation : an activation with population-theory terms (registered, or one of the
+        optional ``softmax1``, ``bayes_softmax``).
+    config : the task; ``D`` and ``Delta`` are ignored; with ``heads`` or ``presence < 1`` the
+        terms of the aligned heads (:func:`heads_terms`).
     m_k, q_k : key overlaps ``k.k*/D`` and ``k.k/D``, ``q_k >= m_k^2``.
-    c : offset of the erf activation (ignored by the others).
+    c : trained offset of the erf and Bayes-softmax activations (ignored by the others).
 
     Returns
     -------
