@@ -359,6 +359,8 @@ class Experiment[O: Options, P: Record, S: Record, R: Result](abc.ABC):
         summary (the ``--out`` help).
     sweep_axes : the options whose values are spread over the points (e.g. ``alpha``): a point's
         key in the log is its own fields and every other option.
+    progress_label : what the progress bar counts (the points; an experiment whose points are
+        not its rows says what they are).
     """
 
     name: ClassVar[str]
@@ -371,6 +373,7 @@ class Experiment[O: Options, P: Record, S: Record, R: Result](abc.ABC):
     output: ClassVar[str | None] = "folder"
     output_help: ClassVar[str] = ""
     sweep_axes: ClassVar[tuple[str, ...]] = ()
+    progress_label: ClassVar[str] = "points"
 
     @abc.abstractmethod
     def points(self, options: O) -> list[P]:

@@ -241,6 +241,7 @@ class Gap(Experiment[GapOptions, GapPoint, GapSolved, GapResult]):
     solved_type = GapSolved
     result_type = GapResult
     sweep_axes: ClassVar[tuple[str, ...]] = ("variant", "nu", "L", "activations")
+    progress_label: ClassVar[str] = "computations (per task: its Bayes error, each activation's)"
 
     def points(self, options: GapOptions) -> list[GapPoint]:
         """Per setting and length: the Bayes error, each activation's population optimum, and

@@ -41,6 +41,9 @@ from bayes_slr.experiments.task import (
 )
 
 THRESHOLDS = ("alpha_WR", "alpha_sp", "alpha_IT", "alpha_alg", "alpha_PR")
+TABLE_THRESHOLDS = THRESHOLDS[1:]
+"""The table's columns: alpha_WR is none in SLR by construction (a note says why; the rows and the
+JSON keep it)."""
 """The thresholds of a row, in the order of the table (``alpha_sp <= alpha_IT <= alpha_alg``)."""
 SETTINGS = ("Delta", "nu", "L")
 """The settings a phase diagram may sweep (one of them at a time)."""
@@ -314,11 +317,12 @@ class PhaseResult(Result[PhaseOptions, PhaseRow]):
     def rows_table(self) -> str:
         """One line per task: the swept setting, each threshold, the hard phase."""
         swept = self.options.swept()
-        header = [swept, *THRESHOLDS, "hard_phase", "method", "evaluations"]
+        shown = TABLE_THRESHOLDS
+        header = [swept, *shown, "hard_phase", "method", "evaluations"]
         lines = [
             [
                 _setting_text(row, swept),
-                *(row.describe(name) for name in THRESHOLDS),
+                *(row.describe(name) for name in shown),
                 row.hard_phase,
                 row.method,
                 row.evaluations,

@@ -153,7 +153,7 @@ def _sweep(
                 seed_of=lambda point: experiment.seed(options),
                 executor=executor,
                 progress=progress,
-                description=f"{experiment.name} points",
+                description=f"{experiment.name} {experiment.progress_label}",
             )
     finally:
         _INNER_PROGRESS.reset(token)

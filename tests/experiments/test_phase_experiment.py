@@ -206,6 +206,7 @@ def test_table_and_plot(tiny):
     result = PhaseResult(options, rows, Provenance("phase", 0, {}, "cpu", "now"))
     table = result.table()
     assert "1 (exact)" in table and "+-" in table and "none" in table
+    assert "alpha_WR" not in table.splitlines()[0]  # none by construction: a note, not a column
     noisy = rows[1]
     regions = result.regions(noisy)
     assert [name for name, *_ in regions] == ["impossible", "hard", "easy"]
