@@ -13,6 +13,7 @@ import functools
 import math
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,6 +26,12 @@ from bayes_slr.studies.amp_records import (
     check_memory,
     training_ratio,
 )
+
+if TYPE_CHECKING:
+    import jax
+
+    from bayes_slr.inference.amp import AMPData, AMPResult
+    from bayes_slr.models.simulate import Teacher
 
 
 @functools.lru_cache(maxsize=64)
@@ -46,6 +53,66 @@ def state_evolution_point(
         converged=point.converged,
         iterations=point.diagnostics["iterations"],
     )
+
+
+def state_evolution_beside(
+    config: SLRConfig, alpha: float, settings: AMPSettings, iterations: int
+) -> StateEvolution:
+    """The state evolution at a GAMP run's point: its fixed point, and with ``settings.history``
+    its first ``iterations`` iterates from GAMP's start and damping."""
+    from bayes_slr.formulas.replica_bayes import bayes_state_evolution_history
+    from bayes_slr.inference.amp import START_OVERLAP
+
+    theory = state_evolution_point(
+        config.replace(D=1), alpha, settings.init, settings.mc_samples, settings.se_seed
+    )
+    if not settings.history:
+        return theory
+    start_q = 1.0 - START_OVERLAP if settings.init == "informed" else START_OVERLAP
+    iterates = bayes_state_evolution_history(
+        config.replace(D=1),
+        alpha=alpha,
+        start=(start_q, start_q),
+        iterations=max(iterations, 1),
+        damping=settings.damping,
+        mc_samples=settings.mc_samples,
+        seed=settings.se_seed,
+    )
+    return dataclasses.replace(theory, iterates=tuple(map(tuple, iterates.tolist())))
+
+
+def timed_run(
+    key: jax.Array,
+    data: AMPData,
+    config: SLRConfig,
+    teacher: Teacher,
+    settings: AMPSettings,
+    progress: bool,
+) -> tuple[AMPResult, float]:
+    """GAMP on ``data`` with ``settings`` (:func:`~bayes_slr.inference.amp.run_amp`) and the
+    seconds it took, compilation included."""
+    import jax
+
+    from bayes_slr.inference.amp import run_amp
+
+    start = time.perf_counter()
+    result = jax.block_until_ready(
+        run_amp(
+            key,
+            data,
+            config,
+            init=settings.init,
+            teacher=teacher,
+            damping=settings.damping,
+            tol=settings.tol,
+            max_iter=settings.max_iter,
+            coupled=settings.coupled,
+            variance=settings.variance,
+            adaptive=settings.adaptive,
+            progress=progress,
+        )
+    )
+    return result, time.perf_counter() - start
 
 
 def amp_point(
@@ -71,7 +138,6 @@ def amp_point(
     """
     import jax
 
-    from bayes_slr.formulas.replica_bayes import bayes_state_evolution_history
     from bayes_slr.inference import amp
     from bayes_slr.models.scoring import fresh_sample_scorer
     from bayes_slr.models.simulate import chunk_sequences, draw_teacher
@@ -84,47 +150,18 @@ def amp_point(
     key_teacher, key_data, key_start, key_test = jax.random.split(jax.random.PRNGKey(seed), 4)
     teacher = draw_teacher(key_teacher, config.D, exact=True)
     data = amp.amp_data(key_data, config, teacher, N, dtype=settings.dtype)
-    start = time.perf_counter()
-    result = jax.block_until_ready(
-        amp.run_amp(
-            key_start,
-            data,
-            config,
-            init=settings.init,
-            teacher=teacher,
-            damping=settings.damping,
-            tol=settings.tol,
-            max_iter=settings.max_iter,
-            coupled=settings.coupled,
-            variance=settings.variance,
-            adaptive=settings.adaptive,
-            progress=progress,
-        )
-    )
-    seconds = time.perf_counter() - start
+    result, seconds = timed_run(key_start, data, config, teacher, settings, progress)
     del data  # the tokens are not needed for scoring
     iterations = int(result.state.iteration)
     score = fresh_sample_scorer(key_test, config, teacher, settings.N_test, chunk_sequences(config))
     error = score(amp.amp_predictor(config, result.state))
     plain = score(amp.amp_predictor(config, result.state, own_tilt=False))
     final = np.asarray(result.history[iterations])
-    theory = None
-    if settings.state_evolution:
-        theory = state_evolution_point(
-            config.replace(D=1), alpha, settings.init, settings.mc_samples, settings.se_seed
-        )
-        if settings.history:
-            start_q = 1.0 - amp.START_OVERLAP if settings.init == "informed" else amp.START_OVERLAP
-            iterates = bayes_state_evolution_history(
-                config.replace(D=1),
-                alpha=alpha,
-                start=(start_q, start_q),
-                iterations=max(iterations, 1),
-                damping=settings.damping,
-                mc_samples=settings.mc_samples,
-                seed=settings.se_seed,
-            )
-            theory = dataclasses.replace(theory, iterates=tuple(map(tuple, iterates.tolist())))
+    theory = (
+        state_evolution_beside(config, alpha, settings, iterations)
+        if settings.state_evolution
+        else None
+    )
     history = np.asarray(result.history[: iterations + 1]).tolist() if settings.history else []
     return AMPRow(
         alpha=alpha,
