@@ -282,7 +282,9 @@ def open_sweep_log(folder: str | os.PathLike, name: str) -> SweepLog:
 
 
 Point = dict[str, Any]
-Solve = Callable[[Point], dict[str, Any]]
+Solved = dict[str, Any]
+"""A point's result in its JSON form (what the log stores)."""
+Solve = Callable[[Point], Solved]
 Running = dict[str, int]
 """Points running now, by the worker running them (a label such as ``"w0"``, or ``"local"``)."""
 
@@ -301,7 +303,7 @@ class Executor(Protocol):
         points: Sequence[Point],
         *,
         on_running: Callable[[Running], None] | None = None,
-    ) -> Iterator[tuple[Point, dict[str, Any] | BaseException]]:
+    ) -> Iterator[tuple[Point, Solved | BaseException]]:
         """Run ``solve`` on every point; yield ``(point, result or exception)`` as
         each completes.
         """
@@ -321,7 +323,7 @@ class SerialExecutor:
         points: Sequence[Point],
         *,
         on_running: Callable[[Running], None] | None = None,
-    ) -> Iterator[tuple[Point, dict[str, Any] | BaseException]]:
+    ) -> Iterator[tuple[Point, Solved | BaseException]]:
         """Yield ``(point, solve(point))`` in order, or the exception a point raised (Ctrl-C
         propagates).
         """
@@ -370,7 +372,7 @@ def run_sweep(
     executor: Executor | None = None,
     progress: bool = True,
     description: str = "points",
-) -> tuple[list[tuple[Point, dict[str, Any]]], list[tuple[Point, str]]]:
+) -> tuple[list[tuple[Point, Solved]], list[tuple[Point, str]]]:
     """Run a resumable sweep: skip the points finished in ``log``, solve the others, log each as it
     finishes; a point whose computation raises is reported and the sweep goes on.
 
@@ -404,15 +406,8 @@ def run_sweep(
         stops there, the points finished before it are logged.
     """
     points = list(points)
-    results: dict[str, dict[str, Any]] = {}
+    results, pending = _logged_and_pending(points, log)
     failures: list[tuple[Point, str]] = []
-    pending = []
-    for point in points:
-        done = log.result(point) if log is not None else None
-        if done is None:
-            pending.append(point)
-        else:
-            results[SweepLog.point_key(point)] = done
     bar = progress_bar(
         total=len(points), initial=len(results), desc=description, unit="point", show=progress
     )
@@ -445,9 +440,29 @@ def run_sweep(
         raise SweepInterrupted(len(results), len(points), log) from None
     finally:
         bar.close()
-    finished = [
+    return _in_order(points, results), failures
+
+
+def _logged_and_pending(
+    points: list[Point], log: SweepLog | None
+) -> tuple[dict[str, Solved], list[Point]]:
+    """The results ``log`` holds for ``points`` (by point key) and the points still to solve."""
+    results: dict[str, Solved] = {}
+    pending = []
+    for point in points:
+        done = log.result(point) if log is not None else None
+        if done is None:
+            pending.append(point)
+        else:
+            results[SweepLog.point_key(point)] = done
+    return results, pending
+
+
+def _in_order(points: list[Point], results: dict[str, Solved]) -> list[tuple[Point, Solved]]:
+    """``(point, result)`` of the finished points in the order of ``points``, the numbers
+    restored from their JSON form."""
+    return [
         (point, from_json_ready(results[key]))
         for point in points
         if (key := SweepLog.point_key(point)) in results
     ]
-    return finished, failures

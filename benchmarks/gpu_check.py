@@ -36,7 +36,6 @@ import jax.numpy as jnp
 
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr import LengthLaw, SLRConfig
-from bayes_slr.experiments.amp import amp_check_kernel
 from bayes_slr.formulas.bayes import bayes_error_exact
 from bayes_slr.formulas.replica_bayes import bayes_replica_point
 from bayes_slr.inference.bayes_risk import bayes_risk_mc
@@ -45,6 +44,7 @@ from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.simulate import draw_teacher, simulate
 from bayes_slr.models.spec import training_size
 from bayes_slr.records import json_ready, provenance
+from bayes_slr.studies.amp import amp_check_kernel
 from bayes_slr.studies.erm import erm_study
 
 SPIKED = SLRConfig("spiked", 1, LengthLaw.fixed(3), 2.0, 0.1)

@@ -357,25 +357,7 @@ def train_dynamics(
     if not isinstance(run, TrainingRun):
         raise ConfigError(f"run must be a TrainingRun, got {type(run).__name__}")
     config, keys = run.config, run_keys(run.seed)
-    if training_set is not None and (teacher is None or run.method != "gd"):
-        raise ConfigError("training_set goes with method gd and needs its teacher")
-    if teacher is None:
-        teacher = seed_teacher(run)
-    if jnp.shape(teacher.k_star) != (config.D,):
-        raise ConfigError(f"teacher must have vectors of length D = {config.D}")
-    if run.method == "gd":
-        N = training_size(run.alpha, config.D)
-        if training_set is None:
-            training_set = seed_training_set(run, teacher)
-        if training_set.X.shape[0] != N or training_set.X.shape[1:] != (config.Lbar, config.D):
-            raise ConfigError(
-                f"training_set must hold N = round(alpha D) = {N} sequences of shape "
-                f"({config.Lbar}, {config.D})"
-            )
-        data = (training_set.X, training_set.lengths, training_set.y)
-    else:
-        data = (teacher, keys.stream)
-
+    teacher, data = _teacher_and_data(run, keys, teacher, training_set)
     start = start_params(keys.start, config, run.start, teacher)
     radii = jnp.stack([jnp.linalg.norm(start.k), jnp.linalg.norm(start.v)])
     if resume is None:
@@ -394,20 +376,7 @@ def train_dynamics(
         batch=run.batch,
         sphere=run.sphere,
     )
-
-    def measure(p: AttentionParams, s: int, value: float) -> TrajectoryPoint:
-        overlaps = direction_overlaps(p.k, p.v, teacher)
-        error = run_test_error(run, teacher, p)
-        return TrajectoryPoint(
-            step=s,
-            time=s * run.time_per_step,
-            **{name: float(overlaps[name]) for name in OVERLAP_NAMES if name != "c"},
-            c=float(p.c),
-            test_error=error.value,
-            test_stderr=error.stderr,
-            loss=value,
-        )
-
+    measure = functools.partial(_measure, run, teacher)
     schedule = log_spaced_steps(run.steps, run.log_points)
     if not points:
         params, _, value, _ = advance(params, jnp.asarray(0), jnp.asarray(0))
@@ -431,6 +400,53 @@ def train_dynamics(
         points.append(measure(params, step, float(value)))
         _notify(on_log, Checkpoint(step, params, tuple(points)))
     return Trajectory(run, tuple(points), params)
+
+
+def _teacher_and_data(
+    run: TrainingRun,
+    keys: RunKeys,
+    teacher: Teacher | None,
+    training_set: SLRBatch | None,
+) -> tuple[Teacher, tuple]:
+    """The run's teacher (given, or the seed's) and what its steps read: gd's training set (given,
+    or the seed's) as ``(X, lengths, y)``, or the teacher and the key of SGD's stream; given ones
+    are checked against the run."""
+    config = run.config
+    if training_set is not None and (teacher is None or run.method != "gd"):
+        raise ConfigError("training_set goes with method gd and needs its teacher")
+    if teacher is None:
+        teacher = seed_teacher(run)
+    if jnp.shape(teacher.k_star) != (config.D,):
+        raise ConfigError(f"teacher must have vectors of length D = {config.D}")
+    if run.method != "gd":
+        return teacher, (teacher, keys.stream)
+    N = training_size(run.alpha, config.D)
+    if training_set is None:
+        training_set = seed_training_set(run, teacher)
+    if training_set.X.shape[0] != N or training_set.X.shape[1:] != (config.Lbar, config.D):
+        raise ConfigError(
+            f"training_set must hold N = round(alpha D) = {N} sequences of shape "
+            f"({config.Lbar}, {config.D})"
+        )
+    return teacher, (training_set.X, training_set.lengths, training_set.y)
+
+
+def _measure(
+    run: TrainingRun, teacher: Teacher, p: AttentionParams, s: int, value: float
+) -> TrajectoryPoint:
+    """The logged point of the iterate ``p`` at step ``s`` with training loss ``value``: its
+    overlaps with the teacher and its test error."""
+    overlaps = direction_overlaps(p.k, p.v, teacher)
+    error = run_test_error(run, teacher, p)
+    return TrajectoryPoint(
+        step=s,
+        time=s * run.time_per_step,
+        **{name: float(overlaps[name]) for name in OVERLAP_NAMES if name != "c"},
+        c=float(p.c),
+        test_error=error.value,
+        test_stderr=error.stderr,
+        loss=value,
+    )
 
 
 def _notify(on_log: OnLog | None, checkpoint: Checkpoint) -> None:

@@ -9,7 +9,6 @@ the file needs NumPy only, so a bad file is refused before JAX is imported.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import math
 from pathlib import Path
@@ -18,54 +17,12 @@ from typing import Any
 import numpy as np
 
 from bayes_slr.errors import ConfigError
-from bayes_slr.experiments.base import Record
 from bayes_slr.experiments.task import DEFAULT_DELTA, task_config
-from bayes_slr.models.dataset import Dataset, load_dataset
+from bayes_slr.models.dataset import Dataset, DataSource, load_dataset
 from bayes_slr.models.spec import SLRConfig
 
 RECORD = "the data file's config record"
 MODEL_SETTINGS = ("variant", "nu", "Delta")
-
-
-@dataclasses.dataclass(frozen=True)
-class DataSource(Record):
-    """A data file a run reads, and where each of the run's settings came from.
-
-    Attributes
-    ----------
-    path : the file.
-    digest : its SHA-256 (a changed file is a new point of a resumable log).
-    N, D, Lbar : from the arrays.
-    teacher : whether the file holds the teacher ``k_star``, ``v_star``.
-    sources : setting -> where its value came from (an array, the record, given, default).
-    """
-
-    path: str
-    digest: str
-    N: int
-    D: int
-    Lbar: int
-    teacher: bool
-    sources: dict[str, str]
-
-    def load(self) -> Dataset:
-        """The data set (read and checked again)."""
-        return load_dataset(self.path)
-
-    def describe(self, config: SLRConfig) -> str:
-        """One line: each setting and where it came from."""
-        nu = "inf" if math.isinf(config.nu) else f"{config.nu:g}"
-        values = {
-            "variant": config.variant,
-            "nu": nu,
-            "Delta": f"{config.Delta:g}",
-            "length": config.length.describe(),
-            "D": self.D,
-            "N": self.N,
-            "Lbar": self.Lbar,
-        }
-        settings = ", ".join(f"{name} {values[name]} ({self.sources[name]})" for name in values)
-        return f"data {self.path}: {settings}"
 
 
 def _recorded_config(data: Dataset) -> SLRConfig | None:

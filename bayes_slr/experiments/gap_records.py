@@ -25,7 +25,7 @@ from bayes_slr.experiments.base import (
     Record,
     option,
 )
-from bayes_slr.experiments.data import DataSource, data_task
+from bayes_slr.experiments.data import data_task
 from bayes_slr.experiments.task import (
     DEFAULT_D,
     DEFAULT_DELTA,
@@ -41,7 +41,7 @@ from bayes_slr.experiments.task import (
     variant_option,
 )
 from bayes_slr.formulas.optimum_record import OptimalOverlaps, PopulationOptimum
-from bayes_slr.models.dataset import DEFAULT_HOLDOUT, held_out_count
+from bayes_slr.models.dataset import DEFAULT_HOLDOUT, DataSource, held_out_count
 from bayes_slr.models.spec import INITS, LengthLaw
 
 DEFAULT_VARIANTS = ("spiked", "max")

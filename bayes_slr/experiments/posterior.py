@@ -29,8 +29,8 @@ from bayes_slr.experiments.base import (
     register_experiment,
 )
 from bayes_slr.experiments.posterior_options import FILE_HELP, PosteriorOptions
-from bayes_slr.experiments.posterior_records import PosteriorSummary
 from bayes_slr.experiments.posterior_report import posterior_report
+from bayes_slr.studies.posterior_records import PosteriorSummary
 
 
 @dataclasses.dataclass(frozen=True)

@@ -20,7 +20,7 @@ from bayes_slr.experiments.base import (
     Options,
     option,
 )
-from bayes_slr.experiments.data import DataSource, data_task, refuse_conflict
+from bayes_slr.experiments.data import data_task, refuse_conflict
 from bayes_slr.experiments.task import (
     DEFAULT_D,
     DEFAULT_DELTA,
@@ -38,7 +38,9 @@ from bayes_slr.experiments.task import (
     variant_option,
 )
 from bayes_slr.inference.sampler_registry import sampler_help
+from bayes_slr.models.dataset import DataSource
 from bayes_slr.models.spec import INITS, SLRConfig, training_size
+from bayes_slr.studies.posterior_records import SamplingSettings
 
 DEFAULT_ALPHA = 4.0
 SAMPLING_DEFAULTS: dict[str, Any] = {
@@ -205,6 +207,22 @@ class SamplingOptions(Options):
         """The resolved task."""
         return self._task
 
+    def settings(self) -> SamplingSettings:
+        """The resolved sampling, evaluation and ERM settings of the posterior study."""
+        return SamplingSettings(
+            sampler=self.sampler,
+            chains=self.chains,
+            warmup=self.warmup,
+            samples=self.samples,
+            init=self.init,
+            exact_teacher=self.exact_teacher,
+            check_start=self.check_start,
+            N_test=self.N_test,
+            max_draws=self.max_draws,
+            erm=self.erm,
+            lam=self.lam,
+        )
+
     def from_file(self) -> bool:
         """Whether the posterior is read from a file written before (``posterior --from``)."""
         return False
@@ -254,7 +272,7 @@ class PosteriorOptions(SamplingOptions):
         return config, teacher
 
     def _file_task(self) -> tuple[SLRConfig, bool]:
-        from bayes_slr.experiments.posterior_file import stored_posterior
+        from bayes_slr.studies.posterior_file import stored_posterior
 
         if self.data is not None:
             raise ConfigError(
@@ -338,7 +356,7 @@ class PosteriorOptions(SamplingOptions):
 
     def stored(self) -> Any:
         """The settings of the ``source`` file
-        (:class:`~bayes_slr.experiments.posterior_file.StoredPosterior`; ``None`` without one)."""
+        (:class:`~bayes_slr.studies.posterior_file.StoredPosterior`; ``None`` without one)."""
         return getattr(self, "_stored", None)
 
     def from_file(self) -> bool:

@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bayes_slr.experiments.posterior_records import (
+from bayes_slr.experiments.tables import format_table
+from bayes_slr.records import json_text
+from bayes_slr.studies.posterior_records import (
     TEST_SET_FRESH,
     PosteriorSummary,
     PredictorError,
 )
-from bayes_slr.experiments.tables import format_table
-from bayes_slr.records import json_text
 
 LABELS = {
     "bayes": "Bayes-optimal",

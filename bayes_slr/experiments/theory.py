@@ -446,26 +446,7 @@ class TheoryResult(Result[TheoryOptions, TheoryRow]):
                 label=labels.get(estimator, f"{estimator}, {init} start (theory)"),
             )
             colours.setdefault(colour_key, line.get_color())
-            bad = [r for r in curve if not r.converged]
-            if bad:
-                ax.plot(
-                    [r.alpha for r in bad],
-                    [r.test_error for r in bad],
-                    "o",
-                    mfc="white",
-                    color=line.get_color(),
-                    label=f"{estimator}: not converged",
-                )
-            unstable = [r for r in curve if r.rs_stable is False]
-            if unstable:
-                ax.plot(
-                    [r.alpha for r in unstable],
-                    [r.test_error for r in unstable],
-                    "x",
-                    ms=9,
-                    color=line.get_color(),
-                    label=f"{estimator}: RS-unstable",
-                )
+            _mark_unconverged_and_unstable(ax, curve, estimator, line.get_color())
         for estimator in dict.fromkeys(r.estimator for r in self.rows if r.source == "simulation"):
             sims = sorted(
                 (r for r in self.rows if r.source == "simulation" and r.estimator == estimator),
@@ -494,6 +475,33 @@ class TheoryResult(Result[TheoryOptions, TheoryRow]):
         ax.title.set_fontsize(9)
         ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
         return ax
+
+
+def _mark_unconverged_and_unstable(
+    ax: Any, curve: list[TheoryRow], estimator: str, colour: str
+) -> None:
+    """Mark the points of a theory curve that did not converge (hollow) and the RS-unstable ones
+    (crossed)."""
+    bad = [r for r in curve if not r.converged]
+    if bad:
+        ax.plot(
+            [r.alpha for r in bad],
+            [r.test_error for r in bad],
+            "o",
+            mfc="white",
+            color=colour,
+            label=f"{estimator}: not converged",
+        )
+    unstable = [r for r in curve if r.rs_stable is False]
+    if unstable:
+        ax.plot(
+            [r.alpha for r in unstable],
+            [r.test_error for r in unstable],
+            "x",
+            ms=9,
+            color=colour,
+            label=f"{estimator}: RS-unstable",
+        )
 
 
 def _curve_key(row: TheoryRow) -> tuple[str, str]:

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 from bayes_slr.attention.activations import attention_weights, get_activation, theory_terms_of
 from bayes_slr.errors import check_real
 from bayes_slr.formulas.channel import ChannelDraws, draw_channel, student_fields
-from bayes_slr.formulas.fixed_point import damped_fixed_point
+from bayes_slr.formulas.fixed_point import FixedPointResult, damped_fixed_point
 from bayes_slr.formulas.population import population_error
 from bayes_slr.formulas.result import TheoryPoint, check_solver_options
 from bayes_slr.models.spec import SLRConfig
@@ -329,18 +329,7 @@ def erm_replica_point(
     q_k, q_v = (float(x) for x in params.q)
     V_k, V_v = (float(x) for x in params.V)
     c = float(params.c)
-    stationarity = float(diagnostics["prox_max_stationarity"])
-    curvature = float(diagnostics["prox_min_curvature"])
-    replicon = float(diagnostics["replicon"])
     finite = all(math.isfinite(x) for x in (m_k, q_k, V_k, m_v, q_v, V_v, c))
-    floor_active = max(V_k, V_v) * VHAT_FLOOR * alpha > 1.0 - 1e-9
-    converged = (
-        bool(result.converged)
-        and finite
-        and stationarity < 1e-6
-        and curvature > 0
-        and not floor_active
-    )
     error = (
         float(population_error(activation, config, m_k, q_k, m_v, q_v, c)) if finite else math.nan
     )
@@ -352,18 +341,41 @@ def erm_replica_point(
         estimator=activation,
         test_error=error,
         overlaps=overlaps,
-        converged=converged,
+        converged=finite and _solved(result, diagnostics, max(V_k, V_v), alpha),
         init=init,
-        diagnostics={
-            "residual": float(result.residual),
-            "iterations": int(result.iterations),
-            "prox_max_stationarity": stationarity,
-            "prox_min_curvature": curvature,
-            "train_objective": float(diagnostics["train_objective"]),
-            "replicon": replicon,
-            "replicon_stderr": float(diagnostics["replicon_stderr"]),
-            "rs_stable": None if math.isnan(replicon) else replicon < 1.0,
-            "mc_samples": mc_samples,
-            "lam": lam,
-        },
+        diagnostics=_point_diagnostics(result, diagnostics, mc_samples, lam),
     )
+
+
+def _solved(
+    result: FixedPointResult, diagnostics: dict[str, jax.Array], V_max: float, alpha: float
+) -> bool:
+    """Whether the iteration reached its tolerance with every proximal problem solved (stationary,
+    convex) and the floor on ``hat V`` inactive (``V_max``: the larger ``V``)."""
+    floor_active = V_max * VHAT_FLOOR * alpha > 1.0 - 1e-9
+    return (
+        bool(result.converged)
+        and float(diagnostics["prox_max_stationarity"]) < 1e-6
+        and float(diagnostics["prox_min_curvature"]) > 0
+        and not floor_active
+    )
+
+
+def _point_diagnostics(
+    result: FixedPointResult, diagnostics: dict[str, jax.Array], mc_samples: int, lam: float
+) -> dict[str, float | int | bool | None]:
+    """The diagnostics a point reports: the iteration, the proximal problems, the RS prediction
+    of the training objective and the replicon (``rs_stable``: below 1; ``None`` when NaN)."""
+    replicon = float(diagnostics["replicon"])
+    return {
+        "residual": float(result.residual),
+        "iterations": int(result.iterations),
+        "prox_max_stationarity": float(diagnostics["prox_max_stationarity"]),
+        "prox_min_curvature": float(diagnostics["prox_min_curvature"]),
+        "train_objective": float(diagnostics["train_objective"]),
+        "replicon": replicon,
+        "replicon_stderr": float(diagnostics["replicon_stderr"]),
+        "rs_stable": None if math.isnan(replicon) else replicon < 1.0,
+        "mc_samples": mc_samples,
+        "lam": lam,
+    }

@@ -208,6 +208,85 @@ def information_theoretic(
     return value, tol, "Brent's method on Phi(informed) - Phi(uninformative)"
 
 
+def _noiseless_thresholds(
+    maxima: list, curve_note: str, alpha_min: float, alpha_max: float
+) -> tuple[Threshold, Threshold, Threshold, Threshold]:
+    """``alpha_sp``, ``alpha_alg``, ``alpha_IT`` and ``alpha_PR`` at ``Delta = 0``: exact recovery
+    of ``v`` is a fixed point at every ``alpha``, stable iff ``alpha > 1``."""
+    note = "Delta = 0: exact recovery of v is a fixed point at every alpha, stable iff alpha > 1"
+    exact = {
+        name: _in_range(name, 1.0, 0.0, note, alpha_min, alpha_max)
+        for name in ("alpha_sp", "alpha_PR")
+    }
+    exact = {
+        name: dataclasses.replace(r, status="exact") if r.status == "located" else r
+        for name, r in exact.items()
+    }
+    spinodal, perfect = exact["alpha_sp"], exact["alpha_PR"]
+    information = dataclasses.replace(
+        spinodal,
+        name="alpha_IT",
+        note="Delta = 0: the exact-recovery branch's free entropy is +inf for alpha > 1, so "
+        "it is Bayes-optimal wherever it is stable",
+    )
+    if maxima and maxima[0][0].alpha > 1.0:
+        point, bound = maxima[0][:2]
+        algorithmic = _in_range("alpha_alg", point.alpha, bound, curve_note, alpha_min, alpha_max)
+    else:
+        algorithmic = dataclasses.replace(
+            spinodal,
+            name="alpha_alg",
+            note="the fixed-point curve rises to alpha = 1 without a maximum: AMP recovers v "
+            "exactly as soon as alpha > 1 (no hard phase)",
+        )
+    return spinodal, algorithmic, information, perfect
+
+
+def _first_order_thresholds(
+    maxwell: Maxwell,
+    maximum: tuple,
+    minimum: tuple,
+    curve_note: str,
+    alpha_min: float,
+    alpha_max: float,
+    tol: float,
+) -> tuple[Threshold, Threshold, Threshold]:
+    """``alpha_sp``, ``alpha_alg`` and ``alpha_IT`` of an S-shaped fixed-point curve: the local
+    minimum and maximum of ``alpha(q_v)`` and the crossing of the two branches' free entropies."""
+    (top, top_bound, _), (bottom, bottom_bound, _) = maximum, minimum
+    algorithmic = _in_range("alpha_alg", top.alpha, top_bound, curve_note, alpha_min, alpha_max)
+    spinodal = _in_range(
+        "alpha_sp",
+        bottom.alpha,
+        bottom_bound,
+        curve_note.replace("maximum", "minimum"),
+        alpha_min,
+        alpha_max,
+    )
+    found = information_theoretic(maxwell, bottom.alpha, top.alpha, tol)
+    information = (
+        Threshold("alpha_IT", "none", None, None, found)
+        if isinstance(found, str)
+        else _in_range("alpha_IT", *found, alpha_min, alpha_max)
+    )
+    return spinodal, algorithmic, information
+
+
+def _monte_carlo_caveat(
+    channel: BayesChannel, located: tuple[Threshold, ...]
+) -> tuple[Threshold, ...]:
+    """The thresholds with a note that a Monte Carlo channel's own error is not in their
+    tolerance."""
+    caveat = (
+        f"; Monte Carlo channel ({channel.mc_samples} draws): the draws' own error is not in "
+        f"the tolerance (compare other seeds)"
+    )
+    return tuple(
+        dataclasses.replace(r, note=r.note + caveat) if r.status == "located" else r
+        for r in located
+    )
+
+
 def thresholds(
     config: SLRConfig,
     alpha_min: float,
@@ -243,39 +322,12 @@ def thresholds(
     extrema = _extrema(curve, points, tol)
     maxima = [e for e in extrema if e[2]]
     minima = [e for e in extrema if not e[2]]
-    maxwell = None
     curve_note = f"local maximum of alpha(q_v) (golden-section search; scan of {scan} points)"
+    maxwell = None
     if config.Delta == 0.0:
-        note = (
-            "Delta = 0: exact recovery of v is a fixed point at every alpha, stable iff alpha > 1"
+        spinodal, algorithmic, information, perfect = _noiseless_thresholds(
+            maxima, curve_note, alpha_min, alpha_max
         )
-        exact = {
-            name: _in_range(name, 1.0, 0.0, note, alpha_min, alpha_max)
-            for name in ("alpha_sp", "alpha_PR")
-        }
-        exact = {
-            name: dataclasses.replace(r, status="exact") if r.status == "located" else r
-            for name, r in exact.items()
-        }
-        spinodal, perfect = exact["alpha_sp"], exact["alpha_PR"]
-        information = dataclasses.replace(
-            spinodal,
-            name="alpha_IT",
-            note="Delta = 0: the exact-recovery branch's free entropy is +inf for alpha > 1, so "
-            "it is Bayes-optimal wherever it is stable",
-        )
-        if maxima and maxima[0][0].alpha > 1.0:
-            point, bound = maxima[0][:2]
-            algorithmic = _in_range(
-                "alpha_alg", point.alpha, bound, curve_note, alpha_min, alpha_max
-            )
-        else:
-            algorithmic = dataclasses.replace(
-                spinodal,
-                name="alpha_alg",
-                note="the fixed-point curve rises to alpha = 1 without a maximum: AMP recovers v "
-                "exactly as soon as alpha > 1 (no hard phase)",
-            )
     else:
         perfect = Threshold("alpha_PR", "none", None, None, "Delta > 0: no exact recovery")
         if not (maxima and minima):
@@ -283,41 +335,22 @@ def thresholds(
                 f"alpha(q_v) increases on a scan of {scan} points: the fixed point is unique at "
                 f"every alpha (no first-order transition)"
             )
-            none = [Threshold(n, "none", None, None, note) for n in ("alpha_sp", "alpha_alg")]
-            spinodal, algorithmic = none
-            information = Threshold("alpha_IT", "none", None, None, note)
+            spinodal, algorithmic, information = (
+                Threshold(n, "none", None, None, note)
+                for n in ("alpha_sp", "alpha_alg", "alpha_IT")
+            )
         else:
-            (top, top_bound, _), (bottom, bottom_bound, _) = maxima[0], minima[0]
-            algorithmic = _in_range(
-                "alpha_alg", top.alpha, top_bound, curve_note, alpha_min, alpha_max
-            )
-            spinodal = _in_range(
-                "alpha_sp",
-                bottom.alpha,
-                bottom_bound,
-                curve_note.replace("maximum", "minimum"),
-                alpha_min,
-                alpha_max,
-            )
             maxwell = Maxwell(
                 channel,
-                [p for p in points if p.t <= top.t] + [top],
-                [bottom] + [p for p in points if p.t >= bottom.t],
+                [p for p in points if p.t <= maxima[0][0].t] + [maxima[0][0]],
+                [minima[0][0]] + [p for p in points if p.t >= minima[0][0].t],
             )
-            found = information_theoretic(maxwell, bottom.alpha, top.alpha, tol)
-            information = (
-                Threshold("alpha_IT", "none", None, None, found)
-                if isinstance(found, str)
-                else _in_range("alpha_IT", *found, alpha_min, alpha_max)
+            spinodal, algorithmic, information = _first_order_thresholds(
+                maxwell, maxima[0], minima[0], curve_note, alpha_min, alpha_max, tol
             )
     if not channel.exact:
-        caveat = (
-            f"; Monte Carlo channel ({channel.mc_samples} draws): the draws' own error is not in "
-            f"the tolerance (compare other seeds)"
-        )
-        spinodal, algorithmic, information = (
-            dataclasses.replace(r, note=r.note + caveat) if r.status == "located" else r
-            for r in (spinodal, algorithmic, information)
+        spinodal, algorithmic, information = _monte_carlo_caveat(
+            channel, (spinodal, algorithmic, information)
         )
     return Thresholds(
         config,

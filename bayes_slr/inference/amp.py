@@ -455,10 +455,9 @@ def run_amp(
     ``max_iter`` steps.
 
     Without ``progress`` the whole loop is one compiled ``lax.while_loop`` (no host round trip).
-    With
-    it, the same compiled loop runs :data:`ITERATION_CHUNK` iterations at a time and a transient
-    progress bar (iterations, last residual) is updated between chunks: one host round trip per
-    chunk.
+    With it, the same compiled loop runs :data:`ITERATION_CHUNK` iterations at a time and a
+    transient progress bar (iterations, last residual) is updated between chunks: one host round
+    trip per chunk.
     A non-finite iterate stops the loop and is reported as not converged (residual NaN).
 
     Parameters
@@ -475,15 +474,13 @@ def run_amp(
     tol, max_iter : stopping rule (residual of :class:`AMPState`).
     coupled : keep the ``k``-``v`` cross term of ``A`` and ``C`` (see :func:`amp_step`).
     variance : ``"hessian"`` (``A = -(1/D) sum dg``) or ``"nishimori"`` (``A = (1/D) sum g g^T``
-    minus the
-        tilt normaliser's precision, equal in expectation at the Bayes-optimal point), see
-        :func:`amp_step`.
+        minus the tilt normaliser's precision, equal in expectation at the Bayes-optimal point),
+        see :func:`amp_step`.
     adaptive : after a step whose residual exceeds the previous one, multiply the damping by
         ``ADAPT_DOWN`` (not below ``MIN_DAMPING``); after a decrease, by ``ADAPT_UP`` (up to
         ``damping``).
         It tames the oscillating finite-size mode of spiked SLR (docs/theory.md part C); ``False``
-        keeps
-        the damping fixed (per-iteration comparison with the state evolution).
+        keeps the damping fixed (per-iteration comparison with the state evolution).
     progress : show a transient (``leave=False``) progress bar of the iterations on stderr.
     """
     config = check_amp_config(config)
@@ -511,6 +508,19 @@ def run_amp(
         variance=variance,
         adaptive=bool(adaptive),
     )
+    state, history, residuals, final_damping = _iterate_in_chunks(
+        run, carry, max_iter, chunk, progress
+    )
+    converged = (state.residual <= tol) & jnp.isfinite(state.residual)
+    return AMPResult(state, history, residuals, converged, final_damping)
+
+
+def _iterate_in_chunks(
+    run: Callable[..., tuple], carry: tuple, max_iter: int, chunk: int, progress: bool
+) -> tuple:
+    """Run the compiled loop ``run`` up to ``max_iter`` iterations, ``chunk`` at a time, updating
+    the progress bar (with ``progress``) between chunks and stopping once an iteration stopped
+    early; returns the last carry ``(state, history, residuals, damping)``."""
     with progress_bar(
         total=max_iter, desc="GAMP iterations", unit="it", leave=False, show=progress
     ) as bar:
@@ -524,9 +534,7 @@ def run_amp(
                 bar.set_postfix(residual=f"{float(carry[0].residual):.2e}")
                 if iteration < stop:  # converged or not finite before the end of the chunk
                     break
-    state, history, residuals, final_damping = carry
-    converged = (state.residual <= tol) & jnp.isfinite(state.residual)
-    return AMPResult(state, history, residuals, converged, final_damping)
+    return carry
 
 
 def amp_predictor(

@@ -24,6 +24,7 @@ held-out part of the sequences (:func:`split_holdout`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -35,6 +36,8 @@ import numpy as np
 
 from bayes_slr.errors import ConfigError, check_real
 from bayes_slr.models.batch import SLRBatch, Teacher
+from bayes_slr.models.spec import SLRConfig
+from bayes_slr.numerics.record import Record
 
 DEFAULT_HOLDOUT = 0.2
 """Share of the sequences held out as the test set when the data have no teacher."""
@@ -306,3 +309,44 @@ def training_and_test(data: Dataset, holdout: float, seed: int) -> tuple[Dataset
     if data.teacher is not None:
         return data, None
     return split_holdout(data, holdout, seed)
+
+
+@dataclasses.dataclass(frozen=True)
+class DataSource(Record):
+    """A data file a run reads, and where each of the run's settings came from.
+
+    Attributes
+    ----------
+    path : the file.
+    digest : its SHA-256 (a changed file is a new point of a resumable log).
+    N, D, Lbar : from the arrays.
+    teacher : whether the file holds the teacher ``k_star``, ``v_star``.
+    sources : setting -> where its value came from (an array, the record, given, default).
+    """
+
+    path: str
+    digest: str
+    N: int
+    D: int
+    Lbar: int
+    teacher: bool
+    sources: dict[str, str]
+
+    def load(self) -> Dataset:
+        """The data set (read and checked again)."""
+        return load_dataset(self.path)
+
+    def describe(self, config: SLRConfig) -> str:
+        """One line: each setting and where it came from."""
+        nu = "inf" if math.isinf(config.nu) else f"{config.nu:g}"
+        values = {
+            "variant": config.variant,
+            "nu": nu,
+            "Delta": f"{config.Delta:g}",
+            "length": config.length.describe(),
+            "D": self.D,
+            "N": self.N,
+            "Lbar": self.Lbar,
+        }
+        settings = ", ".join(f"{name} {values[name]} ({self.sources[name]})" for name in values)
+        return f"data {self.path}: {settings}"

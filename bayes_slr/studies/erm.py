@@ -195,6 +195,18 @@ class _Trainer(NamedTuple):
     max_iter: int
     learning_rate: float
 
+    @classmethod
+    def of(cls, config: SLRConfig, activation: str, settings: ERMSettings) -> _Trainer:
+        """The trainer of ``settings`` for ``activation`` on the task ``config`` (its default
+        learning rate)."""
+        return cls(
+            activation,
+            settings.optimizer,
+            settings.tol,
+            settings.max_iter,
+            default_learning_rate(config, activation),
+        )
+
     def __call__(self, starts, batches: SLRBatch, lams):
         """:func:`_train_batch` of ``starts`` (leaves ``(seeds, G, S, ...)``) on ``batches``
         (leaves ``(seeds, ...)``) at ``lams`` ``(seeds, G)``: ``(params, values, grad_norms,
@@ -355,18 +367,8 @@ def erm_study(
     errors lie within ``max(2 x Monte Carlo stderr, 1e-3)`` of each other, i.e. whether another
     start would have changed the reported number beyond its own error bar.
 
-    ``lam="auto"``: the last ``validation_fraction`` of the training set is held out; for
-    each ``lam`` of ``lam_grid`` the candidate starts are trained on the rest, the
-    lowest-loss one is scored by its mean ``(y - f)^2`` on the held-out samples, and the
-    ``lam`` with the lowest score is refitted from all starts on the whole training set.
-    Neither the test samples nor the teacher take part in the choice. With L-BFGS the grid
-    is walked as a regularisation path from the largest ``lam`` down, warm-started, and
-    stopped ``patience`` values past the best (:func:`_validation_path`: vectorised over
-    seeds and starts, not over the grid, because a cold start at small ``lam`` costs
-    hundreds of iterations and a vectorised loop runs as long as its slowest member; the
-    same softmax point took 390 s vectorised over the grid and 57 s as a path, choosing the
-    same ``lam``); with one-pass SGD every ``lam`` is trained from the starts, vectorised
-    over the grid.
+    ``lam="auto"`` chooses the ridge by validation on held-out training samples, neither the test
+    samples nor the teacher taking part (:func:`_ridges`).
 
     Parameters
     ----------
@@ -410,20 +412,29 @@ def erm_study(
         raise ConfigError(
             f"lam='auto' needs N = round(alpha D) >= 2 to hold samples out, got N = {N}"
         )
-    trainer = _Trainer(
-        activation,
-        settings.optimizer,
-        settings.tol,
-        settings.max_iter,
-        default_learning_rate(config, activation),
-    )
+    trainer = _Trainer.of(config, activation, settings)
     keys = jax.vmap(lambda s: seed_keys(seed, s))(jnp.arange(settings.seeds))
     teachers, batches = _training_sets(config, settings, keys, N, data)
     random_starts, informed = _starts(config, settings, keys, teachers)
     candidates = random_starts if settings.init == "random" else _broadcast(informed, (1,))
     lams, validation = _ridges(trainer, settings, candidates, batches, N)
     trained = _train_every_start(trainer, settings, random_starts, informed, batches, lams)
-    per_seed = tuple(
+    seeds = _seed_records(config, trainer, settings, trained, teachers, keys, test_set, validation)
+    return _summary(seeds, settings, trained, has_teacher=teachers is not None)
+
+
+def _seed_records(
+    config: SLRConfig,
+    trainer: _Trainer,
+    settings: ERMSettings,
+    trained: _Trained,
+    teachers: Teacher | None,
+    keys: jax.Array,
+    test_set: SLRBatch | None,
+    validation: list[RidgeValidation | None],
+) -> tuple[ERMSeed, ...]:
+    """The record of every seed (:func:`_seed_record`), each scored on its own test set."""
+    return tuple(
         _seed_record(
             config,
             trainer,
@@ -436,7 +447,6 @@ def erm_study(
         )
         for s in range(settings.seeds)
     )
-    return _summary(per_seed, settings, trained, has_teacher=teachers is not None)
 
 
 def _training_count(config: SLRConfig, alpha: float | None, data: GivenData | None) -> int:
@@ -517,7 +527,21 @@ def _ridges(
 ) -> tuple[np.ndarray, list[RidgeValidation | None]]:
     """The ridge of every seed and its validation record: ``settings.lam``, or with
     ``lam="auto"`` the grid value with the lowest validation error of the ``candidates``
-    (leaves ``(seeds, S, ...)``) trained on the first part of each training set."""
+    (leaves ``(seeds, S, ...)``) trained on the first part of each training set.
+
+    With ``lam="auto"`` the last ``validation_fraction`` of the training set is held out; for
+    each ``lam`` of ``lam_grid`` the candidate starts are trained on the rest, the
+    lowest-loss one is scored by its mean ``(y - f)^2`` on the held-out samples, and the
+    ``lam`` with the lowest score is refitted from all starts on the whole training set.
+    Neither the test samples nor the teacher take part in the choice. With L-BFGS the grid
+    is walked as a regularisation path from the largest ``lam`` down, warm-started, and
+    stopped ``patience`` values past the best (:func:`_validation_path`: vectorised over
+    seeds and starts, not over the grid, because a cold start at small ``lam`` costs
+    hundreds of iterations and a vectorised loop runs as long as its slowest member; the
+    same softmax point took 390 s vectorised over the grid and 57 s as a path, choosing the
+    same ``lam``); with one-pass SGD every ``lam`` is trained from the starts, vectorised
+    over the grid.
+    """
     seeds = settings.seeds
     if not settings.lam_auto:
         return np.full(seeds, settings.lam), [None] * seeds

@@ -25,11 +25,11 @@ import pytest
 
 import bayes_slr
 from bayes_slr.cli.main import main
-from bayes_slr.experiments.posterior_point import PAIRED_DIFFERENCES
 from bayes_slr.models.dataset import load_dataset, split_holdout
 from bayes_slr.models.scoring import difference_name
 from bayes_slr.models.simulate import draw_teacher, simulate
 from bayes_slr.models.spec import LengthLaw, SLRConfig
+from bayes_slr.studies.posterior import PAIRED_DIFFERENCES
 
 SETTINGS = ["--variant", "spiked", "--nu", "4", "--Delta", "0.1"]
 CONFIG = SLRConfig("spiked", 10, LengthLaw.fixed(3), 4.0, 0.1)

@@ -14,6 +14,7 @@ from bayes_slr.cli.main import main
 from bayes_slr.experiments import posterior_point
 from bayes_slr.inference import posterior_io
 from bayes_slr.records import SweepLog
+from bayes_slr.studies import posterior as posterior_study
 
 # Same task and shapes as tests/inference/test_samplers.py (compiled samplers are reused).
 TASK = [
@@ -138,7 +139,7 @@ def test_from_file_reproduces_summary_without_training_erm(posterior_file, capsy
     """``--from`` alone re-summarises with the file's settings (seed, test-set size, draws) and its
     stored ERM: the same numbers, and no ERM is trained."""
     path, output = posterior_file
-    monkeypatch.setattr(posterior_point, "erm_study", _refuse)
+    monkeypatch.setattr(posterior_study, "erm_study", _refuse)
     assert main(["posterior", "--from", str(path), "--json"]) == 0
     again = _json(capsys)
     summary, resummarised = _row(output), _row(again)
@@ -158,7 +159,7 @@ def test_from_reports_the_options_it_used(posterior_file, capsys, monkeypatch):
     stored ERM fits are scored on the new test set instead of trained again: within the combined
     standard error of the stored scores (independent test sets: 10000 and 2000 sequences)."""
     path, output = posterior_file
-    monkeypatch.setattr(posterior_point, "erm_study", _refuse)
+    monkeypatch.setattr(posterior_study, "erm_study", _refuse)
     assert main(["posterior", "--from", str(path), "--N-test", "2000", "--json"]) == 0
     again = _json(capsys)
     assert again["config"]["N_test"] == 2000 and again["config"]["erm"] is True

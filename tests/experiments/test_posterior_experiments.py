@@ -12,15 +12,6 @@ import numpy as np
 import pytest
 
 from bayes_slr.experiments.base import Provenance
-from bayes_slr.experiments.posterior_records import (
-    Diagnostic,
-    Estimate,
-    ImportanceESS,
-    PosteriorSummary,
-    PredictorError,
-    StartCheck,
-    posterior_warnings,
-)
 from bayes_slr.experiments.posterior_report import PLAIN, WEIGHTED
 from bayes_slr.experiments.posterior_scaling import fit_against_inverse_D
 from bayes_slr.experiments.posterior_sweep import (
@@ -28,6 +19,15 @@ from bayes_slr.experiments.posterior_sweep import (
     ORACLE_LABEL,
     PosteriorSweepOptions,
     PosteriorSweepResult,
+)
+from bayes_slr.studies.posterior_records import (
+    Diagnostic,
+    Estimate,
+    ImportanceESS,
+    PosteriorSummary,
+    PredictorError,
+    StartCheck,
+    posterior_warnings,
 )
 
 

@@ -20,7 +20,7 @@ import pytest
 
 from bayes_slr.cli.main import main
 from bayes_slr.errors import ConfigError
-from bayes_slr.experiments.amp import AMPOptions, AMPSettings, amp_point
+from bayes_slr.experiments.amp import AMPOptions
 from bayes_slr.formulas.replica_bayes import bayes_state_evolution_history
 from bayes_slr.inference import amp, posterior_io
 from bayes_slr.inference.predictive import posterior_mean_predictor, thin_draws
@@ -35,6 +35,8 @@ from bayes_slr.models.simulate import (
 )
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.numerics import location_integrals
+from bayes_slr.studies.amp import amp_point
+from bayes_slr.studies.amp_records import AMPSettings
 
 SPIKED = SLRConfig("spiked", 200, LengthLaw.fixed(3), 2.0, 0.1)
 FLUCTUATION = {"overlap": 1.5, "error": 0.6}

@@ -1,4 +1,4 @@
-"""What a posterior netCDF file fixes, as the ``posterior`` experiment writes and reads it.
+"""What a posterior netCDF file fixes, as the posterior study writes and reads it.
 
 Besides the groups of :mod:`bayes_slr.inference.posterior_io` (draws, data, teacher), the file
 holds the settings it was sampled with (in the ``posterior`` group's record), the draws of the
@@ -19,8 +19,8 @@ import numpy as np
 import xarray as xr
 
 from bayes_slr.errors import ConfigError
-from bayes_slr.experiments.posterior_records import DataRun, ERMComparison
 from bayes_slr.models.spec import SLRConfig
+from bayes_slr.studies.posterior_records import DataRun, ERMComparison, SamplingSettings
 
 CHECK_GROUP = "check_start_posterior"
 """Group of the draws of the start-check chains (the other start, same data)."""
@@ -140,26 +140,22 @@ def store_erm(tree: xr.DataTree, erm: StoredERM) -> None:
     tree[ERM_GROUP] = xr.DataTree(xr.Dataset(variables, attrs={_ATTRIBUTE: json.dumps(record)}))
 
 
-def point_file(folder: Path, alpha: float) -> Path:
-    """The posterior file of the sweep point ``alpha`` in the output folder ``folder``."""
-    return Path(folder) / f"posterior_alpha{alpha:g}.nc"
-
-
-def settings_record(options: Any, alpha: float, N: int, sampler: str) -> dict[str, Any]:
-    """The settings a posterior file records beside its task (``options``: the resolved
-    :class:`~bayes_slr.experiments.posterior_options.SamplingOptions`; ``sampler``: the kernel
-    that ran)."""
+def settings_record(
+    settings: SamplingSettings, alpha: float, N: int, sampler: str
+) -> dict[str, Any]:
+    """The settings a posterior file records beside its task (``sampler``: the kernel that
+    ran)."""
     return {
         "alpha": alpha,
         "N": N,
         "sampler": sampler,
-        "sampler_option": options.sampler,
-        "chains": options.chains,
-        "warmup": options.warmup,
-        "samples": options.samples,
-        "init": options.init,
-        "exact_teacher": options.exact_teacher,
-        "check_start": options.check_start,
-        "N_test": options.N_test,
-        "max_draws": options.max_draws,
+        "sampler_option": settings.sampler,
+        "chains": settings.chains,
+        "warmup": settings.warmup,
+        "samples": settings.samples,
+        "init": settings.init,
+        "exact_teacher": settings.exact_teacher,
+        "check_start": settings.check_start,
+        "N_test": settings.N_test,
+        "max_draws": settings.max_draws,
     }

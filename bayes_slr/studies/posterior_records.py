@@ -1,5 +1,5 @@
-"""The typed summary of one posterior (a row of ``posterior`` and of ``posterior-sweep``) and the
-warnings its numbers call for. Plain records: importable without JAX.
+"""The settings of one posterior, its typed summary (a row of ``posterior`` and of
+``posterior-sweep``) and the warnings its numbers call for. Plain records: importable without JAX.
 
 Every error is the excess test error ``E[(y - f(X))^2] - Delta`` (docs/model.md section 2).
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from bayes_slr.experiments.base import Record
-from bayes_slr.experiments.data import DataSource
+from bayes_slr.models.dataset import DataSource
+from bayes_slr.numerics.record import Record
 
 RHAT_WARNING = 1.01
 """Warn when the largest ``r_hat`` of the diagnostics table is above this."""
@@ -27,6 +27,37 @@ ERM_ACTIVATIONS = ("softmax", "linear")
 """The activations of the ERM comparison beside the posterior."""
 TEST_SET_FRESH = "fresh sequences from the teacher"
 TEST_SET_HELD_OUT = "held-out sequences of the data"
+
+
+@dataclasses.dataclass(frozen=True)
+class SamplingSettings(Record):
+    """The resolved settings of one posterior: its sampler, its evaluation and its ERM comparison
+    (built by the experiments from their options).
+
+    Attributes
+    ----------
+    sampler : the sampler option (``"auto"`` or a registered name).
+    chains, warmup, samples : chains, warm-up steps and kept draws per chain.
+    init : ``"random"`` or ``"informed"`` (at the teacher).
+    exact_teacher : a teacher with ``|k*|^2 = |v*|^2 = D``, ``k*`` orthogonal to ``v*``.
+    check_start : also sample from the other start and compare.
+    N_test : fresh test sequences of the teacher (``None`` without a teacher).
+    max_draws : draws forming the posterior predictors.
+    erm : compare with ERM (softmax, linear) on the same data.
+    lam : the ridge of that comparison (a number or ``"auto"``).
+    """
+
+    sampler: str
+    chains: int
+    warmup: int
+    samples: int
+    init: str
+    exact_teacher: bool
+    check_start: bool
+    N_test: int | None
+    max_draws: int
+    erm: bool
+    lam: float | str
 
 
 @dataclasses.dataclass(frozen=True)
