@@ -128,6 +128,8 @@ def test_progress_is_off_where_nobody_watches(capsys):
         (["simulate", "--N", "1000000000"], ["GiB", "are allowed", "N = 1000000000"]),
         (["bayes-risk", "--L", "1000000000"], ["L must be <= 1e+06"]),
         (["gap", "--L", "1000000000"], ["L must be an integer in 1..1e+07"]),
+        (["posterior", "--D", "1000000", "--alpha", "1000"], ["GiB", "are allowed", "D = 1000000"]),
+        (["posterior-sweep", "--D", "100000", "--alpha", "1", "1000"], ["GiB", "alpha = 1000"]),
     ],
 )
 def test_sizes_that_cannot_fit_are_refused_before_any_work(argv, words, tmp_path):

@@ -38,11 +38,15 @@ from bayes_slr.experiments.task import (
     variant_option,
 )
 from bayes_slr.inference.sampler_registry import sampler_help
+from bayes_slr.memory import check_fits
 from bayes_slr.models.dataset import DataSource
 from bayes_slr.models.spec import INITS, SLRConfig, training_size
 from bayes_slr.studies.posterior_records import SamplingSettings
 
 DEFAULT_ALPHA = 4.0
+TOKEN_COPIES = 3
+"""Copies of the training tokens a posterior holds at its peak (drawn, on the devices, in its
+tree)."""
 SAMPLING_DEFAULTS: dict[str, Any] = {
     "sampler": "auto",
     "chains": 4,
@@ -142,6 +146,27 @@ class SamplingOptions(Options):
         config, teacher = self.resolve_task()
         self.resolve_sampling(config, teacher)
         self._set("_task", config)
+        for alpha in self.simulated_alphas():
+            self.check_memory(config, alpha)
+
+    def simulated_alphas(self) -> tuple[float, ...]:
+        """The alphas whose training sets are drawn (none when the data come from a file)."""
+        return ()
+
+    def check_memory(self, config: SLRConfig, alpha: float) -> None:
+        """Refuse, before anything is allocated, a posterior whose training set and draws would
+        not fit in memory (:func:`~bayes_slr.memory.check_fits`)."""
+        N = training_size(alpha, config.D)
+        tokens = N * config.Lbar * config.D
+        starts = 2 if self.check_start else 1
+        draws = starts * self.chains * (self.warmup + self.samples) * 2 * config.D
+        check_fits(
+            f"D = {config.D}, alpha = {alpha:g}",
+            8 * (TOKEN_COPIES * tokens + draws),
+            f"N L D = {tokens:.3g} token entries and {draws:.3g} drawn coordinates in float64",
+            "use a smaller D, alpha, chains or samples",
+            ask_device=False,
+        )
 
     def resolve_task(self) -> tuple[SLRConfig, bool]:
         """The task (simulated: from the settings given and the defaults) and whether a teacher
@@ -256,6 +281,10 @@ class PosteriorOptions(SamplingOptions):
         "test set, chosen by --seed, in (0, 1)",
         default_text="0.2",
     )
+
+    def simulated_alphas(self) -> tuple[float, ...]:
+        """The alpha of a simulated training set (none for a data or posterior file)."""
+        return () if self.source is not None or self.data is not None else (self.alpha,)
 
     def resolve_task(self) -> tuple[SLRConfig, bool]:
         """The task of the posterior file, of the data file, or of the settings given."""

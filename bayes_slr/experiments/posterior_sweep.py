@@ -47,6 +47,11 @@ class PosteriorSweepOptions(SamplingOptions):
             training_size(alpha, self.task().D)
         self._set("alpha", tuple(float(alpha) for alpha in self.alpha))
 
+    def simulated_alphas(self) -> tuple[float, ...]:
+        """The largest alpha (its training set is the largest; a bad alpha is refused later)."""
+        valid = [a for a in self.alpha if isinstance(a, (int, float)) and a > 0]
+        return (max(valid),) if valid else ()
+
 
 @dataclasses.dataclass(frozen=True)
 class SweepPoint(Record):
