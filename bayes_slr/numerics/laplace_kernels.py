@@ -37,15 +37,16 @@ end of the rule in ``z``, :func:`rule_top`): below it every ``x + sigma z < -45`
 X`` to ``e^-45``), above it every ``X > e^6`` (kernels below ``e^-400``, ``tail = 1``)."""
 TABLE_COUNT = 2301
 """Nodes of every table: spacing ``(51 + (9 + z_top) sigma) / 2300``, at most ``0.03 max(1,
-sigma)`` for ``sigma < 15`` (cubic Hermite error about 1e-10 on the transforms, against a table
+sigma)`` for ``sigma < 17`` (cubic Hermite error about 1e-10 on the transforms, against a table
 three times finer)."""
 SIZE_BIAS_TAIL = 4.5
 """Reach of the rule in ``z`` beyond ``3 sigma``: ``X^k exp(-X)`` (``k <= 3``) weighs the Gaussian
 by ``exp(k sigma z)``, which moves its mass up to ``z = k sigma`` where ``X`` is small; the
 rule's upper end is ``max(ZMAX, 3 sigma + SIZE_BIAS_TAIL)``, so that it grows only once ``sigma >
-1.5`` (``nu > 2.25`` for the spiked channel)."""
+1.5`` (below, the rule and the tables are those of a fixed ``[-ZMAX, ZMAX]``)."""
 R_MAX = 16.0
-"""Half-width of the fixed ``r`` grid: ``tail(nu - R_MAX^2 / 2) < e^-80`` for ``nu <= 45``."""
+"""Half-width of the fixed ``r`` grid: ``tail(nu - R_MAX^2 / 2) < e^(-83 + sigma^2 / 2)`` for ``nu
+<= 45`` (``E[X]``; below ``e^-60`` for ``sigma < 6.8``)."""
 R_COUNT = 301
 """Nodes of the fixed ``r`` grid (spacing 0.107). The kernels' edge at ``r^2 / 2 = nu`` has width
 ``1 / r``; where it is sharp (large ``nu``) the integrands of the callers carry ``e^-nu``: against

@@ -47,7 +47,7 @@ NU_GRID = np.arange(-30.0, 45.0 + 1e-9, 0.5)
 about ``exp(-pi^2 / 0.5)`` (1e-9 relative, 1e-12 in practice against spacing 0.25).
 :func:`nu_grid` extends it below for a wide spread."""
 NU_TAIL = 27.0
-"""The grid's lower end is ``min(-30, -NU_TAIL - 1.5 sigma^2)``: the key score's integrand
+"""The grid's lower end is ``min(-30, -NU_TAIL - 1.5 sigma^2)``: ``score_w``'s integrand
 (``e^-nu E[X^2 e^-X]``, ``X = e^(nu + sigma z)``) peaks near ``nu = -sigma^2`` at ``e^(sigma^2 /
 2)`` and falls like ``e^(nu + 2 sigma^2)`` below ``-2 sigma^2``, so the cut loses about
 ``e^(-NU_TAIL)`` of it at every spread (the grid grows only once ``sigma^2 > 2``)."""
