@@ -32,14 +32,21 @@ import numpy as np
 from bayes_slr.numerics import integrals
 
 TABLE_LOW, TABLE_HIGH = -45.0, 6.0
-"""The table covers ``[TABLE_LOW - ZMAX sigma, TABLE_HIGH + ZMAX sigma]``: below it every
-``x + sigma z < -45`` (``exp(-X) = 1 - X`` to ``e^-45``), above it every ``X > e^6`` (kernels
-below ``e^-400``, ``tail = 1``)."""
+"""The table covers ``[TABLE_LOW - z_top sigma, TABLE_HIGH + ZMAX sigma]`` (``z_top``: the upper
+end of the rule in ``z``, :func:`rule_top`): below it every ``x + sigma z < -45`` (``exp(-X) = 1 -
+X`` to ``e^-45``), above it every ``X > e^6`` (kernels below ``e^-400``, ``tail = 1``)."""
 TABLE_COUNT = 2301
-"""Nodes of every table: spacing ``(51 + 18 sigma) / 2300``, at most ``0.03 max(1, sigma)``
-(cubic Hermite error about 1e-10 on the transforms, against a table three times finer)."""
+"""Nodes of every table: spacing ``(51 + (9 + z_top) sigma) / 2300``, at most ``0.03 max(1,
+sigma)`` for ``sigma < 17`` (cubic Hermite error about 1e-10 on the transforms, against a table
+three times finer)."""
+SIZE_BIAS_TAIL = 4.5
+"""Reach of the rule in ``z`` beyond ``3 sigma``: ``X^k exp(-X)`` (``k <= 3``) weighs the Gaussian
+by ``exp(k sigma z)``, which moves its mass up to ``z = k sigma`` where ``X`` is small; the
+rule's upper end is ``max(ZMAX, 3 sigma + SIZE_BIAS_TAIL)``, so that it grows only once ``sigma >
+1.5`` (below, the rule and the tables are those of a fixed ``[-ZMAX, ZMAX]``)."""
 R_MAX = 16.0
-"""Half-width of the fixed ``r`` grid: ``tail(nu - R_MAX^2 / 2) < e^-80`` for ``nu <= 45``."""
+"""Half-width of the fixed ``r`` grid: ``tail(nu - R_MAX^2 / 2) < e^(-83 + sigma^2 / 2)`` for ``nu
+<= 45`` (``E[X]``; below ``e^-60`` for ``sigma < 6.8``)."""
 R_COUNT = 301
 """Nodes of the fixed ``r`` grid (spacing 0.107). The kernels' edge at ``r^2 / 2 = nu`` has width
 ``1 / r``; where it is sharp (large ``nu``) the integrands of the callers carry ``e^-nu``: against
@@ -88,8 +95,8 @@ def log_kernels(x: jax.Array, sigma: jax.Array, rule: integrals.Rule) -> jax.Arr
     """``log tail``, ``log first``, ``log second``, ``log third`` at the points ``x``, ``(4,) +
     x.shape``, by the Gaussian ``rule`` in ``z`` (its spacing must resolve ``sigma``).
 
-    Summed in linear space: on the table's range ``-45 - 18 sigma <= x + sigma z``, and the node
-    ``z = -ZMAX`` keeps every kernel above ``e^-600`` up to ``x = 6 + ZMAX sigma`` (``sigma <
+    Summed in linear space: on the table's range ``-45 - (9 + z_top) sigma <= x + sigma z``, and the
+    node ``z = -ZMAX`` keeps every kernel above ``e^-600`` up to ``x = 6 + ZMAX sigma`` (``sigma <
     30``).
     """
     X = jnp.exp(integrals.clip_log_argument(x[..., None] + sigma * rule.nodes))
@@ -103,9 +110,10 @@ def log_kernels(x: jax.Array, sigma: jax.Array, rule: integrals.Rule) -> jax.Arr
 
 def kernel_table(sigma: jax.Array, rule: integrals.Rule) -> KernelTable:
     """Tabulate the kernels for the spread ``sigma >= 0`` (``rule``: a Gaussian rule sized for the
-    largest ``sigma`` the caller uses, e.g. :func:`integrals.gaussian_rule`)."""
-    x_lo = TABLE_LOW - integrals.ZMAX * sigma
-    spacing = (TABLE_HIGH - TABLE_LOW + 2.0 * integrals.ZMAX * sigma) / (TABLE_COUNT - 1)
+    largest ``sigma`` the caller uses, :func:`table_rule`)."""
+    z_top = float(rule.nodes[-1])
+    x_lo = TABLE_LOW - z_top * sigma
+    spacing = (TABLE_HIGH - TABLE_LOW + (integrals.ZMAX + z_top) * sigma) / (TABLE_COUNT - 1)
     x = x_lo + spacing * jnp.arange(TABLE_COUNT)
     log_tail, log_first, log_second, log_third = log_kernels(x, sigma, rule)
     values = jnp.stack([log_tail, log_first, log_second])
@@ -194,17 +202,25 @@ def quadratic_transforms(
     return jax.lax.cond(tau < NARROW_TAU, _narrow_transforms, _grid_transforms, table, nu, m, tau)
 
 
+def rule_top(max_sigma: float) -> float:
+    """Upper end of the rule in ``z`` for spreads up to ``max_sigma``: ``ZMAX``, or ``3 max_sigma +
+    SIZE_BIAS_TAIL`` where the size-biased kernels' mass lies beyond it (:data:`SIZE_BIAS_TAIL`)."""
+    return max(integrals.ZMAX, 3.0 * float(max_sigma) + SIZE_BIAS_TAIL)
+
+
 def table_rule_size(max_sigma: float) -> int:
-    """Node count of the Gaussian rule in ``z`` for tables of spreads up to ``max_sigma``: spacing
-    at most ``integrals.STEP / max(1, max_sigma)`` (the kernels vary on a unit scale in ``x + sigma
-    z``), rounded up to ``2^k + 1`` nodes so that few sizes are compiled."""
-    half = math.ceil(integrals.ZMAX * max(float(max_sigma), 1.0) / integrals.STEP)
+    """Node count of the Gaussian rule in ``z`` on ``[-ZMAX, rule_top(max_sigma)]`` for tables of
+    spreads up to ``max_sigma``: spacing at most ``integrals.STEP / max(1, max_sigma)`` (the kernels
+    vary on a unit scale in ``x + sigma z``), rounded up to ``2^k + 1`` nodes so that few sizes are
+    compiled."""
+    span = 0.5 * (integrals.ZMAX + rule_top(max_sigma))
+    half = math.ceil(span * max(float(max_sigma), 1.0) / integrals.STEP)
     return 2 * (1 << max(4, math.ceil(math.log2(half)))) + 1
 
 
-def table_rule(nodes: int) -> integrals.Rule:
-    """The normalised Gaussian trapezoid rule of ``nodes`` points on ``[-ZMAX, ZMAX]`` (NumPy
-    arrays: safe to build inside a trace)."""
-    z = np.linspace(-integrals.ZMAX, integrals.ZMAX, nodes)
+def table_rule(nodes: int, top: float = integrals.ZMAX) -> integrals.Rule:
+    """The normalised Gaussian trapezoid rule of ``nodes`` points on ``[-ZMAX, top]`` (NumPy
+    arrays: safe to build inside a trace; ``top``: :func:`rule_top` for a kernel table)."""
+    z = np.linspace(-integrals.ZMAX, top, nodes)
     weights = np.exp(-0.5 * z**2)
     return integrals.Rule(z, weights / weights.sum())

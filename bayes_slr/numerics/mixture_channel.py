@@ -41,18 +41,39 @@ import numpy as np
 from bayes_slr.numerics import integrals, laplace_kernels
 
 NU_GRID = np.arange(-30.0, 45.0 + 1e-9, 0.5)
-"""Grid of ``nu = log t + kappa``: below, the integrands fall like ``e^nu``; above, like
-``e^-nu`` times the weight's scale ``e^kappa`` (``kappa < 14`` down to ``s = 1e-6``). The
-integrands are analytic in the strip ``|Im nu| < pi / 2``: the trapezoid error is about
-``exp(-pi^2 / 0.5)`` (1e-9 relative, 1e-12 in practice against spacing 0.25)."""
+"""Grid of ``nu = log t + kappa`` for weights of small spread: below, the integrands fall like
+``e^nu``; above, like ``e^-nu`` times the weight's scale ``e^kappa`` (``kappa < 14`` down to ``s =
+1e-6``). The integrands are analytic in the strip ``|Im nu| < pi / 2``: the trapezoid error is
+about ``exp(-pi^2 / 0.5)`` (1e-9 relative, 1e-12 in practice against spacing 0.25).
+:func:`nu_grid` extends it below for a wide spread."""
+NU_TAIL = 27.0
+"""The grid's lower end is ``min(-30, -NU_TAIL - 1.5 sigma^2)``: ``score_w``'s integrand
+(``e^-nu E[X^2 e^-X]``, ``X = e^(nu + sigma z)``) peaks near ``nu = -sigma^2`` at ``e^(sigma^2 /
+2)`` and falls like ``e^(nu + 2 sigma^2)`` below ``-2 sigma^2``, so the cut loses about
+``e^(-NU_TAIL)`` of it at every spread (the grid grows only once ``sigma^2 > 2``)."""
 Y_GRID = np.linspace(-9.0, 9.0, 55)
 """Grid of ``y / sqrt(1 + Delta)`` (``y ~ N(0, 1 + Delta)``: the integrands vary on a unit scale
 unless ``q_v`` is tiny)."""
 
 
-@functools.partial(jax.jit, static_argnames=("rule_nodes",))
-def _lognormal_mixture_channel(q, Delta, c, probs, lengths, rule_nodes):
-    rule = laplace_kernels.table_rule(rule_nodes)
+def grid_extension(max_sigma: float) -> int:
+    """Nodes added below :data:`NU_GRID` for spreads up to ``max_sigma``: down to ``-NU_TAIL - 1.5
+    max_sigma^2`` where that is below ``-30``."""
+    step = NU_GRID[1] - NU_GRID[0]
+    reach = max(0.0, NU_GRID[0] + NU_TAIL + 1.5 * float(max_sigma) ** 2) / step
+    return math.ceil(round(reach, 9))  # sqrt(2)^2 = 2 + 4e-16 adds nothing
+
+
+def nu_grid(extension: int) -> np.ndarray:
+    """:data:`NU_GRID` with ``extension`` nodes of the same spacing added below."""
+    step = NU_GRID[1] - NU_GRID[0]
+    return np.concatenate([NU_GRID[0] + step * np.arange(-extension, 0), NU_GRID])
+
+
+@functools.partial(jax.jit, static_argnames=("rule_nodes", "rule_top", "extension"))
+def _lognormal_mixture_channel(q, Delta, c, probs, lengths, rule_nodes, rule_top, extension):
+    rule = laplace_kernels.table_rule(rule_nodes, rule_top)
+    grid = nu_grid(extension)
     q_k, q_v = q[0], q[1]
     s2 = Delta + 1.0 - q_v
     s = jnp.sqrt(s2)
@@ -61,7 +82,7 @@ def _lognormal_mixture_channel(q, Delta, c, probs, lengths, rule_nodes):
     y = jnp.sqrt(1.0 + Delta) * Y_GRID
     m, tau = y / s, jnp.sqrt(q_v) / s
     transforms = laplace_kernels.quadratic_transforms(
-        laplace_kernels.kernel_table(sigma, rule), jnp.asarray(NU_GRID), m, tau
+        laplace_kernels.kernel_table(sigma, rule), jnp.asarray(grid), m, tau
     )
     powers = integrals.power_mixture(
         probs, lengths - 1.0, integrals.log_complement(transforms.tail)
@@ -70,8 +91,8 @@ def _lognormal_mixture_channel(q, Delta, c, probs, lengths, rule_nodes):
     mean_weight = jnp.exp(-0.5 * m**2 / spread) / (jnp.sqrt(spread) * s * math.sqrt(2.0 * math.pi))
     mean_rho_weight = 0.5 * mean_weight * ((m / spread) ** 2 + tau**2 / spread)
     mean_weight_log = mean_weight * (kappa + sigma**2) - mean_rho_weight
-    nu_step = NU_GRID[1] - NU_GRID[0]
-    inner = jnp.exp(kappa - jnp.asarray(NU_GRID)) * nu_step
+    nu_step = grid[1] - grid[0]
+    inner = jnp.exp(kappa - jnp.asarray(grid)) * nu_step
     psi = (
         mean_weight_log
         - jnp.sum(probs * jnp.log(lengths)) * mean_weight
@@ -99,7 +120,14 @@ def lognormal_mixture_channel(
     Differentiable in ``q`` and ``Delta`` (forward mode), jittable inside a caller's ``jit``.
     """
     return _lognormal_mixture_channel(
-        q, Delta, jnp.asarray(c, dtype=float), probs, lengths, laplace_kernels.table_rule_size(c)
+        q,
+        Delta,
+        jnp.asarray(c, dtype=float),
+        probs,
+        lengths,
+        laplace_kernels.table_rule_size(c),
+        laplace_kernels.rule_top(c),
+        grid_extension(c),
     )
 
 

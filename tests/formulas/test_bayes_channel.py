@@ -35,13 +35,21 @@ MC_SAMPLES = 2**15
         (SPIKED, (0.85, 0.95)),
         (VARIABLE, (0.3, 0.6)),
         (NOISELESS, (0.6, 0.7)),
+        (NOISELESS.replace(nu=24.0), (0.9591, 0.999)),
+        (NOISELESS.replace(nu=32.0), (0.97, 0.99)),
         (ARGMAX_PAIR, (0.77, 0.96)),
     ],
 )
 def test_quadrature_channel_matches_monte_carlo(config, q):
     """psi and both scores within 4 Monte Carlo standard errors of the channel draws (32768; 4096
     for the two-token max-SLR channel, whose location integrals cost more per draw; its softmax
-    version was checked the same way at five points, within 1.5 standard errors of 65536 draws)."""
+    version was checked the same way at five points, within 1.5 standard errors of 65536 draws).
+
+    At ``nu = 24, 32`` the weights' spread ``sigma = sqrt(nu q_k)`` is about 5: the key score's
+    integrand reaches far below ``nu = -30`` and the size-biased kernels' mass lies near ``z = 2
+    sigma, 3 sigma`` (grids fixed for small ``sigma`` were 3000 and 28000 standard errors off).
+    Closer to ``q_v = 1`` the draws' spread is ruled by rare draws whose location is ambiguous, and
+    the standard error of 32768 draws is not a reliable scale: the points keep ``q_v <= 0.999``."""
     exact = BayesChannel(config).value(np.array(q))
     assert BayesChannel(config).exact
     draws = MC_SAMPLES if config.variant == "spiked" else 4096
@@ -101,23 +109,37 @@ def test_first_step_from_zero_max_slr_has_no_key_signal():
 
 
 @pytest.mark.slow
-def test_quadrature_is_converged_in_its_grids(monkeypatch):
-    """Halving the ``nu`` and ``y`` spacings, a three times finer kernel table and a four times
-    finer ``r`` grid move psi and the scores by less than 1e-9 relative (1e-11 measured) away from
-    tiny ``q_v``."""
-    q = np.array([0.5, 0.4])
+@pytest.mark.parametrize("nu, q, Delta", [(2.0, (0.5, 0.4), 0.1), (24.0, (0.9591, 0.999), 0.0)])
+def test_quadrature_is_converged_in_its_grids(monkeypatch, nu, q, Delta):
+    """Halving the ``nu`` and ``y`` spacings and the ``z`` rule's, reaching 6 further in ``nu``
+    below and 3 further in ``z`` above, a three times finer kernel table and a four times finer
+    ``r`` grid move psi and the scores by less than 1e-9 relative (1e-11 measured) away from tiny
+    ``q_v``, at a small spread of the weights and at a wide one (``sigma = 4.8``, where the ranges
+    follow ``sigma``)."""
+    c = math.sqrt(nu)
     probs, lengths = np.array([0.0, 0.0, 1.0, 0.0]), np.array([1.0, 2.0, 3.0, 1.0])
+    nodes = laplace_kernels.table_rule_size(c)
 
-    def channel():
+    def channel(rule_nodes, rule_top, extension):
         return np.asarray(
             mixture_channel._lognormal_mixture_channel.__wrapped__(
-                q, 0.1, jax.numpy.asarray(math.sqrt(2.0)), probs, lengths, 129
+                np.array(q),
+                Delta,
+                jax.numpy.asarray(c),
+                probs,
+                lengths,
+                rule_nodes,
+                rule_top,
+                extension,
             )
         )
 
-    default = channel()
+    default = channel(nodes, laplace_kernels.rule_top(c), mixture_channel.grid_extension(c))
     monkeypatch.setattr(mixture_channel, "NU_GRID", np.arange(-36.0, 50.0 + 1e-9, 0.25))
     monkeypatch.setattr(mixture_channel, "Y_GRID", np.linspace(-9.0, 9.0, 109))
     monkeypatch.setattr(laplace_kernels, "TABLE_COUNT", 6901)
     monkeypatch.setattr(laplace_kernels, "_R_GRID", np.linspace(0.0, laplace_kernels.R_MAX, 601))
-    np.testing.assert_allclose(channel(), default, rtol=1e-9)
+    finer = channel(
+        2 * nodes - 1, laplace_kernels.rule_top(c) + 3.0, 2 * mixture_channel.grid_extension(c)
+    )
+    np.testing.assert_allclose(finer, default, rtol=1e-9)
