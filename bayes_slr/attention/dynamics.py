@@ -75,6 +75,10 @@ STARTS = ("random", "sphere", "informed")
 ``|k|^2 = |v|^2 = D`` (the predecessor's start), or the teacher (``k = c_nu k*``, ``v = v*``)."""
 LOSS_LIMIT = 1e6
 """A loss above this (per sequence; the zero predictor scores about 1/2) counts as exploding."""
+SGD_TOKEN_DTYPE = "float32"
+"""Precision in which online SGD draws its fresh tokens (``simulate``'s ``token_dtype``): the
+Gaussian law rounded to 24 bits, about three times cheaper to draw than float64 on a CPU, where
+the draw bounds a step (docs/dynamics.md, speed); the step itself runs in float64."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -259,7 +263,10 @@ def _all_finite(tree: Any) -> jax.Array:
     )
 
 
-@functools.partial(jax.jit, static_argnames=("activation", "method", "config", "batch", "sphere"))
+@functools.partial(
+    jax.jit,
+    static_argnames=("activation", "method", "config", "batch", "sphere", "token_dtype"),
+)
 def _advance(
     params: AttentionParams,
     step: jax.Array,
@@ -274,19 +281,23 @@ def _advance(
     config: SLRConfig,
     batch: int,
     sphere: bool,
+    token_dtype: str = SGD_TOKEN_DTYPE,
 ) -> tuple[AttentionParams, jax.Array, jax.Array, jax.Array]:
     """Steps from ``step`` until ``end``, or until the loss turns non-finite or above the limit.
 
-    ``data``: ``(X, lengths, y)`` for gd, ``(teacher, stream key)`` for sgd. Returns the last
-    iterate with a finite loss, its step, that loss, and the loss that stopped the run (the
-    same as the last if it reached ``end``).
+    ``data``: ``(X, lengths, y)`` for gd, ``(teacher, stream key)`` for sgd, whose fresh tokens
+    are drawn in ``token_dtype`` (:data:`SGD_TOKEN_DTYPE`; the speed benchmark compares float64).
+    Returns the last iterate with a finite loss, its step, that loss, and the loss that stopped
+    the run (the same as the last if it reached ``end``).
     """
 
     def loss(p: AttentionParams, s: jax.Array) -> jax.Array:
         if method == "gd":
             return objective(p, *data, activation, lam)
         teacher, stream = data
-        fresh = simulate(jax.random.fold_in(stream, s), config, teacher, batch)
+        fresh = simulate(
+            jax.random.fold_in(stream, s), config, teacher, batch, token_dtype=token_dtype
+        )
         residual = fresh.y - predict(p, fresh.X, fresh.lengths, activation)
         return 0.5 * jnp.mean(residual**2)
 

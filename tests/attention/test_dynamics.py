@@ -22,6 +22,7 @@ from scipy import optimize
 from bayes_slr import ConfigError, LengthLaw, SLRConfig
 from bayes_slr.attention.dynamics import (
     LOSS_LIMIT,
+    SGD_TOKEN_DTYPE,
     TrainingRun,
     run_keys,
     seed_start_overlaps,
@@ -87,7 +88,8 @@ def small_run(**changes) -> TrainingRun:
 def test_an_sgd_step_moves_by_eta_times_the_batch_mean_gradient() -> None:
     """The convention of docs/dynamics.md, against a gradient written out here: one online-SGD
     step moves ``k`` and ``v`` by ``eta`` times the gradient of the batch's mean ``(y - f)^2 / 2``
-    (the batch of step 0 is drawn from ``fold_in(stream, 0)``), the erf offset by ``eta / D``
+    (the batch of step 0 is drawn from ``fold_in(stream, 0)``, its tokens in
+    ``SGD_TOKEN_DTYPE``), the erf offset by ``eta / D``
     times it, and advances the time by ``eta / D``; the first logged point is the seed's start,
     signs included (``seed_start_overlaps``, what the ODEs of ``bayes-slr dynamics`` start at)."""
     eta, batch = 0.7, 8
@@ -98,7 +100,9 @@ def test_an_sgd_step_moves_by_eta_times_the_batch_mean_gradient() -> None:
     keys = run_keys(run.seed)
     teacher = draw_teacher(keys.teacher, SPIKED.D, exact=True)
     start = start_params(keys.start, SPIKED, "random", teacher)
-    fresh = simulate(jax.random.fold_in(keys.stream, 0), SPIKED, teacher, batch)
+    fresh = simulate(
+        jax.random.fold_in(keys.stream, 0), SPIKED, teacher, batch, token_dtype=SGD_TOKEN_DTYPE
+    )
     gradient = jax.grad(
         lambda p: 0.5 * jnp.mean((fresh.y - predict(p, fresh.X, fresh.lengths, "erf")) ** 2)
     )(start)

@@ -42,11 +42,14 @@ def test_exact_teacher_is_normalised_and_orthogonal(teacher):
     assert abs(float(teacher.k_star @ teacher.v_star)) < 1e-10
 
 
+@pytest.mark.parametrize("token_dtype", ["float64", "float32"])
 @pytest.mark.parametrize("length", [LengthLaw.fixed(4), LengthLaw.uniform(4)])
-def test_spiked_location_token_is_shifted_and_others_are_standard(teacher, length):
+def test_spiked_location_token_is_shifted_and_others_are_standard(teacher, length, token_dtype):
+    """In either precision of the token draw (float32: online SGD's), returned in float64."""
     nu, N = 2.0, 20_000
     config = SLRConfig("spiked", D, length, nu, 0.0)
-    batch = simulate(jax.random.PRNGKey(1), config, teacher, N)
+    batch = simulate(jax.random.PRNGKey(1), config, teacher, N, token_dtype=token_dtype)
+    assert batch.X.dtype == jnp.float64
     chi_loc = at_location(batch.chi_star, batch.eps)
     assert abs(chi_loc.mean() - math.sqrt(nu)) < Z / math.sqrt(N)
     assert abs(chi_loc.var() - 1.0) < Z * math.sqrt(2.0 / N)
