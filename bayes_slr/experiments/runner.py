@@ -63,6 +63,16 @@ def inner_progress() -> bool:
     return _INNER_PROGRESS.get()
 
 
+@contextlib.contextmanager
+def _points_show_progress(shown: bool) -> Iterator[None]:
+    """Within: :func:`inner_progress` is ``shown`` (the points solved may show their own bars)."""
+    token = _INNER_PROGRESS.set(shown)
+    try:
+        yield
+    finally:
+        _INNER_PROGRESS.reset(token)
+
+
 def run_experiment(
     experiment: Experiment,
     options: Options,
@@ -114,11 +124,8 @@ def run_experiment(
             experiment, options, points, log, folder, workers, scheduler, progress
         )
     else:
-        token = _INNER_PROGRESS.set(progress)
-        try:
+        with _points_show_progress(progress):
             solved = [(point, experiment.solve(options, point)) for point in points]
-        finally:
-            _INNER_PROGRESS.reset(token)
         failures = ()
     result = experiment.collect(options, solved, provenance_of(experiment, options))
     if failures:
@@ -143,20 +150,16 @@ def _sweep(
     """Solve the points through the resumable sweep runner; the typed solved points and the
     failures."""
     in_process = workers is None and scheduler is None
-    token = _INNER_PROGRESS.set(progress and in_process)
-    try:
-        with _executor(workers, scheduler) as executor:
-            finished, failed = run_sweep(
-                sweep_records(experiment, options, points),
-                functools.partial(_solve_record, experiment, options, folder),
-                log=log,
-                seed_of=lambda point: experiment.seed(options),
-                executor=executor,
-                progress=progress,
-                description=f"{experiment.name} {experiment.progress_label}",
-            )
-    finally:
-        _INNER_PROGRESS.reset(token)
+    with _points_show_progress(progress and in_process), _executor(workers, scheduler) as executor:
+        finished, failed = run_sweep(
+            sweep_records(experiment, options, points),
+            functools.partial(_solve_record, experiment, options, folder),
+            log=log,
+            seed_of=lambda point: experiment.seed(options),
+            executor=executor,
+            progress=progress,
+            description=f"{experiment.name} {experiment.progress_label}",
+        )
     solved = [
         (experiment.point_type.from_dict(key["point"]), structure(record, experiment.solved_type))
         for key, record in finished
