@@ -24,7 +24,7 @@ from bayes_slr.experiments.base import (
     option,
     register_experiment,
 )
-from bayes_slr.experiments.figures import alpha_axis, new_axes
+from bayes_slr.experiments.figures import alpha_axis, mark_unconverged, new_axes
 from bayes_slr.experiments.runner import inner_progress
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
@@ -205,16 +205,7 @@ class AMPResult(Result[AMPOptions, AMPRow]):
             capsize=2,
             label=f"AMP, D = {self.options.D}",
         )
-        bad = [r for r in self.rows if not r.converged]
-        if bad:
-            ax.plot(
-                [r.alpha for r in bad],
-                [r.test_error for r in bad],
-                "o",
-                mfc="white",
-                color="C3",
-                label="not converged",
-            )
+        mark_unconverged(ax, self.rows, "C3", "not converged")
         theory = {r.alpha: r.state_evolution.test_error for r in self.rows if r.state_evolution}
         if theory:
             ax.plot(

@@ -59,3 +59,18 @@ def alpha_axis(ax: Any, alphas: Any) -> None:
     ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("alpha = N / D")
+
+
+def mark_unconverged(ax: Any, rows: Any, colour: str, label: str) -> None:
+    """Hollow markers at ``(alpha, test_error)`` of the rows that did not converge (each row has
+    ``alpha``, ``test_error`` and ``converged``); nothing when all converged."""
+    bad = [r for r in rows if not r.converged]
+    if bad:
+        ax.plot(
+            [r.alpha for r in bad],
+            [r.test_error for r in bad],
+            "o",
+            mfc="white",
+            color=colour,
+            label=label,
+        )

@@ -28,7 +28,7 @@ from bayes_slr.experiments.base import (
     option,
     register_experiment,
 )
-from bayes_slr.experiments.figures import alpha_axis, new_axes
+from bayes_slr.experiments.figures import alpha_axis, mark_unconverged, new_axes
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
     Delta_option,
@@ -482,16 +482,7 @@ def _mark_unconverged_and_unstable(
 ) -> None:
     """Mark the points of a theory curve that did not converge (hollow) and the RS-unstable ones
     (crossed)."""
-    bad = [r for r in curve if not r.converged]
-    if bad:
-        ax.plot(
-            [r.alpha for r in bad],
-            [r.test_error for r in bad],
-            "o",
-            mfc="white",
-            color=colour,
-            label=f"{estimator}: not converged",
-        )
+    mark_unconverged(ax, curve, colour, f"{estimator}: not converged")
     unstable = [r for r in curve if r.rs_stable is False]
     if unstable:
         ax.plot(
