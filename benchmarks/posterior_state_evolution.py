@@ -12,13 +12,12 @@ Run: ``.venv/bin/python benchmarks/posterior_state_evolution.py --variant spiked
 from __future__ import annotations
 
 import argparse
-import json
 
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr.experiments.posterior_scaling import state_evolution_gap
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.spec import LengthLaw, SLRConfig
-from bayes_slr.records import atomic_write, json_ready
+from bayes_slr.records import atomic_write, json_text
 
 
 def main() -> None:
@@ -53,9 +52,7 @@ def main() -> None:
                 flush=True,
             )
     if args.json:
-        atomic_write(
-            args.json, lambda tmp: tmp.write_text(json.dumps(json_ready(results), indent=1))
-        )
+        atomic_write(args.json, lambda tmp: tmp.write_text(json_text(results, indent=1)))
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from typing import Any
 from bayes_slr.errors import ConfigError
 from bayes_slr.numerics.record import structure
 from bayes_slr.progress import progress_bar
-from bayes_slr.records import atomic_write, json_text
+from bayes_slr.records import SweepLog, atomic_write, json_text
 
 STEM = "dynamics"
 CHECKPOINT = "checkpoint"
@@ -81,7 +81,7 @@ class PointState:
         if not path.exists():
             return None
         contents = read_state(path)
-        if contents["key"] != self.key:
+        if SweepLog.canonical_key(contents["key"]) != self.key:
             raise ConfigError(foreign_checkpoint_message(path))
         return _checkpoint_of(contents)
 

@@ -17,11 +17,12 @@ import cattrs
 from bayes_slr.errors import ConfigError
 
 converter = cattrs.Converter()
-"""Turns records (JSON-ready dicts) into typed objects and back. Floats accept the strings
-``"inf"``, ``"-inf"`` and ``"nan"`` that logs written before hold for non-finite values, and
-``null`` (how the JSON outputs write ``nan``, :func:`bayes_slr.records.json_text`) as ``nan``
-where the field is a plain ``float``. A type that is not a record registers its own hooks here
-(the task :class:`~bayes_slr.models.spec.SLRConfig` does)."""
+"""Turns records (JSON-ready dicts) into typed objects and back. Every JSON the toolkit writes
+holds ``nan`` as ``null`` (:func:`bayes_slr.records.json_text`): a plain ``float`` field reads
+``null`` as ``nan``, a ``float | None`` field as ``None`` (no number either way). Floats also
+accept the strings ``"inf"``, ``"-inf"`` and ``"nan"`` of files written before. A type that is
+not a record registers its own hooks here (the task :class:`~bayes_slr.models.spec.SLRConfig`
+does)."""
 converter.register_structure_hook(
     float, lambda value, _: math.nan if value is None else float(value)
 )
