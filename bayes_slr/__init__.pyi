@@ -120,7 +120,7 @@ def bayes_risk(
     heads: int = 1,
     presence: float = 1.0,
     method: str = "exact",
-    mc_samples: int = 100000,
+    mc_sequences: int = 100000,
     seed: int = 0,
     out: str | Path | None = None,
     force: bool = False,
@@ -151,7 +151,7 @@ def bayes_risk(
         probability rho in (0, 1] that a head's token is present (spiked for rho < 1).
     method : str
         exact quadrature (stderr = its error bound) or Monte Carlo.
-    mc_samples : int
+    mc_sequences : int
         Monte Carlo sequences per point (with method mc), >= 2.
     seed : int
         seed of the Monte Carlo draws (the same for every point).
@@ -298,7 +298,7 @@ def theory(
     lam: float = 1.0,
     bayes: bool = False,
     erm_init: str = "random",
-    mc_samples: int = 4096,
+    channel_draws: int = 4096,
     seed: int = 0,
     simulate: int | None = None,
     seeds: int = 5,
@@ -337,7 +337,7 @@ def theory(
         add the Bayes-optimal curve (the free entropy's global maximiser) and AMP's (random start).
     erm_init : str
         start of the ERM state evolution: random (uninformed) or informed.
-    mc_samples : int
+    channel_draws : int
         channel draws of the equations, >= 2 (ERM; Bayes only where the variant has no quadrature).
     seed : int
         seed of the channel draws and of the simulations.
@@ -380,7 +380,7 @@ def amp(
     tol: float = 1e-06,
     dtype: str = "float64",
     N_test: int = 20000,
-    mc_samples: int = 16384,
+    se_draws: int = 16384,
     state_evolution: bool = True,
     history: bool = True,
     memory_limit: int | None = None,
@@ -428,7 +428,7 @@ def amp(
         precision of tokens and messages.
     N_test : int
         fresh test sequences per point, >= 2.
-    mc_samples : int
+    se_draws : int
         state-evolution channel draws, >= 2.
     state_evolution : bool
         solve the state evolution at each point.
@@ -679,7 +679,7 @@ def phase(
     alpha_max: float = 2.0,
     tol: float = 1e-05,
     scan: int = 33,
-    mc_samples: int = 65536,
+    channel_draws: int = 65536,
     seed: int = 0,
     curves: bool = True,
     curve_points: int = 10,
@@ -720,7 +720,7 @@ def phase(
     scan : int
         points of the scan of the fixed-point curve, >= 5 (an S narrower than its spacing is
         missed).
-    mc_samples : int
+    channel_draws : int
         channel draws where the variant has no quadrature (max-SLR with L >= 3), >= 2.
     seed : int
         seed of the channel draws (Monte Carlo channels only).
@@ -770,7 +770,7 @@ def dynamics(
     replica_samples: int = 8192,
     log_points: int = 40,
     N_test: int = 20000,
-    mc_samples: int = 65536,
+    ode_draws: int = 65536,
     tolerance: float = 0.01,
     out: str | Path | None = None,
     force: bool = False,
@@ -842,7 +842,7 @@ def dynamics(
         about this many log-spaced logged steps, >= 2.
     N_test : int
         test sequences per logged point, >= 2 (gd, sgd).
-    mc_samples : int
+    ode_draws : int
         Monte Carlo draws of the ODEs' terms, an even number >= 2 (flow, sgd-ode).
     tolerance : float
         reached: the final test error at most this far above the population optimum, > 0.

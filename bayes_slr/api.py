@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import inspect
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 from bayes_slr.experiments import EXPERIMENTS, run_experiment
-from bayes_slr.experiments.base import Experiment, default_text, option_spec
+from bayes_slr.experiments.base import Experiment, Options, default_text, option_spec
 from bayes_slr.experiments.runner import RUN_ARGUMENTS
 
 
@@ -27,6 +28,7 @@ def api_function(experiment: Experiment) -> Callable[..., Any]:
     options_type = experiment.options_type
 
     def run(**arguments: Any) -> Any:
+        arguments = _with_current_names(name, options_type, arguments)
         unknown = set(arguments) - set(parameters)
         if unknown:
             raise TypeError(
@@ -86,6 +88,24 @@ def api_function(experiment: Experiment) -> Callable[..., Any]:
     lines += ["", "Returns", "-------", f"{experiment.result_type.__name__}"]
     run.__doc__ = "\n".join(lines)
     return run
+
+
+def _with_current_names(
+    function: str, options_type: type[Options], arguments: dict[str, Any]
+) -> dict[str, Any]:
+    """``arguments`` with the old name of a renamed option replaced by its name, and a
+    ``FutureWarning`` saying so (``TypeError`` when both names are given)."""
+    renamed = options_type.renamed()
+    for old in sorted(renamed.keys() & arguments.keys()):
+        if renamed[old] in arguments:
+            raise TypeError(f"{function}() got both {old} and its new name {renamed[old]}")
+        warnings.warn(
+            f"{function}(): {old} is now {renamed[old]}; the old name will be removed in the next "
+            "release",
+            FutureWarning,
+            stacklevel=3,
+        )
+    return options_type.with_current_names(arguments)
 
 
 def _flag(field: Any) -> str:

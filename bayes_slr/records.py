@@ -213,10 +213,15 @@ class SweepLog:
     Parameters
     ----------
     path : path of the ``.jsonl`` file (created on first append).
+    current : a logged point in today's terms (e.g. options renamed since it was written), so
+        that its key is the one a run asks for now; default: as written.
     """
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(
+        self, path: str | os.PathLike, current: Callable[[Any], Any] | None = None
+    ) -> None:
         self.path = Path(path)
+        self._current = current
         self._done: dict[str, dict[str, Any]] = {}
         if self.path.exists():
             self._load()
@@ -235,7 +240,7 @@ class SweepLog:
                 continue
             try:
                 record = read_json(line)
-                key = record["key"] = self.canonical_key(record["key"])
+                key = record["key"] = self.canonical_key(record["key"], self._current)
                 record["result"]
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise ConfigError(
@@ -250,10 +255,12 @@ class SweepLog:
         return json_text(point, indent=None, sort_keys=True)
 
     @staticmethod
-    def canonical_key(key: str) -> str:
-        """A key as :meth:`point_key` writes it now (one written before held non-finite numbers
-        as strings)."""
-        return SweepLog.point_key(read_json(key))
+    def canonical_key(key: str, current: Callable[[Any], Any] | None = None) -> str:
+        """A key as :meth:`point_key` writes it now: one written before held non-finite numbers
+        as strings, and ``current`` gives the point of a key written before in today's terms
+        (options renamed since)."""
+        point = read_json(key)
+        return SweepLog.point_key(point if current is None else current(point))
 
     def result(self, point: dict[str, Any]) -> dict[str, Any] | None:
         """The stored result of ``point``, or None if it has not finished."""

@@ -111,7 +111,7 @@ def run(name, D, init, alphas, **settings):
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
 for D in DIMENSIONS if FULL else DIMENSIONS[-1:]:
-    (row,) = run("history", D, "random", (1.0,), **TASK, mc_samples=SE_SAMPLES).rows
+    (row,) = run("history", D, "random", (1.0,), **TASK, se_draws=SE_SAMPLES).rows
     history = np.array(row.history)
     iterates = np.array(row.state_evolution.iterates)
     for column, ax in enumerate(axes):
@@ -148,7 +148,7 @@ for name, (task, alphas, dimensions, se_samples, inits) in SETTINGS.items():
     for D in dimensions:
         for init in inits if D == dimensions[0] else ("random",):
             result = run(
-                name, D, init, alphas, **task, seeds=SEEDS, mc_samples=se_samples, history=False
+                name, D, init, alphas, **task, seeds=SEEDS, se_draws=se_samples, history=False
             )
             rows += [(name, row) for row in result.rows]
 unconverged = [(name, r) for name, r in rows if not r.converged]
@@ -431,7 +431,7 @@ erm = bayes_slr.theory(
     activations=("softmax", "linear"),
     alpha=alphas,
     lam=1.0,
-    mc_samples=ERM_SAMPLES,
+    channel_draws=ERM_SAMPLES,
     progress=False,
 )
 for activation in ("softmax", "linear"):

@@ -110,7 +110,7 @@ results = {
         nu=nu,
         alpha=ALPHAS,
         bayes=True,
-        mc_samples=MC,
+        channel_draws=MC,
         simulate=SIZE,
         seeds=TEACHERS,
         out=store(name),
@@ -188,7 +188,7 @@ near_one = bayes_slr.theory(
     activations=(),
     bayes=True,
     alpha=NEAR_ONE,
-    mc_samples=2048,
+    channel_draws=2048,
     out=store("spiked nu=2 near alpha 1"),
     progress=False,
 )

@@ -288,7 +288,7 @@ for ax, variant in zip(axes, ("spiked", "max")):
             activations=(),
             bayes=True,
             alpha=alphas,
-            mc_samples=16384 if FULL else 2048,
+            channel_draws=16384 if FULL else 2048,
             progress=False,
         )
         curve = sorted(

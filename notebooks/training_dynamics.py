@@ -91,7 +91,7 @@ for name, task in SETTINGS.items():
         Delta=0.0,
         t_max=T_FLOW,
         log_points=60 if FULL else 30,
-        mc_samples=MC,
+        ode_draws=MC,
         progress=False,
         **task,
     )
@@ -196,7 +196,7 @@ for D, seeds in SGD_SEEDS.items():
         N_test=20_000 if FULL else 2000,
         **common,
     )
-    ode[D] = bayes_slr.dynamics(method="sgd-ode", D=D, log_points=200, mc_samples=MC, **common)
+    ode[D] = bayes_slr.dynamics(method="sgd-ode", D=D, log_points=200, ode_draws=MC, **common)
 
 
 def crossing(time, values, level):
@@ -304,7 +304,7 @@ for activation, eta in (("softmax", 0.25), ("linear", 0.25 / 3)):
         activations=(activation,),
         D=D_SEEDS,
         eta=eta,
-        mc_samples=MC,
+        ode_draws=MC,
         **task,
     ).rows[0]
     ends = np.array([row.final_error for row in runs.rows])

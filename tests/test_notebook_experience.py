@@ -28,7 +28,7 @@ from bayes_slr.warning_categories import (
 # Linear attention at lam = 0.01 (test_cli_warnings.py): RS-unstable at alpha = 1 (replicon 1.36,
 # standard error about 0.05) and not converged after 500 iterations at alpha = 4.
 UNSTABLE_THEORY = dict(
-    variant="spiked", nu=2, L=3, Delta=0.1, activations=("linear",), lam=0.01, mc_samples=256
+    variant="spiked", nu=2, L=3, Delta=0.1, activations=("linear",), lam=0.01, channel_draws=256
 )
 
 
@@ -65,7 +65,7 @@ def test_warnings_can_be_turned_into_errors():
 
 def test_the_command_line_prints_warnings_once_not_through_python(capsys):
     argv = ["theory", "--variant", "spiked", "--nu", "2", "--L", "3", "--Delta", "0.1"]
-    argv += ["--activations", "linear", "--lam", "0.01", "--alpha", "1", "--mc-samples", "256"]
+    argv += ["--activations", "linear", "--lam", "0.01", "--alpha", "1", "--channel-draws", "256"]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert main([*argv, "--quiet"]) == 0

@@ -208,7 +208,7 @@ def test_theory_command_exits_3_when_a_point_fails(tmp_path, monkeypatch, capsys
             "--alpha",
             "2",
             "4",
-            "--mc-samples",
+            "--channel-draws",
             "64",
             "--quiet",
             "--out",

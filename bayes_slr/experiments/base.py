@@ -152,6 +152,26 @@ class Options(Record):
         return tuple(f for f in dataclasses.fields(cls) if "option" in f.metadata)
 
     @classmethod
+    def renamed(cls) -> dict[str, str]:
+        """``{old name: name}`` of the options renamed (each old flag of an option's ``aliases``
+        as a Python name): the public functions and the sweep logs written before still accept
+        the old names."""
+        fields = cls.option_fields()
+        names = {field.name for field in fields}
+        return {
+            old: field.name
+            for field in fields
+            for alias in option_spec(field).aliases
+            if (old := alias.removeprefix("--").replace("-", "_")) not in names
+        }
+
+    @classmethod
+    def with_current_names(cls, settings: dict[str, Any]) -> dict[str, Any]:
+        """``settings`` (option name -> value) with each old name replaced by its option's."""
+        renamed = cls.renamed()
+        return {renamed.get(name, name): value for name, value in settings.items()}
+
+    @classmethod
     def field_types(cls) -> dict[str, Any]:
         """Each field's type, resolved (the annotations are strings under ``from __future__``)."""
         return typing.get_type_hints(cls)

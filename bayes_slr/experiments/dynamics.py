@@ -165,8 +165,10 @@ class DynamicsOptions(Options):
     )
     log_points: int = option(40, "about this many log-spaced logged steps, >= 2")
     N_test: int = option(20_000, "test sequences per logged point, >= 2 (gd, sgd)")
-    mc_samples: int = option(
-        2**16, "Monte Carlo draws of the ODEs' terms, an even number >= 2 (flow, sgd-ode)"
+    ode_draws: int = option(
+        2**16,
+        "Monte Carlo draws of the ODEs' terms, an even number >= 2 (flow, sgd-ode)",
+        aliases=("--mc-samples",),
     )
     tolerance: float = option(
         0.01, "reached: the final test error at most this far above the population optimum, > 0"
@@ -196,9 +198,9 @@ class DynamicsOptions(Options):
         check_int("log_points", self.log_points, 2)
         check_int("N_test", self.N_test, 2)
         check_int("replica_samples", self.replica_samples, 2)
-        samples = check_int("mc_samples", self.mc_samples, 2)
+        samples = check_int("ode_draws", self.ode_draws, 2)
         if samples % 2:
-            raise ConfigError(f"mc_samples must be an even integer >= 2, got {samples}")
+            raise ConfigError(f"ode_draws must be an even integer >= 2, got {samples}")
         check_real("tolerance", self.tolerance, minimum=0.0, strict=True)
         data = self.method in DATA_METHODS
         if self.method == "gd":
@@ -535,7 +537,7 @@ def _run(options: DynamicsOptions, point: DynamicsPoint, state: PointState | Non
         sphere=options.sphere,
         log_points=options.log_points,
         t_min=1e-2,
-        mc_samples=options.mc_samples,
+        mc_samples=options.ode_draws,
         seed=point.seed,
         **sgd,
     )

@@ -214,7 +214,7 @@ def _prepare_output(
     experiment.check_output(options, Path(out))
     _check_folder_owner(experiment, Path(out))
     folder = prepare_output_folder(out)
-    log = SweepLog(folder / f"{experiment.name}.jsonl")
+    log = open_log(experiment, folder / f"{experiment.name}.jsonl")
     keys = {SweepLog.point_key(record) for record in sweep_records(experiment, options, points)}
     others = [record for record in log if record["key"] not in keys]
     if others:
@@ -223,6 +223,19 @@ def _prepare_output(
             "the same options to resume, its values and new ones to extend it, or another `out`"
         )
     return log
+
+
+def open_log(experiment: Experiment, path: Path) -> SweepLog:
+    """The sweep log of ``experiment`` at ``path``; a point logged before an option was renamed
+    is keyed by the option's name now (:meth:`~bayes_slr.experiments.base.Options.renamed`)."""
+    options_type = experiment.options_type
+
+    def current(key: Any) -> Any:
+        if not (isinstance(key, dict) and isinstance(key.get("settings"), dict)):
+            return key
+        return {**key, "settings": options_type.with_current_names(key["settings"])}
+
+    return SweepLog(path, current if options_type.renamed() else None)
 
 
 def _check_folder_owner(experiment: Experiment, folder: Path) -> None:

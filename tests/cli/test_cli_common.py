@@ -59,7 +59,7 @@ def test_unparsable_value_is_one_line_naming_the_argument(argv, capsys):
 def test_an_old_flag_name_still_works_with_a_notice(capsys):
     assert main(["bayes-risk", "--samples", "10", "--method", "mc", "--quiet"]) == 0
     err = capsys.readouterr().err
-    assert "--samples is now --mc-samples" in err and len(err.strip().splitlines()) == 1
+    assert "--samples is now --mc-sequences" in err and len(err.strip().splitlines()) == 1
 
 
 @pytest.fixture
@@ -136,7 +136,7 @@ def test_a_sweep_interrupted_before_any_point_says_nothing_was_kept(tmp_path):
 CHEAP = {
     "bayes-risk": ["--L", "2"],
     "phase": ["--Delta", "0.01", "--tol", "1e-3", "--scan", "9"],
-    "theory": ["--activations", "linear", "--alpha", "2", "--mc-samples", "64"],
+    "theory": ["--activations", "linear", "--alpha", "2", "--channel-draws", "64"],
     "simulate": ["--N", "1", "--D", "4"],
     "amp": [
         "--D",
@@ -145,7 +145,7 @@ CHEAP = {
         "1",
         "--N-test",
         "100",
-        "--mc-samples",
+        "--se-draws",
         "64",
         "--max-iter",
         "5",

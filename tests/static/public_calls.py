@@ -18,7 +18,7 @@ def simulate() -> SimulateResult:
 
 
 def bayes_risk() -> float:
-    result = bayes_slr.bayes_risk(L=(3, 5, 10), nu=(1.0, 2.0), method="mc", mc_samples=4096)
+    result = bayes_slr.bayes_risk(L=(3, 5, 10), nu=(1.0, 2.0), method="mc", mc_sequences=4096)
     return len(result.rows)
 
 
@@ -39,7 +39,7 @@ def gap() -> str:
 
 
 def theory() -> None:
-    bayes_slr.theory(alpha=(1.0, 4.0), lam=0.5, bayes=True, simulate=False, mc_samples=8192)
+    bayes_slr.theory(alpha=(1.0, 4.0), lam=0.5, bayes=True, simulate=False, channel_draws=8192)
 
 
 def amp() -> None:
