@@ -48,7 +48,7 @@ from bayes_slr.experiments.dynamics_state import (
     train_kept,
 )
 from bayes_slr.experiments.figures import new_axes
-from bayes_slr.experiments.runner import inner_progress, sweep_records
+from bayes_slr.experiments.runner import in_current_terms, inner_progress, sweep_records
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
     D_option,
@@ -686,7 +686,8 @@ def _point_state(
     if folder is None or options.method not in DATA_METHODS:
         return None
     (record,) = sweep_records(experiment, options, [point])
-    return PointState(folder, point.activation, point.seed, SweepLog.point_key(record))
+    key = SweepLog.point_key(record)
+    return PointState(folder, point.activation, point.seed, key, in_current_terms(experiment))
 
 
 DYNAMICS = register_experiment(Dynamics())

@@ -12,7 +12,7 @@ import contextlib
 import contextvars
 import dataclasses
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -227,15 +227,23 @@ def _prepare_output(
 
 def open_log(experiment: Experiment, path: Path) -> SweepLog:
     """The sweep log of ``experiment`` at ``path``; a point logged before an option was renamed
-    is keyed by the option's name now (:meth:`~bayes_slr.experiments.base.Options.renamed`)."""
+    is keyed by the option's name now (:func:`in_current_terms`)."""
+    return SweepLog(path, in_current_terms(experiment))
+
+
+def in_current_terms(experiment: Experiment) -> Callable[[Any], Any] | None:
+    """A point's log key written before an option was renamed, with the option's name now
+    (:meth:`~bayes_slr.experiments.base.Options.renamed`); ``None`` when none was renamed."""
     options_type = experiment.options_type
+    if not options_type.renamed():
+        return None
 
     def current(key: Any) -> Any:
         if not (isinstance(key, dict) and isinstance(key.get("settings"), dict)):
             return key
         return {**key, "settings": options_type.with_current_names(key["settings"])}
 
-    return SweepLog(path, current if options_type.renamed() else None)
+    return current
 
 
 def _check_folder_owner(experiment: Experiment, folder: Path) -> None:

@@ -14,8 +14,8 @@ import bayes_slr.api
 from bayes_slr.cli.flags import given_options
 from bayes_slr.cli.main import build_parser
 from bayes_slr.experiments import EXPERIMENTS
-from bayes_slr.experiments.runner import open_log, sweep_settings
-from bayes_slr.records import read_json
+from bayes_slr.experiments.runner import in_current_terms, open_log, sweep_records, sweep_settings
+from bayes_slr.records import SweepLog, read_json
 
 ROOT = Path(__file__).resolve().parents[2]
 NEW_NAMES = {
@@ -99,3 +99,17 @@ def test_a_sweep_log_written_under_the_old_name_resumes(path: Path):
         asked = sweep_settings(experiment, options_type(**settings))
         assert asked == settings
         assert log.result({"point": logged["point"], "settings": asked}) is record["result"]
+
+
+def test_a_dynamics_checkpoint_keyed_under_the_old_name_is_this_runs():
+    """A checkpoint carries its point's log key; one written under ``mc_samples`` reads as the
+    key this run asks for (``PointState.load`` compares them so)."""
+    experiment = EXPERIMENTS.get("dynamics")
+    options = experiment.options_type(method="sgd", ode_draws=1024)
+    (record,) = sweep_records(experiment, options, experiment.points(options)[:1])
+    settings = dict(record["settings"])
+    settings["mc_samples"] = settings.pop("ode_draws")
+    written_before = SweepLog.point_key({**record, "settings": settings})
+    key = SweepLog.point_key(record)
+    assert written_before != key
+    assert SweepLog.canonical_key(written_before, in_current_terms(experiment)) == key
