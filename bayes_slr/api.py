@@ -90,9 +90,9 @@ def api_function(experiment: Experiment) -> Callable[..., Any]:
     return run
 
 
-def _with_current_names(
-    function: str, options_type: type[Options], arguments: dict[str, Any]
-) -> dict[str, Any]:
+def _with_current_names[T](
+    function: str, options_type: type[Options], arguments: dict[str, T]
+) -> dict[str, T]:
     """``arguments`` with the old name of a renamed option replaced by its name, and a
     ``FutureWarning`` saying so (``TypeError`` when both names are given)."""
     renamed = options_type.renamed()

@@ -68,3 +68,25 @@ def test_a_data_file_of_either_encoding_reads_its_task(tmp_path: Path):
         np.savez(path, **arrays, config=np.asarray(json_text(record, indent=None)))
         data = load_dataset(path)
         assert SLRConfig.from_dict(data.provenance["config"]) == config
+
+
+THEORY_STORES = sorted(ROOT.glob("docs/results/finite_alpha/notebook/*/theory.jsonl"))
+
+
+@pytest.mark.parametrize("path", THEORY_STORES, ids=_names(THEORY_STORES))
+def test_theory_rows_logged_before_their_diagnostics_carried_a_kind_read_as_their_source(path):
+    """A theory row's diagnostics are a tagged union; rows logged before the tag read as the
+    record whose fields they hold, which is the one of their source and estimator."""
+    from bayes_slr.experiments.theory import DIAGNOSTICS_KINDS, TheoryRow
+
+    expected = {"simulation": "simulation", "population": "population"}
+    for record in SweepLog(path):
+        assert "kind" not in record["result"]["diagnostics"]
+        row = TheoryRow.from_dict(record["result"])
+        kind = expected.get(row.source) or (
+            "erm" if row.estimator not in ("bayes", "amp") else ("bayes_branch", "bayes")
+        )
+        assert [k for k, t in DIAGNOSTICS_KINDS.items() if type(row.diagnostics) is t][0] in kind
+        text = json_text(row.to_dict())
+        assert '"kind": ' in text
+        assert json_text(TheoryRow.from_dict(read_json(text)).to_dict()) == text

@@ -166,7 +166,7 @@ class Options(Record):
         }
 
     @classmethod
-    def with_current_names(cls, settings: dict[str, Any]) -> dict[str, Any]:
+    def with_current_names[T](cls, settings: dict[str, T]) -> dict[str, T]:
         """``settings`` (option name -> value) with each old name replaced by its option's."""
         renamed = cls.renamed()
         return {renamed.get(name, name): value for name, value in settings.items()}

@@ -41,6 +41,7 @@ from bayes_slr.experiments.task import (
     variant_option,
 )
 from bayes_slr.models.spec import INITS, SLRConfig
+from bayes_slr.numerics.record import register_tagged_union
 
 DEFAULT_ALPHAS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0)
 BAYES_ESTIMATORS = ("bayes", "amp")
@@ -235,6 +236,15 @@ Diagnostics = (
     | SimulationDiagnostics
     | PopulationDiagnostics
 )
+DIAGNOSTICS_KINDS: dict[str, type[Record]] = {
+    "erm": ERMTheoryDiagnostics,
+    "bayes": BayesTheoryDiagnostics,
+    "bayes_branch": BayesBranchDiagnostics,
+    "simulation": SimulationDiagnostics,
+    "population": PopulationDiagnostics,
+}
+"""A row's diagnostics by the ``kind`` its JSON carries (a tagged union: read by the tag)."""
+register_tagged_union(Diagnostics, DIAGNOSTICS_KINDS)
 
 
 @dataclasses.dataclass(frozen=True)
