@@ -238,3 +238,13 @@ def test_every_public_member_of_a_result_is_documented():
         members = [name for name in dir(experiment.result_type) if not name.startswith("_")]
         missing = [name for name in members if f"`{name}" not in api]
         assert missing == [], (experiment.name, missing)
+
+
+def test_tables_print_no_nan_where_a_number_is_meant():
+    """A float without a value (nan) prints as ``-``; inf and exact zeros keep their words."""
+    import math
+
+    from bayes_slr.experiments.tables import format_table
+
+    table = format_table(["a", "b", "c", "d"], [[math.nan, math.inf, 4.77e-15, 0.25]])
+    assert table.splitlines()[-1].split() == ["-", "inf", "0", "0.25"]
