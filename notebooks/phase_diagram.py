@@ -57,7 +57,8 @@ import numpy as np
 
 import bayes_slr
 
-warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm in a notebook, no widgets
+# Each result's warnings are printed beside its table below; Python's copy would repeat them.
+warnings.simplefilter("ignore", bayes_slr.BayesSLRWarning)
 FULL = os.environ.get("BAYES_SLR_FULL", "") == "1"
 ROOT = Path("..") if Path.cwd().name == "notebooks" else Path(".")
 TASK = dict(variant="spiked", nu=2.0, L=3)
