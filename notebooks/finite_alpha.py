@@ -198,9 +198,7 @@ near_one = bayes_slr.theory(
     out=store("spiked nu=2 near alpha 1"),
     progress=False,
 )
-print(near_one.table())
-for line in near_one.warnings:
-    print(line)
+print(near_one.table())  # ends with its notes and warnings
 ax = near_one.plot()
 ax.set_xscale("linear")
 ticks = [round(1.0 + 0.1 * i, 1) for i in range(11)]
