@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bayes_slr.experiments import EXPERIMENTS, run_experiment
-from bayes_slr.experiments.base import Experiment, Options, default_text, option_spec
+from bayes_slr.experiments.base import Experiment, Options, option_spec
 from bayes_slr.experiments.runner import RUN_ARGUMENTS
 
 
@@ -44,7 +44,7 @@ def api_function(experiment: Experiment) -> Callable[..., Any]:
         field.name: inspect.Parameter(
             field.name,
             inspect.Parameter.KEYWORD_ONLY,
-            default=field.default,
+            default=_signature_default(field),
             annotation=types_[field.name],
         )
         for field in fields
@@ -74,9 +74,10 @@ def api_function(experiment: Experiment) -> Callable[..., Any]:
     ]
     for field in fields:
         spec = option_spec(field)
+        stated = spec.stated_default(field.default)
         default = (
-            f" Default: {in_python_terms(spec.default_text, python_name)}."
-            if spec.default_text
+            f" Default: {in_python_terms(stated, python_name)}."
+            if spec.default_text or spec.signature_default is not None
             else ""
         )
         lines += [
@@ -106,6 +107,14 @@ def _with_current_names[T](
             stacklevel=3,
         )
     return options_type.with_current_names(arguments)
+
+
+def _signature_default(field: Any) -> Any:
+    """The default a signature shows: the field's, or the plain value its ``None`` stands for
+    when no file fixes it (the function passes on only the arguments given, so ``None`` still
+    means "not given")."""
+    shown = option_spec(field).signature_default
+    return field.default if shown is None else shown
 
 
 def _flag(field: Any) -> str:
@@ -143,7 +152,7 @@ def defaults_table() -> str:
             spec = option_spec(field)
             if not spec.cli:
                 continue
-            default = spec.default_text or default_text(field.default)
+            default = spec.stated_default(field.default)
             key = (spec.flag or "--" + field.name.replace("_", "-"), default, spec.help_text())
             rows.setdefault(key, []).append(experiment.name)
     lines = ["| option | default | commands | meaning |", "|---|---|---|---|"]

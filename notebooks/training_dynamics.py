@@ -96,9 +96,7 @@ for name, task in SETTINGS.items():
         **task,
     )
     print(f"{name}, L=3, flow to t = {T_FLOW:g}:")
-    print(flows[name].table())
-    for line in flows[name].warnings:
-        print("  note:", line)
+    print(flows[name].table())  # ends with its notes and warnings
     print()
 
 # %%

@@ -102,6 +102,28 @@ def test_numpy_scalars_and_arrays_are_accepted_as_python_values():
         bayes_slr.bayes_risk(L=np.ones((2, 2), dtype=int))
 
 
+@pytest.mark.parametrize(
+    "name, required", [("posterior", {}), ("posterior-sweep", {"alpha": (2.0, 4.0)})]
+)
+def test_signatures_show_the_defaults_a_run_resolves(name, required):
+    """Each default a signature shows is the value the options resolve to when nothing is given
+    (``None`` is shown only where the default depends on another setting or a file)."""
+    import inspect
+
+    experiment = EXPERIMENTS.get(name)
+    signature = inspect.signature(getattr(bayes_slr, name.replace("-", "_")))
+    resolved = experiment.options_type(**required)
+    shown = {
+        parameter.name: parameter.default
+        for parameter in signature.parameters.values()
+        if hasattr(resolved, parameter.name)
+        and parameter.default is not None
+        and parameter.name not in required
+    }
+    assert len(shown) >= 17
+    assert shown == {key: getattr(resolved, key) for key in shown}
+
+
 def test_the_namespace_is_the_public_names():
     assert dir(bayes_slr) == sorted(bayes_slr.__all__)
     for name in ("ConvergenceWarning", "RSInstabilityWarning", "HardPhaseWarning"):
@@ -216,3 +238,13 @@ def test_every_public_member_of_a_result_is_documented():
         members = [name for name in dir(experiment.result_type) if not name.startswith("_")]
         missing = [name for name in members if f"`{name}" not in api]
         assert missing == [], (experiment.name, missing)
+
+
+def test_tables_print_no_nan_where_a_number_is_meant():
+    """A float without a value (nan) prints as ``-``; inf and exact zeros keep their words."""
+    import math
+
+    from bayes_slr.experiments.tables import format_table
+
+    table = format_table(["a", "b", "c", "d"], [[math.nan, math.inf, 4.77e-15, 0.25]])
+    assert table.splitlines()[-1].split() == ["-", "inf", "0", "0.25"]

@@ -13,7 +13,7 @@ import pytest
 from bayes_slr import __version__
 from bayes_slr.cli.main import build_parser, main
 from bayes_slr.experiments import EXPERIMENTS
-from bayes_slr.experiments.base import default_text, option_spec
+from bayes_slr.experiments.base import option_spec
 from bayes_slr.records import SweepInterrupted, SweepLog, atomic_write, run_sweep
 
 CONVERTED = sorted(e.name for e in EXPERIMENTS.items())
@@ -34,7 +34,7 @@ def test_help_states_the_default_that_runs(command):
         spec = option_spec(field)
         if not spec.cli or field.default is False:
             continue
-        stated = f"(default: {spec.default_text or default_text(field.default)})"
+        stated = f"(default: {spec.stated_default(field.default)})"
         assert stated in text, f"{command} --{field.name}: its help does not say {stated}"
 
 
