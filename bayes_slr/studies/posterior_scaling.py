@@ -208,7 +208,7 @@ def state_evolution_gap(
 ) -> ScalingStudy:
     """Sampler errors minus the theory's, averaged over ``teachers`` teachers (seeds ``seed``,
     ``seed + 1``, ...: the same teachers' seeds at every ``D``) at each ``D`` of ``sizes``,
-    fitted against ``1/D``. Standard errors: over teachers, combined with the theory's own
+    fitted against ``1/D`` (with two sizes or more). Standard errors: over teachers, combined with the theory's own
     (:func:`theory_targets`)."""
     check_int("teachers", teachers, 2)
     sampling = sampling or ScalingSampling()
@@ -231,6 +231,7 @@ def state_evolution_gap(
             [r.stderr for r in rows if r.estimator == estimator],
         )
         for estimator in ESTIMATORS
+        if len(sizes) >= 2
     }
     return ScalingStudy(config, alpha, sampling, measured, rows, fits)
 
