@@ -208,8 +208,8 @@ def state_evolution_gap(
 ) -> ScalingStudy:
     """Sampler errors minus the theory's, averaged over ``teachers`` teachers (seeds ``seed``,
     ``seed + 1``, ...: the same teachers' seeds at every ``D``) at each ``D`` of ``sizes``,
-    fitted against ``1/D`` (with two sizes or more). Standard errors: over teachers, combined with the theory's own
-    (:func:`theory_targets`)."""
+    fitted against ``1/D`` (with two sizes or more). Standard errors: over teachers, combined
+    with the theory's own (:func:`theory_targets`)."""
     check_int("teachers", teachers, 2)
     sampling = sampling or ScalingSampling()
     theory = theory_targets(config, alpha, theory_samples, theory_seeds)
