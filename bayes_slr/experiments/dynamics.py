@@ -31,16 +31,6 @@ from bayes_slr.experiments.base import (
     option,
     register_experiment,
 )
-from bayes_slr.experiments.dynamics_erm import (
-    DEFAULT_REPLICA_SAMPLES,
-    ERM_COLUMNS,
-    ERM_NOTE,
-    ERROR_SIGMAS,
-    STATIONARITY,
-    ERMComparison,
-    compare_with_erm,
-    replica_warnings,
-)
 from bayes_slr.experiments.dynamics_state import (
     PointState,
     divergence_kept,
@@ -64,6 +54,15 @@ from bayes_slr.experiments.task import (
 )
 from bayes_slr.models.spec import training_size
 from bayes_slr.records import SweepLog
+from bayes_slr.studies.dynamics_erm import (
+    DEFAULT_REPLICA_SAMPLES,
+    ERM_NOTE,
+    ERROR_SIGMAS,
+    STATIONARITY,
+    ERMComparison,
+    compare_with_erm,
+    replica_warnings,
+)
 
 METHODS = ("gd", "sgd", "flow", "sgd-ode")
 """``gd`` and ``sgd`` train on data at dimension ``D``; ``flow`` and ``sgd-ode`` integrate the
@@ -81,6 +80,9 @@ ends 0.058 above the optimum at ``eta / B = 1/4``, 0.007 at ``1/32``): the defau
 within the default tolerance."""
 ESCAPE_LEVEL = 0.4
 """An escape from the start: the larger of ``|m_k|`` and ``|k.v*/D|`` reaches this level."""
+
+ERM_COLUMNS = ("lbfgs_error", "replica_error", "objective_gap", "erm_reach_time", "at_minimum")
+"""The comparison's columns of the ``dynamics`` table (the rest is in ``--json``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -313,7 +315,7 @@ class DynamicsRow(Record):
     reach_time : first logged time with the test error within ``tolerance`` of the optimum.
     reached : whether the final test error is within ``tolerance`` of the population optimum.
     erm : gd with ``compare_erm``: the end against the L-BFGS minimum of the same objective and
-        the replica theory (:class:`~bayes_slr.experiments.dynamics_erm.ERMComparison`); else
+        the replica theory (:class:`~bayes_slr.studies.dynamics_erm.ERMComparison`); else
         ``None``.
     """
 

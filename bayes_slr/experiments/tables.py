@@ -5,10 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-ROUNDING = 1e-12
-"""Below this, a computed value is float64 rounding of zero (no computation here is more accurate):
-the table prints 0, not e.g. -9.1e-15."""
-
+from bayes_slr.numerics.rounding import ROUNDING
 
 NO_VALUE = "-"
 """How a table prints a float that holds no value (``nan``: e.g. the standard error of one draw)."""
