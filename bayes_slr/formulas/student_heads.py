@@ -26,6 +26,7 @@ from bayes_slr.attention.activations import theory_terms_of
 from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.formulas.bayes import ExactValue
 from bayes_slr.formulas.optimum import optimal_population_error
+from bayes_slr.formulas.optimum_record import PopulationOptimum
 from bayes_slr.formulas.population import (
     check_config,
     check_key_overlaps,
@@ -120,13 +121,24 @@ def student_heads_optimum(
     Returns
     -------
     StudentHeadsOptimum
-        ``1 - (min(H_s, H) / H) (1 - E_H)`` (module docstring) and the heads that reach it: the
-        first ``min(H_s, H)`` teacher heads each take a student head at the aligned optimum's
-        overlaps, and the ``H_s - H`` extra heads keep that optimum's key norm with ``q_v = 0``.
+        ``1 - (min(H_s, H) / H) (1 - E_H)`` (module docstring) and the heads that reach it
+        (:func:`heads_at_optimum`).
     """
     config = check_config(config)
+    return heads_at_optimum(optimal_population_error(activation, config), config, student_heads)
+
+
+def heads_at_optimum(
+    aligned: PopulationOptimum, config: SLRConfig, student_heads: int
+) -> StudentHeadsOptimum:
+    """The optimum of ``student_heads`` heads from the optimum ``aligned`` of one student head
+    per teacher head of ``config`` (:func:`~bayes_slr.formulas.optimum.optimal_population_error`).
+
+    The first ``min(H_s, H)`` teacher heads each take a student head at the aligned optimum's
+    overlaps (the best overlaps of a head do not depend on how many others there are), and the
+    ``H_s - H`` extra heads keep that optimum's key with ``q_v = 0``.
+    """
     student_heads = check_int("student_heads", student_heads, 1)
-    aligned = optimal_population_error(activation, config)
     o = aligned.overlaps
     matched = min(student_heads, config.heads)
     heads = tuple(StudentHead(h, o.m_k, o.q_k, o.m_v, o.q_v, o.c) for h in range(matched)) + (
