@@ -12,9 +12,12 @@ orthogonal across heads, so the heads' cross terms vanish and, with ``y`` scaled
 overlaps (:func:`~bayes_slr.formulas.population.heads_terms` with ``H = 1``:
 ``A = sqrt(rho) E[s_eps | present]``, ``B = rho B_present + (1 - rho) B_absent``). An extra head
 has ``m_k = m_v = 0``: it sees null tokens only and adds ``q_v B_null``. Each bracket is at most
-``A_j^2 / (H B_j)``, so the optimum is ``1 - (min(H_s, H) / H) (1 - E_H)``, ``E_H`` the optimum
-of ``H`` aligned heads (:func:`~bayes_slr.formulas.optimum.optimal_population_error`), with
-extra heads silenced (``q_v = 0``).
+``A_j^2 / (H B_j)``, so the optimum over such students is ``1 - (min(H_s, H) / H) (1 - E_H)``,
+``E_H`` the optimum of ``H`` aligned heads
+(:func:`~bayes_slr.formulas.optimum.optimal_population_error`), with extra heads silenced
+(``q_v = 0``). A head mixing several teacher heads is outside this family and may do better
+(one softmax head on two teacher heads does, docs/multihead.md section 7): for ``H_s < H`` the
+optimum here bounds the optimum over all overlaps from above.
 """
 
 from __future__ import annotations
@@ -111,7 +114,9 @@ def student_heads_error(
 def student_heads_optimum(
     activation: str, config: SLRConfig, student_heads: int
 ) -> StudentHeadsOptimum:
-    """Best population error of ``student_heads`` heads on the ``H``-head teacher of ``config``.
+    """Best population error of ``student_heads`` heads, each aligned with a distinct teacher
+    head or extra, on the ``H``-head teacher of ``config`` (heads mixing teacher heads are not
+    searched: module docstring).
 
     Parameters
     ----------

@@ -35,8 +35,8 @@ class StudentHead(Record):
 
 @dataclasses.dataclass(frozen=True)
 class StudentHeadsOptimum(Record):
-    """The best population error of ``H_s`` student heads on an ``H``-head teacher, and the heads
-    that reach it.
+    """The best population error of ``H_s`` student heads, each aligned with a distinct teacher
+    head or extra, on an ``H``-head teacher, and the heads that reach it.
 
     Attributes
     ----------

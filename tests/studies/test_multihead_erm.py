@@ -17,7 +17,9 @@ import numpy as np
 import pytest
 
 from bayes_slr import ConfigError, LengthLaw, SLRConfig
+from bayes_slr.attention.estimators import AttentionParams
 from bayes_slr.formulas.student_heads import student_heads_optimum
+from bayes_slr.models.batch import Teacher
 from bayes_slr.studies.multihead_erm import head_overlaps, multihead_erm
 
 ALPHA = 100.0
@@ -43,11 +45,8 @@ def test_erm_reaches_the_optimum_with_specialised_heads() -> None:
 
 
 def test_head_overlaps_of_a_permuted_teacher() -> None:
-    """The teacher's own (orthogonal) heads, swapped and with an extra zero head: the permutation and overlaps
-    are read back exactly."""
-    from bayes_slr.attention.estimators import AttentionParams
-    from bayes_slr.models.batch import Teacher
-
+    """The teacher's own (orthogonal) heads, swapped and with an extra zero head: the permutation
+    and overlaps are read back exactly."""
     basis = np.linalg.qr(np.random.default_rng(0).normal(size=(5, 4)))[0].T
     k_star, v_star = basis[:2], basis[2:]
     params = AttentionParams(

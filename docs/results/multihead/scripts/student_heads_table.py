@@ -8,7 +8,7 @@ For each ``rho`` in 0.5 and 1 and each activation (softmax, softmax-1, Bayes-sof
 optimum of ``H_s = 1, 2, 3`` student heads (quadrature; in brackets the error at its heads by Monte
 Carlo over ``--samples`` sequences, seed 0, with its standard error), and the error of ``H + 1``
 heads whose extra head is not silenced but keeps an aligned head's optimal ``(q_k, q_v, c)``
-(quadrature): the noise an untrained extra head of that size adds.
+(quadrature, and Monte Carlo): the noise an untrained extra head of that size adds.
 """
 
 from __future__ import annotations
@@ -57,7 +57,11 @@ def main() -> None:
                 )
             heads = heads_at_optimum(aligned, config, args.heads + 1).heads
             unsilenced = heads[:-1] + (dataclasses.replace(heads[-1], q_v=aligned.overlaps.q_v),)
-            cells.append(f"{student_heads_error(name, config, unsilenced).value:.6f}")
+            mc = student_heads_error_mc(name, config, unsilenced, samples=args.samples)
+            cells.append(
+                f"{student_heads_error(name, config, unsilenced).value:.6f} "
+                f"(MC {float(mc.mean):.4f} +- {float(mc.stderr):.4f})"
+            )
             print("| " + " | ".join(cells) + " |", flush=True)
     print(f"\nwall time {time.perf_counter() - start:.0f} s")
 
