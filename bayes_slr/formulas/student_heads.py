@@ -16,8 +16,9 @@ has ``m_k = m_v = 0``: it sees null tokens only and adds ``q_v B_null``. Each br
 ``E_H`` the optimum of ``H`` aligned heads
 (:func:`~bayes_slr.formulas.optimum.optimal_population_error`), with extra heads silenced
 (``q_v = 0``). A head mixing several teacher heads is outside this family and may do better
-(one softmax head on two teacher heads does, docs/multihead.md section 7): for ``H_s < H`` the
-optimum here bounds the optimum over all overlaps from above.
+(one head on two teacher heads does, by Monte Carlo:
+:func:`~bayes_slr.formulas.population_mc.mixed_heads_error_mc`, docs/multihead.md section 6):
+for ``H_s < H`` the optimum here bounds the optimum over all overlaps from above.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Population optimum of ``H_s`` student heads on an ``H``-head teacher for each activation, with
-a Monte Carlo check at each optimum's heads (docs/multihead.md section 6).
+"""Population optimum of ``H_s`` student heads (aligned one to one, or extra) on an ``H``-head
+teacher for each activation, with a Monte Carlo check at each optimum's heads (docs/multihead.md
+section 6).
 
 Run: ``PYTHONPATH=. .venv/bin/python docs/results/multihead/scripts/student_heads_table.py
 [--heads 2] [--L 3] [--nu 2] [--samples 100000]``; prints a Markdown table and the wall time.
