@@ -1,7 +1,7 @@
 """Where the time of one ERM point goes: compilation, L-BFGS iterations and gradient evaluations
 per ridge value and start, time per evaluation, validation and scoring, in one process.
 
-A point is what ``bayes-slr gap --alpha 16`` runs per activation and task: ``erm_experiment`` at
+A point is what ``bayes-slr gap --alpha 16`` runs per activation and task: ``erm_study`` at
 ``D = 100``, ``alpha = 16``, ``Delta = 0.1``, 4 seeds, the default starts (random ones plus the
 informed one) and ``lam = "auto"`` (the held-out validation path, then the refit from every start),
 test errors on 20 000 fresh sequences per seed. Points: the README's (spiked ``nu = 2``,
@@ -47,12 +47,12 @@ import numpy as np
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr.attention import training
 from bayes_slr.attention.erm_settings import DEFAULT_N_TEST, DEFAULT_STARTS
-from bayes_slr.experiments import erm as erm_module  # the experiment profiled (one import)
-from bayes_slr.experiments.gap import DEFAULT_SEEDS
+from bayes_slr.experiments.gap_records import DEFAULT_SEEDS
 from bayes_slr.experiments.task import DEFAULT_D, DEFAULT_DELTA
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.records import package_versions
+from bayes_slr.studies import erm as erm_module  # the study profiled (one import)
 
 POINTS = {
     "readme": (SLRConfig("spiked", DEFAULT_D, LengthLaw.fixed(3), 2.0, DEFAULT_DELTA), "softmax"),
@@ -170,7 +170,7 @@ def run_point(config: SLRConfig, activation: str, recorder: Recorder):
         patch.start()
     try:
         start = time.perf_counter()
-        summary = erm_module.erm_experiment(
+        summary = erm_module.erm_study(
             config,
             activation,
             alpha=ALPHA,
