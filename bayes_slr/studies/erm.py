@@ -160,11 +160,15 @@ class ERMSummary(NamedTuple):
 def _train_batch(
     starts, X, lengths, y, lams, tol, max_iter, learning_rate, *, activation, optimizer
 ):
-    """Train every start at every ``lam`` of every seed, as one vectorised computation.
+    """Train every start at every ``lam`` of every seed, in one compiled computation.
 
     ``starts`` leaves have leading axes ``(seeds, G, S)``, ``X, lengths, y`` ``(seeds, ...)``,
-    ``lams`` ``(seeds, G)``. The ``G x S`` problems of a seed share its data, so their
-    projections ``X @ [k, v]`` are one matrix product (the tokens are read once per step).
+    ``lams`` ``(seeds, G)``. One-pass SGD is vectorised (``jax.vmap``) over all of them: the
+    ``G x S`` problems of a seed share its data, so their projections ``X @ [k, v]`` are one
+    matrix product. L-BFGS runs the ``seeds x G x S`` problems one after another
+    (``jax.lax.map``), each until its own stopping rule: a vectorised ``while_loop`` runs every
+    member as long as its slowest one, and its batched line search and L-BFGS memory cost
+    about ten times one member's iteration per member (``benchmarks/erm_speed.py``).
     """
 
     def one(params, X_s, lengths_s, y_s, lam):
@@ -181,9 +185,22 @@ def _train_batch(
             learning_rate=learning_rate,
         )
 
-    over_starts = jax.vmap(one, in_axes=(0, None, None, None, None))
-    over_grid = jax.vmap(over_starts, in_axes=(0, None, None, None, 0))
-    return jax.vmap(over_grid)(starts, X, lengths, y, lams)
+    if optimizer != "lbfgs":
+        over_starts = jax.vmap(one, in_axes=(0, None, None, None, None))
+        over_grid = jax.vmap(over_starts, in_axes=(0, None, None, None, 0))
+        return jax.vmap(over_grid)(starts, X, lengths, y, lams)
+    axes = jax.tree_util.tree_leaves(starts)[0].shape[:3]
+    members = int(np.prod(axes))
+    flat = jax.tree_util.tree_map(lambda leaf: leaf.reshape((members,) + leaf.shape[3:]), starts)
+    seed = jnp.repeat(jnp.arange(axes[0]), axes[1] * axes[2])
+    lam = jnp.repeat(lams.reshape(-1), axes[2])
+
+    def member(args):
+        params, s, lam_m = args
+        return one(params, X[s], lengths[s], y[s], lam_m)
+
+    trained = jax.lax.map(member, (flat, seed, lam))
+    return jax.tree_util.tree_map(lambda leaf: leaf.reshape(axes + leaf.shape[1:]), trained)
 
 
 class _Trainer(NamedTuple):
