@@ -41,6 +41,7 @@ from bayes_slr.attention.training import (
     fit_erm,
     initial_params,
     train,
+    train_jit,
 )
 from bayes_slr.errors import ConfigError, check_int
 from bayes_slr.formulas.population import population_error
@@ -156,19 +157,13 @@ class ERMSummary(NamedTuple):
     oracle_stderr: float | None = None
 
 
-@functools.partial(jax.jit, static_argnames=("activation", "optimizer"))
-def _train_batch(
-    starts, X, lengths, y, lams, tol, max_iter, learning_rate, *, activation, optimizer
-):
-    """Train every start at every ``lam`` of every seed, in one compiled computation.
+@functools.partial(jax.jit, static_argnames=("activation",))
+def _sgd_batch(starts, X, lengths, y, lams, learning_rate, tol, max_iter, *, activation):
+    """One SGD pass of every start at every ``lam`` of every seed, as one vectorised computation.
 
     ``starts`` leaves have leading axes ``(seeds, G, S)``, ``X, lengths, y`` ``(seeds, ...)``,
-    ``lams`` ``(seeds, G)``. One-pass SGD is vectorised (``jax.vmap``) over all of them: the
-    ``G x S`` problems of a seed share its data, so their projections ``X @ [k, v]`` are one
-    matrix product. L-BFGS runs the ``seeds x G x S`` problems one after another
-    (``jax.lax.map``), each until its own stopping rule: a vectorised ``while_loop`` runs every
-    member as long as its slowest one, and its batched line search and L-BFGS memory cost
-    about ten times one member's iteration per member (``benchmarks/erm_speed.py``).
+    ``lams`` ``(seeds, G)``. The ``G x S`` problems of a seed share its data, so their
+    projections ``X @ [k, v]`` are one matrix product (the tokens are read once per step).
     """
 
     def one(params, X_s, lengths_s, y_s, lam):
@@ -178,29 +173,55 @@ def _train_batch(
             lengths_s,
             y_s,
             activation=activation,
-            optimizer=optimizer,
+            optimizer="sgd",
             lam=lam,
             tol=tol,
             max_iter=max_iter,
             learning_rate=learning_rate,
         )
 
-    if optimizer != "lbfgs":
-        over_starts = jax.vmap(one, in_axes=(0, None, None, None, None))
-        over_grid = jax.vmap(over_starts, in_axes=(0, None, None, None, 0))
-        return jax.vmap(over_grid)(starts, X, lengths, y, lams)
-    axes = jax.tree_util.tree_leaves(starts)[0].shape[:3]
-    members = int(np.prod(axes))
-    flat = jax.tree_util.tree_map(lambda leaf: leaf.reshape((members,) + leaf.shape[3:]), starts)
-    seed = jnp.repeat(jnp.arange(axes[0]), axes[1] * axes[2])
-    lam = jnp.repeat(lams.reshape(-1), axes[2])
+    over_starts = jax.vmap(one, in_axes=(0, None, None, None, None))
+    over_grid = jax.vmap(over_starts, in_axes=(0, None, None, None, 0))
+    return jax.vmap(over_grid)(starts, X, lengths, y, lams)
 
-    def member(args):
-        params, s, lam_m = args
-        return one(params, X[s], lengths[s], y[s], lam_m)
 
-    trained = jax.lax.map(member, (flat, seed, lam))
-    return jax.tree_util.tree_map(lambda leaf: leaf.reshape(axes + leaf.shape[1:]), trained)
+def _lbfgs_members(starts, batches: SLRBatch, lams, tol: float, max_iter: int, activation: str):
+    """L-BFGS of every start at every ``lam`` of every seed, one problem after another.
+
+    Shapes as :func:`_sgd_batch`. Each problem is one call of the compiled single-problem
+    trainer (:data:`~bayes_slr.attention.training.train_jit`), run until its own stopping rule:
+    a vectorised ``while_loop`` runs every member as long as its slowest one, and its batched
+    line search and L-BFGS memory cost about ten times one problem's iteration per member
+    (``benchmarks/erm_speed.py``). One program serves every start, ridge value and seed, and
+    the validation path and the refit alike (:func:`_ridges` gives the path the whole
+    training set with its held-out samples zeroed, the same shapes).
+    """
+    leaves, treedef = jax.tree_util.tree_flatten(starts)
+    leaves = [np.asarray(leaf) for leaf in leaves]
+    lams = np.asarray(lams)
+    seeds, grid, count = leaves[0].shape[:3]
+    results = []
+    for s in range(seeds):
+        X, lengths, y = batches.X[s], batches.lengths[s], batches.y[s]
+        for g, k in np.ndindex(grid, count):
+            params = jax.tree_util.tree_unflatten(treedef, [leaf[s, g, k] for leaf in leaves])
+            results.append(
+                train_jit(
+                    params,
+                    X,
+                    lengths,
+                    y,
+                    activation=activation,
+                    optimizer="lbfgs",
+                    lam=float(lams[s, g]),
+                    tol=tol,
+                    max_iter=max_iter,
+                )
+            )
+    return jax.tree_util.tree_map(
+        lambda *members: jnp.stack(members).reshape((seeds, grid, count) + members[0].shape),
+        *results,
+    )
 
 
 class _Trainer(NamedTuple):
@@ -225,20 +246,21 @@ class _Trainer(NamedTuple):
         )
 
     def __call__(self, starts, batches: SLRBatch, lams):
-        """:func:`_train_batch` of ``starts`` (leaves ``(seeds, G, S, ...)``) on ``batches``
-        (leaves ``(seeds, ...)``) at ``lams`` ``(seeds, G)``: ``(params, values, grad_norms,
-        iterations)``."""
-        return _train_batch(
+        """Every start (leaves ``(seeds, G, S, ...)``) trained on ``batches`` (leaves ``(seeds,
+        ...)``) at ``lams`` ``(seeds, G)``: ``(params, values, grad_norms, iterations)``
+        (:func:`_lbfgs_members` or :func:`_sgd_batch`)."""
+        if self.optimizer == "lbfgs":
+            return _lbfgs_members(starts, batches, lams, self.tol, self.max_iter, self.activation)
+        return _sgd_batch(
             starts,
             batches.X,
             batches.lengths,
             batches.y,
-            lams,
+            jnp.asarray(lams),
+            self.learning_rate,
             self.tol,
             self.max_iter,
-            self.learning_rate,
             activation=self.activation,
-            optimizer=self.optimizer,
         )
 
 
@@ -567,8 +589,19 @@ def _ridges(
     fit_part = jax.tree_util.tree_map(lambda a: a[:, : N - n_val], batches)
     held_out = jax.tree_util.tree_map(lambda a: a[:, N - n_val :], batches)
     if settings.optimizer == "lbfgs":
+        # the refit's shapes (one compiled trainer for both): the held-out samples zeroed
+        # (X = 0 predicts 0 = y, no residual, no gradient); the objective, divided by N
+        # instead of N - n_val, is scaled by (N - n_val) / N, and so is the tolerance
+        zeroed = batches._replace(
+            X=batches.X.at[:, N - n_val :].set(0.0), y=batches.y.at[:, N - n_val :].set(0.0)
+        )
         scores = _validation_path(
-            trainer, candidates, fit_part, held_out, lam_grid, settings.patience
+            trainer._replace(tol=trainer.tol * (N - n_val) / N),
+            candidates,
+            zeroed,
+            held_out,
+            lam_grid,
+            settings.patience,
         )
     else:  # one SGD pass per lam from the starts, vectorised over the grid
         params, values, _, _ = trainer(
