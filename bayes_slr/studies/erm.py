@@ -574,12 +574,11 @@ def _ridges(
     ``lam`` with the lowest score is refitted from all starts on the whole training set.
     Neither the test samples nor the teacher take part in the choice. With L-BFGS the grid
     is walked as a regularisation path from the largest ``lam`` down, warm-started, and
-    stopped ``patience`` values past the best (:func:`_validation_path`: vectorised over
-    seeds and starts, not over the grid, because a cold start at small ``lam`` costs
-    hundreds of iterations and a vectorised loop runs as long as its slowest member; the
-    same softmax point took 390 s vectorised over the grid and 57 s as a path, choosing the
-    same ``lam``); with one-pass SGD every ``lam`` is trained from the starts, vectorised
-    over the grid.
+    stopped once every seed's validation error has been above its best for ``patience``
+    values (:func:`_validation_path`; a path, not every ``lam`` from the starts, because a
+    cold start at small ``lam`` costs hundreds of iterations: the same softmax point took
+    390 s vectorised over the grid and 57 s as a path, choosing the same ``lam``); with
+    one-pass SGD every ``lam`` is trained from the starts, vectorised over the grid.
     """
     seeds = settings.seeds
     if not settings.lam_auto:
