@@ -3,7 +3,8 @@
 :func:`fit_erm` (one training set) lives in :mod:`bayes_slr.attention.training` and is
 re-exported here. :func:`erm_study` is the one entry point for "train ERM and score it":
 on ``seeds`` drawn teachers with ``N = round(alpha D)`` training samples each, or on a given
-training set (``data``), it trains every start of every seed together (``jax.vmap``) with the
+training set (``data``), it trains every start of every seed (L-BFGS: one problem after another
+by one compiled trainer; one-pass SGD: all at once, ``jax.vmap``) with the
 choices of an :class:`~bayes_slr.attention.erm_settings.ERMSettings`, and reports the test error
 of each fit (fresh samples from the teacher, or given held-out sequences) beside the zero
 predictor, the teacher's own Bayes predictor (the oracle) and the population error that
@@ -397,14 +398,15 @@ def erm_study(
     Seed ``s`` draws its teacher, training set, random starts and test samples from
     :func:`seed_keys` ``(seed, s)``. Every seed is trained from ``starts`` random starts
     (:func:`~bayes_slr.attention.training.initial_params`, ``k, v ~ N(0, 0.01 I_D)``) and from
-    the informed start (the teacher), all at once (``jax.vmap`` over seeds, ``lam`` values and
-    starts). The estimator of a seed is the random start with the lowest training objective:
-    what a user without the teacher would pick; the informed start is a reference (it is the
-    estimator only with ``init="informed"``). The test errors of all starts, of the zero
-    predictor and of the oracle (the teacher's Bayes predictor with known directions) are
-    measured on the same sequences; ``restarts_agree`` says whether the random starts' test
-    errors lie within ``max(2 x Monte Carlo stderr, 1e-3)`` of each other, i.e. whether another
-    start would have changed the reported number beyond its own error bar.
+    the informed start (the teacher): with L-BFGS one problem after another, each to its own
+    stopping rule (:func:`_lbfgs_members`), with one-pass SGD all at once (``jax.vmap`` over
+    seeds, ``lam`` values and starts). The estimator of a seed is the random start with the
+    lowest training objective: what a user without the teacher would pick; the informed start is
+    a reference (it is the estimator only with ``init="informed"``). The test errors of all
+    starts, of the zero predictor and of the oracle (the teacher's Bayes predictor with known
+    directions) are measured on the same sequences; ``restarts_agree`` says whether the random
+    starts' test errors lie within ``max(2 x Monte Carlo stderr, 1e-3)`` of each other, i.e.
+    whether another start would have changed the reported number beyond its own error bar.
 
     ``lam="auto"`` chooses the ridge by validation on held-out training samples, neither the test
     samples nor the teacher taking part (:func:`_ridges`).
