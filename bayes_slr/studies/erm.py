@@ -3,7 +3,8 @@
 :func:`fit_erm` (one training set) lives in :mod:`bayes_slr.attention.training` and is
 re-exported here. :func:`erm_study` is the one entry point for "train ERM and score it":
 on ``seeds`` drawn teachers with ``N = round(alpha D)`` training samples each, or on a given
-training set (``data``), it trains every start of every seed together (``jax.vmap``) with the
+training set (``data``), it trains every start of every seed (L-BFGS: one problem after another
+by one compiled trainer; one-pass SGD: all at once, ``jax.vmap``) with the
 choices of an :class:`~bayes_slr.attention.erm_settings.ERMSettings`, and reports the test error
 of each fit (fresh samples from the teacher, or given held-out sequences) beside the zero
 predictor, the teacher's own Bayes predictor (the oracle) and the population error that
@@ -41,6 +42,7 @@ from bayes_slr.attention.training import (
     fit_erm,
     initial_params,
     train,
+    train_jit,
 )
 from bayes_slr.errors import ConfigError, check_int
 from bayes_slr.formulas.population import population_error
@@ -156,11 +158,9 @@ class ERMSummary(NamedTuple):
     oracle_stderr: float | None = None
 
 
-@functools.partial(jax.jit, static_argnames=("activation", "optimizer"))
-def _train_batch(
-    starts, X, lengths, y, lams, tol, max_iter, learning_rate, *, activation, optimizer
-):
-    """Train every start at every ``lam`` of every seed, as one vectorised computation.
+@functools.partial(jax.jit, static_argnames=("activation",))
+def _sgd_batch(starts, X, lengths, y, lams, learning_rate, tol, max_iter, *, activation):
+    """One SGD pass of every start at every ``lam`` of every seed, as one vectorised computation.
 
     ``starts`` leaves have leading axes ``(seeds, G, S)``, ``X, lengths, y`` ``(seeds, ...)``,
     ``lams`` ``(seeds, G)``. The ``G x S`` problems of a seed share its data, so their
@@ -174,7 +174,7 @@ def _train_batch(
             lengths_s,
             y_s,
             activation=activation,
-            optimizer=optimizer,
+            optimizer="sgd",
             lam=lam,
             tol=tol,
             max_iter=max_iter,
@@ -184,6 +184,45 @@ def _train_batch(
     over_starts = jax.vmap(one, in_axes=(0, None, None, None, None))
     over_grid = jax.vmap(over_starts, in_axes=(0, None, None, None, 0))
     return jax.vmap(over_grid)(starts, X, lengths, y, lams)
+
+
+def _lbfgs_members(starts, batches: SLRBatch, lams, tol: float, max_iter: int, activation: str):
+    """L-BFGS of every start at every ``lam`` of every seed, one problem after another.
+
+    Shapes as :func:`_sgd_batch`. Each problem is one call of the compiled single-problem
+    trainer (:data:`~bayes_slr.attention.training.train_jit`), run until its own stopping rule:
+    a vectorised ``while_loop`` runs every member as long as its slowest one, and its batched
+    line search and L-BFGS memory cost about ten times one problem's iteration per member
+    (``benchmarks/erm_speed.py``). One program serves every start, ridge value and seed, and
+    the validation path and the refit alike (:func:`_ridges` gives the path the whole
+    training set with its held-out samples zeroed, the same shapes).
+    """
+    leaves, treedef = jax.tree_util.tree_flatten(starts)
+    leaves = [np.asarray(leaf) for leaf in leaves]
+    lams = np.asarray(lams)
+    seeds, grid, count = leaves[0].shape[:3]
+    results = []
+    for s in range(seeds):
+        X, lengths, y = batches.X[s], batches.lengths[s], batches.y[s]
+        for g, k in np.ndindex(grid, count):
+            params = jax.tree_util.tree_unflatten(treedef, [leaf[s, g, k] for leaf in leaves])
+            results.append(
+                train_jit(
+                    params,
+                    X,
+                    lengths,
+                    y,
+                    activation=activation,
+                    optimizer="lbfgs",
+                    lam=float(lams[s, g]),
+                    tol=tol,
+                    max_iter=max_iter,
+                )
+            )
+    return jax.tree_util.tree_map(
+        lambda *members: jnp.stack(members).reshape((seeds, grid, count) + members[0].shape),
+        *results,
+    )
 
 
 class _Trainer(NamedTuple):
@@ -208,20 +247,21 @@ class _Trainer(NamedTuple):
         )
 
     def __call__(self, starts, batches: SLRBatch, lams):
-        """:func:`_train_batch` of ``starts`` (leaves ``(seeds, G, S, ...)``) on ``batches``
-        (leaves ``(seeds, ...)``) at ``lams`` ``(seeds, G)``: ``(params, values, grad_norms,
-        iterations)``."""
-        return _train_batch(
+        """Every start (leaves ``(seeds, G, S, ...)``) trained on ``batches`` (leaves ``(seeds,
+        ...)``) at ``lams`` ``(seeds, G)``: ``(params, values, grad_norms, iterations)``
+        (:func:`_lbfgs_members` or :func:`_sgd_batch`)."""
+        if self.optimizer == "lbfgs":
+            return _lbfgs_members(starts, batches, lams, self.tol, self.max_iter, self.activation)
+        return _sgd_batch(
             starts,
             batches.X,
             batches.lengths,
             batches.y,
-            lams,
+            jnp.asarray(lams),
+            self.learning_rate,
             self.tol,
             self.max_iter,
-            self.learning_rate,
             activation=self.activation,
-            optimizer=self.optimizer,
         )
 
 
@@ -358,14 +398,15 @@ def erm_study(
     Seed ``s`` draws its teacher, training set, random starts and test samples from
     :func:`seed_keys` ``(seed, s)``. Every seed is trained from ``starts`` random starts
     (:func:`~bayes_slr.attention.training.initial_params`, ``k, v ~ N(0, 0.01 I_D)``) and from
-    the informed start (the teacher), all at once (``jax.vmap`` over seeds, ``lam`` values and
-    starts). The estimator of a seed is the random start with the lowest training objective:
-    what a user without the teacher would pick; the informed start is a reference (it is the
-    estimator only with ``init="informed"``). The test errors of all starts, of the zero
-    predictor and of the oracle (the teacher's Bayes predictor with known directions) are
-    measured on the same sequences; ``restarts_agree`` says whether the random starts' test
-    errors lie within ``max(2 x Monte Carlo stderr, 1e-3)`` of each other, i.e. whether another
-    start would have changed the reported number beyond its own error bar.
+    the informed start (the teacher): with L-BFGS one problem after another, each to its own
+    stopping rule (:func:`_lbfgs_members`), with one-pass SGD all at once (``jax.vmap`` over
+    seeds, ``lam`` values and starts). The estimator of a seed is the random start with the
+    lowest training objective: what a user without the teacher would pick; the informed start is
+    a reference (it is the estimator only with ``init="informed"``). The test errors of all
+    starts, of the zero predictor and of the oracle (the teacher's Bayes predictor with known
+    directions) are measured on the same sequences; ``restarts_agree`` says whether the random
+    starts' test errors lie within ``max(2 x Monte Carlo stderr, 1e-3)`` of each other, i.e.
+    whether another start would have changed the reported number beyond its own error bar.
 
     ``lam="auto"`` chooses the ridge by validation on held-out training samples, neither the test
     samples nor the teacher taking part (:func:`_ridges`).
@@ -535,12 +576,11 @@ def _ridges(
     ``lam`` with the lowest score is refitted from all starts on the whole training set.
     Neither the test samples nor the teacher take part in the choice. With L-BFGS the grid
     is walked as a regularisation path from the largest ``lam`` down, warm-started, and
-    stopped ``patience`` values past the best (:func:`_validation_path`: vectorised over
-    seeds and starts, not over the grid, because a cold start at small ``lam`` costs
-    hundreds of iterations and a vectorised loop runs as long as its slowest member; the
-    same softmax point took 390 s vectorised over the grid and 57 s as a path, choosing the
-    same ``lam``); with one-pass SGD every ``lam`` is trained from the starts, vectorised
-    over the grid.
+    stopped once every seed's validation error has been above its best for ``patience``
+    values (:func:`_validation_path`; a path, not every ``lam`` from the starts, because a
+    cold start at small ``lam`` costs hundreds of iterations: the same softmax point took
+    390 s vectorised over the grid and 57 s as a path, choosing the same ``lam``); with
+    one-pass SGD every ``lam`` is trained from the starts, vectorised over the grid.
     """
     seeds = settings.seeds
     if not settings.lam_auto:
@@ -550,8 +590,19 @@ def _ridges(
     fit_part = jax.tree_util.tree_map(lambda a: a[:, : N - n_val], batches)
     held_out = jax.tree_util.tree_map(lambda a: a[:, N - n_val :], batches)
     if settings.optimizer == "lbfgs":
+        # the refit's shapes (one compiled trainer for both): the held-out samples zeroed
+        # (X = 0 predicts 0 = y, no residual, no gradient); the objective, divided by N
+        # instead of N - n_val, is scaled by (N - n_val) / N, and so is the tolerance
+        zeroed = batches._replace(
+            X=batches.X.at[:, N - n_val :].set(0.0), y=batches.y.at[:, N - n_val :].set(0.0)
+        )
         scores = _validation_path(
-            trainer, candidates, fit_part, held_out, lam_grid, settings.patience
+            trainer._replace(tol=trainer.tol * (N - n_val) / N),
+            candidates,
+            zeroed,
+            held_out,
+            lam_grid,
+            settings.patience,
         )
     else:  # one SGD pass per lam from the starts, vectorised over the grid
         params, values, _, _ = trainer(

@@ -1,0 +1,168 @@
+"""The ERM points of ``bayes-slr gap``, old code against new, in one process.
+
+The old code is this repository's ERM modules at a git revision (``--old``, default ``main``):
+``attention/erm_settings.py``, ``attention/training.py`` and ``studies/erm.py`` are read with
+``git show`` and loaded as separate modules (each importing the other two old ones; everything
+else is shared), so both run on the same machine, under the same load, in the same process. A
+point is what ``gap --alpha 16`` runs per task and activation: ``erm_study`` at ``D = 100``,
+``Delta = 0.1``, 4 seeds, 4 random starts and the informed one, ``lam = "auto"``, 20 000 test
+sequences a seed, ``predict_population=False`` (``GapOptions.erm_settings``).
+
+Each code runs the points twice: **cold** (JAX's caches cleared and a fresh persistent
+compilation cache, so that every program is compiled) and **warm** (the same calls again). The
+order is old cold, new cold, old warm, new warm. Printed per point: the four times and the
+ratios old / new; the results side by side: the test errors with their standard errors and
+their difference in combined standard errors, the chosen ridge of every seed (and whether each
+is the same or a neighbouring grid value), and whether the notes (the warnings) are the same.
+
+Run: ``.venv/bin/python benchmarks/erm_speed.py [--old REV] [--points readme ...]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import math
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import jax
+
+import bayes_slr  # noqa: F401  (float64)
+from bayes_slr.attention.erm_settings import DEFAULT_LAM_GRID
+from bayes_slr.experiments.gap_records import DEFAULT_SEEDS
+from bayes_slr.experiments.task import DEFAULT_D, DEFAULT_DELTA
+from bayes_slr.jax_setup import enable_compilation_cache
+from bayes_slr.models.spec import LengthLaw, SLRConfig
+from bayes_slr.studies import erm as new_erm
+
+ROOT = Path(__file__).resolve().parent.parent
+ERM_MODULES = ("attention.erm_settings", "attention.training", "studies.erm")
+"""The modules loaded at the old revision, in import order (``bayes_slr.`` omitted)."""
+ALPHA = 16.0
+POINTS = {
+    "readme": ("spiked", 3, 2.0, "softmax"),
+    "spiked5erf": ("spiked", 5, 2.0, "erf"),
+    "max10linear": ("max", 10, math.inf, "linear"),
+    "max3softplus": ("max", 3, math.inf, "softplus"),
+}
+"""Name: (variant, L, nu, activation)."""
+
+
+def old_erm(revision: str):
+    """``studies/erm.py`` at ``revision``, with the other ERM modules at that revision."""
+    old = {}
+    for name in ERM_MODULES:
+        path = f"bayes_slr/{name.replace('.', '/')}.py"
+        source = subprocess.run(
+            ["git", "show", f"{revision}:{path}"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        spec = importlib.util.spec_from_loader(f"_old_{name.replace('.', '_')}", loader=None)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # dataclasses look their module up there
+        with _modules_replaced({f"bayes_slr.{n}": m for n, m in old.items()}):
+            exec(compile(source, f"{revision}:{path}", "exec"), module.__dict__)  # noqa: S102
+        old[name] = module
+    return old["studies.erm"]
+
+
+@contextlib.contextmanager
+def _modules_replaced(replacements: dict):
+    """``sys.modules`` entries replaced for the duration (so ``from ... import`` sees them)."""
+    saved = {name: sys.modules.get(name) for name in replacements}
+    sys.modules.update(replacements)
+    try:
+        yield
+    finally:
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+
+
+def run_point(erm_module, name: str):
+    """One point with ``erm_module``'s ``erm_study``: ``(summary, seconds)``."""
+    variant, L, nu, activation = POINTS[name]
+    config = SLRConfig(variant, DEFAULT_D, LengthLaw.fixed(L), nu, DEFAULT_DELTA)
+    start = time.perf_counter()
+    summary = erm_module.erm_study(
+        config,
+        activation,
+        alpha=ALPHA,
+        seeds=DEFAULT_SEEDS,
+        predict_population=False,
+    )
+    return summary, time.perf_counter() - start
+
+
+def run_all(erm_module, points, cache_root: str | None) -> dict:
+    """Every point, cold when ``cache_root`` is given (caches cleared, a fresh persistent one)."""
+    if cache_root is not None:
+        jax.clear_caches()
+        enable_compilation_cache(tempfile.mkdtemp(dir=cache_root))
+    return {name: run_point(erm_module, name) for name in points}
+
+
+def grid_steps(old_lam: float, new_lam: float) -> int:
+    """How many grid values apart two chosen ridges are."""
+    grid = list(DEFAULT_LAM_GRID)
+    return abs(grid.index(old_lam) - grid.index(new_lam))
+
+
+def compare(name: str, times: dict, results: dict) -> None:
+    """Print one point's times, ratios and results, old against new."""
+    old, new = results["old"], results["new"]
+    combined = math.hypot(old.stderr, new.stderr)
+    steps = [grid_steps(a, b) for a, b in zip(old.lam, new.lam, strict=True)]
+    print(
+        f"{name}: cold old {times['old cold']:.1f} s new {times['new cold']:.1f} s "
+        f"(x{times['old cold'] / times['new cold']:.2f}); warm old {times['old warm']:.1f} s "
+        f"new {times['new warm']:.1f} s (x{times['old warm'] / times['new warm']:.2f})\n"
+        f"  test error old {old.test_error:.4f} +- {old.stderr:.4f}, new {new.test_error:.4f} +- "
+        f"{new.stderr:.4f}: {abs(old.test_error - new.test_error) / combined:.2f} combined "
+        f"stderrs\n  lam old {', '.join(f'{x:g}' for x in old.lam)}; new "
+        f"{', '.join(f'{x:g}' for x in new.lam)}; grid steps apart {steps}\n"
+        f"  notes the same: {old.notes == new.notes}"
+        + ("" if old.notes == new.notes else f"\n  old {old.notes}\n  new {new.notes}"),
+        flush=True,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--old", default="main", help="git revision of the old code")
+    parser.add_argument("--points", nargs="+", choices=sorted(POINTS), default=["readme"])
+    args = parser.parse_args()
+    codes = {"old": old_erm(args.old), "new": new_erm}
+    runs = {}
+    with tempfile.TemporaryDirectory() as cache_root:
+        for label, cache in (("cold", cache_root), ("warm", None)):
+            for code, module in codes.items():
+                runs[f"{code} {label}"] = run_all(module, args.points, cache)
+    total = {run: sum(seconds for _, seconds in points.values()) for run, points in runs.items()}
+    for name in args.points:
+        compare(
+            name,
+            {run: points[name][1] for run, points in runs.items()},
+            {code: runs[f"{code} warm"][name][0] for code in codes},
+        )
+    print(
+        f"all points: cold x{total['old cold'] / total['new cold']:.2f} "
+        f"({total['old cold']:.1f} s / {total['new cold']:.1f} s), warm "
+        f"x{total['old warm'] / total['new warm']:.2f} ({total['old warm']:.1f} s / "
+        f"{total['new warm']:.1f} s)",
+        flush=True,
+    )
+
+
+if __name__ == "__main__":
+    main()
