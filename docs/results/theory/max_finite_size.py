@@ -7,8 +7,8 @@ time, and appends one line per (``L``, activation, ``D``, ``B``) to ``max_finite
 per-teacher errors and the seconds it took. Chunks with other ``B`` add independent teachers.
 ``fit`` pools the teachers of each (``L``, activation, ``D``), fits a constant and the
 finite-size law ``e(D) = a + b / D`` by weighted least squares and compares ``a`` with the
-replica error of the stored ``theory --json`` runs at 8192 draws or more (:func:`replica`: their
-mean; the spread of the draw seeds is the theory's own Monte Carlo error)::
+replica error of the stored ``theory --json`` runs at 8192 draws or more (:func:`replica`, pooled
+by :func:`pooled_replica`: the spread of the draw sets is the theory's own Monte Carlo error)::
 
     python docs/results/theory/max_finite_size.py run --L 3 --D 100 200 400 --seeds 8 --seed 0
     python docs/results/theory/max_finite_size.py fit
@@ -66,10 +66,11 @@ def run(L: int, dimensions: list[int], seeds: int, seed: int) -> None:
             print(json.dumps(record))
 
 
-def replica(L: int, activation: str) -> list[float]:
+def replica(L: int, activation: str) -> list[tuple[int, float]]:
     """The stored replica errors of ``activation`` on max ``nu = inf`` at ``L``, ``alpha = 4``,
-    ``lam = 1``, ``Delta = 0.1`` and at least 8192 draws, one per draw seed: the ``theory --json``
-    files here (``replica_*.json``) and those of docs/dynamics.md (``finite_alpha_replica_*``)."""
+    ``lam = 1``, ``Delta = 0.1`` and at least 8192 draws, as ``(draws, error)`` per draw set: the
+    ``theory --json`` files here (``replica_*.json``) and those of docs/dynamics.md
+    (``finite_alpha_replica_*``)."""
     paths = [*HERE.glob("replica_*.json"), *HERE.parent.glob("dynamics/finite_alpha_replica_*")]
     values = {}
     for path in paths:
@@ -81,7 +82,20 @@ def replica(L: int, activation: str) -> list[float]:
         for row in result["rows"]:
             if row["source"] == "theory" and row["estimator"] == activation and row["converged"]:
                 values[(config["mc_samples"], config["seed"])] = row["test_error"]
-    return [values[key] for key in sorted(values)]
+    return [(draws, values[(draws, seed)]) for draws, seed in sorted(values)]
+
+
+def pooled_replica(points: list[tuple[int, float]]) -> tuple[float, float]:
+    """Mean of the replica errors weighted by their draws (the Monte Carlo variance of a point is
+    ``sigma^2 / draws``) and its standard error, ``sigma^2`` estimated from the weighted spread
+    (``nan`` with one point)."""
+    draws = np.array([d for d, _ in points], float)
+    errors = np.array([e for _, e in points])
+    mean = float(np.sum(draws * errors) / np.sum(draws))
+    if len(points) < 2:
+        return mean, math.nan
+    sigma2 = float(np.sum(draws * (errors - mean) ** 2) / (len(points) - 1))
+    return mean, math.sqrt(sigma2 / np.sum(draws))
 
 
 def fit_line(x: np.ndarray, y: np.ndarray, se: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -101,24 +115,23 @@ def describe(L: int, activation: str, pooled: dict[int, list[float]]) -> str:
     cells = [f"D={d:.0f} ({len(pooled[d])}): {m:.4f} +- {s:.4f}" for d, m, s in zip(D, mean, se)]
     line = f"max L={L} {activation}: " + ", ".join(cells)
     theory = replica(L, activation)
-    # the theory's own error: the spread of its draw seeds, over their number
-    theory_se = statistics.stdev(theory) / math.sqrt(len(theory)) if len(theory) > 1 else 0.0
     if theory:
-        seeds = ", ".join(f"{t:.4f}" for t in theory)
-        line += f"; replica {statistics.fmean(theory):.4f} +- {theory_se:.4f} ({seeds})"
+        reference, theory_se = pooled_replica(theory)
+        sets = ", ".join(f"{e:.4f} ({d})" for d, e in theory)
+        line += f"; replica {reference:.4f} +- {theory_se:.4f} (draws: {sets})"
     flat = float(np.sum(mean / se**2) / np.sum(1 / se**2))
     flat_se = float(np.sum(1 / se**2) ** -0.5)
     flat_chi2 = float(np.sum(((mean - flat) / se) ** 2))
     line += f"; constant: {flat:.4f} +- {flat_se:.4f}, chi2 = {flat_chi2:.2f} ({len(D) - 1} dof)"
     if theory:
-        gap = flat - statistics.fmean(theory)
+        gap = flat - reference
         line += f", minus replica {gap:+.4f} ({gap / math.hypot(flat_se, theory_se):+.1f} SE)"
     if len(D) >= 3:
         (a, b), (sa, sb), chi2 = fit_line(1.0 / D, mean, se)
         line += f"; a + b/D: a = {a:.4f} +- {sa:.4f}, b = {b:.2f} +- {sb:.2f}"
         line += f", chi2 = {chi2:.2f} ({len(D) - 2} dof)"
         if theory:
-            gap = a - statistics.fmean(theory)
+            gap = a - reference
             line += f"; a - replica = {gap:+.4f} ({gap / math.hypot(sa, theory_se):+.1f} SE)"
     return line
 
