@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import inspect
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 from bayes_slr.experiments import EXPERIMENTS, run_experiment
-from bayes_slr.experiments.base import Experiment, default_text, option_spec
+from bayes_slr.experiments.base import Experiment, Options, option_spec
 from bayes_slr.experiments.runner import RUN_ARGUMENTS
 
 
@@ -27,6 +28,7 @@ def api_function(experiment: Experiment) -> Callable[..., Any]:
     options_type = experiment.options_type
 
     def run(**arguments: Any) -> Any:
+        arguments = _with_current_names(name, options_type, arguments)
         unknown = set(arguments) - set(parameters)
         if unknown:
             raise TypeError(
@@ -42,7 +44,7 @@ def api_function(experiment: Experiment) -> Callable[..., Any]:
         field.name: inspect.Parameter(
             field.name,
             inspect.Parameter.KEYWORD_ONLY,
-            default=field.default,
+            default=_signature_default(field),
             annotation=types_[field.name],
         )
         for field in fields
@@ -72,9 +74,10 @@ def api_function(experiment: Experiment) -> Callable[..., Any]:
     ]
     for field in fields:
         spec = option_spec(field)
+        stated = spec.stated_default(field.default)
         default = (
-            f" Default: {in_python_terms(spec.default_text, python_name)}."
-            if spec.default_text
+            f" Default: {in_python_terms(stated, python_name)}."
+            if spec.default_text or spec.signature_default is not None
             else ""
         )
         lines += [
@@ -86,6 +89,32 @@ def api_function(experiment: Experiment) -> Callable[..., Any]:
     lines += ["", "Returns", "-------", f"{experiment.result_type.__name__}"]
     run.__doc__ = "\n".join(lines)
     return run
+
+
+def _with_current_names[T](
+    function: str, options_type: type[Options], arguments: dict[str, T]
+) -> dict[str, T]:
+    """``arguments`` with the old name of a renamed option replaced by its name, and a
+    ``FutureWarning`` saying so (``TypeError`` when both names are given)."""
+    renamed = options_type.renamed()
+    for old in sorted(renamed.keys() & arguments.keys()):
+        if renamed[old] in arguments:
+            raise TypeError(f"{function}() got both {old} and its new name {renamed[old]}")
+        warnings.warn(
+            f"{function}(): {old} is now {renamed[old]}; the old name will be removed in the next "
+            "release",
+            FutureWarning,
+            stacklevel=3,
+        )
+    return options_type.with_current_names(arguments)
+
+
+def _signature_default(field: Any) -> Any:
+    """The default a signature shows: the field's, or the plain value its ``None`` stands for
+    when no file fixes it (the function passes on only the arguments given, so ``None`` still
+    means "not given")."""
+    shown = option_spec(field).signature_default
+    return field.default if shown is None else shown
 
 
 def _flag(field: Any) -> str:
@@ -123,7 +152,7 @@ def defaults_table() -> str:
             spec = option_spec(field)
             if not spec.cli:
                 continue
-            default = spec.default_text or default_text(field.default)
+            default = spec.stated_default(field.default)
             key = (spec.flag or "--" + field.name.replace("_", "-"), default, spec.help_text())
             rows.setdefault(key, []).append(experiment.name)
     lines = ["| option | default | commands | meaning |", "|---|---|---|---|"]

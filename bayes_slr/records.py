@@ -62,45 +62,42 @@ def provenance(config: dict[str, Any], seed: int | None) -> dict[str, Any]:
     return {"config": config, "seed": seed, **run_context()}
 
 
-def json_ready(value: Any) -> Any:
-    """Make floats JSON-safe: ``inf`` and ``nan`` become strings ``"inf"``/``"nan"``; NumPy scalars
-    become Python.
+LEGACY_NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+"""The strings that sweep logs, posterior files and data records written before held for
+non-finite floats, and the floats they stand for (:func:`read_json` reads them)."""
+
+
+def read_json(text: str) -> Any:
+    """JSON text the toolkit wrote, now or before, as Python values.
+
+    ``1e999`` is ``inf`` and ``null`` is ``None`` (:func:`json_text`); the strings ``"inf"``,
+    ``"-inf"`` and ``"nan"`` that files written before hold for non-finite numbers are floats
+    again, so old logs, posterior files and data records read as they did.
     """
+    return _legacy_numbers(json.loads(text))
+
+
+def as_json_values(value: Any) -> Any:
+    """``value`` as it reads back from its JSON text (``read_json(json_text(value))``): plain
+    dicts, lists, numbers and strings, ``nan`` as ``None``; what a sweep keeps of a result,
+    whether the point was solved now or read from the log."""
+    return read_json(json_text(value, indent=None))
+
+
+def _legacy_numbers(value: Any) -> Any:
     if isinstance(value, dict):
-        return {str(k): json_ready(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_ready(v) for v in value]
-    if hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
-        value = value.item()
-    if hasattr(value, "tolist"):
-        return json_ready(value.tolist())
-    if isinstance(value, float) and not math.isfinite(value):
-        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    return value
-
-
-NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
-"""The strings :func:`json_ready` writes for non-finite floats, and the floats they stand for."""
-
-
-def from_json_ready(value: Any) -> Any:
-    """Undo :func:`json_ready`'s strings: ``"inf"``, ``"-inf"`` and ``"nan"`` become floats again.
-
-    Results read back from a file (or passed through ``json_ready`` for one) then hold numbers
-    wherever the computation gave numbers, so code that formats or compares them needs no
-    special case.
-    """
-    if isinstance(value, dict):
-        return {k: from_json_ready(v) for k, v in value.items()}
+        return {k: _legacy_numbers(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [from_json_ready(v) for v in value]
+        return [_legacy_numbers(v) for v in value]
     if isinstance(value, str):
-        return NON_FINITE.get(value, value)
+        return LEGACY_NON_FINITE.get(value, value)
     return value
 
 
-def json_text(value: Any, *, indent: int | None = 2) -> str:
-    """``value`` as standard JSON text: every float keeps one JSON type (a number).
+def json_text(value: Any, *, indent: int | None = 2, sort_keys: bool = False) -> str:
+    """``value`` as standard JSON text: every float keeps one JSON type (a number). Every JSON
+    the toolkit writes (outputs, sweep logs, posterior and data files) is written by it, and read
+    back by :func:`read_json`.
 
     ``+-inf`` is written as the number ``+-1e999``, which JSON readers parse as infinity (Python,
     JavaScript, R's jsonlite, pandas) or as the largest float; ``nan`` (an undefined value) is
@@ -120,7 +117,7 @@ def json_text(value: Any, *, indent: int | None = 2) -> str:
             return None if math.isnan(item) else (_INF if item > 0 else _MINUS_INF)
         return item
 
-    text = json.dumps(encode(value), indent=indent, allow_nan=False)
+    text = json.dumps(encode(value), indent=indent, sort_keys=sort_keys, allow_nan=False)
     return text.replace(f'"{_INF}"', "1e999").replace(f'"{_MINUS_INF}"', "-1e999")
 
 
@@ -216,10 +213,15 @@ class SweepLog:
     Parameters
     ----------
     path : path of the ``.jsonl`` file (created on first append).
+    current : a logged point in today's terms (e.g. options renamed since it was written), so
+        that its key is the one a run asks for now; default: as written.
     """
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(
+        self, path: str | os.PathLike, current: Callable[[Any], Any] | None = None
+    ) -> None:
         self.path = Path(path)
+        self._current = current
         self._done: dict[str, dict[str, Any]] = {}
         if self.path.exists():
             self._load()
@@ -237,8 +239,8 @@ class SweepLog:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-                key = record["key"]
+                record = read_json(line)
+                key = record["key"] = self.canonical_key(record["key"], self._current)
                 record["result"]
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise ConfigError(
@@ -250,7 +252,15 @@ class SweepLog:
     @staticmethod
     def point_key(point: dict[str, Any]) -> str:
         """Canonical key of a sweep point (its full configuration)."""
-        return json.dumps(json_ready(point), sort_keys=True)
+        return json_text(point, indent=None, sort_keys=True)
+
+    @staticmethod
+    def canonical_key(key: str, current: Callable[[Any], Any] | None = None) -> str:
+        """A key as :meth:`point_key` writes it now: one written before held non-finite numbers
+        as strings, and ``current`` gives the point of a key written before in today's terms
+        (options renamed since)."""
+        point = read_json(key)
+        return SweepLog.point_key(point if current is None else current(point))
 
     def result(self, point: dict[str, Any]) -> dict[str, Any] | None:
         """The stored result of ``point``, or None if it has not finished."""
@@ -260,17 +270,13 @@ class SweepLog:
     def append(self, point: dict[str, Any], result: dict[str, Any], seed: int | None) -> None:
         """Record a finished point (full configuration, seed, versions) durably."""
         key = self.point_key(point)
-        record = {
-            "key": key,
-            "provenance": provenance(json_ready(point), seed),
-            "result": json_ready(result),
-        }
-        line = json.dumps(record, sort_keys=True) + "\n"
+        record = {"key": key, "provenance": provenance(point, seed), "result": result}
+        line = json_text(record, indent=None, sort_keys=True)
         with open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(line)
+            handle.write(line + "\n")
             handle.flush()
             os.fsync(handle.fileno())
-        self._done[key] = record
+        self._done[key] = read_json(line)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return iter(self._done.values())
@@ -391,8 +397,8 @@ def run_sweep(
     Returns
     -------
     finished : ``(point, result)`` for the finished points, in the order of ``points``. A result
-        is the JSON form the log stores with its numbers restored (:func:`from_json_ready`): a
-        non-finite float is a float, whether the point was solved now or read from the log.
+        is the JSON form the log stores (:func:`as_json_values`: ``inf`` a float, ``nan``
+        ``None``), whether the point was solved now or read from the log.
     failures : ``(point, message)`` for the points whose computation raised (not logged, so
         running again retries them).
 
@@ -430,7 +436,7 @@ def run_sweep(
                 bar.set_postfix(progress_postfix(len(failures), running), refresh=False)
                 bar.update(1)
                 continue
-            outcome = json_ready(outcome)
+            outcome = as_json_values(outcome)
             if log is not None:
                 log.append(point, outcome, seed_of(point))
             results[SweepLog.point_key(point)] = outcome
@@ -459,10 +465,7 @@ def _logged_and_pending(
 
 
 def _in_order(points: list[Point], results: dict[str, Solved]) -> list[tuple[Point, Solved]]:
-    """``(point, result)`` of the finished points in the order of ``points``, the numbers
-    restored from their JSON form."""
+    """``(point, result)`` of the finished points in the order of ``points``."""
     return [
-        (point, from_json_ready(results[key]))
-        for point in points
-        if (key := SweepLog.point_key(point)) in results
+        (point, results[key]) for point in points if (key := SweepLog.point_key(point)) in results
     ]

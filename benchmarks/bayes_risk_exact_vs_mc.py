@@ -15,7 +15,6 @@ Both routes run in this process, at the same point, timed after compilation:
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 import time
@@ -30,7 +29,7 @@ from bayes_slr import LengthLaw, SLRConfig
 from bayes_slr.formulas.bayes import bayes_error_exact
 from bayes_slr.inference.bayes_risk import bayes_risk_mc
 from bayes_slr.jax_setup import enable_compilation_cache
-from bayes_slr.records import atomic_write, check_output_file, json_ready, provenance
+from bayes_slr.records import atomic_write, check_output_file, json_text, provenance
 
 
 def seconds(call: Callable[[], Any], repeats: int) -> tuple[float, Any]:
@@ -128,7 +127,7 @@ def main() -> None:
             "race": race,
             "large_L": large,
         }
-        atomic_write(out, lambda tmp: tmp.write_text(json.dumps(json_ready(record), indent=2)))
+        atomic_write(out, lambda tmp: tmp.write_text(json_text(record, indent=2)))
 
 
 if __name__ == "__main__":

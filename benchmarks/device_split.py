@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 import time
@@ -44,7 +43,7 @@ def main() -> None:
     from bayes_slr.jax_setup import enable_compilation_cache
     from bayes_slr.models.simulate import draw_teacher, simulate
     from bayes_slr.models.spec import training_size
-    from bayes_slr.records import json_ready, provenance
+    from bayes_slr.records import json_text, provenance
 
     enable_compilation_cache()
     config = SLRConfig("spiked", 100, LengthLaw.fixed(3), 2.0, 0.1)
@@ -92,7 +91,7 @@ def main() -> None:
         print(f"{name:30s} {value:.4g}" if isinstance(value, float) else f"{name:30s} {value}")
     if args.json:
         args.json.write_text(
-            json.dumps(json_ready({**provenance({"argv": sys.argv[1:]}, None), **result}), indent=1)
+            json_text({**provenance({"argv": sys.argv[1:]}, None), **result}, indent=1)
         )
 
 

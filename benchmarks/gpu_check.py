@@ -24,7 +24,6 @@ accelerator it says so and runs the CPU column only. Results go to
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 from collections.abc import Callable
@@ -43,7 +42,7 @@ from bayes_slr.inference.samplers import sample_posterior
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.simulate import draw_teacher, simulate
 from bayes_slr.models.spec import training_size
-from bayes_slr.records import json_ready, provenance
+from bayes_slr.records import json_text, provenance
 from bayes_slr.studies.amp import amp_check_kernel
 from bayes_slr.studies.erm import erm_study
 
@@ -182,7 +181,7 @@ def main() -> None:
         print(f"{name:40s} {cpu_time:8.3f} {cells}", flush=True)
         if args.json:
             record = {**provenance({"quick": args.quick}, None), "rows": rows}
-            args.json.write_text(json.dumps(json_ready(record), indent=1))
+            args.json.write_text(json_text(record, indent=1))
     print(f"total {time.perf_counter() - started:.0f} s (compilation and both devices included)")
 
 

@@ -17,7 +17,6 @@ out.json]``.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 import arviz as az
@@ -31,7 +30,7 @@ from bayes_slr.inference.samplers import resolve_sampler, sample_posterior
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.simulate import draw_teacher, simulate
 from bayes_slr.models.spec import LengthLaw, SLRConfig
-from bayes_slr.records import atomic_write, json_ready, provenance
+from bayes_slr.records import atomic_write, json_text, provenance
 
 
 def ess_of_overlaps(draws, teacher) -> dict[str, float]:
@@ -158,9 +157,7 @@ def main() -> None:
             ),
             "results": results,
         }
-        atomic_write(
-            args.json, lambda tmp: tmp.write_text(json.dumps(json_ready(record), indent=1))
-        )
+        atomic_write(args.json, lambda tmp: tmp.write_text(json_text(record, indent=1)))
 
 
 if __name__ == "__main__":

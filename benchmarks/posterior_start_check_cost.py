@@ -14,11 +14,10 @@ the README's posterior example (spiked, D = 100, alpha = 4) and its sweep's slow
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 import bayes_slr
-from bayes_slr.records import atomic_write, json_ready, package_versions
+from bayes_slr.records import atomic_write, json_text, package_versions
 
 SETTINGS = ({"D": 100, "alpha": 4.0}, {"D": 20, "alpha": 1.0})
 LENGTHS = {"previous (500 + 500)": (500, 500), "current (1000 + 2000)": (1000, 2000)}
@@ -73,7 +72,7 @@ def main() -> None:
                 flush=True,
             )
     if args.json:
-        text = json.dumps(json_ready({"versions": package_versions(), "runs": records}), indent=1)
+        text = json_text({"versions": package_versions(), "runs": records}, indent=1)
         atomic_write(args.json, lambda tmp: tmp.write_text(text))
 
 

@@ -21,14 +21,13 @@ it); what fresh workers still pay is importing the package and tracing each kern
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 import bayes_slr
 from bayes_slr.distributed import DaskExecutor
 from bayes_slr.jax_setup import enable_compilation_cache
-from bayes_slr.records import json_ready, provenance, run_sweep
+from bayes_slr.records import json_text, provenance, run_sweep
 
 LENGTHS = (2, 3, 4, 5, 6, 8, 10, 12)
 ACTIVATIONS = ("softmax", "linear")  # per L: Bayes + 2 population + 2 ERM points = 5; 8 L -> 40
@@ -87,7 +86,7 @@ def main() -> None:
         "steady_state_speed_up": serial / warm,
         "steady_state_fraction_of_ideal_2x": serial / warm / 2,
         "same_rows": all(
-            json.dumps(json_ready(rows)) == json.dumps(json_ready(serial_rows))
+            json_text(rows, indent=None) == json_text(serial_rows, indent=None)
             for rows in (parallel_rows, warm_rows)
         ),
         "dask_overhead_per_point_seconds": overhead,
@@ -97,7 +96,7 @@ def main() -> None:
     for name, value in result.items():
         print(f"{name:34s} {value:.4g}" if isinstance(value, float) else f"{name:34s} {value}")
     if args.json:
-        args.json.write_text(json.dumps(json_ready({**provenance({}, None), **result}), indent=1))
+        args.json.write_text(json_text({**provenance({}, None), **result}, indent=1))
 
 
 if __name__ == "__main__":

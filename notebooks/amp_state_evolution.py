@@ -51,8 +51,8 @@ import numpy as np
 
 import bayes_slr
 
-# Progress bars are off (`progress=False`); tqdm still warns on import when ipywidgets is absent.
-warnings.filterwarnings("ignore", message="IProgress not found")
+# Each result's warnings are printed beside its table below; Python's copy would repeat them.
+warnings.simplefilter("ignore", bayes_slr.BayesSLRWarning)
 FULL = os.environ.get("BAYES_SLR_FULL", "") == "1"
 OUT = os.environ.get("BAYES_SLR_AMP_OUT")
 TASK = dict(variant="spiked", nu=2.0, L=3, Delta=0.1)
@@ -111,7 +111,7 @@ def run(name, D, init, alphas, **settings):
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
 for D in DIMENSIONS if FULL else DIMENSIONS[-1:]:
-    (row,) = run("history", D, "random", (1.0,), **TASK, mc_samples=SE_SAMPLES).rows
+    (row,) = run("history", D, "random", (1.0,), **TASK, se_draws=SE_SAMPLES).rows
     history = np.array(row.history)
     iterates = np.array(row.state_evolution.iterates)
     for column, ax in enumerate(axes):
@@ -148,7 +148,7 @@ for name, (task, alphas, dimensions, se_samples, inits) in SETTINGS.items():
     for D in dimensions:
         for init in inits if D == dimensions[0] else ("random",):
             result = run(
-                name, D, init, alphas, **task, seeds=SEEDS, mc_samples=se_samples, history=False
+                name, D, init, alphas, **task, seeds=SEEDS, se_draws=se_samples, history=False
             )
             rows += [(name, row) for row in result.rows]
 unconverged = [(name, r) for name, r in rows if not r.converged]
@@ -182,7 +182,7 @@ print("state-evolution fixed points not converged:", sorted(se_unconverged) or "
 # difference over teachers times `sqrt(D)` (constant if it falls like `1/sqrt(D)`). `SE error`:
 # the state evolution's Bayes error, and `SE +-` its own Monte Carlo error: 0 where it is computed
 # by quadrature (spiked, and max-SLR with finite `nu`), the Monte Carlo standard error for max-SLR
-# with `nu = inf`. Rows with one teacher have no standard error (`nan`).
+# with `nu = inf`. Rows with one teacher have no standard error and no spread (`-`).
 
 # %%
 QUANTITIES = (("test_error", "test_error"), ("m_k", "q_k"), ("q_k", "q_k"), ("m_v", "q_v"))
@@ -194,10 +194,22 @@ def difference(row, quantity, reference):
     return value - getattr(row.state_evolution, reference)
 
 
-def mean_and_stderr(values):
+def shown(value, spec):
+    """``value`` formatted by ``spec``, or ``-`` where there is none (one teacher)."""
+    return format(value, spec) if math.isfinite(value) else "-"
+
+
+def stderr_of(values):
+    """The standard error of the mean of ``values`` (nan for one value)."""
     values = np.asarray(values)
-    stderr = values.std(ddof=1) / math.sqrt(values.size) if values.size > 1 else math.nan
-    return values.mean(), stderr
+    return values.std(ddof=1) / math.sqrt(values.size) if values.size > 1 else math.nan
+
+
+def mean_and_stderr(values):
+    """The mean of ``values`` +- its standard error (the mean alone for one value)."""
+    stderr = stderr_of(values)
+    tail = f" +- {stderr:.4f}" if math.isfinite(stderr) else ""
+    return f"{np.mean(values):+.4f}{tail}"
 
 
 groups = {}
@@ -210,14 +222,13 @@ print(
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for (name, init, alpha, D), group in sorted(groups.items()):
     cells = " | ".join(
-        "{:+.4f} +- {:.4f}".format(*mean_and_stderr([difference(r, q, ref) for r in group]))
-        for q, ref in QUANTITIES
+        mean_and_stderr([difference(r, q, ref) for r in group]) for q, ref in QUANTITIES
     )
     errors = [difference(r, "test_error", "test_error") for r in group]
     spread = np.std(errors, ddof=1) * math.sqrt(D) if len(group) > 1 else math.nan
     se = group[0].state_evolution
     print(
-        f"| {name} | {init} | {alpha:g} | {D} | {len(group)} | {cells} | {spread:.2f} | "
+        f"| {name} | {init} | {alpha:g} | {D} | {len(group)} | {cells} | {shown(spread, '.2f')} | "
         f"{se.test_error:.4f} | {se.test_error_stderr:.4f} | "
         f"{np.mean([r.iterations for r in group]):.0f} |"
     )
@@ -280,11 +291,9 @@ for name, init, alpha in sorted({key[:3] for key in groups}):
             why = "few teachers"
         else:
             why = "offset"
-    cells = ", ".join(f"D={D}: " + " / ".join(f"{v:+.1f}" for v in z[D]) for D in dims)
-    print(
-        f"| {name} | {init} | {alpha:g} | {pooled['test_error']:.2f}, {pooled['q_k']:.2f}, "
-        f"{pooled['q_v']:.2f} | {cells} | {why} |"
-    )
+    cells = ", ".join(f"D={D}: " + " / ".join(shown(v, "+.1f") for v in z[D]) for D in dims)
+    spreads = ", ".join(shown(pooled[quantity], ".2f") for quantity in ("test_error", "q_k", "q_v"))
+    print(f"| {name} | {init} | {alpha:g} | {spreads} | {cells} | {why} |")
 
 # %% [markdown]
 # At the committed size, 51 of the 54 `z` values have `|z| < 3` (the one-teacher row has none),
@@ -411,10 +420,7 @@ shown = [(alpha, g) for alpha, g in zip(alphas, largest) if g]
 right.errorbar(
     [alpha for alpha, _ in shown],
     [np.mean([r.test_error for r in g]) for _, g in shown],
-    [
-        mean_and_stderr([r.test_error for r in g])[1] if len(g) > 1 else g[0].stderr
-        for _, g in shown
-    ],
+    [stderr_of([r.test_error for r in g]) if len(g) > 1 else g[0].stderr for _, g in shown],
     fmt="s",
     mfc="none",
     capsize=2,
@@ -431,7 +437,7 @@ erm = bayes_slr.theory(
     activations=("softmax", "linear"),
     alpha=alphas,
     lam=1.0,
-    mc_samples=ERM_SAMPLES,
+    channel_draws=ERM_SAMPLES,
     progress=False,
 )
 for activation in ("softmax", "linear"):

@@ -60,7 +60,7 @@ gap.to_pandas().head()
 # **Replica theory** of ERM along alpha (a NumPy array) and **GAMP** at `D = 200`:
 
 # %%
-bayes_slr.theory(alpha=np.linspace(1.0, 2.0, 2), activations=("softmax",), mc_samples=1024)
+bayes_slr.theory(alpha=np.linspace(1.0, 2.0, 2), activations=("softmax",), channel_draws=1024)
 
 # %%
 bayes_slr.amp(D=200, alpha=2.0, N_test=1000, state_evolution=False)

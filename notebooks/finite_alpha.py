@@ -44,6 +44,7 @@
 # %%
 import math
 import os
+import warnings
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -51,6 +52,8 @@ import pandas as pd
 
 import bayes_slr
 
+# Each result's warnings are printed beside its table below; Python's copy would repeat them.
+warnings.simplefilter("ignore", bayes_slr.BayesSLRWarning)
 FULL = os.environ.get("BAYES_SLR_FULL", "") == "1"
 SETTINGS = {
     "spiked nu=1": ("spiked", 1.0),
@@ -79,7 +82,7 @@ def side_by_side(result):
     table = {}
     for row in result.rows:
         line = table.setdefault(row.alpha, {})
-        if row.estimator in ("bayes", "amp") and row.source == "theory":
+        if row.estimator in BAYES_COLUMNS and row.source in ("theory", "population"):
             line[BAYES_COLUMNS[row.estimator]] = row.test_error
         elif row.source == "theory":
             line[f"{row.estimator} theory"] = row.test_error
@@ -110,7 +113,7 @@ results = {
         nu=nu,
         alpha=ALPHAS,
         bayes=True,
-        mc_samples=MC,
+        channel_draws=MC,
         simulate=SIZE,
         seeds=TEACHERS,
         out=store(name),
@@ -169,7 +172,10 @@ plt.show()
 # On this grid AMP (the state evolution from a random start) reaches the Bayes-optimal error
 # (the fixed point of largest free entropy) at every `alpha` in all three settings (no
 # hard-phase warning above): the Bayes curve drops between `alpha = 1` and 2, where `q_v`
-# reaches 1 (exact recovery of `v`).
+# reaches 1 (exact recovery of `v`). The one warning, at `alpha = 1` in every setting, says that
+# the two branches' free entropies are within their Monte Carlo error of each other: at
+# `Delta = 0`, `alpha = 1` is the information-theoretic threshold itself (`alpha_IT = 1`,
+# docs/theory.md part D), where the branches are equal, so the warning states the theory's answer.
 #
 # ## The hard phase just above `alpha = 1` (spiked `nu = 2`)
 #
@@ -188,13 +194,11 @@ near_one = bayes_slr.theory(
     activations=(),
     bayes=True,
     alpha=NEAR_ONE,
-    mc_samples=2048,
+    channel_draws=2048,
     out=store("spiked nu=2 near alpha 1"),
     progress=False,
 )
-print(near_one.table())
-for line in near_one.warnings:
-    print(line)
+print(near_one.table())  # ends with its notes and warnings
 ax = near_one.plot()
 ax.set_xscale("linear")
 ticks = [round(1.0 + 0.1 * i, 1) for i in range(11)]

@@ -57,7 +57,8 @@ import numpy as np
 
 import bayes_slr
 
-warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm in a notebook, no widgets
+# Each result's warnings are printed beside its table below; Python's copy would repeat them.
+warnings.simplefilter("ignore", bayes_slr.BayesSLRWarning)
 FULL = os.environ.get("BAYES_SLR_FULL", "") == "1"
 ROOT = Path("..") if Path.cwd().name == "notebooks" else Path(".")
 TASK = dict(variant="spiked", nu=2.0, L=3)
@@ -124,9 +125,7 @@ grid = tuple(sorted(set(grid) | set(across) | set(small_alpha)))
 noiseless = bayes_slr.theory(
     **TASK, Delta=0.0, activations=(), alpha=grid, bayes=True, progress=False
 )
-print(noiseless.table())
-print(*noiseless.notes, sep="\n")
-print(*noiseless.warnings, sep="\n")
+print(noiseless.table())  # ends with its notes and warnings
 
 
 def curve(result, estimator):
@@ -208,8 +207,7 @@ gamp = {
 }
 for init, result in gamp.items():
     print(f"GAMP from a {init} start, D = {D_amp}")
-    print(result.table())
-    print(*(f"  run: {line}" for line in result.warnings), sep="\n")
+    print(result.table())  # ends with its notes and warnings
 amp_ref, bayes_ref = amp_theory, bayes_theory  # section 2 solved these points
 runs = {init: {row.alpha: row for row in result.rows} for init, result in gamp.items()}
 print(f"\nD = {D_amp}   state evolution: AMP branch      |  GAMP random          | GAMP informed")

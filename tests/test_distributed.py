@@ -172,7 +172,7 @@ def test_theory_sweep_on_two_workers_equals_the_serial_sweep(tmp_path):
         "2",
         "4",
         "--bayes",
-        "--mc-samples",
+        "--channel-draws",
         "128",
         "--json",
         "--quiet",

@@ -48,6 +48,5 @@ def test_the_api_example_runs_and_prints_what_the_text_says(tmp_path, monkeypatc
 def test_the_defaults_document_is_the_generated_table():
     text = (DOCS / "defaults.md").read_text()
     assert defaults_table() in text, (
-        "docs/defaults.md is out of date: regenerate the table with "
-        "`python -c 'from bayes_slr.api import defaults_table; print(defaults_table())'`"
+        "docs/defaults.md is out of date: regenerate the table with `python -m bayes_slr.api_files`"
     )

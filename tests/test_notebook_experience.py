@@ -28,7 +28,7 @@ from bayes_slr.warning_categories import (
 # Linear attention at lam = 0.01 (test_cli_warnings.py): RS-unstable at alpha = 1 (replicon 1.36,
 # standard error about 0.05) and not converged after 500 iterations at alpha = 4.
 UNSTABLE_THEORY = dict(
-    variant="spiked", nu=2, L=3, Delta=0.1, activations=("linear",), lam=0.01, mc_samples=256
+    variant="spiked", nu=2, L=3, Delta=0.1, activations=("linear",), lam=0.01, channel_draws=256
 )
 
 
@@ -65,7 +65,7 @@ def test_warnings_can_be_turned_into_errors():
 
 def test_the_command_line_prints_warnings_once_not_through_python(capsys):
     argv = ["theory", "--variant", "spiked", "--nu", "2", "--L", "3", "--Delta", "0.1"]
-    argv += ["--activations", "linear", "--lam", "0.01", "--alpha", "1", "--mc-samples", "256"]
+    argv += ["--activations", "linear", "--lam", "0.01", "--alpha", "1", "--channel-draws", "256"]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert main([*argv, "--quiet"]) == 0
@@ -100,6 +100,28 @@ def test_numpy_scalars_and_arrays_are_accepted_as_python_values():
     assert one.options.L == (3,) and type(one.options.L[0]) is int
     with pytest.raises(bayes_slr.ConfigError, match="L must be a number or a 1-D sequence"):
         bayes_slr.bayes_risk(L=np.ones((2, 2), dtype=int))
+
+
+@pytest.mark.parametrize(
+    "name, required", [("posterior", {}), ("posterior-sweep", {"alpha": (2.0, 4.0)})]
+)
+def test_signatures_show_the_defaults_a_run_resolves(name, required):
+    """Each default a signature shows is the value the options resolve to when nothing is given
+    (``None`` is shown only where the default depends on another setting or a file)."""
+    import inspect
+
+    experiment = EXPERIMENTS.get(name)
+    signature = inspect.signature(getattr(bayes_slr, name.replace("-", "_")))
+    resolved = experiment.options_type(**required)
+    shown = {
+        parameter.name: parameter.default
+        for parameter in signature.parameters.values()
+        if hasattr(resolved, parameter.name)
+        and parameter.default is not None
+        and parameter.name not in required
+    }
+    assert len(shown) >= 17
+    assert shown == {key: getattr(resolved, key) for key in shown}
 
 
 def test_the_namespace_is_the_public_names():
@@ -216,3 +238,13 @@ def test_every_public_member_of_a_result_is_documented():
         members = [name for name in dir(experiment.result_type) if not name.startswith("_")]
         missing = [name for name in members if f"`{name}" not in api]
         assert missing == [], (experiment.name, missing)
+
+
+def test_tables_print_no_nan_where_a_number_is_meant():
+    """A float without a value (nan) prints as ``-``; inf and exact zeros keep their words."""
+    import math
+
+    from bayes_slr.experiments.tables import format_table
+
+    table = format_table(["a", "b", "c", "d"], [[math.nan, math.inf, 4.77e-15, 0.25]])
+    assert table.splitlines()[-1].split() == ["-", "inf", "0", "0.25"]

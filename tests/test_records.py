@@ -9,12 +9,13 @@ import pytest
 from bayes_slr import ConfigError
 from bayes_slr.records import (
     SweepLog,
+    as_json_values,
     atomic_write,
     check_output_file,
-    json_ready,
     json_text,
     prepare_output_folder,
     provenance,
+    read_json,
 )
 
 
@@ -24,10 +25,6 @@ def test_provenance_records_config_seed_and_versions():
     assert {"python", "jax", "numpyro", "arviz", "numpy", "scipy", "optax"} <= set(
         record["versions"]
     )
-
-
-def test_json_ready_writes_infinities_as_strings():
-    assert json_ready({"nu": math.inf, "x": [1.0, math.nan]}) == {"nu": "inf", "x": [1.0, "nan"]}
 
 
 def test_json_text_is_standard_json_with_one_type_per_number():
@@ -93,6 +90,45 @@ def test_sweep_log_resumes_finished_points(tmp_path):
     assert reopened.result({"L": 4, "nu": math.inf}) is None
     record = json.loads(path.read_text().splitlines()[0])
     assert record["provenance"]["seed"] == 1 and "versions" in record["provenance"]
+
+
+def test_sweep_log_writes_non_finite_numbers_as_the_outputs_do(tmp_path):
+    """One encoding: ``inf`` is ``1e999`` and ``nan`` is ``null`` in the log as in ``--json``;
+    a result read back is what a point solved now gives (``as_json_values``)."""
+    path = tmp_path / "sweep.jsonl"
+    result = {"error": math.inf, "bound": -math.inf, "undefined": math.nan, "x": (1.5,)}
+    SweepLog(path).append({"nu": math.inf}, as_json_values(result), seed=0)
+    line = path.read_text()
+    assert "1e999" in line and "-1e999" in line and "null" in line
+    assert '"inf"' not in line and "NaN" not in line and "Infinity" not in line
+    expected = {"error": math.inf, "bound": -math.inf, "undefined": None, "x": [1.5]}
+    assert as_json_values(result) == expected
+    assert SweepLog(path).result({"nu": math.inf}) == expected
+
+
+def test_a_log_written_with_non_finite_numbers_as_strings_still_resumes(tmp_path):
+    """Logs written before held ``"inf"``/``"nan"`` strings, in the key and the result: the key
+    is re-encoded and the strings read as floats; points appended now use the one encoding."""
+    path = tmp_path / "sweep.jsonl"
+    old_key = json.dumps({"L": 3, "nu": "inf"}, sort_keys=True)
+    old = {"key": old_key, "provenance": {"seed": 0}, "result": {"e": "nan", "t": "-inf"}}
+    path.write_text(json.dumps(old, sort_keys=True) + "\n")
+    log = SweepLog(path)
+    stored = log.result({"nu": math.inf, "L": 3})
+    assert math.isnan(stored["e"]) and stored["t"] == -math.inf
+    assert [record["key"] for record in log] == [SweepLog.point_key({"L": 3, "nu": math.inf})]
+    log.append({"L": 4, "nu": math.inf}, {"e": 1.0}, seed=0)
+    assert SweepLog(path).result({"L": 4, "nu": math.inf}) == {"e": 1.0}
+
+
+def test_read_json_reads_both_encodings():
+    assert read_json('{"a": 1e999, "b": -1e999, "c": null, "d": "inf", "e": "auto"}') == {
+        "a": math.inf,
+        "b": -math.inf,
+        "c": None,
+        "d": math.inf,
+        "e": "auto",
+    }
 
 
 def test_sweep_log_drops_an_interrupted_last_line(tmp_path):
@@ -172,7 +208,7 @@ def test_theory_command_exits_3_when_a_point_fails(tmp_path, monkeypatch, capsys
             "--alpha",
             "2",
             "4",
-            "--mc-samples",
+            "--channel-draws",
             "64",
             "--quiet",
             "--out",

@@ -30,6 +30,9 @@ class AttentionParams(NamedTuple):
     k : (D,) key vector; ``chi = X k / sqrt(D)``. Its norm is the inverse temperature.
     v : (D,) value vector; ``z = X v / sqrt(D)``.
     c : () offset of the erf activation (``0`` and unused by the others).
+
+    A student with ``H_s`` heads (docs/multihead.md) has ``k``, ``v`` of shape ``(H_s, D)`` and
+    ``c`` of shape ``(H_s,)``, one row per head.
     """
 
     k: jax.Array
@@ -70,7 +73,9 @@ def predict(
     Parameters
     ----------
     params : AttentionParams
-        ``k``, ``v`` of shape ``(D,)`` and the erf offset ``c``.
+        ``k``, ``v`` of shape ``(D,)`` and the erf offset ``c``; with a head axis
+        (``(H_s, D)``, ``(H_s,)``) the ``H_s``-head estimator
+        ``f(X) = sum_h sum_l s(chi_h)_l z_{h,l}`` (docs/multihead.md), the sum of the heads' own.
     X : (N, Lbar, D) tokens; entries beyond each length are ignored.
     lengths : (N,) int lengths in ``1..Lbar``.
     activation : str
@@ -81,6 +86,9 @@ def predict(
     (N,) predictions.
     """
     check_activation(activation)
+    if jnp.ndim(params.k) == 2:
+        heads = jax.vmap(lambda head: predict(head, X, lengths, activation))(params)
+        return jnp.sum(heads, axis=0)
     projections = (
         X @ jnp.stack([params.k, params.v], axis=-1) / math.sqrt(X.shape[-1])
     )  # one pass over X

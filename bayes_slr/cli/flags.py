@@ -18,7 +18,7 @@ import typing
 from pathlib import Path
 from typing import Any, NoReturn
 
-from bayes_slr.experiments.base import Options, default_text, option_spec
+from bayes_slr.experiments.base import Options, option_spec
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -107,7 +107,7 @@ def add_option_flags(parser: argparse.ArgumentParser, options_type: type[Options
         keywords = _argument(types_[field.name], field.default, spec.choice_names(), spec.parse)
         action = keywords.pop("action")
         action_class = parser._registry_get("action", action, action)
-        shown = spec.default_text or default_text(field.default)
+        shown = spec.stated_default(field.default)
         keywords["help"] = f"{spec.help_text()} (default: {shown})".replace("%", "%%")
         if isinstance(field.default, bool) and not field.default:
             keywords["help"] = spec.help_text().replace("%", "%%")

@@ -67,8 +67,8 @@ class AMPOptions(Options):
     tol: float = option(1e-6, "residual at which GAMP stops, > 0")
     dtype: str = option("float64", "precision of tokens and messages", choices=DTYPES)
     N_test: int = option(20_000, "fresh test sequences per point, >= 2", aliases=("--n-test",))
-    mc_samples: int = option(
-        16_384, "state-evolution channel draws, >= 2", aliases=("--se-samples",)
+    se_draws: int = option(
+        16_384, "state-evolution channel draws, >= 2", aliases=("--mc-samples", "--se-samples")
     )
     state_evolution: bool = option(True, "solve the state evolution at each point")
     history: bool = option(True, "keep the per-iteration overlaps", cli=False)
@@ -105,7 +105,7 @@ class AMPOptions(Options):
             max_iter=self.max_iter,
             dtype=self.dtype,
             N_test=self.N_test,
-            mc_samples=self.mc_samples,
+            mc_samples=self.se_draws,
             state_evolution=self.state_evolution,
             history=self.history,
             memory_limit=self.memory_limit,

@@ -57,6 +57,8 @@ class OptionSpec:
     metavar : the placeholder shown in ``--help``.
     default_text : how ``--help`` states a default that is not a plain value (e.g. ``None``
         meaning "the variant's own").
+    signature_default : the plain value a ``None`` default stands for when no file fixes the
+        setting (``posterior``'s task and sampling settings); the API's signatures show it.
     """
 
     help: str | Callable[[], str]
@@ -67,10 +69,19 @@ class OptionSpec:
     cli: bool = True
     metavar: str | None = None
     default_text: str | None = None
+    signature_default: Any = None
 
     def help_text(self) -> str:
         """The help line now (calling the registry when ``help`` is a function)."""
         return self.help() if callable(self.help) else self.help
+
+    def stated_default(self, field_default: Any) -> str:
+        """How help and docs state the default of a field whose declared default is
+        ``field_default``."""
+        if self.default_text:
+            return self.default_text
+        shown = field_default if self.signature_default is None else self.signature_default
+        return default_text(shown)
 
     def choice_names(self) -> tuple[str, ...] | None:
         """The accepted values now (calling the registry when ``choices`` is a function)."""
@@ -150,6 +161,26 @@ class Options(Record):
     def option_fields(cls) -> tuple[dataclasses.Field, ...]:
         """The fields declared with :func:`option`, in order."""
         return tuple(f for f in dataclasses.fields(cls) if "option" in f.metadata)
+
+    @classmethod
+    def renamed(cls) -> dict[str, str]:
+        """``{old name: name}`` of the options renamed (each old flag of an option's ``aliases``
+        as a Python name): the public functions and the sweep logs written before still accept
+        the old names."""
+        fields = cls.option_fields()
+        names = {field.name for field in fields}
+        return {
+            old: field.name
+            for field in fields
+            for alias in option_spec(field).aliases
+            if (old := alias.removeprefix("--").replace("-", "_")) not in names
+        }
+
+    @classmethod
+    def with_current_names[T](cls, settings: dict[str, T]) -> dict[str, T]:
+        """``settings`` (option name -> value) with each old name replaced by its option's."""
+        renamed = cls.renamed()
+        return {renamed.get(name, name): value for name, value in settings.items()}
 
     @classmethod
     def field_types(cls) -> dict[str, Any]:

@@ -54,15 +54,17 @@ class BayesRiskOptions(Options):
     method: str = option(
         "exact", "exact quadrature (stderr = its error bound) or Monte Carlo", choices=METHODS
     )
-    mc_samples: int = option(
-        100_000, "Monte Carlo sequences per point (with --method mc), >= 2", aliases=("--samples",)
+    mc_sequences: int = option(
+        100_000,
+        "Monte Carlo sequences per point (with --method mc), >= 2",
+        aliases=("--mc-samples", "--samples"),
     )
     seed: int = seed_option("seed of the Monte Carlo draws (the same for every point)")
 
     def validate(self) -> None:
         """Refuse an unknown method, fewer than 2 samples, or any invalid ``(L, nu)``."""
         check_choice("method", self.method, METHODS)
-        check_int("mc_samples", self.mc_samples, 2)
+        check_int("mc_sequences", self.mc_sequences, 2)
         check_int("seed", self.seed, 0)
         check_nonempty("L", self.L)
         if self.nu is not None:
@@ -72,7 +74,7 @@ class BayesRiskOptions(Options):
         if longest > MAX_LENGTH:
             raise ConfigError(
                 f"L must be <= {MAX_LENGTH:.0e} (got {longest:.3g}): the quadrature's cost grows "
-                "with L (about 10 s at 1e6, 30 s at 1e7), Monte Carlo draws mc_samples x L scores"
+                "with L (about 10 s at 1e6, 30 s at 1e7), Monte Carlo draws mc_sequences x L scores"
             )
         for L, nu in itertools.product(self.L, self.nus()):
             self.config(L, nu)
@@ -211,7 +213,7 @@ class BayesRisk(Experiment[BayesRiskOptions, BayesRiskPoint, BayesRiskRow, Bayes
 
             from bayes_slr.inference.bayes_risk import bayes_risk_mc
 
-            estimate = bayes_risk_mc(config, options.mc_samples, jax.random.PRNGKey(options.seed))
+            estimate = bayes_risk_mc(config, options.mc_sequences, jax.random.PRNGKey(options.seed))
             value, stderr = estimate.bayes_error.mean, estimate.bayes_error.stderr
         return BayesRiskRow(
             options.variant,

@@ -31,16 +31,6 @@ from bayes_slr.experiments.base import (
     option,
     register_experiment,
 )
-from bayes_slr.experiments.dynamics_erm import (
-    DEFAULT_REPLICA_SAMPLES,
-    ERM_COLUMNS,
-    ERM_NOTE,
-    ERROR_SIGMAS,
-    STATIONARITY,
-    ERMComparison,
-    compare_with_erm,
-    replica_warnings,
-)
 from bayes_slr.experiments.dynamics_state import (
     PointState,
     divergence_kept,
@@ -48,7 +38,7 @@ from bayes_slr.experiments.dynamics_state import (
     train_kept,
 )
 from bayes_slr.experiments.figures import new_axes
-from bayes_slr.experiments.runner import inner_progress, sweep_records
+from bayes_slr.experiments.runner import in_current_terms, inner_progress, sweep_records
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
     D_option,
@@ -64,6 +54,15 @@ from bayes_slr.experiments.task import (
 )
 from bayes_slr.models.spec import training_size
 from bayes_slr.records import SweepLog
+from bayes_slr.studies.dynamics_erm import (
+    DEFAULT_REPLICA_SAMPLES,
+    ERM_NOTE,
+    ERROR_SIGMAS,
+    STATIONARITY,
+    ERMComparison,
+    compare_with_erm,
+    replica_warnings,
+)
 
 METHODS = ("gd", "sgd", "flow", "sgd-ode")
 """``gd`` and ``sgd`` train on data at dimension ``D``; ``flow`` and ``sgd-ode`` integrate the
@@ -81,6 +80,9 @@ ends 0.058 above the optimum at ``eta / B = 1/4``, 0.007 at ``1/32``): the defau
 within the default tolerance."""
 ESCAPE_LEVEL = 0.4
 """An escape from the start: the larger of ``|m_k|`` and ``|k.v*/D|`` reaches this level."""
+
+ERM_COLUMNS = ("lbfgs_error", "replica_error", "objective_gap", "erm_reach_time", "at_minimum")
+"""The comparison's columns of the ``dynamics`` table (the rest is in ``--json``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -165,8 +167,10 @@ class DynamicsOptions(Options):
     )
     log_points: int = option(40, "about this many log-spaced logged steps, >= 2")
     N_test: int = option(20_000, "test sequences per logged point, >= 2 (gd, sgd)")
-    mc_samples: int = option(
-        2**16, "Monte Carlo draws of the ODEs' terms, an even number >= 2 (flow, sgd-ode)"
+    ode_draws: int = option(
+        2**16,
+        "Monte Carlo draws of the ODEs' terms, an even number >= 2 (flow, sgd-ode)",
+        aliases=("--mc-samples",),
     )
     tolerance: float = option(
         0.01, "reached: the final test error at most this far above the population optimum, > 0"
@@ -196,9 +200,9 @@ class DynamicsOptions(Options):
         check_int("log_points", self.log_points, 2)
         check_int("N_test", self.N_test, 2)
         check_int("replica_samples", self.replica_samples, 2)
-        samples = check_int("mc_samples", self.mc_samples, 2)
+        samples = check_int("ode_draws", self.ode_draws, 2)
         if samples % 2:
-            raise ConfigError(f"mc_samples must be an even integer >= 2, got {samples}")
+            raise ConfigError(f"ode_draws must be an even integer >= 2, got {samples}")
         check_real("tolerance", self.tolerance, minimum=0.0, strict=True)
         data = self.method in DATA_METHODS
         if self.method == "gd":
@@ -311,7 +315,7 @@ class DynamicsRow(Record):
     reach_time : first logged time with the test error within ``tolerance`` of the optimum.
     reached : whether the final test error is within ``tolerance`` of the population optimum.
     erm : gd with ``compare_erm``: the end against the L-BFGS minimum of the same objective and
-        the replica theory (:class:`~bayes_slr.experiments.dynamics_erm.ERMComparison`); else
+        the replica theory (:class:`~bayes_slr.studies.dynamics_erm.ERMComparison`); else
         ``None``.
     """
 
@@ -535,7 +539,7 @@ def _run(options: DynamicsOptions, point: DynamicsPoint, state: PointState | Non
         sphere=options.sphere,
         log_points=options.log_points,
         t_min=1e-2,
-        mc_samples=options.mc_samples,
+        mc_samples=options.ode_draws,
         seed=point.seed,
         **sgd,
     )
@@ -684,7 +688,8 @@ def _point_state(
     if folder is None or options.method not in DATA_METHODS:
         return None
     (record,) = sweep_records(experiment, options, [point])
-    return PointState(folder, point.activation, point.seed, SweepLog.point_key(record))
+    key = SweepLog.point_key(record)
+    return PointState(folder, point.activation, point.seed, key, in_current_terms(experiment))
 
 
 DYNAMICS = register_experiment(Dynamics())

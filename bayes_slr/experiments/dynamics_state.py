@@ -27,7 +27,7 @@ from typing import Any
 from bayes_slr.errors import ConfigError
 from bayes_slr.numerics.record import structure
 from bayes_slr.progress import progress_bar
-from bayes_slr.records import atomic_write, json_text
+from bayes_slr.records import SweepLog, atomic_write, json_text
 
 STEM = "dynamics"
 CHECKPOINT = "checkpoint"
@@ -62,12 +62,15 @@ class PointState:
     folder : the sweep's output folder.
     activation, seed : the point.
     key : the point's key in the sweep log; a kept checkpoint must carry the same.
+    current : a key written before in today's terms (options renamed since), as the sweep log
+        reads it.
     """
 
     folder: Path
     activation: str
     seed: int
     key: str
+    current: Callable[[Any], Any] | None = None
 
     def path(self, kind: str) -> Path:
         """The file of ``kind`` (:data:`CHECKPOINT` or :data:`DIVERGED`) of this point."""
@@ -81,7 +84,7 @@ class PointState:
         if not path.exists():
             return None
         contents = read_state(path)
-        if contents["key"] != self.key:
+        if SweepLog.canonical_key(contents["key"], self.current) != self.key:
             raise ConfigError(foreign_checkpoint_message(path))
         return _checkpoint_of(contents)
 

@@ -36,12 +36,13 @@ from bayes_slr.experiments.gap_records import (
     GapRow,
     GapSolved,
 )
-from bayes_slr.experiments.tables import ROUNDING, format_table
+from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
     task_config,
 )
 from bayes_slr.formulas.optimum_record import OptimalOverlaps, PopulationOptimum
 from bayes_slr.models.spec import SLRConfig
+from bayes_slr.numerics.rounding import ROUNDING
 
 
 def optimum_notes(activation: str, overlaps: OptimalOverlaps) -> list[str]:

@@ -102,9 +102,10 @@ class PhaseOptions(Options):
         "points of the scan of the fixed-point curve, >= 5 (an S narrower than its spacing is "
         "missed)",
     )
-    mc_samples: int = option(
+    channel_draws: int = option(
         DEFAULT_MC_SAMPLES,
         "channel draws where the variant has no quadrature (max-SLR with L >= 3), >= 2",
+        aliases=("--mc-samples",),
     )
     seed: int = seed_option("seed of the channel draws (Monte Carlo channels only)")
     curves: bool = option(
@@ -145,7 +146,7 @@ class PhaseOptions(Options):
                 f"{(alpha_max - alpha_min) / 4:g}), got {tol:g}"
             )
         check_int("scan", self.scan, 5)
-        check_int("mc_samples", self.mc_samples, 2)
+        check_int("channel_draws", self.channel_draws, 2)
         check_int("seed", self.seed, 0)
         check_int("curve_points", self.curve_points, 2)
         for point in self.grid():
@@ -516,7 +517,7 @@ class Phase(Experiment[PhaseOptions, PhasePoint, PhaseRow, PhaseResult]):
         config = task_config(
             options.variant, point.L, options.variable_length, point.nu, point.Delta
         )
-        channel = BayesChannel(config, mc_samples=options.mc_samples, seed=options.seed)
+        channel = BayesChannel(config, mc_samples=options.channel_draws, seed=options.seed)
         found = thresholds(
             config,
             options.alpha_min,

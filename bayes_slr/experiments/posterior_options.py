@@ -78,67 +78,73 @@ class SamplingOptions(Options):
     defaults) and :meth:`task` returns the resolved task.
     """
 
-    variant: str | None = variant_option(None, default_text=DEFAULT_VARIANT)
+    variant: str | None = variant_option(None, signature_default=DEFAULT_VARIANT)
     nu: float | None = nu_option()
-    L: int | None = L_option(None, default_text=str(DEFAULT_L))
-    variable_length: bool | None = variable_length_option(None, default_text="fixed")
-    Delta: float | None = Delta_option(None, default_text=f"{DEFAULT_DELTA:g}")
-    D: int | None = D_option(None, default_text=str(DEFAULT_D))
+    L: int | None = L_option(None, signature_default=DEFAULT_L)
+    variable_length: bool | None = variable_length_option(
+        None, default_text="fixed", signature_default=False
+    )
+    Delta: float | None = Delta_option(None, signature_default=DEFAULT_DELTA)
+    D: int | None = D_option(None, signature_default=DEFAULT_D)
     sampler: str | None = option(
         None,
         lambda: f"posterior sampler: {sampler_help()}",
-        default_text=SAMPLING_DEFAULTS["sampler"],
+        signature_default=SAMPLING_DEFAULTS["sampler"],
     )
     chains: int | None = option(
         None,
         "chains, >= 1 (>= 2 with --check-start)",
-        default_text=str(SAMPLING_DEFAULTS["chains"]),
+        signature_default=SAMPLING_DEFAULTS["chains"],
     )
     warmup: int | None = option(
-        None, "warm-up steps per chain, >= 0", default_text=str(SAMPLING_DEFAULTS["warmup"])
+        None, "warm-up steps per chain, >= 0", signature_default=SAMPLING_DEFAULTS["warmup"]
     )
     samples: int | None = option(
-        None, "kept draws per chain, >= 1", default_text=str(SAMPLING_DEFAULTS["samples"])
+        None, "kept draws per chain, >= 1", signature_default=SAMPLING_DEFAULTS["samples"]
     )
     init: str | None = option(
         None,
         "start of the chains: random (each its own prior draw) or informed (the teacher)",
         choices=INITS,
-        default_text=SAMPLING_DEFAULTS["init"],
+        signature_default=SAMPLING_DEFAULTS["init"],
     )
     check_start: bool | None = option(
         None,
         "also run chains from the other start (informed if --init random) on the same data and "
         "report whether both find the same posterior (start_agreement, multimodal); needs the "
         "teacher; doubles the sampling time",
-        default_text="on",
+        signature_default=SAMPLING_DEFAULTS["check_start"],
     )
     exact_teacher: bool | None = option(
-        None, "teacher with |k*|^2 = |v*|^2 = D, k* orthogonal to v*", default_text="off"
+        None,
+        "teacher with |k*|^2 = |v*|^2 = D, k* orthogonal to v*",
+        signature_default=SAMPLING_DEFAULTS["exact_teacher"],
     )
     N_test: int | None = option(
         None,
         "fresh test sequences from the teacher, >= 2",
-        default_text=str(SAMPLING_DEFAULTS["N_test"]),
+        signature_default=SAMPLING_DEFAULTS["N_test"],
     )
     max_draws: int | None = option(
         None,
         "draws (evenly thinned, split in 4 groups for the unbiased error) forming the posterior "
         "predictors, >= 1",
-        default_text=str(SAMPLING_DEFAULTS["max_draws"]),
+        signature_default=SAMPLING_DEFAULTS["max_draws"],
     )
     erm: bool | None = option(
         None,
         "compare with ERM (softmax, linear) trained on the same data as gap trains it",
-        default_text="on",
+        signature_default=SAMPLING_DEFAULTS["erm"],
     )
     lam: float | str | None = lam_option(
         None,
         "ridge of the ERM comparison: >= 0, or auto (chosen by held-out validation, as in gap)",
-        default_text=LAM_AUTO,
+        signature_default=SAMPLING_DEFAULTS["lam"],
     )
     seed: int | None = seed_option(
-        "seed of the teacher, data, chains and test set", default=None, default_text="0"
+        "seed of the teacher, data, chains and test set",
+        default=None,
+        signature_default=SAMPLING_DEFAULTS["seed"],
     )
 
     def validate(self) -> None:
@@ -258,7 +264,7 @@ class PosteriorOptions(SamplingOptions):
     """Settings of ``posterior``: one posterior, of simulated data, of a data file (``data``), or
     read from a posterior file written before (``source``)."""
 
-    alpha: float | None = option(None, "N / D, > 0", default_text=f"{DEFAULT_ALPHA:g}")
+    alpha: float | None = option(None, "N / D, > 0", signature_default=DEFAULT_ALPHA)
     source: Path | None = option(
         None,
         "re-summarise this posterior netCDF (written with --out) instead of sampling: the task, "

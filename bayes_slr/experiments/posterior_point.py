@@ -20,7 +20,7 @@ from bayes_slr.experiments.runner import inner_progress
 from bayes_slr.inference import posterior_io
 from bayes_slr.models.dataset import training_and_test
 from bayes_slr.models.spec import training_size
-from bayes_slr.records import json_ready
+from bayes_slr.records import as_json_values
 from bayes_slr.studies.posterior import sample_tree, summarise
 from bayes_slr.studies.posterior_file import settings_record
 from bayes_slr.studies.posterior_records import DataRun, PosteriorSummary
@@ -72,7 +72,7 @@ def _earlier_tree(path: Path | None, options: SamplingOptions, alpha: float) -> 
         return None
     record = posterior_io.record_of(tree)
     config = options.task()
-    expected = json_ready(
+    expected = as_json_values(
         {
             **config.to_dict(),
             **settings_record(options.settings(), alpha, training_size(alpha, config.D), ""),

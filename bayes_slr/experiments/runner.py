@@ -12,7 +12,7 @@ import contextlib
 import contextvars
 import dataclasses
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -214,7 +214,7 @@ def _prepare_output(
     experiment.check_output(options, Path(out))
     _check_folder_owner(experiment, Path(out))
     folder = prepare_output_folder(out)
-    log = SweepLog(folder / f"{experiment.name}.jsonl")
+    log = open_log(experiment, folder / f"{experiment.name}.jsonl")
     keys = {SweepLog.point_key(record) for record in sweep_records(experiment, options, points)}
     others = [record for record in log if record["key"] not in keys]
     if others:
@@ -223,6 +223,27 @@ def _prepare_output(
             "the same options to resume, its values and new ones to extend it, or another `out`"
         )
     return log
+
+
+def open_log(experiment: Experiment, path: Path) -> SweepLog:
+    """The sweep log of ``experiment`` at ``path``; a point logged before an option was renamed
+    is keyed by the option's name now (:func:`in_current_terms`)."""
+    return SweepLog(path, in_current_terms(experiment))
+
+
+def in_current_terms(experiment: Experiment) -> Callable[[Any], Any] | None:
+    """A point's log key written before an option was renamed, with the option's name now
+    (:meth:`~bayes_slr.experiments.base.Options.renamed`); ``None`` when none was renamed."""
+    options_type = experiment.options_type
+    if not options_type.renamed():
+        return None
+
+    def current(key: Any) -> Any:
+        if not (isinstance(key, dict) and isinstance(key.get("settings"), dict)):
+            return key
+        return {**key, "settings": options_type.with_current_names(key["settings"])}
+
+    return current
 
 
 def _check_folder_owner(experiment: Experiment, folder: Path) -> None:

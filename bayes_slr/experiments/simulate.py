@@ -4,7 +4,6 @@ reads, :mod:`bayes_slr.models.dataset`)."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,6 +35,7 @@ from bayes_slr.experiments.task import (
 )
 from bayes_slr.memory import check_fits
 from bayes_slr.models.spec import SLRConfig
+from bayes_slr.records import json_text
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,7 +158,9 @@ class SimulateResult(Result[SimulateOptions, DataSummary]):
     def save(self, path: Path) -> None:
         """Write the arrays and the record as ``.npz``."""
         with open(path, "wb") as handle:
-            np.savez(handle, **self.arrays, config=np.asarray(json.dumps(self.record())))
+            np.savez(
+                handle, **self.arrays, config=np.asarray(json_text(self.record(), indent=None))
+            )
 
 
 class Simulate(Experiment[SimulateOptions, SimulatePoint, SimulatedData, SimulateResult]):

@@ -5,15 +5,18 @@ from __future__ import annotations
 import math
 from typing import Any
 
-ROUNDING = 1e-12
-"""Below this, a computed value is float64 rounding of zero (no computation here is more accurate):
-the table prints 0, not e.g. -9.1e-15."""
+from bayes_slr.numerics.rounding import ROUNDING
+
+NO_VALUE = "-"
+"""How a table prints a float that holds no value (``nan``: e.g. the standard error of one draw)."""
 
 
 def cell(value: Any) -> str:
-    """One table cell: floats with 6 significant digits, ``inf`` as ``inf``, rounding noise around
-    zero as ``0``."""
+    """One table cell: floats with 6 significant digits, ``inf`` as ``inf``, ``nan`` (no value)
+    as ``-``, rounding noise around zero as ``0``."""
     if isinstance(value, float):
+        if math.isnan(value):
+            return NO_VALUE
         if math.isinf(value):
             return "inf"
         return "0" if abs(value) < ROUNDING else f"{value:.6g}"

@@ -3,7 +3,7 @@
 Points: the ridge-ERM equations per activation and ``alpha``, the Bayes-optimal state evolution
 (``bayes``: two rows per ``alpha``, ``bayes`` the global maximiser of the free entropy over the
 fixed points and ``amp`` the fixed point reached from the uninformative start, AMP's; by
-quadrature where the variant allows, else Monte Carlo over ``mc_samples`` channel draws),
+quadrature where the variant allows, else Monte Carlo over ``channel_draws`` channel draws),
 optionally an L-BFGS simulation per ERM point at a fixed size ``sqrt(N D)`` (as in the original
 work: ``D = size / sqrt(alpha)``), and the population (``alpha -> inf``) values each curve must
 tend to, drawn as reference lines.
@@ -41,6 +41,7 @@ from bayes_slr.experiments.task import (
     variant_option,
 )
 from bayes_slr.models.spec import INITS, SLRConfig
+from bayes_slr.numerics.record import register_tagged_union
 
 DEFAULT_ALPHAS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0)
 BAYES_ESTIMATORS = ("bayes", "amp")
@@ -78,10 +79,11 @@ class TheoryOptions(Options):
         "start of the ERM state evolution: random (uninformed) or informed",
         choices=INITS,
     )
-    mc_samples: int = option(
+    channel_draws: int = option(
         4096,
         "channel draws of the equations, >= 2 (ERM; Bayes only where the variant has no "
         "quadrature)",
+        aliases=("--mc-samples",),
     )
     seed: int = seed_option("seed of the channel draws and of the simulations")
     simulate: int | None = option(
@@ -106,7 +108,7 @@ class TheoryOptions(Options):
             check_real("alpha", alpha, minimum=0.0, strict=True)
         check_real("lam", self.lam, minimum=0.0)
         check_choice("erm_init", self.erm_init, INITS)
-        check_int("mc_samples", self.mc_samples, 2)
+        check_int("channel_draws", self.channel_draws, 2)
         check_int("seed", self.seed, 0)
         if self.bayes:  # the variant's own check: no JAX before the options are valid
             config.law.check_bayes_theory_nu(config.nu)
@@ -234,6 +236,15 @@ Diagnostics = (
     | SimulationDiagnostics
     | PopulationDiagnostics
 )
+DIAGNOSTICS_KINDS: dict[str, type[Record]] = {
+    "erm": ERMTheoryDiagnostics,
+    "bayes": BayesTheoryDiagnostics,
+    "bayes_branch": BayesBranchDiagnostics,
+    "simulation": SimulationDiagnostics,
+    "population": PopulationDiagnostics,
+}
+"""A row's diagnostics by the ``kind`` its JSON carries (a tagged union: read by the tag)."""
+register_tagged_union(Diagnostics, DIAGNOSTICS_KINDS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -316,7 +327,7 @@ def curve_warnings(rows: Sequence[TheoryRow]) -> list[str]:
             warnings.append(
                 f"bayes at alpha={alpha:g}: the two branches' free entropies differ by less than "
                 f"two Monte Carlo standard errors; which one is Bayes-optimal is not resolved "
-                f"(more --mc-samples)"
+                f"(more --channel-draws)"
             )
     return warnings
 
@@ -338,7 +349,7 @@ def bayes_notes(rows: Sequence[TheoryRow]) -> list[str]:
             notes.append("bayes/amp: the channel by quadrature (no Monte Carlo error)")
         else:
             notes.append(
-                f"bayes/amp: the channel by Monte Carlo ({samples} draws, --mc-samples; the "
+                f"bayes/amp: the channel by Monte Carlo ({samples} draws, --channel-draws; the "
                 f"variant has no quadrature): errors, Phi and I/D carry standard errors"
             )
     for row in branch_rows:
@@ -406,7 +417,7 @@ class TheoryResult(Result[TheoryOptions, TheoryRow]):
         config = options.config()
         title = (
             f"{config.variant} nu={describe_nu(config.nu)}, {config.length.describe()}, "
-            f"Delta={config.Delta:g}, lam={options.lam:g}, {options.mc_samples} draws"
+            f"Delta={config.Delta:g}, lam={options.lam:g}, {options.channel_draws} draws"
         )
         if options.simulate is not None:
             title += f"\nL-BFGS at sqrt(ND)={options.simulate}, {options.seeds} exact teachers"
@@ -561,7 +572,7 @@ class Theory(Experiment[TheoryOptions, TheoryPoint, TheoryRow, TheoryResult]):
             alpha=point.alpha,
             lam=options.lam,
             init=point.init,
-            mc_samples=options.mc_samples,
+            mc_samples=options.channel_draws,
             seed=options.seed,
         )
         return TheoryRow.from_dict({"source": "theory", **solved.to_row()})
@@ -597,7 +608,7 @@ def _branches(config: SLRConfig, alpha: float, mc_samples: int, seed: int) -> An
 def _bayes_branch_row(config: SLRConfig, point: TheoryPoint, options: TheoryOptions) -> TheoryRow:
     """The ``bayes`` row (the fixed point of largest free entropy, with ``I / D``) or the ``amp``
     row (the fixed point from the uninformative start) at one ``alpha``."""
-    branches, channel = _branches(config, point.alpha, options.mc_samples, options.seed)
+    branches, channel = _branches(config, point.alpha, options.channel_draws, options.seed)
     bayes = point.estimator == "bayes"
     branch = branches.bayes_optimal if bayes else "uninformative"
     fixed = branches.bayes if bayes else branches.amp

@@ -177,6 +177,15 @@ def check_key_overlaps(m_k: object, q_k: object) -> tuple[float, float]:
     return m_k, math.sqrt(max(q_k - m_k**2, 0.0))
 
 
+def check_value_overlaps(m_v: object, q_v: object) -> tuple[float, float]:
+    """Return ``(m_v, q_v)`` as floats; ``ConfigError`` unless ``q_v >= m_v^2``."""
+    m_v = check_real("m_v", m_v)
+    q_v = check_real("q_v", q_v, minimum=0.0)
+    if q_v < m_v**2 * (1.0 - 1e-12):
+        raise ConfigError(f"q_v must be >= m_v^2 = {m_v**2:.6g} (Cauchy-Schwarz), got {q_v!r}")
+    return m_v, q_v
+
+
 def population_terms(
     activation: str, config: SLRConfig, m_k: float, q_k: float, c: float = 0.0
 ) -> tuple[float, float]:
@@ -218,9 +227,6 @@ def population_error(
     activation, config, m_k, q_k, c : as in :func:`population_terms`.
     m_v, q_v : value overlaps ``v.v*/D`` and ``v.v/D``, ``q_v >= m_v^2``.
     """
-    m_v = check_real("m_v", m_v)
-    q_v = check_real("q_v", q_v, minimum=0.0)
-    if q_v < m_v**2 * (1.0 - 1e-12):
-        raise ConfigError(f"q_v must be >= m_v^2 = {m_v**2:.6g} (Cauchy-Schwarz), got {q_v!r}")
+    m_v, q_v = check_value_overlaps(m_v, q_v)
     a_value, b_value = population_terms(activation, config, m_k, q_k, c)
     return 1.0 - 2.0 * m_v * a_value + q_v * b_value

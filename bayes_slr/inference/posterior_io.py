@@ -28,7 +28,7 @@ import xarray as xr
 from bayes_slr.errors import ConfigError
 from bayes_slr.models.batch import SLRBatch, Teacher
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.records import atomic_write, check_output_file, json_ready, provenance
+from bayes_slr.records import atomic_write, check_output_file, json_text, provenance, read_json
 
 if TYPE_CHECKING:
     from bayes_slr.inference.samplers import PosteriorDraws
@@ -122,7 +122,7 @@ def to_datatree(
             "k_star": ["dim"],
             "v_star": ["dim"],
         },
-        attrs={"posterior": {_ATTRIBUTE: json.dumps(json_ready(record))}},
+        attrs={"posterior": {_ATTRIBUTE: json_text(record, indent=None)}},
     )
     tree[_LOCATION_GROUP] = xr.Dataset(
         {"probs": (("chain", "sequence", "token"), np.asarray(probs))},
@@ -133,7 +133,7 @@ def to_datatree(
 
 def record_of(tree: xr.DataTree) -> dict[str, Any]:
     """The provenance record (config, seed, versions, settings) stored in ``tree``."""
-    return json.loads(tree.posterior.attrs[_ATTRIBUTE])
+    return read_json(tree.posterior.attrs[_ATTRIBUTE])
 
 
 def config_of(tree: xr.DataTree) -> SLRConfig:

@@ -38,6 +38,7 @@ from bayes_slr.errors import ConfigError, check_real
 from bayes_slr.models.batch import SLRBatch, Teacher
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics.record import Record
+from bayes_slr.records import read_json
 
 DEFAULT_HOLDOUT = 0.2
 """Share of the sequences held out as the test set when the data have no teacher."""
@@ -210,7 +211,7 @@ def _record(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
             f"{text.shape}"
         )
     try:
-        record = json.loads(str(text))
+        record = read_json(str(text))
     except json.JSONDecodeError as exc:
         raise ConfigError(f"`data`: array config is not JSON ({exc})") from exc
     if not isinstance(record, dict):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any
 
 import numpy as np
@@ -171,14 +170,15 @@ class SLRConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form; ``nu = inf`` is written as the string ``"inf"``; ``heads`` and
-        ``presence`` only for a multi-head task (a one-head record is unchanged)."""
+        """JSON-ready form (``nu = inf`` a float, which JSON text writes as ``1e999``; records
+        written before hold the string ``"inf"``, which :meth:`from_dict` reads too); ``heads``
+        and ``presence`` only for a multi-head task (a one-head record is unchanged)."""
         record = {
             "variant": self.variant,
             "D": self.D,
             "length_probs": list(self.length.probs),
             "length": self.length.describe(),
-            "nu": "inf" if math.isinf(self.nu) else self.nu,
+            "nu": self.nu,
             "Delta": self.Delta,
         }
         if self.multihead:

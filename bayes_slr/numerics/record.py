@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import typing
 from pathlib import Path
 from typing import Any, Self
 
@@ -17,11 +18,12 @@ import cattrs
 from bayes_slr.errors import ConfigError
 
 converter = cattrs.Converter()
-"""Turns records (JSON-ready dicts) into typed objects and back. Floats accept the strings
-``"inf"``, ``"-inf"`` and ``"nan"`` that logs written before hold for non-finite values, and
-``null`` (how the JSON outputs write ``nan``, :func:`bayes_slr.records.json_text`) as ``nan``
-where the field is a plain ``float``. A type that is not a record registers its own hooks here
-(the task :class:`~bayes_slr.models.spec.SLRConfig` does)."""
+"""Turns records (JSON-ready dicts) into typed objects and back. Every JSON the toolkit writes
+holds ``nan`` as ``null`` (:func:`bayes_slr.records.json_text`): a plain ``float`` field reads
+``null`` as ``nan``, a ``float | None`` field as ``None`` (no number either way). Floats also
+accept the strings ``"inf"``, ``"-inf"`` and ``"nan"`` of files written before. A type that is
+not a record registers its own hooks here (the task :class:`~bayes_slr.models.spec.SLRConfig`
+does)."""
 converter.register_structure_hook(
     float, lambda value, _: math.nan if value is None else float(value)
 )
@@ -71,3 +73,43 @@ class Record:
     def from_dict(cls, data: dict[str, Any]) -> Self:
         """Inverse of :meth:`to_dict`; ``ConfigError`` when ``data`` does not fit the fields."""
         return structure(data, cls)
+
+
+def register_tagged_union(union: Any, kinds: dict[str, type[Record]], tag: str = "kind") -> None:
+    """Make ``union`` (of the records ``kinds`` names) a tagged union: a value is written with
+    ``tag`` naming its kind and read back by that tag, never guessed from its fields. A dict
+    without the tag (written before the union carried one) is the record whose fields are
+    exactly its keys; ``ConfigError`` when no tag and no record's fields fit, or the tag is
+    unknown."""
+    if set(typing.get_args(union)) != set(kinds.values()):
+        raise TypeError(f"the kinds {sorted(kinds)} are not the members of {union}")
+    if any(tag in _field_names(record) for record in kinds.values()):
+        raise TypeError(f"a member of {union} has a field named {tag!r}, the tag")
+    kind_of = {record: kind for kind, record in kinds.items()}
+
+    def to_dict(value: Record) -> dict[str, Any]:
+        return {tag: kind_of[type(value)], **converter.unstructure(value)}
+
+    def from_dict(data: Any, _: Any) -> Record:
+        if not isinstance(data, dict):
+            raise ConfigError(f"a {tag}-tagged record must be a JSON object, got {data!r}")
+        fields = {name: value for name, value in data.items() if name != tag}
+        kind = data[tag] if tag in data else _untagged_kind(kinds, set(fields))
+        if kind not in kinds:
+            raise ConfigError(f"unknown {tag} {kind!r} (one of {', '.join(kinds)})")
+        return structure(fields, kinds[kind])
+
+    converter.register_unstructure_hook_func(lambda kind: kind == union, to_dict)
+    converter.register_structure_hook_func(lambda kind: kind == union, from_dict)
+
+
+def _untagged_kind(kinds: dict[str, type[Record]], names: set[str]) -> str:
+    """The kind of an untagged record written before: the one whose fields are ``names``."""
+    found = [kind for kind, record in kinds.items() if _field_names(record) == names]
+    if len(found) != 1:
+        raise ConfigError(f"no one record has exactly the fields {', '.join(sorted(names))}")
+    return found[0]
+
+
+def _field_names(record: type[Record]) -> set[str]:
+    return {field.name for field in dataclasses.fields(record)}

@@ -10,7 +10,6 @@ it with the same settings and without training ERM again. Reading needs xarray, 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ import xarray as xr
 
 from bayes_slr.errors import ConfigError
 from bayes_slr.models.spec import SLRConfig
+from bayes_slr.records import json_text, read_json
 from bayes_slr.studies.posterior_records import DataRun, ERMComparison, SamplingSettings
 
 CHECK_GROUP = "check_start_posterior"
@@ -116,7 +116,7 @@ def stored_erm(tree: xr.DataTree) -> StoredERM | None:
     if ERM_GROUP not in tree.children:
         return None
     group = tree[ERM_GROUP]
-    record = json.loads(group.attrs[_ATTRIBUTE])
+    record = read_json(group.attrs[_ATTRIBUTE])
     rows = {name: ERMComparison.from_dict(row) for name, row in record["rows"].items()}
     fits = {
         name: tuple(np.asarray(group[f"{name}_{p}"].values) for p in PARAMETERS) for name in rows
@@ -137,7 +137,9 @@ def store_erm(tree: xr.DataTree, erm: StoredERM) -> None:
         "seed": erm.seed,
         "rows": {name: row.to_dict() for name, row in erm.rows.items()},
     }
-    tree[ERM_GROUP] = xr.DataTree(xr.Dataset(variables, attrs={_ATTRIBUTE: json.dumps(record)}))
+    tree[ERM_GROUP] = xr.DataTree(
+        xr.Dataset(variables, attrs={_ATTRIBUTE: json_text(record, indent=None)})
+    )
 
 
 def settings_record(

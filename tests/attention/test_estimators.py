@@ -71,6 +71,20 @@ def test_predict_matches_numpy_loop(padded_batch, activation):
     )
 
 
+@pytest.mark.parametrize("activation", ["softmax", "erf"])
+def test_heads_predict_the_sum_of_their_numpy_loops(padded_batch, activation):
+    """Parameters with a head axis (docs/multihead.md): the sum of each head's own estimator."""
+    X, lengths, _ = padded_batch
+    k, v = np.random.default_rng(1).normal(size=(2, 3, D))
+    c = np.array([0.3, -0.5, 1.0])
+    expected = sum(
+        numpy_predict(k[h], v[h], c[h], np.asarray(X), np.asarray(lengths), activation)
+        for h in range(3)
+    )
+    got = predict(AttentionParams(k, v, c), X, lengths, activation)
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("activation", activation_names())
 def test_padding_content_is_ignored(padded_batch, key, activation):
     X, lengths, params = padded_batch

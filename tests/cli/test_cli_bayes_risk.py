@@ -35,7 +35,7 @@ def test_exact_json_has_one_row_per_pair(capsys: pytest.CaptureFixture) -> None:
         "heads": 1,
         "presence": 1.0,
         "method": "exact",
-        "mc_samples": 100_000,
+        "mc_sequences": 100_000,
         "seed": 0,
     }
     assert {"seed", "versions", "device", "created", "error_convention"} <= set(result)
@@ -57,7 +57,7 @@ def test_monte_carlo_json_matches_library_and_exact(capsys: pytest.CaptureFixtur
         "1",
         "--method",
         "mc",
-        "--mc-samples",
+        "--mc-sequences",
         str(MC_SAMPLES),
         "--seed",
         "5",
@@ -126,7 +126,7 @@ def test_table_and_plot(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
         (["--L", "0"], "L must be an integer >= 1"),
         (["--nu", "1", "-1"], "nu must be a number >= 0"),
         (["--nu", "inf"], "inf is allowed for max only"),
-        (["--method", "mc", "--mc-samples", "1"], "mc_samples must be an integer >= 2"),
+        (["--method", "mc", "--mc-sequences", "1"], "mc_sequences must be an integer >= 2"),
         (["--variant", "uniform"], "invalid choice: 'uniform'"),
         (["--nu", "one"], "expected a number, got 'one'"),
         (["--L", "3.5"], "expected an integer, got '3.5'"),

@@ -13,7 +13,7 @@ import pytest
 from bayes_slr import __version__
 from bayes_slr.cli.main import build_parser, main
 from bayes_slr.experiments import EXPERIMENTS
-from bayes_slr.experiments.base import default_text, option_spec
+from bayes_slr.experiments.base import option_spec
 from bayes_slr.records import SweepInterrupted, SweepLog, atomic_write, run_sweep
 
 CONVERTED = sorted(e.name for e in EXPERIMENTS.items())
@@ -34,7 +34,7 @@ def test_help_states_the_default_that_runs(command):
         spec = option_spec(field)
         if not spec.cli or field.default is False:
             continue
-        stated = f"(default: {spec.default_text or default_text(field.default)})"
+        stated = f"(default: {spec.stated_default(field.default)})"
         assert stated in text, f"{command} --{field.name}: its help does not say {stated}"
 
 
@@ -59,7 +59,7 @@ def test_unparsable_value_is_one_line_naming_the_argument(argv, capsys):
 def test_an_old_flag_name_still_works_with_a_notice(capsys):
     assert main(["bayes-risk", "--samples", "10", "--method", "mc", "--quiet"]) == 0
     err = capsys.readouterr().err
-    assert "--samples is now --mc-samples" in err and len(err.strip().splitlines()) == 1
+    assert "--samples is now --mc-sequences" in err and len(err.strip().splitlines()) == 1
 
 
 @pytest.fixture
@@ -136,7 +136,7 @@ def test_a_sweep_interrupted_before_any_point_says_nothing_was_kept(tmp_path):
 CHEAP = {
     "bayes-risk": ["--L", "2"],
     "phase": ["--Delta", "0.01", "--tol", "1e-3", "--scan", "9"],
-    "theory": ["--activations", "linear", "--alpha", "2", "--mc-samples", "64"],
+    "theory": ["--activations", "linear", "--alpha", "2", "--channel-draws", "64"],
     "simulate": ["--N", "1", "--D", "4"],
     "amp": [
         "--D",
@@ -145,7 +145,7 @@ CHEAP = {
         "1",
         "--N-test",
         "100",
-        "--mc-samples",
+        "--se-draws",
         "64",
         "--max-iter",
         "5",

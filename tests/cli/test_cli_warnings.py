@@ -54,7 +54,7 @@ def test_theory_rs_unstable_and_not_converged(capsys, tmp_path):
     at a replicon near 5.
     """
     argv = ["theory", *SPIKED, "--Delta", "0.1", "--activation", "linear", "--lam", "0.01"]
-    argv += ["--alpha", "1", "4", "--mc-samples", "256"]
+    argv += ["--alpha", "1", "4", "--channel-draws", "256"]
     printed, result = run_table_then_json(capsys, argv, tmp_path)
     assert_shown(
         printed,
@@ -90,7 +90,7 @@ def test_theory_hard_phase(capsys, tmp_path):
     warning names both rows. At ``alpha = 2`` (above ``alpha_alg = 1.241``) they coincide.
     """
     argv = ["theory", *SPIKED, "--Delta", "0", "--alpha", "1.1", "2", "--bayes"]
-    argv += ["--activations", "linear", "--mc-samples", "64"]
+    argv += ["--activations", "linear", "--channel-draws", "64"]
     printed, result = run_table_then_json(capsys, argv, tmp_path)
     assert_shown(
         printed,
@@ -117,13 +117,13 @@ def test_theory_max_slr_branch_not_resolved(capsys, tmp_path):
     API the line is an ``AccuracyWarning``. (With 1024 draws it stays unresolved: 0.084 against
     0.090.)
     """
-    task = dict(variant="max", nu=math.inf, L=3, Delta=0.001, alpha=1.3, mc_samples=256)
+    task = dict(variant="max", nu=math.inf, L=3, Delta=0.001, alpha=1.3, channel_draws=256)
     argv = ["theory", "--variant", "max", "--nu", "inf", "--L", "3", "--Delta", "0.001"]
-    argv += ["--alpha", "1.3", "--bayes", "--activations", "linear", "--mc-samples", "256"]
+    argv += ["--alpha", "1.3", "--bayes", "--activations", "linear", "--channel-draws", "256"]
     printed, result = run_table_then_json(capsys, argv, tmp_path)
     unresolved = (
         "bayes at alpha=1.3: the two branches' free entropies differ by less than two Monte Carlo "
-        "standard errors; which one is Bayes-optimal is not resolved (more --mc-samples)"
+        "standard errors; which one is Bayes-optimal is not resolved (more --channel-draws)"
     )
     assert_shown(printed, result, unresolved)
     rows = {r["estimator"]: r["diagnostics"] for r in result["rows"] if r["source"] == "theory"}

@@ -18,7 +18,18 @@ import pytest
 from bayes_slr import interrupts
 from bayes_slr.cli.main import main
 
-THEORY = ["theory", "--activations", "linear", "--alpha", "1", "2", "4", "8", "--mc-samples", "512"]
+THEORY = [
+    "theory",
+    "--activations",
+    "linear",
+    "--alpha",
+    "1",
+    "2",
+    "4",
+    "8",
+    "--channel-draws",
+    "512",
+]
 
 
 def _start(tmp_path: Path) -> subprocess.Popen:

@@ -13,7 +13,6 @@ import pytest
 
 from bayes_slr.experiments.base import Provenance
 from bayes_slr.experiments.posterior_report import PLAIN, WEIGHTED
-from bayes_slr.experiments.posterior_scaling import fit_against_inverse_D
 from bayes_slr.experiments.posterior_sweep import (
     NOT_CONVERGED_LABEL,
     ORACLE_LABEL,
@@ -29,6 +28,7 @@ from bayes_slr.studies.posterior_records import (
     StartCheck,
     posterior_warnings,
 )
+from bayes_slr.studies.posterior_scaling import fit_against_inverse_D
 
 
 def test_fit_against_inverse_D_recovers_intercept_and_its_stderr():
@@ -37,15 +37,15 @@ def test_fit_against_inverse_D_recovers_intercept_and_its_stderr():
     draws is about 2%)."""
     sizes, stderrs = [25, 50, 100], [0.02, 0.01, 0.005]
     exact = fit_against_inverse_D(sizes, [0.01 + 0.5 / D for D in sizes], stderrs)
-    assert exact["intercept"] == pytest.approx(0.01) and exact["slope"] == pytest.approx(0.5)
+    assert exact.intercept == pytest.approx(0.01) and exact.slope == pytest.approx(0.5)
     rng = np.random.default_rng(0)
     intercepts = [
         fit_against_inverse_D(
             sizes, [0.01 + 0.5 / D + s * rng.normal() for D, s in zip(sizes, stderrs)], stderrs
-        )["intercept"]
+        ).intercept
         for _ in range(1000)
     ]
-    assert np.std(intercepts) == pytest.approx(exact["intercept_stderr"], rel=0.1)
+    assert np.std(intercepts) == pytest.approx(exact.intercept_stderr, rel=0.1)
 
 
 CLEAN_ESS = ImportanceESS(median=900.0, q05=700.0, draws=1000)

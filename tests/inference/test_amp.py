@@ -488,7 +488,7 @@ def test_cli_json_rows_and_resume(tmp_path, capsys):
         "2",
         "--N-test",
         "2000",
-        "--mc-samples",
+        "--se-draws",
         "512",
         "--json",
         "--out",

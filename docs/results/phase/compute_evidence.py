@@ -24,7 +24,6 @@ Run from the repository root::
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 from pathlib import Path
@@ -46,7 +45,7 @@ from bayes_slr.inference.evidence import (  # noqa: E402
 )
 from bayes_slr.models.simulate import draw_teacher, simulate  # noqa: E402
 from bayes_slr.models.spec import LengthLaw, SLRConfig  # noqa: E402
-from bayes_slr.records import json_ready, provenance  # noqa: E402
+from bayes_slr.records import json_text, provenance  # noqa: E402
 
 OUTPUT = Path(__file__).with_name("evidence.json")
 SMALL_NOISE = SLRConfig("spiked", 1, LengthLaw.fixed(3), 2.0, 0.001)
@@ -185,9 +184,9 @@ def main() -> None:
     }
     print(f"done in {seconds} s")
     if small:
-        print(json.dumps(json_ready(record))[:2000])
+        print(json_text(record, indent=None)[:2000])
     else:
-        OUTPUT.write_text(json.dumps(json_ready(record), indent=1) + "\n")
+        OUTPUT.write_text(json_text(record, indent=1) + "\n")
         print(f"wrote {OUTPUT.name}")
 
 

@@ -20,7 +20,7 @@ computation allows:
   (:data:`STATIONARITY`, what makes the L-BFGS point "the minimum"); a run still descending has
   not ended anywhere (its error may already agree: ``erm_reach_time``);
 - the objective: ``|J_gd - J_lbfgs| <= max(|grad J_gd|, |grad J_lbfgs|) |theta_gd - theta_lbfgs|``
-  (plus the float64 rounding of a sum, :data:`~bayes_slr.experiments.tables.ROUNDING`): what the
+  (plus the float64 rounding of a sum, :data:`~bayes_slr.numerics.rounding.ROUNDING`): what the
   first-order bound of a function convex between the two points allows. Both ends in one basin
   satisfy it; a gradient-descent end at another critical point (small gradient, different value)
   does not;
@@ -41,8 +41,8 @@ from typing import Any, NamedTuple
 
 from bayes_slr.attention.erm_settings import ERMSettings
 from bayes_slr.errors import ConfigError
-from bayes_slr.experiments.base import Record
-from bayes_slr.experiments.tables import ROUNDING
+from bayes_slr.numerics.record import Record
+from bayes_slr.numerics.rounding import ROUNDING
 from bayes_slr.studies.erm_records import ERMSeed
 
 STATIONARITY = ERMSettings().tol
@@ -56,8 +56,6 @@ DEFAULT_REPLICA_SAMPLES = 8192
 ``lam = 1``, ``L = 3`` the error moves by 0.006 to 0.019 from 2048 to 8192 draws and by 0.004
 between two draw seeds at 8192 (docs/dynamics.md, "Finite alpha"); a point costs 15 to 60 s, once
 per activation."""
-ERM_COLUMNS = ("lbfgs_error", "replica_error", "objective_gap", "erm_reach_time", "at_minimum")
-"""The comparison's columns of the ``dynamics`` table (the rest is in ``--json``)."""
 ERM_NOTE = (
     "lbfgs_error: the multi-start L-BFGS minimum of the same objective on the same training set, "
     "on the run's test sequences; replica_error: the replica-symmetric ERM error (D -> inf); "
