@@ -77,11 +77,13 @@ def replica(L: int, activation: str) -> list[tuple[int, float]]:
         result = json.loads(path.read_text())
         config = result["config"]
         setting = (config["variant"], config["L"], config["alpha"], config["lam"], config["Delta"])
-        if setting != ("max", L, [ALPHA], LAM, 0.1) or config["mc_samples"] < 8192:
+        # the channel's draws: ``mc_samples`` in files written before the option's rename
+        draws = config.get("channel_draws", config.get("mc_samples"))
+        if setting != ("max", L, [ALPHA], LAM, 0.1) or draws < 8192:
             continue
         for row in result["rows"]:
             if row["source"] == "theory" and row["estimator"] == activation and row["converged"]:
-                values[(config["mc_samples"], config["seed"])] = row["test_error"]
+                values[(draws, config["seed"])] = row["test_error"]
     return [(draws, values[(draws, seed)]) for draws, seed in sorted(values)]
 
 
