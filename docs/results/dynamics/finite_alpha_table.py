@@ -50,10 +50,19 @@ def line(setting: list[str], activation: str, rows: list[dict]) -> str:
     ).strip()
 
 
-for path in sorted(HERE.glob("finite_alpha_*.json")):
-    result = json.loads(path.read_text())
-    if result["experiment"] != "dynamics":
-        continue  # the replica points of `bayes-slr theory`
+VARIANTS = ("spiked", "max")
+"""The order of the table's blocks; within one, ``lam`` descending, then ``D`` and ``eta``."""
+
+
+def order(result: dict) -> tuple:
+    """Sort key of a stored run: its place in the table."""
+    options = result["config"]
+    return (VARIANTS.index(options["variant"]), -options["lam"], options["D"], options["eta"])
+
+
+results = [json.loads(path.read_text()) for path in HERE.glob("finite_alpha_*.json")]
+# the others are the replica points of `bayes-slr theory`
+for result in sorted((r for r in results if r["experiment"] == "dynamics"), key=order):
     options = result["config"]
     setting = [
         f"{options['variant']} nu={options['nu']:g}",
