@@ -41,8 +41,8 @@
 # **Size.** CI runs this at a small size (each computation on one or two points, under a minute).
 # The committed outputs are the full size, `BAYES_SLR_FULL=1 jupyter execute --inplace
 # notebooks/phase_diagram.ipynb` from the repository root, which also writes
-# `docs/figures/phase_diagram.png`: about 12 minutes on 2 heavily shared cores, 10 of them GAMP at
-# `D = 2000` (the run time is printed at the end).
+# `docs/figures/phase_diagram.png`: 16 minutes on 2 cores shared with other jobs (load about 11),
+# 12 of them GAMP at `D = 2000` (the run time is printed at the end).
 
 # %%
 import json
