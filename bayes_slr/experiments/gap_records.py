@@ -75,11 +75,13 @@ class GapOptions(Options):
         None,
         "sequence lengths, each >= 1 (Lbar of the uniform law with --variable-length)",
         default_text=f"{' '.join(map(str, DEFAULT_LENGTHS))}; with --data the file's Lbar",
+        signature_default=DEFAULT_LENGTHS,
     )
     variable_length: bool | None = option(
         None,
         "length uniform on {1..L} instead of fixed",
         default_text="fixed; with --data the file's law",
+        signature_default=False,
     )
     activations: tuple[str, ...] | None = option(
         None,
@@ -98,15 +100,21 @@ class GapOptions(Options):
         f"{max(DEFAULT_LAM_GRID):g} ({len(DEFAULT_LAM_GRID)} log-spaced values)"
     )
     D: int | None = D_option(
-        None, "token dimension of ERM, >= 1", default_text=f"{DEFAULT_D}; with --data the file's"
+        None,
+        "token dimension of ERM, >= 1",
+        default_text=f"{DEFAULT_D}; with --data the file's",
+        signature_default=DEFAULT_D,
     )
     Delta: float | None = Delta_option(
-        None, default_text=f"{DEFAULT_DELTA:g}; with --data the file's"
+        None,
+        default_text=f"{DEFAULT_DELTA:g}; with --data the file's",
+        signature_default=DEFAULT_DELTA,
     )
     seeds: int | None = option(
         None,
         "ERM teachers and training sets, >= 1; with --data only 1 (one data set)",
         default_text=f"{DEFAULT_SEEDS}; 1 with --data",
+        signature_default=DEFAULT_SEEDS,
     )
     starts: int = option(DEFAULT_STARTS, "random starts per ERM training set, >= 1")
     init: str = option(
