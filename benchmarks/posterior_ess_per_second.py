@@ -12,7 +12,7 @@
    average on the same draws and test sequences (target: <= 2x).
 
 Run: ``.venv/bin/python benchmarks/posterior_ess_per_second.py [--variant spiked max] [--D 50
-100] [--json out.json]``.
+100] [--skip collapsed] [--no-predictor] [--json out.json]``.
 """
 
 from __future__ import annotations
@@ -53,10 +53,13 @@ def timed(run):
     return result, first, time.perf_counter() - start
 
 
-def sampler_rows(config, teacher, batch, settings) -> dict[str, dict]:
+def sampler_rows(config, teacher, batch, settings, skip=()) -> dict[str, dict]:
+    """Timed rows of the default sampler, every other sampler supporting the variant but those in
+    ``skip``, and NUTS; the default sampler's draws."""
     rows = {}
     auto = resolve_sampler(config, "auto")
-    for sampler in (auto, *(name for name in samplers_supporting(config.law) if name != auto)):
+    others = [name for name in samplers_supporting(config.law) if name not in (auto, "nuts", *skip)]
+    for sampler in (auto, *others, "nuts"):
 
         def run(key, sampler=sampler):
             draws = sample_posterior(
@@ -105,7 +108,7 @@ def variant_rows(variant: str, D: int, args: argparse.Namespace, settings: dict)
     config = SLRConfig(variant, D, LengthLaw.fixed(args.L), args.nu, args.Delta)
     teacher = draw_teacher(jax.random.PRNGKey(10), config.D)
     batch = simulate(jax.random.PRNGKey(11), config, teacher, round(args.alpha * config.D))
-    rows, draws = sampler_rows(config, teacher, batch, settings)
+    rows, draws = sampler_rows(config, teacher, batch, settings, args.skip)
     label = f"{variant} D={D}:"
     print(
         f"{label} {'sampler':>10} {'first run s':>11} {'warm run s':>10} {'min ESS':>8} "
@@ -146,6 +149,9 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=500)
     parser.add_argument("--samples", type=int, default=500)
     parser.add_argument("--n-test", type=int, default=10_000)
+    parser.add_argument(
+        "--skip", nargs="+", default=[], help="leave out these samplers (not the default, not NUTS)"
+    )
     parser.add_argument(
         "--no-predictor", action="store_true", help="time the samplers only, not the predictor"
     )

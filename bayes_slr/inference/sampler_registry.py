@@ -201,9 +201,9 @@ register_sampler(
 register_sampler(
     Sampler(
         "collapsed",
-        "collapsed Gibbs: locations drawn one sequence at a time with v integrated out, v exact, "
-        "an HMC move for k given the locations; variants whose location law is "
-        "softmax(c_nu chi) (max)",
+        "locations drawn one sequence at a time with v integrated out, then v exact and an HMC "
+        "move for k given the locations (slower than gibbs-hmc); variants whose location law "
+        "is softmax(c_nu chi) (max)",
         lambda law: law.location_softmax_of_scores,
         _collapsed_kernel,
     )
