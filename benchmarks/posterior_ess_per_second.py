@@ -1,7 +1,8 @@
 """ESS per second of the overlaps, per sampler kernel, and the cost of the Bayes-optimal predictor.
 
-1. Samplers: for each variant, its default kernel (``auto``: exact Gibbs for spiked, Gibbs-HMC
-   for max) against NUTS on the same posterior (same data, same chain settings). Every chain
+1. Samplers: for each variant and size ``D``, every registered kernel that supports the variant
+   (spiked: exact Gibbs, NUTS; max: Gibbs-HMC, collapsed Gibbs, NUTS) on the same posterior
+   (same data, same chain settings), all sizes in one process. Every chain
    starts at the teacher so that all samplers sample the same (unimodal) posterior. Each
    sampler runs twice with the same shapes: the first run includes compilation, the second
    is timed (warm-up plus sampling) and its draws give the bulk ESS (ArviZ) of
@@ -10,8 +11,8 @@
 2. Predictor: seconds to evaluate the weighted (Bayes-optimal) predictor against the plain
    average on the same draws and test sequences (target: <= 2x).
 
-Run: ``.venv/bin/python benchmarks/posterior_ess_per_second.py [--variant spiked max] [--json
-out.json]``.
+Run: ``.venv/bin/python benchmarks/posterior_ess_per_second.py [--variant spiked max] [--D 50
+100] [--skip collapsed] [--no-predictor] [--json out.json]``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import numpy as np
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr.inference.posterior_io import OVERLAPS, overlaps
 from bayes_slr.inference.predictive import PosteriorPredictor, posterior_mean_predictor
+from bayes_slr.inference.sampler_registry import samplers_supporting
 from bayes_slr.inference.samplers import resolve_sampler, sample_posterior
 from bayes_slr.jax_setup import enable_compilation_cache
 from bayes_slr.models.simulate import draw_teacher, simulate
@@ -51,9 +53,13 @@ def timed(run):
     return result, first, time.perf_counter() - start
 
 
-def sampler_rows(config, teacher, batch, settings) -> dict[str, dict]:
+def sampler_rows(config, teacher, batch, settings, skip=()) -> dict[str, dict]:
+    """Timed rows of the default sampler, every other sampler supporting the variant but those in
+    ``skip``, and NUTS; the default sampler's draws."""
     rows = {}
-    for sampler in (resolve_sampler(config, "auto"), "nuts"):
+    auto = resolve_sampler(config, "auto")
+    others = [name for name in samplers_supporting(config.law) if name not in (auto, "nuts", *skip)]
+    for sampler in (auto, *others, "nuts"):
 
         def run(key, sampler=sampler):
             draws = sample_posterior(
@@ -61,8 +67,10 @@ def sampler_rows(config, teacher, batch, settings) -> dict[str, dict]:
             )
             return draws
 
-        draws, first, warm = timed(run)
-        ess = ess_of_overlaps(draws, teacher)
+        sampler_draws, first, warm = timed(run)
+        if sampler == auto:
+            draws = sampler_draws  # the predictor row uses the default sampler's draws
+        ess = ess_of_overlaps(sampler_draws, teacher)
         rows[sampler] = {
             "seconds_first_run": first,
             "seconds": warm,
@@ -95,10 +103,44 @@ def predictor_row(config, teacher, draws, n_test: int, max_draws: int) -> dict:
     }
 
 
+def variant_rows(variant: str, D: int, args: argparse.Namespace, settings: dict) -> dict:
+    """The sampler rows (and the predictor row) of one variant at one size; printed."""
+    config = SLRConfig(variant, D, LengthLaw.fixed(args.L), args.nu, args.Delta)
+    teacher = draw_teacher(jax.random.PRNGKey(10), config.D)
+    batch = simulate(jax.random.PRNGKey(11), config, teacher, round(args.alpha * config.D))
+    rows, draws = sampler_rows(config, teacher, batch, settings, args.skip)
+    label = f"{variant} D={D}:"
+    print(
+        f"{label} {'sampler':>10} {'first run s':>11} {'warm run s':>10} {'min ESS':>8} "
+        f"{'min ESS/s':>10} {'x nuts':>7}",
+        flush=True,
+    )
+    for name, row in rows.items():
+        print(
+            f"{'':{len(label)}} {name:>10} {row['seconds_first_run']:11.2f} "
+            f"{row['seconds']:10.2f} "
+            f"{min(row['ess_bulk'].values()):8.0f} {row['min_ess_per_second']:10.1f} "
+            f"{row['ratio_to_nuts']:7.2f}",
+            flush=True,
+        )
+    if args.no_predictor:
+        return {"samplers": rows}
+    predictor = predictor_row(config, teacher, draws, args.n_test, args.chains * args.samples)
+    print(
+        f"{'':{len(label)}} predictor on {predictor['n_test']} sequences x "
+        f"{predictor['draws']} draws: "
+        f"weighted {predictor['weighted_seconds']:.2f} s, plain "
+        f"{predictor['plain_seconds']:.2f} s "
+        f"(ratio {predictor['ratio']:.2f})",
+        flush=True,
+    )
+    return {"samplers": rows, "predictor": predictor}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variant", nargs="+", default=["spiked", "max"])
-    parser.add_argument("--D", type=int, default=50)
+    parser.add_argument("--D", type=int, nargs="+", default=[50])
     parser.add_argument("--L", type=int, default=3)
     parser.add_argument("--nu", type=float, default=2.0)
     parser.add_argument("--Delta", type=float, default=0.1)
@@ -107,6 +149,12 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=500)
     parser.add_argument("--samples", type=int, default=500)
     parser.add_argument("--n-test", type=int, default=10_000)
+    parser.add_argument(
+        "--skip", nargs="+", default=[], help="leave out these samplers (not the default, not NUTS)"
+    )
+    parser.add_argument(
+        "--no-predictor", action="store_true", help="time the samplers only, not the predictor"
+    )
     parser.add_argument("--json", help="also write the figures to this JSON file")
     args = parser.parse_args()
     enable_compilation_cache()
@@ -118,30 +166,8 @@ def main() -> None:
         f"({args.warmup} warm-up + {args.samples} draws), device {jax.devices()[0].platform}"
     )
     for variant in args.variant:
-        config = SLRConfig(variant, args.D, LengthLaw.fixed(args.L), args.nu, args.Delta)
-        teacher = draw_teacher(jax.random.PRNGKey(10), config.D)
-        batch = simulate(jax.random.PRNGKey(11), config, teacher, round(args.alpha * config.D))
-        rows, draws = sampler_rows(config, teacher, batch, settings)
-        predictor = predictor_row(config, teacher, draws, args.n_test, args.chains * args.samples)
-        results[variant] = {"samplers": rows, "predictor": predictor}
-        print(
-            f"{variant}: {'sampler':>10} {'first run s':>11} {'warm run s':>10} {'min ESS':>8} "
-            f"{'min ESS/s':>10} {'x nuts':>7}"
-        )
-        for name, row in rows.items():
-            print(
-                f"{'':{len(variant) + 1}} {name:>10} {row['seconds_first_run']:11.2f} "
-                f"{row['seconds']:10.2f} "
-                f"{min(row['ess_bulk'].values()):8.0f} {row['min_ess_per_second']:10.1f} "
-                f"{row['ratio_to_nuts']:7.2f}"
-            )
-        print(
-            f"{'':{len(variant) + 1}} predictor on {predictor['n_test']} sequences x "
-            f"{predictor['draws']} draws: "
-            f"weighted {predictor['weighted_seconds']:.2f} s, plain "
-            f"{predictor['plain_seconds']:.2f} s "
-            f"(ratio {predictor['ratio']:.2f})"
-        )
+        for D in args.D:
+            results[f"{variant} D={D}"] = variant_rows(variant, D, args, settings)
     if args.json:
         record = {
             **provenance(

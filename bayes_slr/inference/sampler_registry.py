@@ -9,7 +9,8 @@ inference algorithm is one kernel module and one :func:`register_sampler` call;
 pick it up by name.
 
 ``sampler="auto"`` is the first registered sampler that supports the variant, in registration
-order: ``gibbs`` (exact, planted laws), ``gibbs-hmc`` (tilted laws), ``nuts`` (any variant).
+order: ``gibbs`` (exact, planted laws), ``gibbs-hmc`` (tilted laws), ``nuts`` (any variant),
+``collapsed`` (tilted laws; registered last, so ``auto`` never picks it).
 
 This module and the validation of the sampling options import without JAX: the kernel modules
 are imported when a kernel is made.
@@ -160,6 +161,12 @@ def _gibbs_hmc_kernel(config: SLRConfig, warmup: int) -> Kernel:
     return gibbs_hmc.make_kernel(config, warmup)
 
 
+def _collapsed_kernel(config: SLRConfig, warmup: int) -> Kernel:
+    from bayes_slr.inference.kernels import collapsed
+
+    return collapsed.make_kernel(config, warmup)
+
+
 def _nuts_kernel(config: SLRConfig, warmup: int) -> Kernel:
     from bayes_slr.inference.kernels import nuts
 
@@ -189,5 +196,15 @@ register_sampler(
         "NumPyro NUTS with the locations summed out; any variant",
         lambda law: True,
         _nuts_kernel,
+    )
+)
+register_sampler(
+    Sampler(
+        "collapsed",
+        "locations drawn one sequence at a time with v integrated out, then v exact and an HMC "
+        "move for k given the locations (slower than gibbs-hmc); variants whose location law "
+        "is softmax(c_nu chi) (max)",
+        lambda law: law.location_softmax_of_scores,
+        _collapsed_kernel,
     )
 )
