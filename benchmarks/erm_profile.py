@@ -13,10 +13,11 @@ Each point runs three times:
    times include tracing and compilation;
 2. **warm**: the same call again; ``cold - warm`` per stage is its compilation;
 3. **counted** (caches cleared, the training objective wrapped in a ``jax.debug.callback`` that
-   counts its evaluations): the objective's evaluations on every call of the vectorised L-BFGS,
-   per ridge value of the validation path and for the refit. A vectorised loop runs until its
-   slowest member stops, so its cost is its batched evaluations (callbacks / members), not each
-   start's own.
+   counts its evaluations): the objective's evaluations on every call of the L-BFGS trainer, per
+   ridge value of the validation path and for the refit. The trainer now solves each problem (seed
+   x ridge value x start) on its own; the code this profile was first run on used one vectorised
+   loop, which runs until its slowest member stops, so that its cost was its batched evaluations
+   (callbacks / members), not each start's own (docs/performance.md).
 
 The stages are the experiment's own functions, timed by wrapping them (nothing is re-implemented
 here): ``data`` (the training sets and starts), ``path`` (the L-BFGS trainer's calls on the
