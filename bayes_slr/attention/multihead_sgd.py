@@ -164,6 +164,9 @@ def heads_point(
         c=tuple(float(x) for x in np.asarray(params.c, float)),
         test_error=float(error),
         test_stderr=float(stderr),
+        k_vstar=as_matrix(k @ v_star.T / D),
+        v_kstar=as_matrix(v @ k_star.T / D),
+        k_v=as_matrix(k @ v.T / D),
     )
 
 

@@ -19,6 +19,7 @@ from bayes_slr.numerics.record import Record
 
 Matrix = tuple[tuple[float, ...], ...]
 MATRIX_NAMES = ("m_k", "q_k", "m_v", "q_v")
+CROSS_NAMES = ("k_vstar", "v_kstar", "k_v")
 
 
 def as_matrix(values: np.ndarray) -> Matrix:
@@ -39,6 +40,9 @@ class HeadsPoint(Record):
     c : per student head, the trained offset (0 for the activations without one).
     test_error : excess test error ``E[(y - f)^2] - Delta`` (Monte Carlo).
     test_stderr : its standard error.
+    k_vstar, v_kstar : ``H_s x H`` cross overlaps ``k_j.v_h*/D`` and ``v_j.k_h*/D``.
+    k_v : ``H_s x H_s`` cross overlaps ``k_i.v_j/D``. The three vanish on the manifold the ODEs
+        live on (their points hold zeros); from a random start they are of order ``1/sqrt(D)``.
     """
 
     step: int | None
@@ -50,6 +54,15 @@ class HeadsPoint(Record):
     c: tuple[float, ...]
     test_error: float
     test_stderr: float
+    k_vstar: Matrix
+    v_kstar: Matrix
+    k_v: Matrix
+
+    @property
+    def largest_cross_overlap(self) -> float:
+        """The largest ``|entry|`` of ``k_vstar``, ``v_kstar``, ``k_v``: how far the point is
+        from the manifold of vanishing cross overlaps."""
+        return float(max(np.max(np.abs(getattr(self, n))) for n in CROSS_NAMES))
 
     def cosines(self, which: str = "k") -> np.ndarray:
         """``H_s x H`` cosines of the student keys (``"k"``) or values (``"v"``) with the teacher

@@ -63,8 +63,9 @@ class HeadsFlowRun(Record):
     ----------
     config : the task (``heads``, ``presence``, token law, ``Delta``; ``D`` is ignored).
     activation : any activation (registered, or ``softmax1``, ``bayes_softmax``).
-    start : the initial overlaps (a logged point, e.g. the first of an online-SGD run); its
-        residual Gram matrices ``Q - M M^T`` must be positive definite.
+    start : the initial overlaps (a logged point, e.g. the first of an online-SGD run; its cross
+        overlaps are dropped); its residual Gram matrices ``Q - M M^T`` must be positive
+        definite.
     t_max : final time, ``> 0``.
     method : ``"flow"`` or ``"sgd"`` (module docstring).
     eta : SGD step per sequence, ``> 0`` (sgd only).
@@ -307,6 +308,8 @@ def _system(run: HeadsFlowRun) -> _System:
         with_noise=run.noise > 0.0,
     )
 
+    zeros = as_matrix(np.zeros(shape))
+
     def point(state: np.ndarray, time: float) -> HeadsPoint:
         frame = _unflatten(jnp.asarray(state), shape)
         error, stderr = _error(frame, draws, record=record, scale=scale)
@@ -321,6 +324,9 @@ def _system(run: HeadsFlowRun) -> _System:
             c=tuple(float(x) for x in np.asarray(frame.c)),
             test_error=float(error),
             test_stderr=float(stderr),
+            k_vstar=zeros,
+            v_kstar=zeros,
+            k_v=as_matrix(np.zeros((shape[0], shape[0]))),
         )
 
     return _System(rates, start, point)

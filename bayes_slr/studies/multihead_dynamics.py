@@ -87,6 +87,7 @@ def read_specialisation(
         plateau=end - escape,
         final_error=trajectory.last.test_error,
         final_stderr=trajectory.last.test_stderr,
+        cross_overlap=trajectory.last.largest_cross_overlap,
         trajectory=trajectory,
     )
 

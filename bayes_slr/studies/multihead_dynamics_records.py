@@ -31,6 +31,9 @@ class SpecialisationRun(Record):
     plateau : ``specialisation_time - escape_time``: the time spent with the heads unspecialised
         after leaving the start.
     final_error, final_stderr : the test error at the end and its standard error.
+    cross_overlap : the largest ``|cross overlap|`` at the end
+        (:attr:`~bayes_slr.attention.multihead_trajectory.HeadsPoint.largest_cross_overlap`):
+        how far the run ended from the manifold of the ODEs.
     trajectory : the logged points.
     """
 
@@ -45,6 +48,7 @@ class SpecialisationRun(Record):
     plateau: float
     final_error: float
     final_stderr: float
+    cross_overlap: float
     trajectory: HeadsTrajectory
 
 

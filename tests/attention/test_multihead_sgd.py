@@ -99,3 +99,17 @@ def test_bad_settings_are_refused(field: str, value: float) -> None:
     settings = dict(config=TASK, activation="softmax", student_heads=2, eta=1.0, steps=10)
     with pytest.raises(ConfigError, match=field):
         HeadsSGDRun(**{**settings, field: value})
+
+
+def test_the_cross_overlaps_are_read() -> None:
+    """Student keys along the teacher values and values along the teacher keys: the cross
+    overlaps ``k.v*``, ``v.k*`` are the identity, ``k.v`` zero, and the largest is 1."""
+    run = HeadsSGDRun(TASK, "softmax", 2, eta=0.1, steps=2, seed=1, N_test=8)
+    teacher = run_teacher(run)
+    params = AttentionParams(teacher.v_star, teacher.k_star, jnp.zeros(2))
+    point = heads_point(params, teacher, 0, 0.0, 0.0, 0.0)
+    np.testing.assert_allclose(point.k_vstar, np.eye(2), atol=1e-12)
+    np.testing.assert_allclose(point.v_kstar, np.eye(2), atol=1e-12)
+    np.testing.assert_allclose(point.k_v, np.zeros((2, 2)), atol=1e-12)
+    np.testing.assert_allclose(point.m_k, np.zeros((2, 2)), atol=1e-12)
+    assert point.largest_cross_overlap == pytest.approx(1.0)

@@ -30,9 +30,19 @@ MATRICES = ("m_k", "q_k", "m_v", "q_v")
 
 
 def point(m_k, q_k, m_v, q_v, c) -> HeadsPoint:
-    """A logged point at time 0 with these overlaps (no error)."""
+    """A logged point at time 0 with these overlaps, on the manifold (no error)."""
+    m_k, q_k, m_v, q_v = (np.asarray(x, dtype=float) for x in (m_k, q_k, m_v, q_v))
+    zeros = as_matrix(np.zeros_like(m_k))
     return HeadsPoint(
-        None, 0.0, *(as_matrix(np.asarray(x)) for x in (m_k, q_k, m_v, q_v)), tuple(c), 0.0, 0.0
+        None,
+        0.0,
+        *(as_matrix(x) for x in (m_k, q_k, m_v, q_v)),
+        tuple(c),
+        0.0,
+        0.0,
+        zeros,
+        zeros,
+        as_matrix(np.zeros_like(q_k)),
     )
 
 

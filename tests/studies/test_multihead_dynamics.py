@@ -35,6 +35,9 @@ def trajectory(cosines_k: np.ndarray) -> HeadsTrajectory:
                 (0.0,) * 2,
                 0.5,
                 0.01,
+                as_matrix(0.0 * cosines),
+                as_matrix(0.0 * cosines),
+                as_matrix(0.0 * np.eye(2)),
             )
         )
     return HeadsTrajectory(tuple(points))
