@@ -1,36 +1,40 @@
 """The high-dimensional limit of training ``H_s`` student heads on an ``H``-head teacher: ODEs on
 the overlap matrices (docs/multihead.md, "Dynamics").
 
-With the teacher's ``2H`` directions orthogonal (squared norms ``D``) and the student's keys
-orthogonal to every value direction and its values to every key direction (the manifold of
-vanishing cross overlaps, as for one head, docs/dynamics.md), the population error is a function
-of the ``H_s x H`` overlaps ``M_k``, ``M_v``, the ``H_s x H_s`` Gram matrices ``Q_k``, ``Q_v`` and
-the offsets ``c``. Write the keys in an orthonormal frame of the teacher keys and ``H_s`` residual
-directions, ``k_j = sqrt(D) (sum_h M_k[j, h] e_h* + sum_a F_k[j, a] e_a)``, i.e. ``K_k = [M_k |
-F_k]`` with ``Q_k = K_k K_k^T`` (and ``K_v`` for the values). The student's scores are
-``chi_j = sum_h M_k[j, h] chi*_h + sum_a F_k[j, a] g_a`` (``g`` i.i.d. ``N(0, 1)`` per token), its
-values ``z_j = sum_h M_v[j, h] z*_h + sum_a F_v[j, a] w_a``, and, integrating the values
-(independent of the scores, and of each other across tokens),
+With the teacher's ``2H`` directions orthogonal (squared norms ``D``), the population error of
+the student depends on its ``2 H_s`` vectors (keys ``k_j``, values ``v_j``) only through their
+overlaps with the teacher directions and with each other. Write them in an orthonormal frame of
+the teacher's keys, the teacher's values and ``2 H_s`` residual directions:
+``u_a = sqrt(D) W[a] . (e*, e)``, ``W`` of shape ``(2 H_s, 2H + 2 H_s)`` whose first ``2H``
+columns are the overlaps with ``k_h*`` and ``v_h*`` (``m_k``, ``k.v*`` for a key; ``v.k*``,
+``m_v`` for a value) and whose last ``2 H_s`` are a square root ``F`` of the residual Gram matrix
+(the Gram matrix of the student vectors is ``W W^T``: ``q_k``, ``q_v``, ``k.v``). A token's
+projections are then ``(chi_j, z_j) = W (chi*, z*, r)``, ``r`` i.i.d. ``N(0, 1)``, and the error
+is ``E = E[(y - f)^2]`` with ``f = sum_j sum_l s(chi_j)_l z_{j,l}`` and
+``y = (rho H)^(-1/2) sum_h b_h z*_{h, eps_h}``. No cross overlap is assumed to vanish: from a random
+start the cross overlaps are of order ``1/sqrt(D)`` and, unlike one head's (docs/dynamics.md), two
+heads can grow them (docs/multihead.md, "Dynamics").
 
-``E = 1 - 2 (rho H)^(-1/2) sum_jh M_v[j, h] A[j, h] + sum_ij Q_v[i, j] B[i, j]``,
-
-``A[j, h] = E[b_h s(chi_j)_{eps_h}]``, ``B[i, j] = E[sum_l s(chi_i)_l s(chi_j)_l]``. The update rule
-and clock of docs/dynamics.md (``d theta / dt = -D grad (E / 2)`` on ``k``, ``v``; ``-grad (E / 2)``
-on ``c``) become, in the frame, ``dK / dt = -grad_K E / 2`` and ``dc / dt = -dE/dc / 2``:
+The update rule and clock of docs/dynamics.md (``d theta / dt = -D grad (E / 2)`` on every
+``k_j``, ``v_j``; ``-grad (E / 2)`` on ``c``) become, in the frame, ``dW / dt = -grad_W E / 2`` and
+``dc / dt = -dE/dc / 2``:
 
 - ``method="flow"``: the population gradient flow, nothing else;
 - ``method="sgd"``: online SGD with step ``eta`` per sequence and batch ``B``; a step's noise adds
-  ``(eta / B) N`` to ``dQ / dt``, with ``N_k[i, j] = E[(y - f)^2 sum_l (df/dchi_il)(df/dchi_jl)]``
-  and ``N_v[i, j] = E[(y - f)^2 sum_l s_il s_jl]`` (the label noise ``Delta`` included; ``M`` gets
-  none), realised in the frame by ``dF / dt += (eta / 2B) N F^(-T)`` (``dF F^T + F dF^T`` is then
-  the noise). With ``H = H_s = 1`` both are the ODEs of :mod:`bayes_slr.formulas.flow`
-  (``rho = F^2``).
+  ``(eta / B) N`` to the Gram matrix's rate, ``N[a, b] = E[((y - f)^2 + Delta) sum_l
+  (df/dp_al)(df/dp_bl)]`` with ``p_a`` the projections on ``u_a`` (the squared norms, ``D ->
+  inf``, of one sequence's gradients; the overlaps with the teacher get none), realised in the
+  frame by ``dF / dt += (eta / 2B) N F^(-T)`` (``dF F^T + F dF^T`` is then the noise).
 
-``A``, ``B``, their gradients and ``N`` are averages over one fixed set of draws of the teacher's
-scores, presence and locations (:func:`~bayes_slr.inference.bayes_risk.draw_population_heads`) and
-of the standard normals ``g`` (in antithetic pairs ``g -> -g``), ``z*``, ``w``, made once per run,
-so the right-hand side is a smooth deterministic function (JAX autodiff) that SciPy's ``solve_ivp``
-integrates. The error reported at each point is that Monte Carlo ``E`` with its standard error.
+With ``H = H_s = 1`` on the manifold of vanishing cross overlaps both are the ODEs of
+:mod:`bayes_slr.formulas.flow` (``rho = F^2``). ``E``, its gradient and ``N`` are averages over one
+fixed set of draws of the teacher's scores, presence and locations
+(:func:`~bayes_slr.inference.bayes_risk.draw_population_heads`) and of the normals ``z*``, ``r``,
+made once per run, so the right-hand side is a smooth deterministic function (JAX autodiff) that
+SciPy's ``solve_ivp`` integrates. The draws come in antithetic pairs that flip the value
+coordinates (``z*`` and the values' residual directions), a symmetry of the law that maps ``(y, f)``
+to ``(-y, -f)`` on the manifold, which the flow then keeps exactly. The error reported at each
+point is that Monte Carlo ``E`` with its standard error.
 """
 
 from __future__ import annotations
@@ -63,9 +67,8 @@ class HeadsFlowRun(Record):
     ----------
     config : the task (``heads``, ``presence``, token law, ``Delta``; ``D`` is ignored).
     activation : any activation (registered, or ``softmax1``, ``bayes_softmax``).
-    start : the initial overlaps (a logged point, e.g. the first of an online-SGD run; its cross
-        overlaps are dropped); its residual Gram matrices ``Q - M M^T`` must be positive
-        definite.
+    start : the initial overlaps, cross overlaps included (a logged point, e.g. the first of an
+        online-SGD run); its residual Gram matrix must be positive definite.
     t_max : final time, ``> 0``.
     method : ``"flow"`` or ``"sgd"`` (module docstring).
     eta : SGD step per sequence, ``> 0`` (sgd only).
@@ -129,155 +132,130 @@ class HeadsFlowRun(Record):
 
 
 class HeadDraws(NamedTuple):
-    """Draws of the population law, ``n`` sequences: teacher scores ``chi_star`` and values
-    ``z_star`` ``(n, H, Lbar)``, locations ``eps`` and presence ``present`` ``(n, H)``, the
-    student's residual normals ``g`` (antithetic: the second half is ``-`` the first) and ``w``
-    ``(n, H_s, Lbar)``, the real tokens ``mask`` ``(n, 1, Lbar)``."""
+    """Draws of the population law, ``n`` sequences: the token coordinates ``coords``
+    ``(n, 2H + 2 H_s, Lbar)`` (teacher scores ``chi*``, teacher values ``z*``, residual normals
+    ``r``; 0 on padded tokens), locations ``eps`` and presence ``present`` ``(n, H)``, the real
+    tokens ``mask`` ``(n, 1, Lbar)``. The second half is the first with the value coordinates
+    flipped."""
 
-    chi_star: jax.Array
-    z_star: jax.Array
+    coords: jax.Array
     eps: jax.Array
     present: jax.Array
-    g: jax.Array
-    w: jax.Array
     mask: jax.Array
 
 
 def draw_heads_population(
     key: jax.Array, config: SLRConfig, student_heads: int, n: int
 ) -> HeadDraws:
-    """``n`` draws (``n / 2`` sequences, each paired with its ``g -> -g`` mirror)."""
-    keys = jax.random.split(key, 4)
-    half = n // 2
-    chi_star, lengths, eps, present = draw_population_heads(keys[0], config, half)
-    shape = (half, student_heads, config.Lbar)
-    g = jax.random.normal(keys[1], shape)
-
-    def pair(a: jax.Array) -> jax.Array:
-        return jnp.concatenate([a, a])
-
+    """``n`` draws (``n / 2`` sequences, each paired with its value-flipped mirror)."""
+    key_heads, key_values, key_residual = jax.random.split(key, 3)
+    half, H = n // 2, config.heads
+    chi_star, lengths, eps, present = draw_population_heads(key_heads, config, half)
     mask = (jnp.arange(config.Lbar) < lengths[:, None])[:, None, :]
+    z_star = jax.random.normal(key_values, chi_star.shape)
+    residual = jax.random.normal(key_residual, (half, 2 * student_heads, config.Lbar))
+    coords = jnp.concatenate([chi_star, z_star, residual], axis=1) * mask
+    flip = np.ones(2 * H + 2 * student_heads)
+    flip[H : 2 * H] = flip[2 * H + student_heads :] = -1.0
     return HeadDraws(
-        pair(chi_star),
-        pair(jax.random.normal(keys[2], chi_star.shape)),
-        pair(eps),
-        pair(present),
-        jnp.concatenate([g, -g]),
-        pair(jax.random.normal(keys[3], shape)),
-        pair(mask),
+        jnp.concatenate([coords, coords * flip[:, None]]),
+        jnp.concatenate([eps, eps]),
+        jnp.concatenate([present, present]),
+        jnp.concatenate([mask, mask]),
     )
 
 
 class Frame(NamedTuple):
-    """The state in the frame: ``K_k = [M_k | F_k]``, ``K_v = [M_v | F_v]``, ``(H_s, H + H_s)``,
-    and the offsets ``c`` ``(H_s,)``."""
+    """The state in the frame: ``W`` ``(2 H_s, 2H + 2 H_s)`` (rows: keys, then values) and the
+    offsets ``c`` ``(H_s,)``."""
 
-    K_k: jax.Array
-    K_v: jax.Array
+    W: jax.Array
     c: jax.Array
 
 
 def frame_of(point: HeadsPoint) -> Frame:
-    """The frame of a logged point: ``F`` the Cholesky factor of ``Q - M M^T``; ``ConfigError``
-    where that is not positive definite."""
-    parts = []
-    for name in ("k", "v"):
-        m, q = np.asarray(getattr(point, f"m_{name}")), np.asarray(getattr(point, f"q_{name}"))
-        residual = q - m @ m.T
-        try:
-            factor = np.linalg.cholesky(0.5 * (residual + residual.T))
-        except np.linalg.LinAlgError as exc:
-            raise ConfigError(
-                f"the start's residual Gram matrix q_{name} - m_{name} m_{name}^T must be positive "
-                f"definite (a random start's is), got {residual.tolist()}"
-            ) from exc
-        parts.append(np.concatenate([m, factor], axis=1))
-    return Frame(jnp.asarray(parts[0]), jnp.asarray(parts[1]), jnp.asarray(point.c, dtype=float))
+    """The frame of a logged point: ``F`` the Cholesky factor of the residual Gram matrix;
+    ``ConfigError`` where that is not positive definite."""
+    teacher = np.block(
+        [
+            [np.asarray(point.m_k), np.asarray(point.k_vstar)],
+            [np.asarray(point.v_kstar), np.asarray(point.m_v)],
+        ]
+    )
+    gram = np.block(
+        [
+            [np.asarray(point.q_k), np.asarray(point.k_v)],
+            [np.asarray(point.k_v).T, np.asarray(point.q_v)],
+        ]
+    )
+    residual = gram - teacher @ teacher.T
+    try:
+        factor = np.linalg.cholesky(0.5 * (residual + residual.T))
+    except np.linalg.LinAlgError as exc:
+        raise ConfigError(
+            "the start's residual Gram matrix (the student vectors' Gram matrix less their "
+            "overlaps with the teacher) must be positive definite (a random start's is), got "
+            f"{residual.tolist()}"
+        ) from exc
+    return Frame(
+        jnp.asarray(np.concatenate([teacher, factor], axis=1)), jnp.asarray(point.c, dtype=float)
+    )
 
 
-def _scores(K_k: jax.Array, draws: HeadDraws) -> jax.Array:
-    """The student's scores ``(n, H_s, Lbar)`` (0 on padded tokens)."""
-    H = draws.chi_star.shape[1]
-    chi = jnp.einsum("jh,nhl->njl", K_k[:, :H], draws.chi_star)
-    chi = chi + jnp.einsum("ja,nal->njl", K_k[:, H:], draws.g)
-    return chi * draws.mask
+def _output(projections, c, mask, record: Activation):
+    """``f`` of one sequence from its projections ``(2 H_s, Lbar)`` (scores, then values)."""
+    heads = projections.shape[0] // 2
+    chi, z = projections[:heads], projections[heads:]
+    return jnp.sum(record.weights(chi, jnp.broadcast_to(mask, chi.shape), c[:, None]) * z)
 
 
-def _weights(record: Activation, chi: jax.Array, c: jax.Array, draws: HeadDraws) -> jax.Array:
-    return record.weights(chi, jnp.broadcast_to(draws.mask, chi.shape), c[:, None])
+def _targets(draws: HeadDraws, scale: float) -> jax.Array:
+    """``y`` of every draw (no label noise)."""
+    H = draws.eps.shape[1]
+    z_star = draws.coords[:, H : 2 * H]
+    at_location = jnp.take_along_axis(z_star, draws.eps[..., None], axis=-1)[..., 0]
+    return scale * jnp.sum(jnp.where(draws.present, at_location, 0.0), axis=-1)
 
 
 def _risks(frame: Frame, draws: HeadDraws, record: Activation, scale: float) -> jax.Array:
-    """The error ``E`` per draw (module docstring), values integrated; ``scale`` is
-    ``(rho H)^(-1/2)``."""
-    s = _weights(record, _scores(frame.K_k, draws), frame.c, draws)
-    H = draws.chi_star.shape[1]
-    at_location = jnp.take_along_axis(s[:, :, None, :], draws.eps[:, None, :, None], axis=-1)
-    a = jnp.where(draws.present[:, None, :], at_location[..., 0], 0.0)
-    b = jnp.einsum("nil,njl->nij", s, s)
-    q_v = frame.K_v @ frame.K_v.T
-    return (
-        1.0
-        - 2.0 * scale * jnp.einsum("jh,njh->n", frame.K_v[:, :H], a)
-        + jnp.einsum("ij,nij->n", q_v, b)
-    )
+    """``(y - f)^2`` per draw (module docstring); ``scale`` is ``(rho H)^(-1/2)``."""
+    projections = jnp.einsum("ab,nbl->nal", frame.W, draws.coords)
+    f = jax.vmap(_output, in_axes=(0, None, 0, None))(projections, frame.c, draws.mask, record)
+    return (_targets(draws, scale) - f) ** 2
 
 
 def _noise(frame: Frame, draws: HeadDraws, record: Activation, scale: float, Delta: float):
-    """``(N_k, N_v)``: the second moments of one sequence's gradients (module docstring)."""
-    H = draws.chi_star.shape[1]
-    z = jnp.einsum("jh,nhl->njl", frame.K_v[:, :H], draws.z_star)
-    z = z + jnp.einsum("ja,nal->njl", frame.K_v[:, H:], draws.w)
-    chi = _scores(frame.K_k, draws)
-
-    def output(chi_row, z_row, mask_row):
-        weights = record.weights(
-            chi_row, jnp.broadcast_to(mask_row, chi_row.shape), frame.c[:, None]
-        )
-        return jnp.sum(weights * z_row)
-
-    f, key_gradient = jax.vmap(jax.value_and_grad(output))(chi, z, draws.mask)
-    s = _weights(record, chi, frame.c, draws)
-    at_location = jnp.take_along_axis(draws.z_star, draws.eps[..., None], axis=-1)[..., 0]
-    y = scale * jnp.sum(jnp.where(draws.present, at_location, 0.0), axis=-1)
-    residual = ((y - f) ** 2 + Delta)[:, None, None]
-    return (
-        jnp.mean(residual * jnp.einsum("nil,njl->nij", key_gradient, key_gradient), axis=0),
-        jnp.mean(residual * jnp.einsum("nil,njl->nij", s, s), axis=0),
+    """``N``: the second moments of one sequence's gradients (module docstring)."""
+    projections = jnp.einsum("ab,nbl->nal", frame.W, draws.coords)
+    f, gradient = jax.vmap(jax.value_and_grad(_output), in_axes=(0, None, 0, None))(
+        projections, frame.c, draws.mask, record
     )
+    residual = (_targets(draws, scale) - f) ** 2 + Delta
+    return jnp.einsum("n,nal,nbl->ab", residual, gradient, gradient) / residual.size
 
 
-@functools.partial(jax.jit, static_argnames=("record", "shape", "scale", "Delta", "with_noise"))
-def _rates(state, draws, noise, *, record, shape, scale, Delta, with_noise):
-    """``d state / dt`` (module docstring); ``shape = (H_s, H)``, ``noise = eta / B``."""
-    frame = _unflatten(state, shape)
+@functools.partial(jax.jit, static_argnames=("record", "scale", "Delta", "with_noise"))
+def _rates(state, draws, noise, *, record, scale, Delta, with_noise):
+    """``d state / dt`` (module docstring); ``noise = eta / B``."""
+    frame = _unflatten(state, draws)
     gradient = jax.grad(lambda f: jnp.mean(_risks(f, draws, record, scale)))(frame)
-    rates = jax.tree_util.tree_map(lambda x: -0.5 * x, gradient)
+    W_rate, c_rate = -0.5 * gradient.W, -0.5 * gradient.c
     if with_noise:
-        H = shape[1]
-        noise_k, noise_v = _noise(frame, draws, record, scale, Delta)
-
-        def spread(rate: jax.Array, K: jax.Array, N: jax.Array) -> jax.Array:
-            return rate.at[:, H:].add(0.5 * noise * jnp.linalg.solve(K[:, H:], N).T)
-
-        rates = Frame(
-            spread(rates.K_k, frame.K_k, noise_k), spread(rates.K_v, frame.K_v, noise_v), rates.c
-        )
-    return _flatten(rates)
+        teachers = 2 * draws.eps.shape[1]
+        spread = jnp.linalg.solve(frame.W[:, teachers:], _noise(frame, draws, record, scale, Delta))
+        W_rate = W_rate.at[:, teachers:].add(0.5 * noise * spread.T)
+    return _flatten(Frame(W_rate, c_rate))
 
 
 def _flatten(frame: Frame) -> jax.Array:
-    return jnp.concatenate([frame.K_k.ravel(), frame.K_v.ravel(), frame.c])
+    return jnp.concatenate([frame.W.ravel(), frame.c])
 
 
-def _unflatten(state: jax.Array, shape: tuple[int, int]) -> Frame:
-    heads, teachers = shape
-    size = heads * (teachers + heads)
-    return Frame(
-        state[:size].reshape(heads, teachers + heads),
-        state[size : 2 * size].reshape(heads, teachers + heads),
-        state[2 * size :],
-    )
+def _unflatten(state: jax.Array, draws: HeadDraws) -> Frame:
+    """The frame of a flat state: ``2 H_s`` rows of ``2H + 2 H_s`` coordinates, then ``c``."""
+    columns = draws.coords.shape[1]
+    rows = columns - 2 * draws.eps.shape[1]
+    return Frame(state[: rows * columns].reshape(rows, columns), state[rows * columns :])
 
 
 class _System(NamedTuple):
@@ -292,41 +270,37 @@ def _system(run: HeadsFlowRun) -> _System:
     start = np.asarray(_flatten(frame_of(run.start)))
     record = get_activation(run.activation)
     config = run.config.replace(D=1)
-    shape = (run.student_heads, config.heads)
-    draws = draw_heads_population(
-        jax.random.PRNGKey(run.seed), config, run.student_heads, run.mc_samples
-    )
+    heads, H = run.student_heads, config.heads
+    draws = draw_heads_population(jax.random.PRNGKey(run.seed), config, heads, run.mc_samples)
     scale = 1.0 / math.sqrt(config.presence * config.heads)
     rates = functools.partial(
         _rates,
         draws=draws,
         noise=jnp.asarray(run.noise),
         record=record,
-        shape=shape,
         scale=scale,
         Delta=float(config.Delta),
         with_noise=run.noise > 0.0,
     )
 
-    zeros = as_matrix(np.zeros(shape))
-
     def point(state: np.ndarray, time: float) -> HeadsPoint:
-        frame = _unflatten(jnp.asarray(state), shape)
+        frame = _unflatten(jnp.asarray(state), draws)
         error, stderr = _error(frame, draws, record=record, scale=scale)
-        K_k, K_v = np.asarray(frame.K_k), np.asarray(frame.K_v)
+        W = np.asarray(frame.W)
+        gram = W @ W.T
         return HeadsPoint(
             step=None,
             time=float(time),
-            m_k=as_matrix(K_k[:, : shape[1]]),
-            q_k=as_matrix(K_k @ K_k.T),
-            m_v=as_matrix(K_v[:, : shape[1]]),
-            q_v=as_matrix(K_v @ K_v.T),
+            m_k=as_matrix(W[:heads, :H]),
+            q_k=as_matrix(gram[:heads, :heads]),
+            m_v=as_matrix(W[heads:, H : 2 * H]),
+            q_v=as_matrix(gram[heads:, heads:]),
             c=tuple(float(x) for x in np.asarray(frame.c)),
             test_error=float(error),
             test_stderr=float(stderr),
-            k_vstar=zeros,
-            v_kstar=zeros,
-            k_v=as_matrix(np.zeros((shape[0], shape[0]))),
+            k_vstar=as_matrix(W[:heads, H : 2 * H]),
+            v_kstar=as_matrix(W[heads:, :H]),
+            k_v=as_matrix(gram[:heads, heads:]),
         )
 
     return _System(rates, start, point)
