@@ -61,7 +61,8 @@ def main() -> None:
         times = ", ".join(f"{t:.1f}" for t in run.head_times)
         print(
             f"D={run.D} seed={run.seed} escape={run.escape_time:.2f} heads->{run.permutation} "
-            f"at [{times}] specialised={run.specialised} error={run.final_error:.4f}"
+            f"at [{times}] specialised={run.specialised} error={run.final_error:.4f} "
+            f"cross={run.cross_overlap:.3f}"
         )
     print(f"\n{time.perf_counter() - start:.0f} s")
     if args.json is not None:

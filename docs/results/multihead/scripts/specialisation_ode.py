@@ -2,13 +2,13 @@
 the online-SGD runs at several ``D`` (docs/multihead.md, "Dynamics").
 
 Run: ``PYTHONPATH=. .venv/bin/python docs/results/multihead/scripts/specialisation_ode.py
-[--presence 1] [--sizes 50 100 200] [--seeds 4] [--t-max 150]``; prints one line per (D, seed)
-and a Markdown table per dimension, and the wall time.
+[--presence 1] [--sizes 50 100 200] [--seeds 4] [--t-max 100] [--methods sgd flow]``; prints
+one line per (D, seed) and a Markdown table per dimension, and the wall time.
 
 Task as in ``specialisation.py``. Each ODE (:func:`~bayes_slr.formulas.multihead_flow.
-solve_heads_flow`, ``2^13`` draws) starts at the overlaps of the online-SGD run of the same seed
-and ``D`` (its first logged point: the cross overlaps of order ``0.1/sqrt(D)`` between the heads
-are what breaks their symmetry), and is read for specialisation as the runs are
+solve_heads_flow`, ``2^14`` draws) starts at the overlaps of the online-SGD run of the same seed
+and ``D`` (its first logged point, cross overlaps included: overlaps of order ``0.1/sqrt(D)``
+are what breaks the heads' symmetry), and is read for specialisation as the runs are
 (:func:`~bayes_slr.studies.multihead_dynamics.read_specialisation`).
 """
 
@@ -30,7 +30,8 @@ def main() -> None:
     parser.add_argument("--presence", type=float, default=1.0)
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 100, 200])
     parser.add_argument("--seeds", type=int, default=4)
-    parser.add_argument("--t-max", type=float, default=150.0)
+    parser.add_argument("--t-max", type=float, default=100.0)
+    parser.add_argument("--methods", nargs="+", default=["sgd", "flow"], choices=("sgd", "flow"))
     args = parser.parse_args()
     start = time.perf_counter()
     rows = []
@@ -38,12 +39,12 @@ def main() -> None:
         config = SLRConfig(
             "spiked", D, LengthLaw.fixed(3), 2.0, Delta=0.0, heads=2, presence=args.presence
         )
-        for method, step in (("sgd", dict(eta=1.0, batch=32)), ("flow", {})):
+        for method in args.methods:
+            step = dict(eta=1.0, batch=32) if method == "sgd" else {}
             runs = []
             for seed in range(args.seeds):
-                first = train_heads_sgd(HeadsSGDRun(config, "softmax", 2, 1.0, 1, 32, seed)).points[
-                    0
-                ]
+                sgd = HeadsSGDRun(config, "softmax", 2, 1.0, 1, 32, seed)
+                first = train_heads_sgd(sgd).points[0]
                 ode = solve_heads_flow(
                     HeadsFlowRun(
                         config,
@@ -51,8 +52,8 @@ def main() -> None:
                         first,
                         args.t_max,
                         method=method,
-                        log_points=96,
-                        mc_samples=2**13,
+                        log_points=48,
+                        mc_samples=2**14,
                         **step,
                     )
                 )
@@ -61,7 +62,7 @@ def main() -> None:
                 print(
                     f"{method} D={D} seed={seed} escape={run.escape_time:.2f} "
                     f"heads->{run.permutation} at {[round(t, 1) for t in run.head_times]} "
-                    f"error={run.final_error:.4f}",
+                    f"error={run.final_error:.4f} cross={run.cross_overlap:.3f}",
                     flush=True,
                 )
             rows.append((method, summarise(D, runs)))
