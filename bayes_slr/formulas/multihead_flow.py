@@ -315,8 +315,20 @@ def _error(frame, draws, *, record, scale):
 
 
 def heads_flow_error(run: HeadsFlowRun, point: HeadsPoint) -> tuple[float, float]:
-    """The population error ``E`` at the overlaps of ``point`` on ``run``'s draws (the error the
-    ODE of ``run`` reports there) and its Monte Carlo standard error."""
+    """The population error at the overlaps of ``point``, as the ODE of ``run`` reports it.
+
+    Parameters
+    ----------
+    run : HeadsFlowRun
+        Its task, activation, draws (``mc_samples``, ``seed``); its start and times are unused.
+    point : HeadsPoint
+        The overlaps, cross overlaps included.
+
+    Returns
+    -------
+    tuple of float
+        ``E`` on ``run``'s draws and its Monte Carlo standard error.
+    """
     _, _, to_point = _system(run)
     reported = to_point(np.asarray(_flatten(frame_of(point))), point.time)
     return reported.test_error, reported.test_stderr
