@@ -177,8 +177,12 @@ def test_gibbs_and_nuts_agree(data, full_size):
         )
         for d in (gibbs, nuts)
     ]
-    assert abs(errors[0].mean - errors[1].mean) < 4 * math.hypot(errors[0].stderr, errors[1].stderr)
-    assert 0 < errors[0].mean < 1
+    assert abs(errors[0].error - errors[1].error) < 4 * math.hypot(
+        errors[0].stderr, errors[1].stderr
+    )
+    assert 0 < errors[0].error < 1
+    for e in errors:  # no predictor beats the known directions
+        assert e.over_known > -4 * e.over_known_stderr
 
 
 @pytest.mark.slow
