@@ -1,4 +1,4 @@
-"""The posterior of multi-head SLR read out (docs/multihead.md section 10): the Bayes-optimal
+"""The posterior of multi-head SLR read out (docs/multihead.md section 8): the Bayes-optimal
 predictor's test error and overlaps that do not depend on the heads' labels.
 
 The prior and the likelihood are symmetric under a permutation of the heads, so the posterior

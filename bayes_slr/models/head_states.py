@@ -1,5 +1,5 @@
 """The joint law of the heads' states and the outputs of multi-head spiked SLR, given the
-directions (docs/multihead.md section 10).
+directions (docs/multihead.md section 8).
 
 A head's state in a sequence is one of ``Lbar + 1`` values: present at token ``l < Lbar`` or
 absent (the value ``Lbar``). Given the keys ``k`` (``(H, D)``), the log-density of the tokens and

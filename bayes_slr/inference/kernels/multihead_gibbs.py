@@ -1,5 +1,5 @@
 """Exact Gibbs sampler of multi-head spiked SLR (kernel ``"multihead-gibbs"``,
-docs/multihead.md section 10).
+docs/multihead.md section 8).
 
 The state holds the directions ``k``, ``v`` (``(H, D)`` each) and every sequence's head states
 ``s`` (``(N, H)``: the token of a present head, or ``Lbar`` for an absent one). One step:

@@ -1,5 +1,5 @@
 """The posterior's Bayes error of two-head SLR against ``alpha``, beside the known-directions
-Bayes error and ERM (docs/multihead.md section 10).
+Bayes error and ERM (docs/multihead.md section 8).
 
 Run: ``PYTHONPATH=. .venv/bin/python docs/results/multihead/scripts/posterior_against_alpha.py
 [--D 8] [--presence 1 0.5] [--alphas 4 16 64] [--seeds 2] [--sampler nuts]``; prints one
