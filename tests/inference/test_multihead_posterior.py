@@ -241,3 +241,18 @@ def test_multi_head_sampling_choices(data):
         marginal_log_density(
             {"k": jnp.zeros((2, 6)), "v": jnp.zeros((2, 6))}, maximum, *data[1][:3]
         )
+
+
+def test_matched_overlaps_do_not_depend_on_the_labels(data):
+    """Swapping the heads of every draw leaves the matched overlaps as they are; at the exact
+    teacher they are ``1``; a draw near a permuted teacher is matched to it."""
+    teacher, _ = data
+    draws = jax.random.normal(jax.random.PRNGKey(17), (2, 3, 5, 2, TWO_HEADS.D))
+    k, v = np.array(draws[0]), np.array(draws[1])
+    k[1, 2], v[1, 2] = np.asarray(teacher.k_star)[::-1], np.asarray(teacher.v_star)[::-1]
+    plain = matched_overlaps(k, v, teacher)
+    swapped = matched_overlaps(k[..., ::-1, :], v[..., ::-1, :], teacher)
+    for name in MATCHED_OVERLAPS:
+        np.testing.assert_allclose(swapped[name], plain[name], rtol=1e-12)
+        assert plain[name].shape == (3, 5)
+        assert abs(plain[name][1, 2] - 1.0) < 1e-12
