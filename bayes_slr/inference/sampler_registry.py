@@ -153,12 +153,16 @@ def check_sampling_arguments(
             "form)"
         )
     name = resolve_sampler(config, sampler)
-    if not get_sampler(name).serves(config.law, config.multihead):
-        task = f"multi-head {config.variant}" if config.multihead else config.variant
+    chosen = get_sampler(name)
+    if not chosen.serves(config.law, config.multihead):
+        heads = "multi-head " if config.multihead else ""
+        if not config.multihead and chosen.supports_multihead(config.law):
+            heads = "one-head "
+        task = f"{heads}{config.variant}"
         others = " or ".join([AUTO, *samplers_supporting(config.law, config.multihead)])
         raise ConfigError(
             f"sampler {name} does not support the {task} variant "
-            f"({get_sampler(name).description}); for {task} use sampler {others}"
+            f"({chosen.description}); for {task} use sampler {others}"
         )
     return chains, warmup, samples
 
