@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from bayes_slr.errors import ConfigError
+from bayes_slr.formulas.multihead import multihead_bayes_error_exact
 from bayes_slr.inference.kernels import multihead_gibbs, run_chains
 from bayes_slr.inference.kernels.base import SamplerData
 from bayes_slr.inference.multihead_predictive import (
@@ -27,10 +28,14 @@ from bayes_slr.inference.multihead_predictive import (
 from bayes_slr.inference.predictive import draw_evidence_and_prediction
 from bayes_slr.inference.sampler_registry import check_sampling_arguments, resolve_sampler
 from bayes_slr.inference.samplers import run_gibbs, sample_posterior
-from bayes_slr.models.head_states import joint_head_states, joint_state_log_weights
+from bayes_slr.models.head_states import (
+    joint_head_states,
+    joint_state_log_weights,
+    sequence_evidence_and_prediction,
+)
 from bayes_slr.models.numpyro_models import marginal_log_density
 from bayes_slr.models.scoring import direction_overlaps
-from bayes_slr.models.simulate import draw_task_teacher, draw_teacher, simulate
+from bayes_slr.models.simulate import draw_task_teacher, draw_teacher, simulate, streamed_mean
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 
 TWO_HEADS = SLRConfig("spiked", 6, LengthLaw.fixed(3), 2.0, 0.5, heads=2, presence=0.5)
@@ -259,3 +264,22 @@ def test_matched_overlaps_do_not_depend_on_the_labels(data):
         np.testing.assert_allclose(swapped[name], plain[name], rtol=1e-12)
         assert plain[name].shape == (3, 5)
         assert abs(plain[name][1, 2] - 1.0) < 1e-12
+
+
+@pytest.mark.parametrize("presence", [1.0, 0.5])
+def test_known_directions_predictor_scores_the_population_bayes_error(presence):
+    """The joint-state predictor at an exact teacher's ``(k*, v*)`` on simulated sequences scores
+    the population Bayes error of the quadrature within 4 standard errors (two codes: joint
+    states with spike cross terms, and the per-head quadrature)."""
+    config = TWO_HEADS.replace(D=8, presence=presence)
+    teacher = draw_task_teacher(jax.random.PRNGKey(18), config, exact=True)
+    k, v = jnp.asarray(teacher.k_star), jnp.asarray(teacher.v_star)
+
+    def squared_error(batch):
+        _, known = sequence_evidence_and_prediction(batch.X, batch.lengths, k, v, config)
+        return (batch.y - known) ** 2
+
+    key = jax.random.PRNGKey(19)
+    mean = streamed_mean(squared_error, key, config.replace(Delta=0.0), teacher, 40_000, 20_000)
+    exact = multihead_bayes_error_exact(config)
+    assert abs(float(mean.mean) - exact.value) < 4 * float(mean.stderr) + exact.error_bound
