@@ -52,9 +52,15 @@ class MultiHeadGibbsState(NamedTuple):
 
 
 def draw_head_states(
-    key: jax.Array, data: SamplerData, k: jax.Array, v: jax.Array, states: jax.Array, config
+    key: jax.Array,
+    data: SamplerData,
+    k: jax.Array,
+    v: jax.Array,
+    states: jax.Array,
+    config: SLRConfig,
 ) -> jax.Array:
-    """One systematic sweep over the heads of ``s_h ~ p(s_h | s_{-h}, k, v, data)``, ``(N, H)``."""
+    """One systematic sweep over the heads of ``s_h ~ p(s_h | s_{-h}, k, v, data)``: the new
+    states ``(N, H)`` from the current ones (``k``, ``v``: ``(H, D)``)."""
     log_w = head_state_log_weights(data.X, data.lengths, k, config)  # (N, H, Lbar + 1)
     values = head_state_values(data.X, v, config)
     cross = spike_cross_terms(k, config)
@@ -96,7 +102,9 @@ def key_conditional(
     return mean, cholesky
 
 
-def value_conditional(X: jax.Array, y: jax.Array, states: jax.Array, config: SLRConfig):
+def value_conditional(
+    X: jax.Array, y: jax.Array, states: jax.Array, config: SLRConfig
+) -> GaussianLaw:
     """:class:`GaussianLaw` of the flattened values ``v`` (``H D``) given the states."""
     N = X.shape[0]
     scale = 1.0 / math.sqrt(config.D * config.presence * config.heads)
