@@ -508,13 +508,15 @@ def posterior(
     D : int | None
         token dimension, >= 1. Default: 100.
     sampler : str | None
-        posterior sampler: auto: the first of gibbs, gibbs-hmc, nuts, collapsed that supports the
-        variant; gibbs: exact blocked Gibbs; variants whose k is Gaussian given the locations
-        (spiked); gibbs-hmc: HMC moves with the locations summed out and exact location moves;
-        variants whose location law is softmax(c_nu chi) (max); nuts: NumPyro NUTS with the
-        locations summed out; any variant; collapsed: locations drawn one sequence at a time with v
-        integrated out, then v exact and an HMC move for k given the locations (slower than
-        gibbs-hmc); variants whose location law is softmax(c_nu chi) (max). Default: auto.
+        posterior sampler: auto: the first of gibbs, gibbs-hmc, nuts, collapsed, multihead-gibbs
+        that supports the variant; gibbs: exact blocked Gibbs; variants whose k is Gaussian given
+        the locations (spiked); gibbs-hmc: HMC moves with the locations summed out and exact
+        location moves; variants whose location law is softmax(c_nu chi) (max); nuts: NumPyro NUTS
+        with the locations summed out; any variant; collapsed: locations drawn one sequence at a
+        time with v integrated out, then v exact and an HMC move for k given the locations (slower
+        than gibbs-hmc); variants whose location law is softmax(c_nu chi) (max); multihead-gibbs:
+        exact Gibbs over each head's state (absent or its token) and conjugate k, v; multi-head
+        tasks of variants whose k is Gaussian given the locations (spiked). Default: auto.
     chains : int | None
         chains, >= 1 (>= 2 with check_start). Default: 4.
     warmup : int | None
@@ -619,13 +621,15 @@ def posterior_sweep(
     D : int | None
         token dimension, >= 1. Default: 100.
     sampler : str | None
-        posterior sampler: auto: the first of gibbs, gibbs-hmc, nuts, collapsed that supports the
-        variant; gibbs: exact blocked Gibbs; variants whose k is Gaussian given the locations
-        (spiked); gibbs-hmc: HMC moves with the locations summed out and exact location moves;
-        variants whose location law is softmax(c_nu chi) (max); nuts: NumPyro NUTS with the
-        locations summed out; any variant; collapsed: locations drawn one sequence at a time with v
-        integrated out, then v exact and an HMC move for k given the locations (slower than
-        gibbs-hmc); variants whose location law is softmax(c_nu chi) (max). Default: auto.
+        posterior sampler: auto: the first of gibbs, gibbs-hmc, nuts, collapsed, multihead-gibbs
+        that supports the variant; gibbs: exact blocked Gibbs; variants whose k is Gaussian given
+        the locations (spiked); gibbs-hmc: HMC moves with the locations summed out and exact
+        location moves; variants whose location law is softmax(c_nu chi) (max); nuts: NumPyro NUTS
+        with the locations summed out; any variant; collapsed: locations drawn one sequence at a
+        time with v integrated out, then v exact and an HMC move for k given the locations (slower
+        than gibbs-hmc); variants whose location law is softmax(c_nu chi) (max); multihead-gibbs:
+        exact Gibbs over each head's state (absent or its token) and conjugate k, v; multi-head
+        tasks of variants whose k is Gaussian given the locations (spiked). Default: auto.
     chains : int | None
         chains, >= 1 (>= 2 with check_start). Default: 4.
     warmup : int | None

@@ -16,6 +16,7 @@ import numpy as np
 
 from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.inference.location import location_posterior
+from bayes_slr.models.head_states import sequence_evidence_and_prediction
 from bayes_slr.models.numpyro_models import location_joint_log_weights, location_log_weights
 from bayes_slr.models.scoring import (
     ExcessError,
@@ -111,6 +112,13 @@ def posterior_mean_predictor(
     return _predict(config, blocks(k), blocks(v), weights, jnp.asarray(X), jnp.asarray(lengths))
 
 
+def draw_vectors(config: SLRConfig, draws: jax.Array | np.ndarray) -> jax.Array:
+    """The draws with each draw one vector: a multi-head task's ``(..., H, D)`` flattened to
+    ``(..., H D)``; one-head draws as they are."""
+    draws = jnp.asarray(draws)
+    return draws.reshape(*draws.shape[:-2], -1) if config.multihead else draws
+
+
 def thin_draws(draws: jax.Array | np.ndarray, max_draws: int) -> jax.Array:
     """At most ``max_draws`` (``>= 1``) of the draws, evenly spaced, as ``(S, D)``."""
     max_draws = check_int("max_draws", max_draws, 1)
@@ -142,6 +150,27 @@ class PredictorEvaluation(NamedTuple):
     importance_ess: jax.Array
 
 
+def draw_evidence_and_prediction(
+    config: SLRConfig, X: jax.Array, lengths: jax.Array, k: jax.Array, v: jax.Array
+) -> tuple[jax.Array, jax.Array]:
+    """``log p(X | k)`` (up to the ``k``-free token density) and ``E[y | X, k, v]`` of each
+    sequence, ``(n,)`` each, for one draw.
+
+    One head: the location summed out. Multi-head task (``k``, ``v`` flattened from ``(H, D)``):
+    the heads' joint states summed out
+    (:func:`~bayes_slr.models.head_states.sequence_evidence_and_prediction`).
+    """
+    if config.multihead:
+        shape = (config.heads, config.D)
+        return sequence_evidence_and_prediction(
+            X, lengths, k.reshape(shape), v.reshape(shape), config
+        )
+    log_w = location_log_weights(X, lengths, k, config)  # log P(eps = l) g_nu(l, chi)
+    log_px = jax.nn.logsumexp(log_w, axis=-1)  # log p(X | k) up to the k-free token density
+    z = X @ v / jnp.sqrt(config.D)
+    return log_px, jnp.sum(jnp.exp(log_w - log_px[:, None]) * z, axis=-1)
+
+
 @functools.partial(jax.jit, static_argnames=("config",))
 def _evaluate(
     config: SLRConfig,
@@ -155,12 +184,7 @@ def _evaluate(
     n = X.shape[0]
 
     def one_draw(k_i: jax.Array, v_i: jax.Array) -> tuple[jax.Array, jax.Array]:
-        log_w = location_log_weights(
-            X, lengths, k_i, config
-        )  # log P(eps = l) g_nu(l, chi); -inf on padding
-        log_px = jax.nn.logsumexp(log_w, axis=-1)  # log p(X | k) up to the k-free token density
-        z = X @ v_i / jnp.sqrt(config.D)
-        return log_px, jnp.sum(jnp.exp(log_w - log_px[:, None]) * z, axis=-1)
+        return draw_evidence_and_prediction(config, X, lengths, k_i, v_i)
 
     def group(k_g: jax.Array, v_g: jax.Array, valid_g: jax.Array):
         def step(carry, block):
@@ -208,8 +232,9 @@ class PosteriorPredictor:
     AND ``X``, i.e. the draws ``(k_s, v_s)`` weighted per sequence by ``p(X | k_s)``
     (``log p(X | k) = logsumexp_l log[P(eps = l) g_nu(l, chi)]``: for spiked SLR
     ``logsumexp_l(sqrt(nu) chi_l - nu |k|^2/(2D)) - log L``; for max-SLR zero), self-normalised
-    in log space. ``weighted=False`` gives the plain average over draws (the training-set
-    posterior mean of ``f``); for max-SLR the two coincide.
+    in log space (a multi-head task: draws with a head axis, the heads' joint states summed out,
+    :func:`draw_evidence_and_prediction`). ``weighted=False`` gives the plain average over draws
+    (the training-set posterior mean of ``f``); for max-SLR the two coincide.
 
     The draws (at most ``max_draws``, evenly thinned) are split into ``groups`` disjoint
     contiguous groups (chain-major: one group per chain when chains = groups), streamed in
@@ -228,7 +253,7 @@ class PosteriorPredictor:
         max_draws: int = 1_000,
         groups: int = GROUPS,
     ) -> None:
-        k, v = thin_draws(k_draws, max_draws), thin_draws(v_draws, max_draws)
+        k, v = (thin_draws(draw_vectors(config, x), max_draws) for x in (k_draws, v_draws))
         S, D = k.shape
         groups = min(check_int("groups", groups, 1), S)
         per_group = S // groups  # a remainder of fewer than `groups` draws is dropped

@@ -8,8 +8,10 @@ inference algorithm is one kernel module and one :func:`register_sampler` call;
 :func:`~bayes_slr.inference.samplers.sample_posterior` and ``bayes-slr posterior --sampler``
 pick it up by name.
 
-``sampler="auto"`` is the first registered sampler that supports the variant, in registration
-order: ``gibbs`` (exact, planted laws), ``gibbs-hmc`` (tilted laws), ``nuts`` (any variant),
+``sampler="auto"`` is the first registered sampler that supports the variant and the task (one
+head, or several heads and absent ones: :attr:`Sampler.supports_multihead`), in registration order:
+``gibbs`` (exact, planted laws), ``gibbs-hmc`` (tilted laws), ``multihead-gibbs`` (exact,
+multi-head tasks of planted laws), ``nuts`` (any variant; multi-head tasks of planted laws),
 ``collapsed`` (tilted laws; registered last, so ``auto`` never picks it).
 
 This module and the validation of the sampling options import without JAX: the kernel modules
@@ -47,12 +49,21 @@ class Sampler:
         (finite ``nu``); asks the variant object, never its name.
     make_kernel : ``make_kernel(config, warmup) -> Kernel``, the kernel for ``config`` adapting
         (if it adapts) during the first ``warmup`` steps.
+    supports_multihead : ``supports_multihead(law) -> bool``, whether it samples the posterior
+        of a multi-head task (``SLRConfig.multihead``, docs/multihead.md) of token law ``law``;
+        by default none.
     """
 
     name: str
     description: str
     supports: Callable[[TokenLaw], bool]
     make_kernel: Callable[[SLRConfig, int], Kernel]
+    supports_multihead: Callable[[TokenLaw], bool] = lambda law: False
+
+    def serves(self, law: TokenLaw, multihead: bool = False) -> bool:
+        """Whether it samples the posterior of token law ``law`` for a one-head (``multihead``
+        false) or multi-head task."""
+        return (self.supports_multihead if multihead else self.supports)(law)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or self.name == AUTO:
@@ -74,25 +85,27 @@ def sampler_choices() -> tuple[str, ...]:
     return (AUTO, *sampler_names())
 
 
-def samplers_supporting(law: TokenLaw) -> tuple[str, ...]:
-    """The registered samplers that support token law ``law``, in registration order."""
-    return tuple(sampler.name for sampler in _REGISTRY.items() if sampler.supports(law))
+def samplers_supporting(law: TokenLaw, multihead: bool = False) -> tuple[str, ...]:
+    """The registered samplers that support token law ``law`` (for a multi-head task when
+    ``multihead``), in registration order."""
+    return tuple(s.name for s in _REGISTRY.items() if s.serves(law, multihead))
 
 
-def auto_sampler(law: TokenLaw) -> str:
-    """The sampler ``sampler="auto"`` picks for token law ``law``: the first registered one that
-    supports it.
+def auto_sampler(law: TokenLaw, multihead: bool = False) -> str:
+    """The sampler ``sampler="auto"`` picks for token law ``law`` (for a multi-head task when
+    ``multihead``): the first registered one that supports it.
     """
-    supporting = samplers_supporting(law)
+    supporting = samplers_supporting(law, multihead)
     if not supporting:
-        raise ConfigError(f"no registered sampler supports the {law.name} variant")
+        task = " multi-head" if multihead else ""
+        raise ConfigError(f"no registered sampler supports the{task} {law.name} variant")
     return supporting[0]
 
 
 def resolve_sampler(config: SLRConfig, sampler: object) -> str:
-    """The sampler name ``sampler`` stands for (``"auto"`` resolved for the variant)."""
+    """The sampler name ``sampler`` stands for (``"auto"`` resolved for the variant and task)."""
     check_choice("sampler", sampler, sampler_choices())
-    return auto_sampler(config.law) if sampler == AUTO else str(sampler)
+    return auto_sampler(config.law, config.multihead) if sampler == AUTO else str(sampler)
 
 
 def sampler_help() -> str:
@@ -140,11 +153,16 @@ def check_sampling_arguments(
             "form)"
         )
     name = resolve_sampler(config, sampler)
-    if not get_sampler(name).supports(config.law):
-        others = " or ".join([AUTO, *samplers_supporting(config.law)])
+    chosen = get_sampler(name)
+    if not chosen.serves(config.law, config.multihead):
+        heads = "multi-head " if config.multihead else ""
+        if not config.multihead and chosen.supports_multihead(config.law):
+            heads = "one-head "
+        task = f"{heads}{config.variant}"
+        others = " or ".join([AUTO, *samplers_supporting(config.law, config.multihead)])
         raise ConfigError(
-            f"sampler {name} does not support the {config.variant} variant "
-            f"({get_sampler(name).description}); for {config.variant} use sampler {others}"
+            f"sampler {name} does not support the {task} variant "
+            f"({chosen.description}); for {task} use sampler {others}"
         )
     return chains, warmup, samples
 
@@ -165,6 +183,12 @@ def _collapsed_kernel(config: SLRConfig, warmup: int) -> Kernel:
     from bayes_slr.inference.kernels import collapsed
 
     return collapsed.make_kernel(config, warmup)
+
+
+def _multihead_gibbs_kernel(config: SLRConfig, warmup: int) -> Kernel:
+    from bayes_slr.inference.kernels import multihead_gibbs
+
+    return multihead_gibbs.make_kernel(config, warmup)
 
 
 def _nuts_kernel(config: SLRConfig, warmup: int) -> Kernel:
@@ -196,6 +220,7 @@ register_sampler(
         "NumPyro NUTS with the locations summed out; any variant",
         lambda law: True,
         _nuts_kernel,
+        supports_multihead=lambda law: law.gaussian_key_given_locations,
     )
 )
 register_sampler(
@@ -206,5 +231,15 @@ register_sampler(
         "is softmax(c_nu chi) (max)",
         lambda law: law.location_softmax_of_scores,
         _collapsed_kernel,
+    )
+)
+register_sampler(
+    Sampler(
+        "multihead-gibbs",
+        "exact Gibbs over each head's state (absent or its token) and conjugate k, v; "
+        "multi-head tasks of variants whose k is Gaussian given the locations (spiked)",
+        lambda law: False,
+        _multihead_gibbs_kernel,
+        supports_multihead=lambda law: law.gaussian_key_given_locations,
     )
 )

@@ -9,6 +9,8 @@ the sampler registry. :func:`sample_posterior` is the entry point; ``sampler`` i
 
 * ``"gibbs"``: exact blocked Gibbs (spiked): locations categorical, ``k``, ``v`` Gaussian;
 * ``"gibbs-hmc"``: locations and ``v`` exact, an HMC move for ``k`` given the locations (max-SLR);
+* ``"multihead-gibbs"``: exact Gibbs over the heads' states, ``k``, ``v`` Gaussian (multi-head
+  spiked SLR; its draws have a head axis, ``(chains, draws, H, D)``);
 * ``"nuts"``: NumPyro NUTS on the summed-out posterior (any variant, finite ``nu``).
 
 ``init="random"`` starts each chain from its own prior draw; ``init="informed"`` starts
@@ -57,15 +59,17 @@ __all__ = [
 def initial_positions(
     key: jax.Array, config: SLRConfig, chains: int, init: str, teacher: Teacher | None
 ) -> tuple[jax.Array, jax.Array]:
-    """Starts ``(k0, v0)``, each ``(chains, D)``: independent prior draws, or the teacher."""
+    """Starts ``(k0, v0)``, each ``(chains, D)`` (``(chains, H, D)`` for a multi-head task):
+    independent prior draws, or the teacher."""
+    shape = (chains, config.heads, config.D) if config.multihead else (chains, config.D)
     if init == "random":
-        k0, v0 = jax.random.normal(key, (2, chains, config.D))
+        k0, v0 = jax.random.normal(key, (2, *shape))
         return k0, v0
     if teacher is None:
         raise ConfigError("init informed needs the teacher (k*, v*); pass teacher=")
     return (
-        jnp.broadcast_to(jnp.asarray(teacher.k_star), (chains, config.D)),
-        jnp.broadcast_to(jnp.asarray(teacher.v_star), (chains, config.D)),
+        jnp.broadcast_to(jnp.asarray(teacher.k_star), shape),
+        jnp.broadcast_to(jnp.asarray(teacher.v_star), shape),
     )
 
 
@@ -73,7 +77,8 @@ def initial_positions(
 def _log_density_of_draws(
     config: SLRConfig, batch: SamplerData, k: jax.Array, v: jax.Array
 ) -> jax.Array:
-    """``log p(k, v, X, y)`` for draws of shape ``(chains, draws, D)``."""
+    """``log p(k, v, X, y)`` for draws of shape ``(chains, draws, D)`` (``(chains, draws, H, D)``
+    for a multi-head task)."""
 
     def one(k_i: jax.Array, v_i: jax.Array) -> jax.Array:
         return marginal_log_density({"k": k_i, "v": v_i}, config, batch.X, batch.lengths, batch.y)

@@ -5,6 +5,8 @@ Two forms of the same joint law:
 
 * :func:`slr_model_marginal` sums the location out exactly (masked log-sum-exp in a
   ``numpyro.factor``); used by NUTS.
+* :func:`multihead_model_marginal`: multi-head SLR (docs/multihead.md), the heads' joint
+  states (``(Lbar + 1)^H`` per sequence) summed out; used by NUTS for a multi-head task.
 * :func:`slr_model_enumerated` keeps the location as a discrete site ``eps`` marked
   for parallel enumeration; it is generative (prior predictive draws ``X``, ``eps``,
   ``y``) and serves ``infer_discrete`` for per-sequence location posteriors.
@@ -27,6 +29,7 @@ from numpyro.contrib.funsor import log_density as funsor_log_density
 from numpyro.infer.util import log_density
 
 from bayes_slr.errors import ConfigError
+from bayes_slr.models.head_states import check_head_states_law, joint_state_log_weights
 from bayes_slr.models.simulate import token_mask
 from bayes_slr.models.spec import SLRConfig
 
@@ -40,9 +43,9 @@ def _check_likelihood_config(config: SLRConfig) -> None:
         )
 
 
-def _sample_directions(D: int) -> tuple[jax.Array, jax.Array]:
-    k = numpyro.sample("k", dist.Normal(jnp.zeros(D), 1.0).to_event(1))
-    v = numpyro.sample("v", dist.Normal(jnp.zeros(D), 1.0).to_event(1))
+def _sample_directions(*shape: int) -> tuple[jax.Array, jax.Array]:
+    k = numpyro.sample("k", dist.Normal(jnp.zeros(shape), 1.0).to_event(len(shape)))
+    v = numpyro.sample("v", dist.Normal(jnp.zeros(shape), 1.0).to_event(len(shape)))
     return k, v
 
 
@@ -102,6 +105,22 @@ def slr_model_marginal(config: SLRConfig, X: jax.Array, lengths: jax.Array, y: j
     numpyro.factor("location_and_y", jnp.sum(per_sequence))
 
 
+def multihead_model_marginal(
+    config: SLRConfig, X: jax.Array, lengths: jax.Array, y: jax.Array
+) -> None:
+    """Multi-head SLR posterior model (docs/multihead.md): ``k_h, v_h ~ N(0, I_D)`` (sites ``k``,
+    ``v`` of shape ``(H, D)``), every sequence's joint head states summed out exactly
+    (:func:`~bayes_slr.models.head_states.joint_state_log_weights`, log-sum-exp over the
+    ``(Lbar + 1)^H`` states). Planted laws (spiked); arguments as :func:`slr_model_marginal`.
+    """
+    _check_likelihood_config(config)
+    check_head_states_law(config)
+    k, v = _sample_directions(config.heads, config.D)
+    log_w, _ = joint_state_log_weights(X, lengths, k, v, config, y)
+    numpyro.factor("tokens", _base_token_log_density(X, lengths, config.Lbar))
+    numpyro.factor("states_and_y", jnp.sum(jax.nn.logsumexp(log_w, axis=-1)))
+
+
 def slr_model_enumerated(
     config: SLRConfig,
     lengths: jax.Array,
@@ -133,8 +152,10 @@ def slr_model_enumerated(
 def marginal_log_density(
     params: dict[str, jax.Array], config: SLRConfig, X: jax.Array, lengths: jax.Array, y: jax.Array
 ) -> jax.Array:
-    """Joint log-density ``log p(k, v, X, y)`` from the summed-out model."""
-    value, _ = log_density(slr_model_marginal, (config, X, lengths, y), {}, params)
+    """Joint log-density ``log p(k, v, X, y)`` from the summed-out model
+    (:func:`multihead_model_marginal` for a multi-head task)."""
+    model = multihead_model_marginal if config.multihead else slr_model_marginal
+    value, _ = log_density(model, (config, X, lengths, y), {}, params)
     return value
 
 

@@ -39,7 +39,13 @@ def test_auto_picks_exact_gibbs_for_spiked_and_gibbs_hmc_for_max():
         and auto_sampler(get_variant("max")) == "gibbs-hmc"
     )
     assert resolve_sampler(MAX, "auto") == "gibbs-hmc" and resolve_sampler(MAX, "nuts") == "nuts"
-    assert sampler_names() == ("gibbs", "gibbs-hmc", "nuts", "collapsed")  # the order of auto
+    assert sampler_names() == (
+        "gibbs",
+        "gibbs-hmc",
+        "nuts",
+        "collapsed",
+        "multihead-gibbs",
+    )  # the order of auto
 
 
 @pytest.mark.parametrize("name", ["gibbs", "gibbs-hmc", "nuts", "collapsed"])

@@ -59,7 +59,8 @@ class PosteriorDraws(NamedTuple):
 
     Attributes
     ----------
-    k, v : (chains, draws, D) kept draws of ``k*`` and ``v*``.
+    k, v : (chains, draws, D) kept draws of ``k*`` and ``v*`` (``(chains, draws, H, D)`` for a
+        multi-head task).
     log_density : (chains, draws) joint log-density ``log p(k, v, X, y)`` (location summed out).
     sample_stats : dict of (chains, draws) sampler statistics of the kept draws (NUTS:
         ``diverging``, ``acceptance_rate``, ``n_steps``; Gibbs-HMC: ``acceptance_rate``,
