@@ -51,7 +51,7 @@ def _first(times: Sequence[float], values: Sequence[float], level: float) -> flo
     return None if math.isnan(found) else found
 
 
-def _escape_time(trajectory: Any) -> float | None:
+def escape_time(trajectory: Any) -> float | None:
     """When the larger of ``|m_k|`` and ``|k.v*/D|`` first reaches :data:`ESCAPE_LEVEL`."""
     import numpy as np
 
@@ -110,7 +110,7 @@ def dynamics_point(
         population_optimum=optimum,
         optimum_note=note,
         bayes_error=bayes,
-        escape_time=_escape_time(trajectory),
+        escape_time=escape_time(trajectory),
         reach_time=_reach_time(columns["time"], columns["test_error"], optimum, settings),
         reached=None if optimum is None else last.test_error - optimum <= settings.tolerance,
         erm=method.compare(trajectory, settings),
