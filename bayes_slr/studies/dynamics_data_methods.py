@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 from bayes_slr.errors import ConfigError, check_real
 from bayes_slr.models.spec import SLRConfig, training_size
@@ -99,8 +99,6 @@ def _core_start(start: str) -> str:
 class GradientDescent(DataMethod):
     """``gd``: full-batch gradient descent on the ERM objective at ``alpha``."""
 
-    settings_type: ClassVar[type[DynamicsSettings]] = GDSettings
-
     def settings(self, request: DynamicsRequest) -> GDSettings:
         """``alpha`` is required; ``eta`` per step of the clock."""
         if request.alpha is None:
@@ -151,8 +149,6 @@ class GradientDescent(DataMethod):
 
 class OnlineSGD(DataMethod):
     """``sgd``: online SGD, a fresh batch of ``batch`` sequences per step."""
-
-    settings_type: ClassVar[type[DynamicsSettings]] = SGDSettings
 
     def settings(self, request: DynamicsRequest) -> SGDSettings:
         """``eta / D`` per step of the clock."""

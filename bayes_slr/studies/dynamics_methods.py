@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.models.spec import SLRConfig
@@ -134,8 +134,6 @@ class DynamicsMethod:
     takes: tuple[str, ...]
     note: str = ""
 
-    settings_type: ClassVar[type[DynamicsSettings]] = DynamicsSettings
-
     def settings(self, request: DynamicsRequest) -> DynamicsSettings:
         """The method's settings of ``request``; ``ConfigError`` on a value out of range or a
         setting the method does not take."""
@@ -160,10 +158,8 @@ class DynamicsMethod:
         for name in OPTIONAL:
             if name in self.takes or not request.given(name):
                 continue
-            takers = [m.name for m in _REGISTRY.items() if name in m.takes]
-            together = [
-                n for n in OPTIONAL if [m.name for m in _REGISTRY.items() if n in m.takes] == takers
-            ]
+            takers = _takers(name)
+            together = [other for other in OPTIONAL if _takers(other) == takers]
             subject = " and ".join(together)
             verb = "apply" if len(together) > 1 else "applies"
             if len(takers) == 1:
@@ -187,6 +183,11 @@ class DynamicsMethod:
         """``eta`` as given, or the method's default; ``ConfigError`` unless ``> 0``."""
         eta = self.default_eta if request.eta is None else request.eta
         return check_real("eta", eta, minimum=0.0, strict=True)
+
+
+def _takers(name: str) -> list[str]:
+    """The registered methods that take the setting ``name``."""
+    return [method.name for method in _REGISTRY.items() if name in method.takes]
 
 
 def _listed(names: list[str]) -> str:

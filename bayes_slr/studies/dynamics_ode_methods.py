@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.studies.dynamics_methods import (
@@ -51,8 +51,6 @@ class SGDODESettings(FlowSettings):
 
 class PopulationFlow(DynamicsMethod):
     """``flow``: the population gradient flow (no step)."""
-
-    settings_type: ClassVar[type[DynamicsSettings]] = FlowSettings
 
     def settings(self, request: DynamicsRequest) -> FlowSettings:
         """``t_max`` only on the clock."""
@@ -98,8 +96,6 @@ class PopulationFlow(DynamicsMethod):
 
 class SGDODE(PopulationFlow):
     """``sgd-ode``: the SGD ODE, with the variance term of step ``eta`` and batch ``B``."""
-
-    settings_type: ClassVar[type[DynamicsSettings]] = SGDODESettings
 
     def settings(self, request: DynamicsRequest) -> SGDODESettings:
         """The flow's settings with the step and batch."""
