@@ -343,11 +343,11 @@ class SerialExecutor:
         report({})
 
 
-def progress_postfix(failed: int, running: Running) -> dict[str, Any]:
+def progress_postfix(failed: int, running: Running) -> dict[str, int | str]:
     """What the sweep's progress bar shows after its counts: ``failed=3, running=2 on w0,w1`` (zeros
     left out).
     """
-    postfix: dict[str, Any] = {"failed": failed} if failed else {}
+    postfix: dict[str, int | str] = {"failed": failed} if failed else {}
     if running:
         postfix["running"] = f"{sum(running.values())} on {','.join(sorted(running))}"
     return postfix

@@ -37,15 +37,12 @@ import numpy as np
 
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr.attention import dynamics
-from bayes_slr.experiments.dynamics import (
-    DEFAULT_BATCH,
-    DEFAULT_ETA,
-    DEFAULT_T_MAX,
-    _escape_time,
-)
 from bayes_slr.models.simulate import draw_teacher
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.records import package_versions
+from bayes_slr.studies.dynamics import escape_time
+from bayes_slr.studies.dynamics_data_methods import SGD
+from bayes_slr.studies.dynamics_methods import DEFAULT_BATCH, DEFAULT_T_MAX
 
 TASK = SLRConfig("spiked", 1000, LengthLaw.fixed(3), 2.0)
 DTYPES = ("float64", dynamics.SGD_TOKEN_DTYPE)
@@ -136,7 +133,7 @@ def seed_statistics(D: int, seeds: int, batch: int) -> dict[str, dict[str, float
     """Mean final test error and escape time (with standard errors over seeds) of the default
     online SGD at ``D``, with the fresh tokens drawn in each of :data:`DTYPES`."""
     config = TASK.replace(D=D, Delta=0.1)
-    eta = DEFAULT_ETA["sgd"]
+    eta = SGD.default_eta
     steps = round(DEFAULT_T_MAX * D / eta)
     out = {}
     for dtype in DTYPES:
@@ -149,7 +146,7 @@ def seed_statistics(D: int, seeds: int, batch: int) -> dict[str, dict[str, float
                 )
                 trajectory = dynamics.train_dynamics(run)
                 finals.append(trajectory.points[-1].test_error)
-                escape = _escape_time(trajectory)
+                escape = escape_time(trajectory)
                 escapes.append(math.nan if escape is None else escape)
         row = {}
         for name, values in (("final_error", finals), ("escape_time", escapes)):

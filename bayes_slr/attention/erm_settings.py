@@ -15,11 +15,10 @@ from typing import Any
 import numpy as np
 
 from bayes_slr.attention.activations import check_activation
+from bayes_slr.attention.optimizers import check_optimizer
 from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
 from bayes_slr.models.spec import INITS
 
-OPTIMIZERS = ("lbfgs", "sgd")
-"""L-BFGS to ``|grad| <= tol``, or one pass of SGD (:mod:`bayes_slr.attention.training`)."""
 LAM_AUTO = "auto"
 DEFAULT_LAM_GRID = tuple(float(x) for x in np.logspace(-3, 2, 11))
 """Ridge values tried by ``lam="auto"``: ``1e-3 .. 100``, two per decade (the ridge of the sum
@@ -57,7 +56,7 @@ def check_training_options(
     check_activation(activation)
     check_choice("init", init, INITS)
     check_real("lam", lam, minimum=0.0)
-    check_choice("optimizer", optimizer, OPTIMIZERS)
+    check_optimizer(optimizer)
     check_real("tol", tol, minimum=0.0, strict=True)
     check_int("max_iter", max_iter, 1)
 
@@ -74,8 +73,8 @@ class ERMSettings:
     init : which start is the estimator: the lowest-training-loss random start, or the
         informed start at the teacher (a reference, not an estimator).
     starts : random starts per training set.
-    optimizer : ``lbfgs`` (to ``|grad| <= tol`` or ``max_iter`` iterations) or one pass of
-        ``sgd``.
+    optimizer : a registered optimiser (:mod:`bayes_slr.attention.optimizers`): ``lbfgs`` (to
+        ``|grad| <= tol`` or ``max_iter`` iterations) or one pass of ``sgd``.
     N_test : fresh test sequences per seed (when the teacher is known), ``>= 2``.
     tol, max_iter : stopping rule of L-BFGS.
     lam_grid, validation_fraction, patience : the validation of ``lam="auto"``
@@ -104,7 +103,7 @@ class ERMSettings:
     def __post_init__(self) -> None:
         lam = check_lam(self.lam)
         check_choice("init", self.init, INITS)
-        check_choice("optimizer", self.optimizer, OPTIMIZERS)
+        check_optimizer(self.optimizer)
         check_real("tol", self.tol, minimum=0.0, strict=True)
         check_int("max_iter", self.max_iter, 1)
         check_int("seeds", self.seeds, 1)

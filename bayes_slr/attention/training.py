@@ -2,32 +2,31 @@
 
 Objective, per sample (the minimiser is that of docs/model.md's sum):
 ``(1/N) [ sum_mu (y_mu - f(X_mu))^2 / 2 + lam/2 (|k|^2 + |v|^2 + c^2) ]``
-(``c`` stays 0 for the activations other than erf). Two optimisers:
+(``c`` stays 0 for the activations other than erf). The optimisers are registered objects
+(:mod:`bayes_slr.attention.optimizers`: ``lbfgs``, one-pass ``sgd``). The default initial SGD
+step is 0.5 for the normalised activations and ``0.5 / E[L]`` for linear and erf, whose weights
+sum to ``O(L)`` (a larger step diverges).
 
-- ``lbfgs``: ``optax.lbfgs`` (zoom line search) in a jitted ``lax.while_loop`` until the
-  gradient norm of the objective is below ``tol`` or ``max_iter`` iterations;
-- ``sgd``: one pass over the samples in order, one sample per step, ``optax.sgd`` with
-  the decaying step ``learning_rate / sqrt(1 + t / D)``; the regulariser is spread evenly
-  over the ``N`` steps so that their sum is the objective above. The default initial
-  step is 0.5 for the normalised activations and ``0.5 / E[L]`` for linear and erf,
-  whose weights sum to ``O(L)`` (a larger step diverges).
-
-The core, :func:`train`, is a pure JAX function of arrays: ``jax.vmap`` runs several
-seeds at once (see :func:`bayes_slr.studies.erm.erm_study`).
+The core, :func:`train`, is a pure JAX function of arrays; :func:`train_problems` is the one
+path of many problems (every start, ridge and seed of
+:func:`bayes_slr.studies.erm.erm_study`), run as the optimiser says (vectorised or one after
+another).
 """
 
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 
 from bayes_slr.attention.activations import get_activation
 from bayes_slr.attention.erm_settings import check_training_options
 from bayes_slr.attention.estimators import AttentionParams, informed_params, predict, random_params
+from bayes_slr.attention.optimizers import Problem, StoppingRule, get_optimizer
 from bayes_slr.errors import ConfigError, check_choice, check_real
 from bayes_slr.models.simulate import SLRBatch, Teacher
 from bayes_slr.models.spec import INITS, SLRConfig
@@ -84,58 +83,6 @@ def objective(
     return (0.5 * jnp.sum(residual**2) + 0.5 * lam * penalty) / y.shape[0]
 
 
-def _lbfgs(params, X, lengths, y, activation, lam, tol, max_iter):
-    def value_fn(p):
-        return objective(p, X, lengths, y, activation, lam)
-
-    solver = optax.lbfgs()
-    value_and_grad = optax.value_and_grad_from_state(value_fn)
-
-    def step(carry):
-        p, state, _, _, count = carry
-        value, grad = value_and_grad(p, state=state)
-        updates, state = solver.update(grad, state, p, value=value, grad=grad, value_fn=value_fn)
-        p = optax.apply_updates(p, updates)
-        value = optax.tree_utils.tree_get(state, "value")
-        grad_norm = optax.tree_utils.tree_norm(optax.tree_utils.tree_get(state, "grad"))
-        return p, state, value, grad_norm, count + 1
-
-    def keep_going(carry):
-        _, _, value, grad_norm, count = carry
-        return (count < max_iter) & (grad_norm > tol) & jnp.isfinite(value)
-
-    value, grad = jax.value_and_grad(value_fn)(params)
-    start = (
-        params,
-        solver.init(params),
-        value,
-        optax.tree_utils.tree_norm(grad),
-        jnp.zeros((), jnp.int32),
-    )
-    params, _, value, grad_norm, count = jax.lax.while_loop(keep_going, step, start)
-    return params, value, grad_norm, count
-
-
-def _sgd_one_pass(params, X, lengths, y, activation, lam, learning_rate):
-    N, D = y.shape[0], X.shape[-1]
-    solver = optax.sgd(lambda t: learning_rate / jnp.sqrt(1.0 + t / D))
-
-    def sample_loss(p, x, length, target):
-        residual = target - predict(p, x[None], length[None], activation)[0]
-        penalty = sum(jnp.sum(leaf**2) for leaf in jax.tree_util.tree_leaves(p))
-        return 0.5 * residual**2 + 0.5 * lam * penalty / N
-
-    def step(carry, sample):
-        p, state = carry
-        grad = jax.grad(sample_loss)(p, *sample)
-        updates, state = solver.update(grad, state, p)
-        return (optax.apply_updates(p, updates), state), None
-
-    (params, _), _ = jax.lax.scan(step, (params, solver.init(params)), (X, lengths, y))
-    value, grad = jax.value_and_grad(objective)(params, X, lengths, y, activation, lam)
-    return params, value, optax.tree_utils.tree_norm(grad), jnp.asarray(N, jnp.int32)
-
-
 def train(
     params: AttentionParams,
     X: jax.Array,
@@ -151,16 +98,119 @@ def train(
 ) -> tuple[AttentionParams, jax.Array, jax.Array, jax.Array]:
     """Pure-JAX training from ``params``: ``(params, objective, grad_norm, iterations)``.
 
-    Arguments are not validated (use :func:`fit_erm`); ``activation`` and ``optimizer``
-    must be static under ``jit``; ``vmap`` over ``params, X, lengths, y`` runs seeds at once.
-    The erf offset ``c`` is trained for ``erf`` only (its gradient is zero otherwise).
+    Arguments are not validated (use :func:`fit_erm`); ``activation`` and ``optimizer`` (a
+    registered name, :mod:`~bayes_slr.attention.optimizers`) must be static under ``jit``;
+    ``vmap`` over ``params, X, lengths, y`` runs seeds at once. The erf offset ``c`` is trained
+    for ``erf`` only (its gradient is zero otherwise).
     """
-    if optimizer == "lbfgs":
-        return _lbfgs(params, X, lengths, y, activation, lam, tol, max_iter)
-    return _sgd_one_pass(params, X, lengths, y, activation, lam, learning_rate)
+    N = y.shape[0]
+
+    def value_fn(p: AttentionParams) -> jax.Array:
+        return objective(p, X, lengths, y, activation, lam)
+
+    def sample_loss(p, x, length, target):
+        residual = target - predict(p, x[None], length[None], activation)[0]
+        penalty = sum(jnp.sum(leaf**2) for leaf in jax.tree_util.tree_leaves(p))
+        return 0.5 * residual**2 + 0.5 * lam * penalty / N
+
+    return get_optimizer(optimizer).minimise(
+        params,
+        Problem(value_fn, sample_loss, (X, lengths, y)),
+        StoppingRule(tol, max_iter, learning_rate),
+    )
 
 
 train_jit = jax.jit(train, static_argnames=("activation", "optimizer"))
+
+
+@functools.partial(jax.jit, static_argnames=("activation", "optimizer"))
+def _vectorised(
+    starts, X, lengths, y, lams, learning_rate, tol, max_iter, *, activation, optimizer
+):
+    """Every problem of :func:`train_problems` as one vectorised computation: the ``G x S``
+    problems of a seed share its data, so their projections ``X @ [k, v]`` are one matrix
+    product (the tokens are read once per step)."""
+
+    def one(params, X_s, lengths_s, y_s, lam):
+        return train(
+            params,
+            X_s,
+            lengths_s,
+            y_s,
+            activation=activation,
+            optimizer=optimizer,
+            lam=lam,
+            tol=tol,
+            max_iter=max_iter,
+            learning_rate=learning_rate,
+        )
+
+    over_starts = jax.vmap(one, in_axes=(0, None, None, None, None))
+    over_grid = jax.vmap(over_starts, in_axes=(0, None, None, None, 0))
+    return jax.vmap(over_grid)(starts, X, lengths, y, lams)
+
+
+def _one_by_one(starts, batches: SLRBatch, lams, **training: Any):
+    """Every problem of :func:`train_problems`, one after another, by the compiled
+    single-problem trainer (:data:`train_jit`), each until its own stopping rule: a vectorised
+    ``while_loop`` runs every member as long as its slowest one, and L-BFGS's batched line search
+    and memory cost about ten times one problem's iteration per member
+    (``benchmarks/erm_speed.py``). One program serves every start, ridge value and seed."""
+    leaves, treedef = jax.tree_util.tree_flatten(starts)
+    leaves = [np.asarray(leaf) for leaf in leaves]
+    lams = np.asarray(lams)
+    seeds, grid, count = leaves[0].shape[:3]
+    results = []
+    for s in range(seeds):
+        X, lengths, y = batches.X[s], batches.lengths[s], batches.y[s]
+        for g, k in np.ndindex(grid, count):
+            params = jax.tree_util.tree_unflatten(treedef, [leaf[s, g, k] for leaf in leaves])
+            results.append(train_jit(params, X, lengths, y, lam=float(lams[s, g]), **training))
+    return jax.tree_util.tree_map(
+        lambda *members: jnp.stack(members).reshape((seeds, grid, count) + members[0].shape),
+        *results,
+    )
+
+
+def train_problems(
+    starts: AttentionParams,
+    batches: SLRBatch,
+    lams: Any,
+    *,
+    activation: str,
+    optimizer: str,
+    tol: float,
+    max_iter: int,
+    learning_rate: float = SGD_LEARNING_RATE,
+    vectorised: bool | None = None,
+) -> tuple[AttentionParams, jax.Array, jax.Array, jax.Array]:
+    """Train every start of every ridge of every seed: the one path of many problems.
+
+    Parameters
+    ----------
+    starts : leaves with leading axes ``(seeds, G, S)``: ``S`` starts at each of ``G`` ridges.
+    batches : the training sets, leaves with leading axis ``seeds``.
+    lams : ridges, shape ``(seeds, G)``.
+    activation, optimizer, tol, max_iter, learning_rate : as :func:`train`.
+    vectorised : one vectorised computation (``True``) or one problem after another (``False``);
+        by default as the optimiser says (its ``vectorised``).
+
+    Returns
+    -------
+    ``(params, objective, grad_norm, iterations)``, leading axes ``(seeds, G, S)``.
+    """
+    training = dict(
+        activation=activation,
+        optimizer=optimizer,
+        tol=tol,
+        max_iter=max_iter,
+        learning_rate=learning_rate,
+    )
+    if vectorised is None:
+        vectorised = get_optimizer(optimizer).vectorised
+    if not vectorised:
+        return _one_by_one(starts, batches, lams, **training)
+    return _vectorised(starts, batches.X, batches.lengths, batches.y, jnp.asarray(lams), **training)
 
 
 def default_learning_rate(config: SLRConfig, activation: str) -> float:

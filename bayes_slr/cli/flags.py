@@ -15,6 +15,7 @@ import math
 import sys
 import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -74,7 +75,20 @@ def _deprecated(action_class: type[argparse.Action], flag: str) -> type[argparse
     return Deprecated
 
 
-def _argument(annotation: Any, default: Any, choices: tuple[str, ...] | None, parse: Any) -> dict:
+class ArgumentKeywords(typing.TypedDict, total=False):
+    """The keywords of ``add_argument`` a flag is given."""
+
+    action: str | type[argparse.Action]
+    type: Callable[[str], Any]
+    nargs: str
+    choices: tuple[str, ...]
+    help: str
+    metavar: str
+
+
+def _argument(
+    annotation: Any, default: Any, choices: tuple[str, ...] | None, parse: Any
+) -> ArgumentKeywords:
     """``add_argument`` keywords for a field of type ``annotation``."""
     arguments = typing.get_args(annotation)
     if isinstance(annotation, types.UnionType) and type(None) in arguments:
@@ -87,7 +101,7 @@ def _argument(annotation: Any, default: Any, choices: tuple[str, ...] | None, pa
     nargs = None
     if typing.get_origin(annotation) is tuple:
         nargs, annotation = "+", arguments[0]
-    keywords: dict[str, Any] = {"action": "store", "type": parse or PARSERS[annotation]}
+    keywords = ArgumentKeywords(action="store", type=parse or PARSERS[annotation])
     if nargs:
         keywords["nargs"] = nargs
     if choices is not None:

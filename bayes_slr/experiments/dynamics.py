@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from bayes_slr.attention.activations import SPHERE_ERF_FORM, activation_names, check_activation
-from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
+from bayes_slr.errors import ConfigError, check_choice, check_int
 from bayes_slr.experiments.base import (
     Experiment,
     Options,
@@ -52,34 +51,37 @@ from bayes_slr.experiments.task import (
     variable_length_option,
     variant_option,
 )
-from bayes_slr.models.spec import training_size
 from bayes_slr.records import SweepLog
+from bayes_slr.studies.dynamics import dynamics_point
+from bayes_slr.studies.dynamics_data_methods import GD, SGD
 from bayes_slr.studies.dynamics_erm import (
     DEFAULT_REPLICA_SAMPLES,
     ERM_NOTE,
     ERROR_SIGMAS,
     STATIONARITY,
-    ERMComparison,
-    compare_with_erm,
     replica_warnings,
 )
+from bayes_slr.studies.dynamics_methods import (
+    DEFAULT_BATCH,
+    DEFAULT_T_MAX,
+    DynamicsRequest,
+    DynamicsSettings,
+    dynamics_method_names,
+    dynamics_methods,
+    get_dynamics_method,
+)
+from bayes_slr.studies.dynamics_ode_methods import (  # noqa: F401 (registers flow, sgd-ode)
+    PopulationFlow,
+)
+from bayes_slr.studies.dynamics_records import (
+    ESCAPE_LEVEL,
+    POINT_FIELDS,
+    DynamicsRow,
+)
 
-METHODS = ("gd", "sgd", "flow", "sgd-ode")
-"""``gd`` and ``sgd`` train on data at dimension ``D``; ``flow`` and ``sgd-ode`` integrate the
-``D -> inf`` ODEs of :mod:`bayes_slr.formulas.flow` (the limits of ``gd`` and of ``sgd``)."""
-DATA_METHODS = ("gd", "sgd")
 STARTS = ("random", "sphere", "teacher")
 """``random``: ``k, v ~ N(0, 0.01 I_D)``; ``sphere``: uniform on ``|k|^2 = |v|^2 = D``;
 ``teacher``: ``k = c_nu k*``, ``v = v*`` (the core's ``informed`` start)."""
-DEFAULT_T_MAX = 40.0
-DEFAULT_ETA = {"gd": 0.1, "sgd": 1.0, "sgd-ode": 1.0}
-DEFAULT_BATCH = 32
-"""Online SGD moves the overlaps like the flow plus a noise of weight ``eta / B``, which raises
-the error it ends at by about ``0.23 eta / B`` (softmax, spiked ``nu = 2``, ``L = 3``: the SGD ODE
-ends 0.058 above the optimum at ``eta / B = 1/4``, 0.007 at ``1/32``): the default ``1/32`` ends
-within the default tolerance."""
-ESCAPE_LEVEL = 0.4
-"""An escape from the start: the larger of ``|m_k|`` and ``|k.v*/D|`` reaches this level."""
 
 ERM_COLUMNS = ("lbfgs_error", "replica_error", "objective_gap", "erm_reach_time", "at_minimum")
 """The comparison's columns of the ``dynamics`` table (the rest is in ``--json``)."""
@@ -114,9 +116,8 @@ class DynamicsOptions(Options):
     )
     method: str = option(
         "sgd",
-        "gd: full-batch gradient descent on the ERM objective at alpha; sgd: online SGD; "
-        "flow: population gradient flow (D -> inf); sgd-ode: the SGD ODE (D -> inf)",
-        choices=METHODS,
+        lambda: "; ".join(f"{method.name}: {method.description}" for method in dynamics_methods()),
+        choices=dynamics_method_names,
     )
     start: str = option(
         "random",
@@ -141,7 +142,7 @@ class DynamicsOptions(Options):
         None,
         "step size, > 0 (gd, sgd, sgd-ode); linear and erf, whose weights sum to about L, want "
         "about 1/L of what softmax takes",
-        default_text=f"{DEFAULT_ETA['sgd']:g} for sgd and sgd-ode, {DEFAULT_ETA['gd']:g} for gd",
+        default_text=f"{SGD.default_eta:g} for sgd and sgd-ode, {GD.default_eta:g} for gd",
     )
     batch: int | None = option(
         None,
@@ -177,8 +178,9 @@ class DynamicsOptions(Options):
     )
 
     def validate(self) -> None:
-        """Refuse any value out of range, and settings that do not apply to the method."""
-        check_choice("method", self.method, METHODS)
+        """Refuse any value out of range, and settings that do not apply to the method; store
+        the clock and step the method resolves (a record of resolved options reads back as it
+        was written)."""
         check_choice("start", self.start, STARTS)
         check_nonempty("activations", self.activations)
         self._set(
@@ -192,68 +194,23 @@ class DynamicsOptions(Options):
         if len(set(self.seeds)) != len(self.seeds):
             raise ConfigError("seeds: each at most once")
         check_int("D", self.D, 1)
-        config = task_config(
-            self.variant, self.L, self.variable_length, self.nu, self.Delta, self.D
-        )
+        task_config(self.variant, self.L, self.variable_length, self.nu, self.Delta, self.D)
         self._set("nu", resolved_nu(self.variant, self.nu))
-        check_real("lam", self.lam, minimum=0.0)
-        check_int("log_points", self.log_points, 2)
-        check_int("N_test", self.N_test, 2)
-        check_int("replica_samples", self.replica_samples, 2)
-        samples = check_int("ode_draws", self.ode_draws, 2)
-        if samples % 2:
-            raise ConfigError(f"ode_draws must be an even integer >= 2, got {samples}")
-        check_real("tolerance", self.tolerance, minimum=0.0, strict=True)
-        data = self.method in DATA_METHODS
-        if self.method == "gd":
-            if self.alpha is None:
-                raise ConfigError("alpha (samples per dimension, > 0) is required for method gd")
-            check_real("alpha", self.alpha, minimum=0.0, strict=True)
-            training_size(self.alpha, config.D)
-        elif self.alpha is not None or self.lam != 0.0:
-            raise ConfigError("alpha and lam apply to method gd only")
-        if self.method == "flow":
-            if self.eta is not None:
-                raise ConfigError("eta applies to methods gd, sgd and sgd-ode (flow has no step)")
-        else:
-            eta = DEFAULT_ETA[self.method] if self.eta is None else self.eta
-            self._set("eta", check_real("eta", eta, minimum=0.0, strict=True))
-        if self.method in ("sgd", "sgd-ode"):
-            batch = DEFAULT_BATCH if self.batch is None else self.batch
-            self._set("batch", check_int("batch", batch, 1))
-        elif self.batch is not None:
-            raise ConfigError("batch applies to methods sgd and sgd-ode only")
-        self._resolve_clock(data)
+        settings = self.settings()
+        for name in RESOLVED:
+            if hasattr(settings, name):
+                self._set(name, getattr(settings, name))
 
-    def _resolve_clock(self, data: bool) -> None:
-        """Fill in ``t_max`` and (gd, sgd) ``steps`` from whichever was given; both given must
-        agree (a record of resolved options reads back as it was written)."""
-        if self.steps is not None:
-            if not data:
-                raise ConfigError("steps applies to methods gd and sgd (the ODEs take t_max)")
-            steps = check_int("steps", self.steps, 1)
-            t_max = steps * self.time_per_step()
-            if self.t_max is not None and not math.isclose(self.t_max, t_max, rel_tol=1e-9):
-                raise ConfigError(
-                    "steps and t_max: give one of them (t_max = steps x time per step)"
-                )
-            self._set("t_max", t_max)
-            return
-        t_max = DEFAULT_T_MAX if self.t_max is None else self.t_max
-        t_max = check_real("t_max", t_max, minimum=0.0, strict=True)
-        if data:
-            steps = max(1, round(t_max / self.time_per_step()))
-            self._set("steps", steps)
-            t_max = steps * self.time_per_step()
-        elif t_max <= 2e-2:
-            raise ConfigError(
-                f"t_max must be > 0.02 for the ODEs (logged from t = 0.01); got {t_max:g}"
-            )
-        self._set("t_max", t_max)
+    def settings(self) -> DynamicsSettings:
+        """The method's settings record of these options
+        (:mod:`~bayes_slr.studies.dynamics_methods`)."""
+        request = DynamicsRequest(**{name: getattr(self, name) for name in REQUEST_FIELDS})
+        return get_dynamics_method(self.method).settings(request)
 
-    def time_per_step(self) -> float:
-        """ODE time of one step: ``eta`` (gd) or ``eta / D`` (sgd)."""
-        return self.eta if self.method == "gd" else self.eta / self.D
+
+REQUEST_FIELDS = tuple(field.name for field in dataclasses.fields(DynamicsRequest))
+RESOLVED = ("t_max", "steps", "eta", "batch")
+"""The options a method fills in when left out (the clock, the step and the batch)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -262,86 +219,6 @@ class DynamicsPoint(Record):
 
     activation: str
     seed: int
-
-
-@dataclasses.dataclass(frozen=True)
-class DynamicsTrajectory(Record):
-    """The logged points of one run, one tuple per quantity (docs/dynamics.md).
-
-    Attributes
-    ----------
-    step : optimiser steps at each logged point (``None`` for the ODEs).
-    time : ODE time (``eta`` per gd step, ``eta / D`` per sgd step).
-    m_k, q_k, m_v, q_v : overlaps ``k.k*/D``, ``k.k/D``, ``v.v*/D``, ``v.v/D``.
-    k_vstar, v_kstar, k_v : cross overlaps (0 for the ODEs: their manifold).
-    c : erf offset.
-    test_error, test_stderr : excess test error and its standard error (the ODEs: the population
-        error of the overlaps, Monte Carlo or closed form).
-    loss : what the method descends at this point.
-    """
-
-    step: tuple[int, ...] | None
-    time: tuple[float, ...]
-    m_k: tuple[float, ...]
-    q_k: tuple[float, ...]
-    m_v: tuple[float, ...]
-    q_v: tuple[float, ...]
-    k_vstar: tuple[float, ...]
-    v_kstar: tuple[float, ...]
-    k_v: tuple[float, ...]
-    c: tuple[float, ...]
-    test_error: tuple[float, ...]
-    test_stderr: tuple[float, ...]
-    loss: tuple[float, ...]
-
-
-@dataclasses.dataclass(frozen=True)
-class DynamicsRow(Record):
-    """One run and how it ended.
-
-    Attributes
-    ----------
-    activation, seed, method, start, sphere, D : what ran (``D``: the dimension of a data run,
-        the start's of an ODE).
-    steps : optimiser steps (``None`` for the ODEs); ``t_max`` the time reached.
-    trajectory : the logged points.
-    final_error, final_stderr : test error at the end and its standard error.
-    m_k, q_k, m_v, q_v, c : overlaps at the end.
-    population_optimum : the activation's best population error (``None`` where the theory has
-        none for it); ``optimum_note`` says when it is a limit (``|k| -> inf``).
-    bayes_error : the population Bayes error of the task.
-    escape_time : first time the larger of ``|m_k|`` and ``|k.v*/D|`` reaches
-        :data:`ESCAPE_LEVEL` (``None``: the start is past it, or the run never got there).
-    reach_time : first logged time with the test error within ``tolerance`` of the optimum.
-    reached : whether the final test error is within ``tolerance`` of the population optimum.
-    erm : gd with ``compare_erm``: the end against the L-BFGS minimum of the same objective and
-        the replica theory (:class:`~bayes_slr.studies.dynamics_erm.ERMComparison`); else
-        ``None``.
-    """
-
-    activation: str
-    seed: int
-    method: str
-    start: str
-    sphere: bool
-    D: int
-    steps: int | None
-    t_max: float
-    trajectory: DynamicsTrajectory
-    final_error: float
-    final_stderr: float
-    m_k: float
-    q_k: float
-    m_v: float
-    q_v: float
-    c: float
-    population_optimum: float | None
-    optimum_note: str
-    bayes_error: float
-    escape_time: float | None
-    reach_time: float | None
-    reached: bool | None
-    erm: ERMComparison | None = None
 
 
 COLUMNS = (
@@ -358,7 +235,6 @@ COLUMNS = (
     "reach_time",
     "reached",
 )
-POINT_FIELDS = tuple(field.name for field in dataclasses.fields(DynamicsTrajectory))
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -423,7 +299,7 @@ class DynamicsResult(Result[DynamicsOptions, DynamicsRow]):
         run (one colour per activation); horizontal lines: the Bayes error and each
         activation's population optimum."""
         ax = new_axes(ax, size=(6, 4))
-        data = self.options.method in DATA_METHODS
+        data = get_dynamics_method(self.options.method).data
         colours = {a: f"C{i}" for i, a in enumerate(dict.fromkeys(r.activation for r in self.rows))}
         labelled: set[str] = set()
         for row in self.rows:
@@ -458,93 +334,6 @@ class DynamicsResult(Result[DynamicsOptions, DynamicsRow]):
         )
         ax.legend(fontsize=8)
         return ax
-
-
-@functools.cache
-def _references(activation: str, config: Any) -> tuple[float | None, str, float]:
-    """The activation's population optimum (``None`` where the theory has none), its note, and
-    the Bayes error (cached: every seed of an activation shares them)."""
-    from bayes_slr.formulas.bayes import bayes_error_exact
-    from bayes_slr.formulas.optimum import optimal_population_error
-
-    try:
-        optimum = optimal_population_error(activation, config)
-        value, note = optimum.error, optimum.overlaps.note
-    except ConfigError as exc:
-        value, note = None, f"no population optimum: {exc}"
-    return value, note, float(bayes_error_exact(config).value)
-
-
-def _first(times: Sequence[float], values: Sequence[float], level: float) -> float | None:
-    """First logged time where ``values`` come below ``level`` (``None``: never, or already at
-    the start, which measures nothing)."""
-    from bayes_slr.attention.trajectory import first_crossing
-
-    if values[0] <= level:
-        return None
-    found = first_crossing(times, values, level)
-    return None if math.isnan(found) else found
-
-
-def _escape_time(trajectory: Any) -> float | None:
-    """When the larger of ``|m_k|`` and ``|k.v*/D|`` first reaches :data:`ESCAPE_LEVEL`."""
-    import numpy as np
-
-    distance = np.maximum(np.abs(trajectory.column("m_k")), np.abs(trajectory.column("k_vstar")))
-    if distance[0] >= ESCAPE_LEVEL:
-        return None
-    return _first(trajectory.column("time"), -distance, -ESCAPE_LEVEL)
-
-
-def _run(options: DynamicsOptions, point: DynamicsPoint, state: PointState | None = None) -> Any:
-    """The trajectory of one point (JAX from here on); a data method keeps its checkpoints and a
-    divergence's last iterate in ``state`` (:mod:`bayes_slr.experiments.dynamics_state`)."""
-    config = task_config(
-        options.variant, options.L, options.variable_length, options.nu, options.Delta, options.D
-    )
-    start = "informed" if options.start == "teacher" else options.start
-    label = f"{point.activation} seed {point.seed}"
-    if options.method in DATA_METHODS:
-        from bayes_slr.attention.dynamics import TrainingRun
-
-        run = TrainingRun(
-            config,
-            point.activation,
-            options.method,
-            eta=options.eta,
-            steps=options.steps,
-            seed=point.seed,
-            batch=options.batch or 1,
-            alpha=options.alpha,
-            lam=options.lam,
-            start=start,
-            sphere=options.sphere,
-            log_points=options.log_points,
-            N_test=options.N_test,
-        )
-        return train_kept(run, state, inner_progress(), label)
-    from bayes_slr.formulas.flow import FlowRun, Overlaps, solve_flow
-
-    sgd = dict(eta=options.eta, batch=options.batch) if options.method == "sgd-ode" else {}
-    run = FlowRun(
-        config,
-        point.activation,
-        (
-            Overlaps.typical_start(start, options.D, config)
-            if start == "informed"
-            else Overlaps.seed_start(start, config, point.seed)
-        ),
-        t_max=options.t_max,
-        method="sgd" if options.method == "sgd-ode" else "flow",
-        sphere=options.sphere,
-        log_points=options.log_points,
-        t_min=1e-2,
-        mc_samples=options.ode_draws,
-        seed=point.seed,
-        **sgd,
-    )
-    with divergence_kept(None, label, "not kept (an ODE keeps no state file)"):
-        return solve_flow(run)
 
 
 class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRow, DynamicsResult]):
@@ -592,53 +381,23 @@ class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRow, DynamicsR
     ) -> DynamicsRow:
         """Run one point, a data method resuming from and keeping its checkpoint in ``folder``
         (:mod:`~bayes_slr.experiments.dynamics_state`), and compare its end with the theory."""
-        trajectory = _run(options, point, _point_state(self, options, point, folder))
-        erm = (
-            compare_with_erm(trajectory, options.replica_samples)
-            if options.method == "gd" and options.compare_erm
-            else None
-        )
         config = task_config(
-            options.variant, options.L, options.variable_length, options.nu, options.Delta
+            options.variant,
+            options.L,
+            options.variable_length,
+            options.nu,
+            options.Delta,
+            options.D,
         )
-        optimum, note, bayes = _references(point.activation, config)
-        columns = {name: tuple(float(x) for x in trajectory.column(name)) for name in POINT_FIELDS}
-        data = options.method in DATA_METHODS
-        columns["step"] = tuple(int(p.step) for p in trajectory.points) if data else None
-        last = trajectory.last
-        errors = columns["test_error"]
-        reach = (
-            None
-            if optimum is None
-            else _first(columns["time"], errors, optimum + options.tolerance)
-        )
-        if reach is None and optimum is not None and errors[0] <= optimum + options.tolerance:
-            reach = 0.0
-        return DynamicsRow(
-            activation=point.activation,
-            seed=point.seed,
-            method=options.method,
-            start=options.start,
-            sphere=options.sphere,
-            D=options.D,
-            steps=options.steps if data else None,
-            t_max=float(last.time),
-            trajectory=DynamicsTrajectory(**columns),
-            final_error=float(last.test_error),
-            final_stderr=float(last.test_stderr),
-            m_k=float(last.m_k),
-            q_k=float(last.q_k),
-            m_v=float(last.m_v),
-            q_v=float(last.q_v),
-            c=float(last.c),
-            population_optimum=optimum,
-            optimum_note=note,
-            bayes_error=bayes,
-            escape_time=_escape_time(trajectory),
-            reach_time=reach,
-            reached=None if optimum is None else last.test_error - optimum <= options.tolerance,
-            erm=erm,
-        )
+        settings, label = options.settings(), f"{point.activation} seed {point.seed}"
+        solve = functools.partial(dynamics_point, config, point.activation, point.seed, settings)
+        if get_dynamics_method(options.method).data:
+            state = _point_state(self, options, point, folder)
+            return solve(
+                functools.partial(train_kept, state=state, progress=inner_progress(), label=label)
+            )
+        with divergence_kept(None, label, "not kept (an ODE keeps no state file)"):
+            return solve()
 
     def collect(
         self,
@@ -654,16 +413,9 @@ class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRow, DynamicsR
             f"first logged time with the test error within tolerance {options.tolerance:g} of the "
             "population optimum; reached: the final error within it",
         ]
-        if options.method == "sgd":
-            notes.append(
-                "online SGD at finite eta/B ends above the population optimum by its noise: "
-                "--method sgd-ode with the same eta and batch gives that level (D -> inf)"
-            )
-        if options.method == "gd":
-            notes.append(
-                "gd descends the empirical risk at alpha: its end is the ERM estimator, not the "
-                "population optimum (alpha -> inf)"
-            )
+        method_note = get_dynamics_method(options.method).note
+        if method_note:
+            notes.append(method_note)
         if any(row.erm for row in rows):
             notes.append(ERM_NOTE)
         if options.sphere:
@@ -685,7 +437,7 @@ def _point_state(
 ) -> PointState | None:
     """Where a data-method point of a sweep in ``folder`` keeps its files (``None``: nowhere);
     its checkpoint carries the point's key in the sweep log."""
-    if folder is None or options.method not in DATA_METHODS:
+    if folder is None:
         return None
     (record,) = sweep_records(experiment, options, [point])
     key = SweepLog.point_key(record)

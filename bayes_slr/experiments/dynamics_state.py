@@ -22,7 +22,7 @@ import dataclasses
 import json
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from bayes_slr.errors import ConfigError
 from bayes_slr.numerics.record import structure
@@ -83,10 +83,10 @@ class PointState:
         path = self.path(CHECKPOINT)
         if not path.exists():
             return None
-        contents = read_state(path)
-        if SweepLog.canonical_key(contents["key"], self.current) != self.key:
+        state = read_state(path)
+        if SweepLog.canonical_key(state.key, self.current) != self.key:
             raise ConfigError(foreign_checkpoint_message(path))
-        return _checkpoint_of(contents)
+        return _checkpoint_of(state)
 
     def save(self, checkpoint: Any) -> None:
         """Keep ``checkpoint`` (atomically: an interrupted write leaves the previous one)."""
@@ -125,34 +125,49 @@ def write_state(path: Path, key: str, checkpoint: Any, **extra: str) -> None:
     atomic_write(path, lambda tmp: np.savez(tmp, **arrays))
 
 
-def read_state(path: Path) -> dict[str, Any]:
-    """The arrays of a state file (``key`` and ``points`` as text); ``ConfigError`` when it is not
-    one."""
+class StateFile(NamedTuple):
+    """What a resume reads of a state file (module docstring): the iterate ``k``, ``v``, ``c``,
+    its ``step``, the logged ``points`` (JSON text) and the point's ``key`` (JSON text)."""
+
+    k: Any
+    v: Any
+    c: Any
+    step: int
+    points: str
+    key: str
+
+
+def read_state(path: Path) -> StateFile:
+    """The iterate, step, points and key of a state file; ``ConfigError`` when it is not one."""
     import numpy as np
 
     try:
         with np.load(path, allow_pickle=False) as data:
-            contents = {name: data[name] for name in data.files}
-        contents["key"] = str(contents["key"])
-        contents["points"] = str(contents["points"])
+            return StateFile(
+                data["k"],
+                data["v"],
+                data["c"],
+                int(data["step"]),
+                str(data["points"]),
+                str(data["key"]),
+            )
     except (OSError, ValueError, KeyError) as exc:
         raise ConfigError(
             f"`out`: {path} is not a bayes-slr dynamics checkpoint ({exc}); move it away or give "
             "another `out`"
         ) from None
-    return contents
 
 
-def _checkpoint_of(contents: dict[str, Any]) -> Any:
-    """The :class:`~bayes_slr.attention.trajectory.Checkpoint` of a state file's arrays."""
+def _checkpoint_of(state: StateFile) -> Any:
+    """The :class:`~bayes_slr.attention.trajectory.Checkpoint` of a state file."""
     import jax.numpy as jnp
 
     from bayes_slr.attention.estimators import AttentionParams
     from bayes_slr.attention.trajectory import Checkpoint, TrajectoryPoint
 
-    params = AttentionParams(*(jnp.asarray(contents[name]) for name in ("k", "v", "c")))
-    points = structure(json.loads(contents["points"]), tuple[TrajectoryPoint, ...])
-    return Checkpoint(int(contents["step"]), params, points)
+    params = AttentionParams(jnp.asarray(state.k), jnp.asarray(state.v), jnp.asarray(state.c))
+    points = structure(json.loads(state.points), tuple[TrajectoryPoint, ...])
+    return Checkpoint(state.step, params, points)
 
 
 def foreign_checkpoint_message(path: Path) -> str:
@@ -168,7 +183,7 @@ def refuse_foreign_checkpoints(folder: Path, keys: Iterable[str]) -> None:
     any work, like the sweep log's finished points)."""
     keys = set(keys)
     for path in sorted(folder.glob(f"{STEM}-{CHECKPOINT}-*.npz")):
-        if read_state(path)["key"] not in keys:
+        if read_state(path).key not in keys:
             raise ConfigError(foreign_checkpoint_message(path))
 
 

@@ -15,10 +15,10 @@ from bayes_slr.attention.erm_settings import (
     DEFAULT_LAM_GRID,
     DEFAULT_N_TEST,
     DEFAULT_STARTS,
-    OPTIMIZERS,
     VALIDATION_FRACTION,
     ERMSettings,
 )
+from bayes_slr.attention.optimizers import optimizer_names
 from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.experiments.base import (
     Options,
@@ -124,7 +124,7 @@ class GapOptions(Options):
         choices=INITS,
     )
     optimizer: str = option(
-        "lbfgs", "L-BFGS to |grad| <= 1e-6, or one pass of SGD", choices=OPTIMIZERS
+        "lbfgs", "L-BFGS to |grad| <= 1e-6, or one pass of SGD", choices=optimizer_names
     )
     N_test: int = option(
         DEFAULT_N_TEST, "fresh test sequences per ERM seed (when the teacher is known), >= 2"

@@ -40,6 +40,7 @@ from bayes_slr.experiments.task import (
     variable_length_option,
     variant_option,
 )
+from bayes_slr.formulas.result import BayesTheoryDiagnostics, ERMTheoryDiagnostics
 from bayes_slr.models.spec import INITS, SLRConfig
 from bayes_slr.numerics.record import register_tagged_union
 
@@ -136,37 +137,6 @@ class TheoryPoint(Record):
     alpha: float
     estimator: str
     init: str
-
-
-@dataclasses.dataclass(frozen=True)
-class ERMTheoryDiagnostics(Record):
-    """Checks of an ERM fixed point (docs/theory.md part A)."""
-
-    residual: float
-    iterations: int
-    prox_max_stationarity: float
-    prox_min_curvature: float
-    train_objective: float
-    replicon: float
-    replicon_stderr: float
-    rs_stable: bool
-    mc_samples: int
-    lam: float
-
-
-@dataclasses.dataclass(frozen=True)
-class BayesTheoryDiagnostics(Record):
-    """Checks of a Bayes-optimal fixed point (docs/theory.md part B)."""
-
-    residual: float
-    iterations: int
-    posterior_mean_f_error: float
-    test_error_stderr: float
-    monte_carlo_error: float
-    monte_carlo_stderr: float
-    nishimori_gap: float
-    nishimori_gap_stderr: float
-    mc_samples: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -575,7 +545,16 @@ class Theory(Experiment[TheoryOptions, TheoryPoint, TheoryRow, TheoryResult]):
             mc_samples=options.channel_draws,
             seed=options.seed,
         )
-        return TheoryRow.from_dict({"source": "theory", **solved.to_row()})
+        return TheoryRow(
+            source="theory",
+            alpha=float(solved.alpha),
+            estimator=solved.estimator,
+            init=solved.init,
+            test_error=float(solved.test_error),
+            overlaps={name: float(value) for name, value in solved.overlaps.items()},
+            converged=bool(solved.converged),
+            diagnostics=solved.diagnostics,
+        )
 
     def collect(
         self,

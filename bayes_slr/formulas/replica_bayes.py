@@ -31,7 +31,7 @@ from bayes_slr.formulas.channel import (
 )
 from bayes_slr.formulas.fixed_point import damped_fixed_point
 from bayes_slr.formulas.population import length_support, population_terms
-from bayes_slr.formulas.result import TheoryPoint, check_solver_options
+from bayes_slr.formulas.result import BayesTheoryDiagnostics, TheoryPoint, check_solver_options
 from bayes_slr.models.spec import SLRConfig
 
 INNER_SAMPLES = 64
@@ -243,15 +243,15 @@ def bayes_replica_point(
         overlaps={"q_k": q_k, "q_v": q_v},
         converged=bool(result.converged) and finite,
         init=init,
-        diagnostics={
-            "residual": float(result.residual),
-            "iterations": int(result.iterations),
-            "posterior_mean_f_error": errors["bayes"] + errors["posterior_mean_f_excess"],
-            "test_error_stderr": errors["bayes_stderr"],
-            "monte_carlo_error": errors["monte_carlo"],
-            "monte_carlo_stderr": errors["monte_carlo_stderr"],
-            "nishimori_gap": errors["nishimori_gap"],
-            "nishimori_gap_stderr": errors["nishimori_gap_stderr"],
-            "mc_samples": mc_samples,
-        },
+        diagnostics=BayesTheoryDiagnostics(
+            residual=float(result.residual),
+            iterations=int(result.iterations),
+            posterior_mean_f_error=errors["bayes"] + errors["posterior_mean_f_excess"],
+            test_error_stderr=errors["bayes_stderr"],
+            monte_carlo_error=errors["monte_carlo"],
+            monte_carlo_stderr=errors["monte_carlo_stderr"],
+            nishimori_gap=errors["nishimori_gap"],
+            nishimori_gap_stderr=errors["nishimori_gap_stderr"],
+            mc_samples=mc_samples,
+        ),
     )

@@ -25,7 +25,7 @@ from bayes_slr.errors import check_real
 from bayes_slr.formulas.channel import ChannelDraws, draw_channel, student_fields
 from bayes_slr.formulas.fixed_point import FixedPointResult, damped_fixed_point
 from bayes_slr.formulas.population import population_error
-from bayes_slr.formulas.result import TheoryPoint, check_solver_options
+from bayes_slr.formulas.result import ERMTheoryDiagnostics, TheoryPoint, check_solver_options
 from bayes_slr.models.spec import SLRConfig
 
 NEWTON_STEPS = 12
@@ -307,11 +307,12 @@ def erm_replica_point(
         ``test_error`` is docs/model.md section 4 at the fixed-point overlaps; ``converged`` is
         False if the iteration did not reach ``tol`` or a proximal problem was left
         unsolved (then ``test_error`` is still reported but must not be trusted).
-        ``diagnostics["train_objective"]`` is the RS prediction of the per-sample training
+        ``diagnostics`` (:class:`~bayes_slr.formulas.result.ERMTheoryDiagnostics`):
+        ``train_objective`` is the RS prediction of the per-sample training
         objective of :func:`bayes_slr.attention.training.objective` (mean loss at the
         proximal solutions plus ``lam (q_k + q_v) / (2 alpha)``).
-        ``diagnostics["replicon"]`` (with ``replicon_stderr``) is the de Almeida-Thouless
-        eigenvalue and ``diagnostics["rs_stable"]`` whether it is below 1 (None when the
+        ``replicon`` (with ``replicon_stderr``) is the de Almeida-Thouless
+        eigenvalue and ``rs_stable`` whether it is below 1 (false when the
         iteration broke down and left no replicon, NaN): an unstable
         replica-symmetric point is a converged solution of the RS equations that does
         not describe ERM (docs/theory.md).
@@ -363,19 +364,19 @@ def _solved(
 
 def _point_diagnostics(
     result: FixedPointResult, diagnostics: dict[str, jax.Array], mc_samples: int, lam: float
-) -> dict[str, float | int | bool | None]:
+) -> ERMTheoryDiagnostics:
     """The diagnostics a point reports: the iteration, the proximal problems, the RS prediction
-    of the training objective and the replicon (``rs_stable``: below 1; ``None`` when NaN)."""
+    of the training objective and the replicon (``rs_stable``: below 1; false when NaN)."""
     replicon = float(diagnostics["replicon"])
-    return {
-        "residual": float(result.residual),
-        "iterations": int(result.iterations),
-        "prox_max_stationarity": float(diagnostics["prox_max_stationarity"]),
-        "prox_min_curvature": float(diagnostics["prox_min_curvature"]),
-        "train_objective": float(diagnostics["train_objective"]),
-        "replicon": replicon,
-        "replicon_stderr": float(diagnostics["replicon_stderr"]),
-        "rs_stable": None if math.isnan(replicon) else replicon < 1.0,
-        "mc_samples": mc_samples,
-        "lam": lam,
-    }
+    return ERMTheoryDiagnostics(
+        residual=float(result.residual),
+        iterations=int(result.iterations),
+        prox_max_stationarity=float(diagnostics["prox_max_stationarity"]),
+        prox_min_curvature=float(diagnostics["prox_min_curvature"]),
+        train_objective=float(diagnostics["train_objective"]),
+        replicon=replicon,
+        replicon_stderr=float(diagnostics["replicon_stderr"]),
+        rs_stable=replicon < 1.0,
+        mc_samples=mc_samples,
+        lam=lam,
+    )

@@ -1,12 +1,13 @@
-"""The record of one point of a high-dimensional theory curve, and the solver options it shares."""
+"""The record of one point of a high-dimensional theory curve (its diagnostics typed by the
+equations solved), and the solver options it shares."""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
 from bayes_slr.models.spec import INITS
+from bayes_slr.numerics.record import Record
 
 
 def check_solver_options(
@@ -26,6 +27,37 @@ def check_solver_options(
 
 
 @dataclasses.dataclass(frozen=True)
+class ERMTheoryDiagnostics(Record):
+    """Checks of an ERM fixed point (docs/theory.md part A)."""
+
+    residual: float
+    iterations: int
+    prox_max_stationarity: float
+    prox_min_curvature: float
+    train_objective: float
+    replicon: float
+    replicon_stderr: float
+    rs_stable: bool
+    mc_samples: int
+    lam: float
+
+
+@dataclasses.dataclass(frozen=True)
+class BayesTheoryDiagnostics(Record):
+    """Checks of a Bayes-optimal fixed point (docs/theory.md part B)."""
+
+    residual: float
+    iterations: int
+    posterior_mean_f_error: float
+    test_error_stderr: float
+    monte_carlo_error: float
+    monte_carlo_stderr: float
+    nishimori_gap: float
+    nishimori_gap_stderr: float
+    mc_samples: int
+
+
+@dataclasses.dataclass(frozen=True)
 class TheoryPoint:
     """One solved point of a replica-symmetric curve.
 
@@ -37,7 +69,7 @@ class TheoryPoint:
     overlaps : order parameters at the fixed point.
     converged : whether the fixed point was reached to tolerance (never trust the error otherwise).
     init : ``"random"`` (uninformed) or ``"informed"`` start of the iteration.
-    diagnostics : residual, iterations and method-specific checks.
+    diagnostics : residual, iterations and the checks of the equations solved.
     """
 
     alpha: float
@@ -46,8 +78,4 @@ class TheoryPoint:
     overlaps: dict[str, float]
     converged: bool
     init: str
-    diagnostics: dict[str, Any]
-
-    def to_row(self) -> dict[str, Any]:
-        """The JSON row of ``bayes-slr theory --json``."""
-        return dataclasses.asdict(self)
+    diagnostics: ERMTheoryDiagnostics | BayesTheoryDiagnostics

@@ -46,12 +46,12 @@ def state_evolution_point(
     )
     return StateEvolution(
         test_error=point.test_error,
-        test_error_stderr=point.diagnostics["test_error_stderr"],
-        posterior_mean_f_error=point.diagnostics["posterior_mean_f_error"],
+        test_error_stderr=point.diagnostics.test_error_stderr,
+        posterior_mean_f_error=point.diagnostics.posterior_mean_f_error,
         q_k=point.overlaps["q_k"],
         q_v=point.overlaps["q_v"],
         converged=point.converged,
-        iterations=point.diagnostics["iterations"],
+        iterations=point.diagnostics.iterations,
     )
 
 

@@ -156,7 +156,7 @@ def replica_reference(
         point = erm_replica_point(config, activation, alpha=alpha, lam=lam, mc_samples=samples)
     except ConfigError as exc:
         return ReplicaReference(None, None, None, f"no replica theory: {exc}")
-    replicon = point.diagnostics["replicon"]
+    replicon = point.diagnostics.replicon
     replicon = None if math.isnan(replicon) else float(replicon)
     if not point.converged or replicon is None:
         last = "" if replicon is None else f" (replicon {replicon:.3g} at the last iterate)"
@@ -172,7 +172,7 @@ def replica_reference(
             "not describe ERM",
         )
     return ReplicaReference(
-        point.test_error, float(point.diagnostics["train_objective"]), replicon, ""
+        point.test_error, float(point.diagnostics.train_objective), replicon, ""
     )
 
 

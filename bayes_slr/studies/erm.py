@@ -36,13 +36,13 @@ from bayes_slr.attention.erm_settings import (
     check_lam,
 )
 from bayes_slr.attention.estimators import AttentionParams, attention_predictor, overlaps, predict
+from bayes_slr.attention.optimizers import get_optimizer
 from bayes_slr.attention.training import (
     ERMFit,
     default_learning_rate,
     fit_erm,
     initial_params,
-    train,
-    train_jit,
+    train_problems,
 )
 from bayes_slr.errors import ConfigError, check_int
 from bayes_slr.formulas.population import population_error
@@ -158,73 +158,6 @@ class ERMSummary(NamedTuple):
     oracle_stderr: float | None = None
 
 
-@functools.partial(jax.jit, static_argnames=("activation",))
-def _sgd_batch(starts, X, lengths, y, lams, learning_rate, tol, max_iter, *, activation):
-    """One SGD pass of every start at every ``lam`` of every seed, as one vectorised computation.
-
-    ``starts`` leaves have leading axes ``(seeds, G, S)``, ``X, lengths, y`` ``(seeds, ...)``,
-    ``lams`` ``(seeds, G)``. The ``G x S`` problems of a seed share its data, so their
-    projections ``X @ [k, v]`` are one matrix product (the tokens are read once per step).
-    """
-
-    def one(params, X_s, lengths_s, y_s, lam):
-        return train(
-            params,
-            X_s,
-            lengths_s,
-            y_s,
-            activation=activation,
-            optimizer="sgd",
-            lam=lam,
-            tol=tol,
-            max_iter=max_iter,
-            learning_rate=learning_rate,
-        )
-
-    over_starts = jax.vmap(one, in_axes=(0, None, None, None, None))
-    over_grid = jax.vmap(over_starts, in_axes=(0, None, None, None, 0))
-    return jax.vmap(over_grid)(starts, X, lengths, y, lams)
-
-
-def _lbfgs_members(starts, batches: SLRBatch, lams, tol: float, max_iter: int, activation: str):
-    """L-BFGS of every start at every ``lam`` of every seed, one problem after another.
-
-    Shapes as :func:`_sgd_batch`. Each problem is one call of the compiled single-problem
-    trainer (:data:`~bayes_slr.attention.training.train_jit`), run until its own stopping rule:
-    a vectorised ``while_loop`` runs every member as long as its slowest one, and its batched
-    line search and L-BFGS memory cost about ten times one problem's iteration per member
-    (``benchmarks/erm_speed.py``). One program serves every start, ridge value and seed, and
-    the validation path and the refit alike (:func:`_ridges` gives the path the whole
-    training set with its held-out samples zeroed, the same shapes).
-    """
-    leaves, treedef = jax.tree_util.tree_flatten(starts)
-    leaves = [np.asarray(leaf) for leaf in leaves]
-    lams = np.asarray(lams)
-    seeds, grid, count = leaves[0].shape[:3]
-    results = []
-    for s in range(seeds):
-        X, lengths, y = batches.X[s], batches.lengths[s], batches.y[s]
-        for g, k in np.ndindex(grid, count):
-            params = jax.tree_util.tree_unflatten(treedef, [leaf[s, g, k] for leaf in leaves])
-            results.append(
-                train_jit(
-                    params,
-                    X,
-                    lengths,
-                    y,
-                    activation=activation,
-                    optimizer="lbfgs",
-                    lam=float(lams[s, g]),
-                    tol=tol,
-                    max_iter=max_iter,
-                )
-            )
-    return jax.tree_util.tree_map(
-        lambda *members: jnp.stack(members).reshape((seeds, grid, count) + members[0].shape),
-        *results,
-    )
-
-
 class _Trainer(NamedTuple):
     """How every start is trained: the activation, the optimiser and its stopping rule."""
 
@@ -249,20 +182,8 @@ class _Trainer(NamedTuple):
     def __call__(self, starts, batches: SLRBatch, lams):
         """Every start (leaves ``(seeds, G, S, ...)``) trained on ``batches`` (leaves ``(seeds,
         ...)``) at ``lams`` ``(seeds, G)``: ``(params, values, grad_norms, iterations)``
-        (:func:`_lbfgs_members` or :func:`_sgd_batch`)."""
-        if self.optimizer == "lbfgs":
-            return _lbfgs_members(starts, batches, lams, self.tol, self.max_iter, self.activation)
-        return _sgd_batch(
-            starts,
-            batches.X,
-            batches.lengths,
-            batches.y,
-            jnp.asarray(lams),
-            self.learning_rate,
-            self.tol,
-            self.max_iter,
-            activation=self.activation,
-        )
+        (:func:`~bayes_slr.attention.training.train_problems`)."""
+        return train_problems(starts, batches, lams, **self._asdict())
 
 
 @functools.partial(jax.jit, static_argnames=("activation",))
@@ -397,16 +318,16 @@ def erm_study(
 
     Seed ``s`` draws its teacher, training set, random starts and test samples from
     :func:`seed_keys` ``(seed, s)``. Every seed is trained from ``starts`` random starts
-    (:func:`~bayes_slr.attention.training.initial_params`, ``k, v ~ N(0, 0.01 I_D)``) and from
-    the informed start (the teacher): with L-BFGS one problem after another, each to its own
-    stopping rule (:func:`_lbfgs_members`), with one-pass SGD all at once (``jax.vmap`` over
-    seeds, ``lam`` values and starts). The estimator of a seed is the random start with the
-    lowest training objective: what a user without the teacher would pick; the informed start is
-    a reference (it is the estimator only with ``init="informed"``). The test errors of all
-    starts, of the zero predictor and of the oracle (the teacher's Bayes predictor with known
-    directions) are measured on the same sequences; ``restarts_agree`` says whether the random
-    starts' test errors lie within ``max(2 x Monte Carlo stderr, 1e-3)`` of each other, i.e.
-    whether another start would have changed the reported number beyond its own error bar.
+    (:func:`~bayes_slr.attention.training.initial_params`, ``k, v ~ N(0, 0.01 I_D)``) and from the
+    informed start (the teacher) (:func:`~bayes_slr.attention.training.train_problems`: L-BFGS one
+    problem after another, each to its own stopping rule; one-pass SGD all at once). The estimator
+    of a seed is the random start with the lowest training objective: what a user without the
+    teacher would pick; the informed start is a reference (it is the estimator only with
+    ``init="informed"``). The test errors of all starts, of the zero predictor and of the oracle
+    (the teacher's Bayes predictor with known directions) are measured on the same sequences;
+    ``restarts_agree`` says whether the random starts' test errors lie within ``max(2 x Monte Carlo
+    stderr, 1e-3)`` of each other, i.e. whether another start would have changed the reported number
+    beyond its own error bar.
 
     ``lam="auto"`` chooses the ridge by validation on held-out training samples, neither the test
     samples nor the teacher taking part (:func:`_ridges`).
@@ -589,7 +510,7 @@ def _ridges(
     n_val = min(max(1, round(settings.validation_fraction * N)), N - 1)
     fit_part = jax.tree_util.tree_map(lambda a: a[:, : N - n_val], batches)
     held_out = jax.tree_util.tree_map(lambda a: a[:, N - n_val :], batches)
-    if settings.optimizer == "lbfgs":
+    if get_optimizer(settings.optimizer).warm_path:
         # the refit's shapes (one compiled trainer for both): the held-out samples zeroed
         # (X = 0 predicts 0 = y, no residual, no gradient); the objective, divided by N
         # instead of N - n_val, is scaled by (N - n_val) / N, and so is the tolerance
@@ -604,7 +525,7 @@ def _ridges(
             lam_grid,
             settings.patience,
         )
-    else:  # one SGD pass per lam from the starts, vectorised over the grid
+    else:  # every lam from the starts (one SGD pass each), vectorised over the grid
         params, values, _, _ = trainer(
             _broadcast(candidates, (len(lam_grid),)),
             fit_part,

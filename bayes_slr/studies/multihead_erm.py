@@ -2,18 +2,17 @@
 
 The estimator ``f(X) = sum_h sum_l s(chi_h)_l z_{h,l}`` (attention parameters with a head axis,
 :func:`~bayes_slr.attention.estimators.predict`) is trained by the toolkit's L-BFGS
-(:func:`~bayes_slr.attention.training.train`, ridge ``lam`` on every key, value and offset) from
-``starts`` random starts per seed, all starts of a seed at once (``jax.vmap``); the start with the
-lowest objective is the fit. Each seed draws its own teacher (the exact teacher by default: the
-``2H`` directions orthogonal with squared norms ``D``, where the population error at given
-overlaps is exact at any ``D``), training set and test set. A fit is reported with its excess test
-error on fresh sequences, its ``H_s x H`` overlap matrices with the teacher heads and the
-permutation (student head to teacher head) it found.
+(:func:`~bayes_slr.attention.training.train_problems`, ridge ``lam`` on every key, value and
+offset) from ``starts`` random starts per seed, all starts of a seed at once (``jax.vmap``); the
+start with the lowest objective is the fit. Each seed draws its own teacher (the exact
+teacher by default: the ``2H`` directions orthogonal with squared norms ``D``, where the
+population error at given overlaps is exact at any ``D``), training set and test set. A fit is
+reported with its excess test error on fresh sequences, its ``H_s x H`` overlap matrices with the
+teacher heads and the permutation (student head to teacher head) it found.
 """
 
 from __future__ import annotations
 
-import functools
 from typing import NamedTuple
 
 import jax
@@ -23,7 +22,7 @@ from scipy.optimize import linear_sum_assignment
 
 from bayes_slr.attention.activations import get_activation
 from bayes_slr.attention.estimators import AttentionParams, predict
-from bayes_slr.attention.training import train
+from bayes_slr.attention.training import train_problems
 from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.models.simulate import Teacher, draw_task_teacher, simulate, streamed_mean
 from bayes_slr.models.spec import SLRConfig, training_size
@@ -85,26 +84,6 @@ def random_heads(key: jax.Array, D: int, student_heads: int, scale: float) -> At
     return AttentionParams(k, v, jnp.zeros(student_heads))
 
 
-@functools.partial(jax.jit, static_argnames=("activation",))
-def _train_starts(starts, X, lengths, y, lam, tol, max_iter, *, activation):
-    """L-BFGS from every start (leading axis of ``starts``) on one training set."""
-
-    def one(params):
-        return train(
-            params,
-            X,
-            lengths,
-            y,
-            activation=activation,
-            optimizer="lbfgs",
-            lam=lam,
-            tol=tol,
-            max_iter=max_iter,
-        )
-
-    return jax.vmap(one)(starts)
-
-
 def _cosines(student: np.ndarray, teacher: np.ndarray) -> np.ndarray:
     """``H_s x H`` cosines between the rows of ``student`` and ``teacher`` (0 for a zero row)."""
     norms = np.linalg.norm(student, axis=1)[:, None] * np.linalg.norm(teacher, axis=1)[None, :]
@@ -155,15 +134,18 @@ def _seed_fit(
     starts = jax.vmap(lambda key: random_heads(key, config.D, student_heads, options.scale))(
         jax.random.split(key_starts, options.starts)
     )
-    params, losses, grad_norms, _ = _train_starts(
-        starts,
-        batch.X,
-        batch.lengths,
-        batch.y,
-        options.lam,
-        options.tol,
-        options.max_iter,
-        activation=activation,
+    params, losses, grad_norms, _ = jax.tree_util.tree_map(
+        lambda leaf: leaf[0, 0],
+        train_problems(
+            jax.tree_util.tree_map(lambda leaf: leaf[None, None], starts),
+            jax.tree_util.tree_map(lambda leaf: leaf[None], batch),
+            np.full((1, 1), options.lam),
+            activation=activation,
+            optimizer="lbfgs",
+            tol=options.tol,
+            max_iter=options.max_iter,
+            vectorised=True,
+        ),
     )
     losses = np.asarray(losses, float)
     best = int(np.nanargmin(np.where(np.isfinite(losses), losses, np.nan)))

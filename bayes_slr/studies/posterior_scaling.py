@@ -185,7 +185,7 @@ def theory_targets(
     ]
     values = {
         "bayes": [p.test_error for p in points],
-        "plain": [p.diagnostics["posterior_mean_f_error"] for p in points],
+        "plain": [p.diagnostics.posterior_mean_f_error for p in points],
     }
     population = bayes_error_exact(config).value
     values["bayes - oracle"] = [v - population for v in values["bayes"]]

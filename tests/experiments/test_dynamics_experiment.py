@@ -138,20 +138,20 @@ def test_out_folder_resumes_without_recomputing(tmp_path, capsys, monkeypatch):
     def must_not_run(*args, **kwargs):
         raise AssertionError("a finished point was recomputed")
 
-    monkeypatch.setattr(dynamics_module, "_run", must_not_run)
+    monkeypatch.setattr(dynamics_module, "dynamics_point", must_not_run)
     assert run_json(capsys, argv)["rows"] == first["rows"]
     saved = json.loads((tmp_path / "dynamics.json").read_text())
     assert saved["rows"] == first["rows"] and saved["config"]["seeds"] == [0, 1]
 
     computed = []
     monkeypatch.undo()
-    original = dynamics_module._run
+    original = dynamics_module.dynamics_point
 
-    def counted(options, point, state):
-        computed.append(point.seed)
-        return original(options, point, state)
+    def counted(config, activation, seed, settings, train=None):
+        computed.append(seed)
+        return original(config, activation, seed, settings, train)
 
-    monkeypatch.setattr(dynamics_module, "_run", counted)
+    monkeypatch.setattr(dynamics_module, "dynamics_point", counted)
     seeds_at = SGD.index("--seeds") + 1
     more_seeds = [*SGD[:seeds_at], "0", "1", "2", "--quiet", "--out", str(tmp_path)]
     extended = run_json(capsys, more_seeds)

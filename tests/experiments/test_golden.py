@@ -209,7 +209,7 @@ def solved_numbers(point) -> dict[str, float]:
     """The numbers of a theory point that are functions of its fixed point."""
     skipped = {"residual", "iterations", "prox_max_stationarity", "mc_samples", "lam"}
     numbers = {"test_error": point.test_error, **point.overlaps}
-    for name, value in point.diagnostics.items():
+    for name, value in point.diagnostics.to_dict().items():
         if name not in skipped and isinstance(value, float):
             numbers[name] = value
     return numbers
@@ -266,7 +266,7 @@ def solve_propagation(output: dict, seed: int) -> list[float]:
         tight = solve(tol=1e-4 * solver_tolerance(estimator))
         a, b = solved_numbers(stopped), solved_numbers(tight)
         moved = max(abs(a[name] - b[name]) / max(1.0, abs(b[name])) for name in a)
-        factors.append(moved / max(stopped.diagnostics["residual"], ROUNDING))
+        factors.append(moved / max(stopped.diagnostics.residual, ROUNDING))
     return factors
 
 

@@ -169,10 +169,10 @@ def test_max_finite_nu_nishimori_and_monte_carlo_error(max_nu2_curve):
     within 4 standard errors of the latter (same overlaps, same estimator)."""
     for point in max_nu2_curve.values():
         d = point.diagnostics
-        assert abs(d["nishimori_gap"]) < 4 * d["nishimori_gap_stderr"] + 1e-12
-        assert abs(d["monte_carlo_error"] - point.test_error) < 4 * d["monte_carlo_stderr"]
+        assert abs(d.nishimori_gap) < 4 * d.nishimori_gap_stderr + 1e-12
+        assert abs(d.monte_carlo_error - point.test_error) < 4 * d.monte_carlo_stderr
         assert (
-            d["posterior_mean_f_error"] == point.test_error
+            d.posterior_mean_f_error == point.test_error
         )  # max-SLR: tokens carry no information on k*
 
 

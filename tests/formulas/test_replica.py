@@ -65,13 +65,13 @@ def test_bayes_nishimori_identity_and_posterior_mean_excess(spiked_bayes_curve):
     """
     for point in spiked_bayes_curve.values():
         d = point.diagnostics
-        assert abs(d["nishimori_gap"]) < 4 * d["nishimori_gap_stderr"] + 1e-12
-        assert d["posterior_mean_f_error"] >= point.test_error - 1e-3
+        assert abs(d.nishimori_gap) < 4 * d.nishimori_gap_stderr + 1e-12
+        assert d.posterior_mean_f_error >= point.test_error - 1e-3
         # quadrature (docs/model.md section 4) and Monte Carlo evaluations of the same error agree
-        assert abs(d["monte_carlo_error"] - point.test_error) < 4 * d[
-            "nishimori_gap_stderr"
-        ] + 4 / math.sqrt(SAMPLES)
-        assert d["test_error_stderr"] == 0.0  # spiked: quadrature
+        assert abs(d.monte_carlo_error - point.test_error) < 4 * d.nishimori_gap_stderr + 4 / (
+            math.sqrt(SAMPLES)
+        )
+        assert d.test_error_stderr == 0.0  # spiked: quadrature
 
 
 @pytest.mark.slow
@@ -88,11 +88,11 @@ def test_bayes_max_inf_tends_to_zero_and_both_starts_agree():
     assert all(p.converged for p in points.values())
     assert abs(informed.overlaps["q_k"] - points[4.0].overlaps["q_k"]) < 1e-6
     for p in points.values():
-        assert abs(p.diagnostics["nishimori_gap"]) < 4 * p.diagnostics["nishimori_gap_stderr"]
+        assert abs(p.diagnostics.nishimori_gap) < 4 * p.diagnostics.nishimori_gap_stderr
     assert 0 < points[64.0].overlaps["q_k"] - points[4.0].overlaps["q_k"]
     small, large = points[4.0], points[64.0]
-    assert large.test_error + 4 * large.diagnostics["test_error_stderr"] < small.test_error / 4
-    assert large.test_error > -4 * large.diagnostics["test_error_stderr"]
+    assert large.test_error + 4 * large.diagnostics.test_error_stderr < small.test_error / 4
+    assert large.test_error > -4 * large.diagnostics.test_error_stderr
 
 
 def test_bayes_noiseless_spiked_has_a_hard_phase_just_above_alpha_one():
@@ -172,8 +172,8 @@ def test_erm_erf_offset_stays_at_the_erm_point_from_both_starts():
         for init in ("random", "informed")
     }
     for point in points.values():
-        assert point.converged and point.diagnostics["rs_stable"]
-        assert point.diagnostics["train_objective"] < 0.5
+        assert point.converged and point.diagnostics.rs_stable
+        assert point.diagnostics.train_objective < 0.5
         assert abs(point.overlaps["c"]) < 1.0
     offsets = [point.overlaps["c"] for point in points.values()]
     assert offsets[0] == pytest.approx(offsets[1], abs=1e-5)
@@ -198,7 +198,7 @@ def test_erm_theory_matches_simulation(full_size, activation, lam):
     simulation = erm_study(
         config, activation, alpha=4.0, lam=lam, seeds=seeds, N_test=10_000, exact_teacher=True
     )
-    assert theory.converged and theory.diagnostics["rs_stable"]
+    assert theory.converged and theory.diagnostics.rs_stable
     assert all(r.converged for r in simulation.per_seed)
     tolerance = 4 * simulation.stderr + 4 / math.sqrt(mc)
     assert abs(theory.test_error - simulation.test_error) < tolerance
@@ -222,11 +222,11 @@ def test_erm_linear_rs_breaks_at_small_ridge_and_holds_at_large():
     """
     broken = erm_replica_point(SPIKED, "linear", alpha=4.0, lam=0.1, mc_samples=512)
     assert broken.converged
-    assert broken.diagnostics["replicon"] - 1.0 > 8 * broken.diagnostics["replicon_stderr"]
-    assert not broken.diagnostics["rs_stable"]
+    assert broken.diagnostics.replicon - 1.0 > 8 * broken.diagnostics.replicon_stderr
+    assert not broken.diagnostics.rs_stable
     stable = erm_replica_point(SPIKED, "linear", alpha=4.0, lam=1.0, mc_samples=512)
     assert stable.converged
-    assert 1.0 - stable.diagnostics["replicon"] > 8 * stable.diagnostics["replicon_stderr"]
+    assert 1.0 - stable.diagnostics.replicon > 8 * stable.diagnostics.replicon_stderr
 
 
 @pytest.mark.parametrize(

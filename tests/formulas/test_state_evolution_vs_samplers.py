@@ -109,7 +109,7 @@ def theory_prediction(
         q_k, q_v = point.overlaps["q_k"], point.overlaps["q_v"]
         rows.append(
             {
-                "error": point.diagnostics["posterior_mean_f_error"],
+                "error": point.diagnostics.posterior_mean_f_error,
                 "bayes": point.test_error,
                 "m_k": q_k,
                 "q_k": q_k,

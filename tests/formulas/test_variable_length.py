@@ -63,10 +63,10 @@ def test_bayes_nishimori_identity_and_monte_carlo_error(bayes_curve):
     """
     for point in bayes_curve.values():
         d = point.diagnostics
-        assert abs(d["nishimori_gap"]) < 4 * d["nishimori_gap_stderr"] + 1e-12
-        tolerance = 4 * d["nishimori_gap_stderr"] + 4 / math.sqrt(SAMPLES)
-        assert abs(d["monte_carlo_error"] - point.test_error) < tolerance
-        assert d["posterior_mean_f_error"] >= point.test_error - 1e-3
+        assert abs(d.nishimori_gap) < 4 * d.nishimori_gap_stderr + 1e-12
+        tolerance = 4 * d.nishimori_gap_stderr + 4 / math.sqrt(SAMPLES)
+        assert abs(d.monte_carlo_error - point.test_error) < tolerance
+        assert d.posterior_mean_f_error >= point.test_error - 1e-3
 
 
 @pytest.mark.parametrize(("alpha", "init"), [(8.0, "random"), (32.0, "informed")])
@@ -121,7 +121,7 @@ def test_erm_softmax_tends_to_population_optimum(full_size):
     for alpha in alphas:
         point = erm_replica_point(NOISELESS, "softmax", alpha=alpha, lam=0.01, mc_samples=mc)
         bayes = bayes_replica_point(NOISELESS, alpha=alpha, mc_samples=SAMPLES)
-        assert point.converged and point.diagnostics["rs_stable"]
+        assert point.converged and point.diagnostics.rs_stable
         excess[alpha] = point.test_error - optimum
         assert bayes.test_error - optimum < excess[alpha] < 5 / alpha
     if full_size:

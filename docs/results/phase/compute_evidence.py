@@ -146,8 +146,8 @@ def max_slr(size: dict) -> dict:
                     "q_k": previous.overlaps["q_k"],
                     "q_v": previous.overlaps["q_v"],
                     "closed_form_error": previous.test_error,
-                    "monte_carlo_error": d["monte_carlo_error"],
-                    "monte_carlo_stderr": d["monte_carlo_stderr"],
+                    "monte_carlo_error": d.monte_carlo_error,
+                    "monte_carlo_stderr": d.monte_carlo_stderr,
                 },
             }
         )

@@ -13,6 +13,6 @@ for alpha in (1.0, 1.02, 1.05, 1.1, 1.15, 1.2, 1.25, 1.5, 1.75, 2.0):
             round(p.overlaps["q_k"], 4),
             round(p.overlaps["q_v"], 6),
             p.converged,
-            p.diagnostics["iterations"],
+            p.diagnostics.iterations,
         )
     print(alpha, json.dumps(out), flush=True)

@@ -1,0 +1,178 @@
+"""The ERM optimisers: one registered object per algorithm (docs/erm.md).
+
+An :class:`Optimizer` minimises the per-sample objective of
+:func:`~bayes_slr.attention.training.objective` from a start, through an optax
+``GradientTransformation``, and says how many problems are best run together (``vectorised``)
+and whether ``lam="auto"`` walks its grid as a warm-started path (``warm_path``). Two are
+registered:
+
+- ``lbfgs``: ``optax.lbfgs`` (zoom line search) in a jitted ``lax.while_loop`` until the
+  gradient norm of the objective is below ``tol`` or ``max_iter`` iterations;
+- ``sgd``: one pass over the samples in order, one sample per step, ``optax.sgd`` with
+  the decaying step ``learning_rate / sqrt(1 + t / D)``; the regulariser is spread evenly
+  over the ``N`` steps so that their sum is the objective.
+
+The registry imports without JAX (the options check a name before any computation); adding an
+optimiser is one :class:`Optimizer` subclass and a :func:`register_optimizer` call.
+:func:`~bayes_slr.attention.training.train` runs the registered one of a name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from bayes_slr.lazy import lazy_module
+from bayes_slr.registry import Registry
+
+# Imported on first use (bayes_slr.lazy): the registry imports without JAX.
+jax = lazy_module("jax")
+jnp = lazy_module("jax.numpy")
+optax = lazy_module("optax")
+
+
+class StoppingRule(NamedTuple):
+    """How long an optimiser runs and how far it steps.
+
+    Attributes
+    ----------
+    tol : stop once the gradient norm of the objective is at most this (``lbfgs``).
+    max_iter : largest number of iterations (``lbfgs``).
+    learning_rate : initial step (``sgd``).
+    """
+
+    tol: float
+    max_iter: int
+    learning_rate: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """One ERM problem as an optimiser sees it.
+
+    Attributes
+    ----------
+    value_fn : the per-sample objective of the parameters.
+    sample_loss : ``(params, x, length, target) -> loss`` of one sample, the regulariser spread
+        evenly over the samples (the SGD pass sums these).
+    samples : ``(X, lengths, y)``, the training set.
+    """
+
+    value_fn: Callable[[Any], Any]
+    sample_loss: Callable[..., Any]
+    samples: tuple[Any, Any, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class Optimizer:
+    """An ERM optimiser (module docstring); subclasses define :meth:`transformation` and
+    :meth:`minimise`.
+
+    Attributes
+    ----------
+    name : what ``optimizer=`` and ``--optimizer`` call it.
+    description : one line for help texts.
+    vectorised : many problems run as one ``jax.vmap`` computation (cheap fixed-length loops);
+        else one after another by one compiled trainer, each to its own stopping rule.
+    warm_path : ``lam="auto"`` walks the ridge grid from the largest value down, each value warm
+        started at the previous one's solution; else every value is trained from the starts.
+    """
+
+    name: str
+    description: str
+    vectorised: bool
+    warm_path: bool
+
+    def transformation(self, rule: StoppingRule, D: int) -> Any:
+        """The optax ``GradientTransformation`` of the steps (``D``: the token dimension)."""
+        raise NotImplementedError
+
+    def minimise(
+        self, params: Any, problem: Problem, rule: StoppingRule
+    ) -> tuple[Any, Any, Any, Any]:
+        """Pure JAX from ``params``: ``(params, objective, grad_norm, iterations)``."""
+        raise NotImplementedError
+
+
+class LBFGS(Optimizer):
+    """L-BFGS with a zoom line search to ``|grad| <= tol`` or ``max_iter`` iterations."""
+
+    def transformation(self, rule: StoppingRule, D: int) -> Any:
+        """``optax.lbfgs()``."""
+        return optax.lbfgs()
+
+    def minimise(
+        self, params: Any, problem: Problem, rule: StoppingRule
+    ) -> tuple[Any, Any, Any, Any]:
+        """Iterate in a ``lax.while_loop`` until the stopping rule or a non-finite objective."""
+        value_fn = problem.value_fn
+        solver = self.transformation(rule, problem.samples[0].shape[-1])
+        value_and_grad = optax.value_and_grad_from_state(value_fn)
+
+        def step(carry):
+            p, state, _, _, count = carry
+            value, grad = value_and_grad(p, state=state)
+            updates, state = solver.update(
+                grad, state, p, value=value, grad=grad, value_fn=value_fn
+            )
+            p = optax.apply_updates(p, updates)
+            value = optax.tree_utils.tree_get(state, "value")
+            grad_norm = optax.tree_utils.tree_norm(optax.tree_utils.tree_get(state, "grad"))
+            return p, state, value, grad_norm, count + 1
+
+        def keep_going(carry):
+            _, _, value, grad_norm, count = carry
+            return (count < rule.max_iter) & (grad_norm > rule.tol) & jnp.isfinite(value)
+
+        value, grad = jax.value_and_grad(value_fn)(params)
+        start = (
+            params,
+            solver.init(params),
+            value,
+            optax.tree_utils.tree_norm(grad),
+            jnp.zeros((), jnp.int32),
+        )
+        params, _, value, grad_norm, count = jax.lax.while_loop(keep_going, step, start)
+        return params, value, grad_norm, count
+
+
+class OnePassSGD(Optimizer):
+    """One pass of SGD over the samples in order, step ``learning_rate / sqrt(1 + t / D)``."""
+
+    def transformation(self, rule: StoppingRule, D: int) -> Any:
+        """``optax.sgd`` with the decaying step."""
+        return optax.sgd(lambda t: rule.learning_rate / jnp.sqrt(1.0 + t / D))
+
+    def minimise(
+        self, params: Any, problem: Problem, rule: StoppingRule
+    ) -> tuple[Any, Any, Any, Any]:
+        """One ``lax.scan`` over the samples; the objective and its gradient at the end."""
+        X, lengths, y = problem.samples
+        solver = self.transformation(rule, X.shape[-1])
+
+        def step(carry, sample):
+            p, state = carry
+            grad = jax.grad(problem.sample_loss)(p, *sample)
+            updates, state = solver.update(grad, state, p)
+            return (optax.apply_updates(p, updates), state), None
+
+        (params, _), _ = jax.lax.scan(step, (params, solver.init(params)), (X, lengths, y))
+        value, grad = jax.value_and_grad(problem.value_fn)(params)
+        return params, value, optax.tree_utils.tree_norm(grad), jnp.asarray(y.shape[0], jnp.int32)
+
+
+_REGISTRY: Registry[Optimizer] = Registry("optimizer", Optimizer)
+register_optimizer = _REGISTRY.register
+unregister_optimizer = _REGISTRY.unregister
+get_optimizer = _REGISTRY.get
+optimizer_names = _REGISTRY.names
+
+
+def check_optimizer(name: object) -> str:
+    """``name`` if it is a registered optimiser; else ``ConfigError`` listing them."""
+    return get_optimizer(name).name
+
+
+register_optimizer(LBFGS("lbfgs", "L-BFGS to |grad| <= tol", vectorised=False, warm_path=True))
+register_optimizer(OnePassSGD("sgd", "one pass of SGD", vectorised=True, warm_path=False))

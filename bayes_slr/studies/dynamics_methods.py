@@ -1,0 +1,240 @@
+"""The methods of ``dynamics``: one registered object per method, each with its settings record.
+
+A :class:`DynamicsMethod` resolves the settings a user gives (:class:`DynamicsRequest`: every
+option of the command as given, ``None`` where left to the method) into its own typed settings
+record (a :class:`DynamicsSettings` subclass: only what the method reads, every default filled
+in), refusing a setting that does not apply to it, and runs one point from that record. The
+registry imports without JAX (an experiment validates its options before any computation); the
+methods are registered by their family modules, :mod:`bayes_slr.studies.dynamics_data_methods`
+(``gd``, ``sgd``: training on data at dimension ``D``) and
+:mod:`bayes_slr.studies.dynamics_ode_methods` (``flow``, ``sgd-ode``: the ``D -> inf`` ODEs).
+Adding a method is one module: a settings record, a :class:`DynamicsMethod` subclass and a
+:func:`register_dynamics_method` call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Any
+
+from bayes_slr.errors import ConfigError, check_int, check_real
+from bayes_slr.models.spec import SLRConfig
+from bayes_slr.numerics.record import Record
+from bayes_slr.registry import Registry
+
+DEFAULT_T_MAX = 40.0
+DEFAULT_BATCH = 32
+"""Online SGD moves the overlaps like the flow plus a noise of weight ``eta / B``, which raises
+the error it ends at by about ``0.23 eta / B`` (softmax, spiked ``nu = 2``, ``L = 3``: the SGD ODE
+ends 0.058 above the optimum at ``eta / B = 1/4``, 0.007 at ``1/32``): the default ``1/32`` ends
+within the default tolerance."""
+T_MIN = 1e-2
+"""First logged time after 0 of an ODE."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DynamicsRequest(Record):
+    """The settings of a ``dynamics`` point as given, before a method resolves them.
+
+    Attributes
+    ----------
+    D : the token dimension (of a data run; the start's of an ODE).
+    start : ``random``, ``sphere`` or ``teacher``.
+    sphere : projected dynamics.
+    t_max, steps : the clock (``None``: the method's default, or from the other).
+    eta, batch : step size and batch (``None``: the method's default).
+    alpha, lam : samples per dimension and ridge (data at fixed ``N``).
+    compare_erm, replica_samples : the comparison of a run on fixed data with the ERM minimum.
+    log_points, N_test, ode_draws, tolerance : the logging, the test sets, the ODEs' draws, and
+        what counts as reaching the population optimum.
+    """
+
+    D: int
+    start: str
+    sphere: bool
+    t_max: float | None
+    steps: int | None
+    eta: float | None
+    batch: int | None
+    alpha: float | None
+    lam: float
+    compare_erm: bool
+    replica_samples: int
+    log_points: int
+    N_test: int
+    ode_draws: int
+    tolerance: float
+
+    def __post_init__(self) -> None:
+        check_int("D", self.D, 1)
+        check_real("lam", self.lam, minimum=0.0)
+        check_int("log_points", self.log_points, 2)
+        check_int("N_test", self.N_test, 2)
+        check_int("replica_samples", self.replica_samples, 2)
+        samples = check_int("ode_draws", self.ode_draws, 2)
+        if samples % 2:
+            raise ConfigError(f"ode_draws must be an even integer >= 2, got {samples}")
+        check_real("tolerance", self.tolerance, minimum=0.0, strict=True)
+
+    def given(self, name: str) -> bool:
+        """Whether the setting ``name`` was given (not left to a method): set, and ``lam`` not 0."""
+        value = getattr(self, name)
+        return value != 0.0 if name == "lam" else value is not None
+
+
+OPTIONAL = ("alpha", "lam", "eta", "batch", "steps")
+"""The settings only some methods take: giving one to another method is refused."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DynamicsSettings(Record):
+    """What every method reads: the start, the projection, the clock's end, the logging.
+
+    Attributes
+    ----------
+    method : the registered method.
+    D : the dimension of a data run, the start's of an ODE.
+    start, sphere : as :class:`DynamicsRequest`'s.
+    t_max : the time reached.
+    log_points : about this many logged points.
+    tolerance : reached: the final error at most this above the population optimum.
+    """
+
+    method: str
+    D: int
+    start: str
+    sphere: bool
+    t_max: float
+    log_points: int
+    tolerance: float
+
+
+@dataclasses.dataclass(frozen=True)
+class DynamicsMethod:
+    """A method of ``dynamics`` (module docstring); subclasses define :meth:`settings` and
+    :meth:`trajectory`.
+
+    Attributes
+    ----------
+    name : what ``method=`` and ``--method`` call it.
+    description : one line for help texts.
+    default_eta : the default step size (``None``: the method takes no step).
+    data : whether it trains on data at dimension ``D`` (logged by step, resumable from a
+        checkpoint) rather than integrating an ODE (logged by time).
+    takes : the settings of :data:`OPTIONAL` it reads.
+    note : a sentence the table of its runs shows (``""``: none).
+    """
+
+    name: str
+    description: str
+    default_eta: float | None
+    data: bool
+    takes: tuple[str, ...]
+    note: str = ""
+
+    def settings(self, request: DynamicsRequest) -> DynamicsSettings:
+        """The method's settings of ``request``; ``ConfigError`` on a value out of range or a
+        setting the method does not take."""
+        raise NotImplementedError
+
+    def trajectory(
+        self,
+        config: SLRConfig,
+        activation: str,
+        seed: int,
+        settings: DynamicsSettings,
+        train: Callable[[Any], Any] | None = None,
+    ) -> Any:
+        """The :class:`~bayes_slr.attention.trajectory.Trajectory` of one ``(activation, seed)``
+        on the task ``config`` (JAX from here on); ``train`` runs a data method's
+        :class:`~bayes_slr.attention.dynamics.TrainingRun` (default: ``train_dynamics``)."""
+        raise NotImplementedError
+
+    def refuse_others(self, request: DynamicsRequest) -> None:
+        """``ConfigError`` naming the given settings of :data:`OPTIONAL` this method does not
+        take, with the methods that do."""
+        for name in OPTIONAL:
+            if name in self.takes or not request.given(name):
+                continue
+            takers = _takers(name)
+            together = [other for other in OPTIONAL if _takers(other) == takers]
+            subject = " and ".join(together)
+            verb = "apply" if len(together) > 1 else "applies"
+            if len(takers) == 1:
+                raise ConfigError(f"{subject} {verb} to method {takers[0]} only")
+            raise ConfigError(f"{subject} {verb} to methods {_listed(takers)}")
+
+    def steps(self, settings: DynamicsSettings) -> int | None:
+        """The optimiser steps of a run with ``settings`` (``None``: an ODE)."""
+        return None
+
+    def compare(self, trajectory: Any, settings: DynamicsSettings) -> Any:
+        """What the run's end is compared with beside the population optimum (``None``: nothing;
+        ``gd``: the ERM minimum, :class:`~bayes_slr.studies.dynamics_erm.ERMComparison`)."""
+        return None
+
+    def batch_size(self, request: DynamicsRequest) -> int:
+        """``batch`` as given, or :data:`DEFAULT_BATCH`; ``ConfigError`` unless ``>= 1``."""
+        return check_int("batch", DEFAULT_BATCH if request.batch is None else request.batch, 1)
+
+    def step_size(self, request: DynamicsRequest) -> float:
+        """``eta`` as given, or the method's default; ``ConfigError`` unless ``> 0``."""
+        eta = self.default_eta if request.eta is None else request.eta
+        return check_real("eta", eta, minimum=0.0, strict=True)
+
+
+def _takers(name: str) -> list[str]:
+    """The registered methods that take the setting ``name``."""
+    return [method.name for method in _REGISTRY.items() if name in method.takes]
+
+
+def _listed(names: list[str]) -> str:
+    """``a, b and c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def resolved_clock(
+    request: DynamicsRequest, time_per_step: float | None
+) -> tuple[int | None, float]:
+    """``(steps, t_max)`` from whichever was given (``time_per_step``: ``None`` for an ODE, which
+    takes ``t_max`` only); both given must agree (a record of resolved options reads back as it
+    was written)."""
+    if request.steps is not None:
+        steps = check_int("steps", request.steps, 1)
+        t_max = steps * time_per_step
+        if request.t_max is not None and not math.isclose(request.t_max, t_max, rel_tol=1e-9):
+            raise ConfigError("steps and t_max: give one of them (t_max = steps x time per step)")
+        return steps, t_max
+    t_max = DEFAULT_T_MAX if request.t_max is None else request.t_max
+    t_max = check_real("t_max", t_max, minimum=0.0, strict=True)
+    if time_per_step is not None:
+        steps = max(1, round(t_max / time_per_step))
+        return steps, steps * time_per_step
+    if t_max <= 2 * T_MIN:
+        raise ConfigError(
+            f"t_max must be > {2 * T_MIN:g} for the ODEs (logged from t = {T_MIN:g}); got {t_max:g}"
+        )
+    return None, t_max
+
+
+def common_settings(method: DynamicsMethod, request: DynamicsRequest, t_max: float) -> dict:
+    """The fields of :class:`DynamicsSettings` of ``request`` for ``method``."""
+    return dict(
+        method=method.name,
+        D=request.D,
+        start=request.start,
+        sphere=request.sphere,
+        t_max=t_max,
+        log_points=request.log_points,
+        tolerance=request.tolerance,
+    )
+
+
+_REGISTRY: Registry[DynamicsMethod] = Registry("method", DynamicsMethod)
+register_dynamics_method = _REGISTRY.register
+unregister_dynamics_method = _REGISTRY.unregister
+get_dynamics_method = _REGISTRY.get
+dynamics_method_names = _REGISTRY.names
+dynamics_methods = _REGISTRY.items
