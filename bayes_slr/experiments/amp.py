@@ -28,15 +28,10 @@ from bayes_slr.experiments.figures import alpha_axis, mark_unconverged, new_axes
 from bayes_slr.experiments.runner import inner_progress
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
-    D_option,
-    Delta_option,
-    L_option,
     describe_nu,
-    nu_option,
+    options_task,
     seed_option,
-    task_config,
-    variable_length_option,
-    variant_option,
+    task_option,
 )
 from bayes_slr.inference.amp_settings import DEFAULT_DAMPING, DTYPES
 from bayes_slr.models.spec import INITS, SLRConfig
@@ -52,12 +47,14 @@ the state evolution is several times the test-set error)."""
 class AMPOptions(Options):
     """Settings of ``amp``: one task at dimension ``D``, the sample ratios, the teachers, GAMP."""
 
-    variant: str = variant_option()
-    nu: float | None = nu_option()
-    L: int = L_option()
-    variable_length: bool = variable_length_option()
-    Delta: float = Delta_option()
-    D: int = D_option(AMP_D, "token dimension, >= 2 (AMP is a large-D algorithm)")
+    variant: str = task_option("variant")
+    nu: float | None = task_option("nu")
+    L: int = task_option("L")
+    variable_length: bool = task_option("variable_length")
+    Delta: float = task_option("Delta")
+    D: int = task_option(
+        "D", default=AMP_D, help="token dimension, >= 2 (AMP is a large-D algorithm)"
+    )
     alpha: tuple[float, ...] = option(DEFAULT_ALPHAS, "sample ratios N/D, each > 0")
     seeds: int = option(1, "teachers (and data sets) per alpha, >= 1")
     seed: int = seed_option("seed of the first teacher; teacher i uses seed + i")
@@ -94,7 +91,7 @@ class AMPOptions(Options):
 
     def config(self) -> SLRConfig:
         """The task at dimension ``D``."""
-        return task_config(self.variant, self.L, self.variable_length, self.nu, self.Delta, self.D)
+        return options_task(self)
 
     def settings(self) -> AMPSettings:
         """The algorithm settings of every point."""

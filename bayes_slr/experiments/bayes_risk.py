@@ -26,15 +26,12 @@ from bayes_slr.experiments.base import (
 from bayes_slr.experiments.figures import new_axes
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
+    MANY,
     check_nonempty,
-    heads_option,
-    nus_option,
-    presence_option,
+    options_task,
     resolved_nu,
     seed_option,
-    task_config,
-    variable_length_option,
-    variant_option,
+    task_option,
 )
 from bayes_slr.models.spec import SLRConfig
 
@@ -45,12 +42,12 @@ METHODS = ("exact", "mc")
 class BayesRiskOptions(Options):
     """Settings of ``bayes-risk``: every ``(L, nu)`` of one variant."""
 
-    variant: str = variant_option()
-    L: tuple[int, ...] = option((3,), "sequence lengths, each >= 1 (Lbar with --variable-length)")
-    variable_length: bool = variable_length_option()
-    nu: tuple[float, ...] | None = nus_option()
-    heads: int = heads_option()
-    presence: float = presence_option()
+    variant: str = task_option("variant")
+    L: tuple[int, ...] = task_option("L", MANY)
+    variable_length: bool = task_option("variable_length")
+    nu: tuple[float, ...] | None = task_option("nu", MANY)
+    heads: int = task_option("heads")
+    presence: float = task_option("presence")
     method: str = option(
         "exact", "exact quadrature (stderr = its error bound) or Monte Carlo", choices=METHODS
     )
@@ -81,15 +78,7 @@ class BayesRiskOptions(Options):
 
     def config(self, L: int, nu: float) -> SLRConfig:
         """The task of one ``(L, nu)``."""
-        return task_config(
-            self.variant,
-            L,
-            self.variable_length,
-            nu,
-            0.0,
-            heads=self.heads,
-            presence=self.presence,
-        )
+        return options_task(self, L=L, nu=nu)
 
     def nus(self) -> tuple[float, ...]:
         """The signal strengths (the variant's default when none were given)."""

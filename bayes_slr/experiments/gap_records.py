@@ -29,16 +29,15 @@ from bayes_slr.experiments.data import data_task
 from bayes_slr.experiments.task import (
     DEFAULT_D,
     DEFAULT_DELTA,
-    D_option,
-    Delta_option,
+    GIVEN,
+    GIVEN_MANY,
     check_nonempty,
     describe_nu,
     lam_option,
-    nu_option,
     resolved_nu,
     seed_option,
     task_config,
-    variant_option,
+    task_option,
 )
 from bayes_slr.formulas.optimum_record import OptimalOverlaps, PopulationOptimum
 from bayes_slr.models.dataset import DEFAULT_HOLDOUT, DataSource, held_out_count
@@ -64,24 +63,18 @@ class GapOptions(Options):
     the filled-in values as given: to change the variant or the data file, build new options.
     """
 
-    variant: str | None = variant_option(
-        None,
-        "token law",
+    variant: str | None = task_option(
+        "variant",
+        default=None,
         default_text="both default settings, spiked nu=2 and max nu=inf; with --data the "
         "file's, else spiked",
     )
-    nu: float | None = nu_option("the variant's own: spiked 2, max inf; needs --variant")
-    L: tuple[int, ...] | None = option(
-        None,
-        "sequence lengths, each >= 1 (Lbar of the uniform law with --variable-length)",
-        default_text=f"{' '.join(map(str, DEFAULT_LENGTHS))}; with --data the file's Lbar",
-        signature_default=DEFAULT_LENGTHS,
+    nu: float | None = task_option("nu", default_note="needs --variant")
+    L: tuple[int, ...] | None = task_option(
+        "L", GIVEN_MANY, default=DEFAULT_LENGTHS, default_note="with --data the file's Lbar"
     )
-    variable_length: bool | None = option(
-        None,
-        "length uniform on {1..L} instead of fixed",
-        default_text="fixed; with --data the file's law",
-        signature_default=False,
+    variable_length: bool | None = task_option(
+        "variable_length", GIVEN, default_note="with --data the file's law"
     )
     activations: tuple[str, ...] | None = option(
         None,
@@ -99,17 +92,10 @@ class GapOptions(Options):
         f"{VALIDATION_FRACTION:g} of the training set over {min(DEFAULT_LAM_GRID):g}.."
         f"{max(DEFAULT_LAM_GRID):g} ({len(DEFAULT_LAM_GRID)} log-spaced values)"
     )
-    D: int | None = D_option(
-        None,
-        "token dimension of ERM, >= 1",
-        default_text=f"{DEFAULT_D}; with --data the file's",
-        signature_default=DEFAULT_D,
+    D: int | None = task_option(
+        "D", GIVEN, help="token dimension of ERM, >= 1", default_note="with --data the file's"
     )
-    Delta: float | None = Delta_option(
-        None,
-        default_text=f"{DEFAULT_DELTA:g}; with --data the file's",
-        signature_default=DEFAULT_DELTA,
-    )
+    Delta: float | None = task_option("Delta", GIVEN, default_note="with --data the file's")
     seeds: int | None = option(
         None,
         "ERM teachers and training sets, >= 1; with --data only 1 (one data set)",

@@ -30,14 +30,14 @@ from bayes_slr.experiments.base import (
 from bayes_slr.experiments.figures import new_axes
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
-    NU_DEFAULT_TEXT,
+    MANY,
     check_nonempty,
     describe_nu,
+    options_task,
     resolved_nu,
     seed_option,
     task_config,
-    variable_length_option,
-    variant_option,
+    task_option,
 )
 
 THRESHOLDS = ("alpha_WR", "alpha_sp", "alpha_IT", "alpha_alg", "alpha_PR")
@@ -73,20 +73,15 @@ PHASE_CONVENTION = (
 class PhaseOptions(Options):
     """Settings of ``phase``: one task with one setting swept, and the range of ``alpha``."""
 
-    variant: str = variant_option()
-    nu: tuple[float, ...] | None = option(
-        None,
-        "signal strengths, each >= 0 (inf for max only); several values sweep nu",
-        default_text=NU_DEFAULT_TEXT,
-    )
-    L: tuple[int, ...] = option(
-        (3,),
-        "sequence lengths, each >= 1 (Lbar with --variable-length); several values sweep L",
-    )
-    variable_length: bool = variable_length_option()
-    Delta: tuple[float, ...] = option(
-        DEFAULT_DELTAS,
-        "noise variances, each >= 0; several values sweep Delta (give one to sweep nu or L)",
+    variant: str = task_option("variant")
+    nu: tuple[float, ...] | None = task_option("nu", MANY, note="; several values sweep nu")
+    L: tuple[int, ...] = task_option("L", MANY, note="; several values sweep L")
+    variable_length: bool = task_option("variable_length")
+    Delta: tuple[float, ...] = task_option(
+        "Delta",
+        MANY,
+        default=DEFAULT_DELTAS,
+        note="; several values sweep Delta (give one to sweep nu or L)",
     )
     alpha_min: float = option(
         0.5, "lower end of the alpha range reported (a threshold below: -inf), > 0"
@@ -150,7 +145,7 @@ class PhaseOptions(Options):
         check_int("seed", self.seed, 0)
         check_int("curve_points", self.curve_points, 2)
         for point in self.grid():
-            config = task_config(self.variant, point.L, self.variable_length, point.nu, point.Delta)
+            config = options_task(self, nu=point.nu, L=point.L, Delta=point.Delta)
             config.law.check_bayes_theory_nu(config.nu)
 
     def nus(self) -> tuple[float, ...]:

@@ -27,15 +27,11 @@ from bayes_slr.experiments.task import (
     DEFAULT_L,
     DEFAULT_SEED,
     DEFAULT_VARIANT,
-    D_option,
-    Delta_option,
-    L_option,
+    GIVEN,
     lam_option,
-    nu_option,
+    options_task,
     seed_option,
-    task_config,
-    variable_length_option,
-    variant_option,
+    task_option,
 )
 from bayes_slr.inference.sampler_registry import sampler_help
 from bayes_slr.memory import check_fits
@@ -78,14 +74,12 @@ class SamplingOptions(Options):
     defaults) and :meth:`task` returns the resolved task.
     """
 
-    variant: str | None = variant_option(None, signature_default=DEFAULT_VARIANT)
-    nu: float | None = nu_option()
-    L: int | None = L_option(None, signature_default=DEFAULT_L)
-    variable_length: bool | None = variable_length_option(
-        None, default_text="fixed", signature_default=False
-    )
-    Delta: float | None = Delta_option(None, signature_default=DEFAULT_DELTA)
-    D: int | None = D_option(None, signature_default=DEFAULT_D)
+    variant: str | None = task_option("variant", GIVEN)
+    nu: float | None = task_option("nu", GIVEN)
+    L: int | None = task_option("L", GIVEN)
+    variable_length: bool | None = task_option("variable_length", GIVEN)
+    Delta: float | None = task_option("Delta", GIVEN)
+    D: int | None = task_option("D", GIVEN)
     sampler: str | None = option(
         None,
         lambda: f"posterior sampler: {sampler_help()}",
@@ -186,9 +180,7 @@ class SamplingOptions(Options):
                 "D": DEFAULT_D,
             }
         )
-        config = task_config(
-            self.variant, self.L, self.variable_length, self.nu, self.Delta, self.D
-        )
+        config = options_task(self)
         self._set("nu", config.nu)
         self._set("Delta", config.Delta)
         return config, True

@@ -21,18 +21,7 @@ from bayes_slr.experiments.base import (
     option,
     register_experiment,
 )
-from bayes_slr.experiments.task import (
-    D_option,
-    Delta_option,
-    L_option,
-    heads_option,
-    nu_option,
-    presence_option,
-    seed_option,
-    task_config,
-    variable_length_option,
-    variant_option,
-)
+from bayes_slr.experiments.task import options_task, seed_option, task_option
 from bayes_slr.memory import check_fits
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.records import json_text
@@ -42,14 +31,14 @@ from bayes_slr.records import json_text
 class SimulateOptions(Options):
     """Settings of ``simulate``: one task, ``N`` sequences, the teacher."""
 
-    variant: str = variant_option()
-    nu: float | None = nu_option()
-    L: int = L_option()
-    variable_length: bool = variable_length_option()
-    Delta: float = Delta_option()
-    heads: int = heads_option()
-    presence: float = presence_option()
-    D: int = D_option()
+    variant: str = task_option("variant")
+    nu: float | None = task_option("nu")
+    L: int = task_option("L")
+    variable_length: bool = task_option("variable_length")
+    Delta: float = task_option("Delta")
+    heads: int = task_option("heads")
+    presence: float = task_option("presence")
+    D: int = task_option("D")
     N: int = option(1000, "number of sequences, >= 1")
     seed: int = seed_option("seed of the teacher and the data")
     exact_teacher: bool = option(
@@ -77,16 +66,7 @@ class SimulateOptions(Options):
 
     def config(self) -> SLRConfig:
         """The task at dimension ``D``."""
-        return task_config(
-            self.variant,
-            self.L,
-            self.variable_length,
-            self.nu,
-            self.Delta,
-            self.D,
-            self.heads,
-            self.presence,
-        )
+        return options_task(self)
 
 
 COPIES = 3

@@ -2,16 +2,25 @@
 
 Defaults (docs/defaults.md): spiked SLR, ``nu`` = the variant's own (spiked 2, max inf),
 ``L = 3``, ``Delta = 0.1``, ``D = 100``, ``seed = 0``. An experiment whose method needs another
-value says so in its option's help (AMP runs at ``D = 2000``: it is a large-``D`` algorithm).
+value says so in its option's help (AMP runs at ``D = 1000``: it is a large-``D`` algorithm).
+
+The task (variant, ``nu``, ``L``, ``variable_length``, ``Delta``, ``D``, ``heads``, ``presence``)
+is declared in :data:`TASK_FIELDS`, one :class:`TaskField` per concept. An ``Options`` class takes
+each task field it needs with :func:`task_option`, in one of the :class:`Shape` s (one value, a
+list of values that a sweep spreads over its points, or ``None`` meaning "the data file's, else
+the default"), and :func:`task_config` turns the values into the task ``SLRConfig``: the one
+place the default of ``nu`` is filled and the length law built.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
 from bayes_slr.attention.erm_settings import LAM_AUTO
 from bayes_slr.errors import ConfigError
+from bayes_slr.experiments.base import default_text as _default_text
 from bayes_slr.experiments.base import option
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.models.variants import get_variant, variant_names
@@ -24,57 +33,124 @@ DEFAULT_SEED = 0
 NU_DEFAULT_TEXT = "the variant's own: spiked 2, max inf"
 
 
-def variant_option(
-    default: str | None = DEFAULT_VARIANT, help: str = "token law", **spec: Any
+@dataclasses.dataclass(frozen=True)
+class TaskField:
+    """One task concept: its name, its help for one value and for a list, its default.
+
+    Attributes
+    ----------
+    name : the option's name (the ``SLRConfig`` field it sets, ``L`` for the length law's
+        ``Lbar`` and ``variable_length`` for its family).
+    help : the help line of one value.
+    many_help : the help line of a list of values (``None``: the concept takes one value).
+    default : the value when not given (``None`` for ``nu``: the variant's own).
+    default_text : how help and docs state the default, when not the plain value.
+    spec : further :class:`~bayes_slr.experiments.base.OptionSpec` attributes (``choices``).
+    """
+
+    name: str
+    help: str
+    many_help: str | None
+    default: Any
+    default_text: str | None = None
+    spec: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class Shape:
+    """How a command takes a task field: one value or a list (``many``), and whether ``None``
+    stands for "the data file's, else the default" (``given``)."""
+
+    many: bool = False
+    given: bool = False
+
+
+ONE = Shape()
+"""One value, defaulting to the concept's."""
+MANY = Shape(many=True)
+"""A list of values (each a point of a sweep), defaulting to the concept's as one value."""
+GIVEN = Shape(given=True)
+"""One value or ``None``: not given (a data file's, else the concept's default)."""
+GIVEN_MANY = Shape(many=True, given=True)
+"""A list of values or ``None``: not given (a data file's, else the concept's default)."""
+
+_LENGTH_NOTE = "(Lbar of the uniform law with --variable-length)"
+TASK_FIELDS: dict[str, TaskField] = {
+    field.name: field
+    for field in (
+        TaskField("variant", "token law", None, DEFAULT_VARIANT, spec={"choices": variant_names}),
+        TaskField(
+            "nu",
+            "signal strength, >= 0 (inf for max only)",
+            "signal strengths, each >= 0 (inf for max only)",
+            None,
+            NU_DEFAULT_TEXT,
+        ),
+        TaskField(
+            "L",
+            f"sequence length, >= 1 {_LENGTH_NOTE}",
+            f"sequence lengths, each >= 1 {_LENGTH_NOTE}",
+            DEFAULT_L,
+        ),
+        TaskField("variable_length", "length uniform on {1..L} instead of fixed", None, False),
+        TaskField(
+            "Delta",
+            "noise variance of y, >= 0; errors are the excess over it",
+            "noise variances, each >= 0",
+            DEFAULT_DELTA,
+        ),
+        TaskField("D", "token dimension, >= 1", None, DEFAULT_D),
+        TaskField("heads", "teacher heads H, >= 1 (docs/multihead.md; 1: one-head SLR)", None, 1),
+        TaskField(
+            "presence",
+            "probability rho in (0, 1] that a head's token is present (spiked for rho < 1)",
+            None,
+            1.0,
+        ),
+    )
+}
+"""Every task concept, by name: the one declaration of its help and default."""
+TASK_NAMES = tuple(TASK_FIELDS)
+"""The task fields, in the order of :func:`task_config`'s arguments."""
+
+
+def task_option(
+    name: str,
+    shape: Shape = ONE,
+    *,
+    default: Any = dataclasses.MISSING,
+    help: str | None = None,
+    note: str = "",
+    default_text: str | None = None,
+    default_note: str = "",
 ) -> Any:
-    """``variant``: the name of a registered token law."""
-    return option(default, help, choices=variant_names, **spec)
+    """The ``Options`` field of the task concept ``name`` in ``shape``.
 
-
-def nu_option(default_text: str = NU_DEFAULT_TEXT) -> Any:
-    """``nu``: signal strength; ``None`` means the variant's default."""
-    return option(None, "signal strength, >= 0 (inf for max only)", default_text=default_text)
-
-
-def nus_option() -> Any:
-    """``nu`` as a list of signal strengths; ``None`` means the variant's default."""
-    return option(
-        None, "signal strengths, each >= 0 (inf for max only)", default_text=NU_DEFAULT_TEXT
-    )
-
-
-def L_option(default: int | None = DEFAULT_L, **spec: Any) -> Any:
-    """``L``: the sequence length, or ``Lbar`` of the uniform law with ``variable_length``."""
-    return option(
-        default, "sequence length, >= 1 (Lbar of the uniform law with --variable-length)", **spec
-    )
-
-
-def variable_length_option(default: bool | None = False, **spec: Any) -> Any:
-    """``variable_length``: lengths uniform on ``{1..L}``."""
-    return option(default, "length uniform on {1..L} instead of fixed", **spec)
-
-
-def Delta_option(default: float | None = DEFAULT_DELTA, **spec: Any) -> Any:
-    """``Delta``: the noise variance of ``y``."""
-    return option(default, "noise variance of y, >= 0; errors are the excess over it", **spec)
-
-
-def heads_option() -> Any:
-    """``heads``: the number of teacher heads of multi-head SLR (docs/multihead.md)."""
-    return option(1, "teacher heads H, >= 1 (docs/multihead.md; 1: one-head SLR)")
-
-
-def presence_option() -> Any:
-    """``presence``: the probability that a head's token is in a sequence."""
-    return option(
-        1.0, "probability rho in (0, 1] that a head's token is present (spiked for rho < 1)"
-    )
-
-
-def D_option(default: int | None = DEFAULT_D, help: str = "token dimension, >= 1", **spec) -> Any:
-    """``D``: the token dimension of finite-size simulations."""
-    return option(default, help, **spec)
+    Parameters
+    ----------
+    name : a key of :data:`TASK_FIELDS`.
+    shape : :data:`ONE`, :data:`MANY`, :data:`GIVEN` or :data:`GIVEN_MANY`.
+    default : the command's own default, when its method needs another (``D`` of AMP), as the
+        shape takes it (a tuple for a list).
+    help : the command's own help line, when its method says more (``D`` of AMP).
+    note : appended to the help line (``; several values sweep L``).
+    default_text : how the default is stated, replacing the concept's.
+    default_note : appended to the stated default (``with --data the file's``).
+    """
+    field = TASK_FIELDS[name]
+    value = field.default
+    if shape.many and value is not None:
+        value = (value,)
+    value = value if default is dataclasses.MISSING else default
+    stated = default_text or field.default_text
+    spec = dict(field.spec)
+    if shape.given and value is not None:
+        spec["signature_default"] = value
+        stated = stated or ("fixed" if value is False else None)
+    if default_note:
+        stated = f"{stated or _default_text(value)}; {default_note}"
+    line = help or (field.many_help if shape.many else field.help)
+    return option(None if shape.given else value, f"{line}{note}", default_text=stated, **spec)
 
 
 def seed_option(
@@ -111,15 +187,24 @@ def task_config(
     variant: str,
     L: int,
     variable_length: bool,
-    nu: float | None,
-    Delta: float,
+    nu: float | None = None,
+    Delta: float = 0.0,
     D: int = 1,
     heads: int = 1,
     presence: float = 1.0,
 ) -> SLRConfig:
-    """The validated task of these settings (``ConfigError`` naming the bad one)."""
+    """The validated task of these settings (``ConfigError`` naming the bad one): the one
+    function that resolves the task fields into ``SLRConfig``."""
     length = LengthLaw.uniform(L) if variable_length else LengthLaw.fixed(L)
     return SLRConfig(variant, D, length, resolved_nu(variant, nu), Delta, heads, presence)
+
+
+def options_task(options: object, **values: Any) -> SLRConfig:
+    """The task of an ``Options`` object: its task fields, each of ``values`` (a point's ``L``,
+    ``nu``, ...) in place of the option's (:func:`task_config`; ``D`` is 1 for a command without
+    one, to which it is irrelevant)."""
+    settings = {name: values.get(name, getattr(options, name, None)) for name in TASK_NAMES}
+    return task_config(**{name: value for name, value in settings.items() if value is not None})
 
 
 def describe_nu(nu: float) -> str:

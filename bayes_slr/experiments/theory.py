@@ -31,14 +31,10 @@ from bayes_slr.experiments.base import (
 from bayes_slr.experiments.figures import alpha_axis, mark_unconverged, new_axes
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
-    Delta_option,
-    L_option,
     describe_nu,
-    nu_option,
+    options_task,
     seed_option,
-    task_config,
-    variable_length_option,
-    variant_option,
+    task_option,
 )
 from bayes_slr.models.spec import INITS, SLRConfig
 from bayes_slr.numerics.record import register_tagged_union
@@ -53,11 +49,11 @@ SIMULATION_TEST_SEQUENCES = 10_000
 class TheoryOptions(Options):
     """Settings of ``theory``: one task, the activations and sample ratios of the curves."""
 
-    variant: str = variant_option()
-    nu: float | None = nu_option()
-    L: int = L_option()
-    variable_length: bool = variable_length_option()
-    Delta: float = Delta_option()
+    variant: str = task_option("variant")
+    nu: float | None = task_option("nu")
+    L: int = task_option("L")
+    variable_length: bool = task_option("variable_length")
+    Delta: float = task_option("Delta")
     activations: tuple[str, ...] = option(
         ("softmax", "linear"),
         "ERM activations (none: only --bayes)",
@@ -120,7 +116,7 @@ class TheoryOptions(Options):
 
     def config(self) -> SLRConfig:
         """The task (``D`` is irrelevant to the equations)."""
-        return task_config(self.variant, self.L, self.variable_length, self.nu, self.Delta)
+        return options_task(self)
 
     def dimension(self, alpha: float) -> int:
         """``D`` of the simulation at ``alpha`` (at least 2)."""
