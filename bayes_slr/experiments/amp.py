@@ -28,13 +28,13 @@ from bayes_slr.experiments.figures import alpha_axis, mark_unconverged, new_axes
 from bayes_slr.experiments.runner import inner_progress
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
+    OneTask,
     describe_nu,
-    options_task,
     seed_option,
     task_option,
 )
 from bayes_slr.inference.amp_settings import DEFAULT_DAMPING, DTYPES
-from bayes_slr.models.spec import INITS, SLRConfig
+from bayes_slr.models.spec import INITS
 from bayes_slr.studies.amp_records import AMPRow, AMPSettings, check_memory, training_ratio
 
 DEFAULT_ALPHAS = (0.5, 1.0, 2.0, 4.0, 16.0)
@@ -44,7 +44,7 @@ the state evolution is several times the test-set error)."""
 
 
 @dataclasses.dataclass(frozen=True)
-class AMPOptions(Options):
+class AMPOptions(OneTask, Options):
     """Settings of ``amp``: one task at dimension ``D``, the sample ratios, the teachers, GAMP."""
 
     variant: str = task_option("variant")
@@ -75,7 +75,6 @@ class AMPOptions(Options):
         """Refuse bad settings, then a point that does not fit in memory (this last check
         imports JAX to ask the device)."""
         config = self.config()
-        self._set("nu", config.nu)  # the variant's default made explicit: the record is complete
         settings = self.settings()
         check_int("seeds", self.seeds, 1)
         check_int("seed", self.seed, 0)
@@ -88,10 +87,6 @@ class AMPOptions(Options):
         check_amp_config(config)
         for alpha in self.alpha:
             check_memory(config, alpha, settings)
-
-    def config(self) -> SLRConfig:
-        """The task at dimension ``D``."""
-        return options_task(self)
 
     def settings(self) -> AMPSettings:
         """The algorithm settings of every point."""

@@ -8,8 +8,9 @@ The task (variant, ``nu``, ``L``, ``variable_length``, ``Delta``, ``D``, ``heads
 is declared in :data:`TASK_FIELDS`, one :class:`TaskField` per concept. An ``Options`` class takes
 each task field it needs with :func:`task_option`, in one of the :class:`Shape` s (one value, a
 list of values that a sweep spreads over its points, or ``None`` meaning "the data file's, else
-the default"), and :func:`task_config` turns the values into the task ``SLRConfig``: the one
-place the default of ``nu`` is filled and the length law built.
+the default"), and :func:`~bayes_slr.models.spec.task_config` turns the values into the task
+``SLRConfig`` (:func:`options_task` for an ``Options`` object): the one place the default of
+``nu`` is filled and the length law built.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from bayes_slr.attention.erm_settings import LAM_AUTO
 from bayes_slr.errors import ConfigError
 from bayes_slr.experiments.base import default_text as _default_text
 from bayes_slr.experiments.base import option
-from bayes_slr.models.spec import LengthLaw, SLRConfig
-from bayes_slr.models.variants import get_variant, variant_names
+from bayes_slr.models.spec import SLRConfig, task_config
+from bayes_slr.models.spec import resolved_nu as resolved_nu  # the commands' import
+from bayes_slr.models.variants import variant_names
 
 DEFAULT_VARIANT = "spiked"
 DEFAULT_L = 3
@@ -65,14 +67,10 @@ class Shape:
     given: bool = False
 
 
-ONE = Shape()
-"""One value, defaulting to the concept's."""
-MANY = Shape(many=True)
-"""A list of values (each a point of a sweep), defaulting to the concept's as one value."""
-GIVEN = Shape(given=True)
-"""One value or ``None``: not given (a data file's, else the concept's default)."""
-GIVEN_MANY = Shape(many=True, given=True)
-"""A list of values or ``None``: not given (a data file's, else the concept's default)."""
+ONE = Shape()  # one value, by default the concept's
+MANY = Shape(many=True)  # a list of values, each a point of a sweep; by default the concept's
+GIVEN = Shape(given=True)  # one value, or None: a data file's, else the concept's default
+GIVEN_MANY = Shape(many=True, given=True)  # a list, or None: a data file's, else the default
 
 _LENGTH_NOTE = "(Lbar of the uniform law with --variable-length)"
 TASK_FIELDS: dict[str, TaskField] = {
@@ -110,8 +108,7 @@ TASK_FIELDS: dict[str, TaskField] = {
     )
 }
 """Every task concept, by name: the one declaration of its help and default."""
-TASK_NAMES = tuple(TASK_FIELDS)
-"""The task fields, in the order of :func:`task_config`'s arguments."""
+TASK_NAMES = tuple(TASK_FIELDS)  # in the order of task_config's arguments
 
 
 def task_option(
@@ -178,33 +175,24 @@ def lam_option(
     return option(default, help, parse=parse_lam, metavar="LAM|auto", **spec)
 
 
-def resolved_nu(variant: str, nu: float | None) -> float:
-    """``nu``, or the variant's default when ``None``."""
-    return get_variant(variant).default_nu if nu is None else nu
-
-
-def task_config(
-    variant: str,
-    L: int,
-    variable_length: bool,
-    nu: float | None = None,
-    Delta: float = 0.0,
-    D: int = 1,
-    heads: int = 1,
-    presence: float = 1.0,
-) -> SLRConfig:
-    """The validated task of these settings (``ConfigError`` naming the bad one): the one
-    function that resolves the task fields into ``SLRConfig``."""
-    length = LengthLaw.uniform(L) if variable_length else LengthLaw.fixed(L)
-    return SLRConfig(variant, D, length, resolved_nu(variant, nu), Delta, heads, presence)
-
-
 def options_task(options: object, **values: Any) -> SLRConfig:
     """The task of an ``Options`` object: its task fields, each of ``values`` (a point's ``L``,
     ``nu``, ...) in place of the option's (:func:`task_config`; ``D`` is 1 for a command without
     one, to which it is irrelevant)."""
     settings = {name: values.get(name, getattr(options, name, None)) for name in TASK_NAMES}
     return task_config(**{name: value for name, value in settings.items() if value is not None})
+
+
+class OneTask:
+    """The methods of the options of one task (``simulate``, ``amp``, ``theory``)."""
+
+    def config(self) -> SLRConfig:
+        """The task (``D = 1`` for a command without ``D``: the equations do not depend on it)."""
+        return options_task(self)
+
+    def filled(self) -> dict[str, object]:
+        """The variant's default ``nu`` made explicit: the record is complete."""
+        return {"nu": self.config().nu}
 
 
 def describe_nu(nu: float) -> str:
