@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from bayes_slr.attention.erm_settings import LAM_AUTO
@@ -47,7 +48,7 @@ class TaskField:
     many_help : the help line of a list of values (``None``: the concept takes one value).
     default : the value when not given (``None`` for ``nu``: the variant's own).
     default_text : how help and docs state the default, when not the plain value.
-    spec : further :class:`~bayes_slr.experiments.base.OptionSpec` attributes (``choices``).
+    choices : the accepted values, or a function returning them (a registry's names).
     """
 
     name: str
@@ -55,7 +56,7 @@ class TaskField:
     many_help: str | None
     default: Any
     default_text: str | None = None
-    spec: dict[str, Any] = dataclasses.field(default_factory=dict)
+    choices: Callable[[], Sequence[str]] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +77,7 @@ _LENGTH_NOTE = "(Lbar of the uniform law with --variable-length)"
 TASK_FIELDS: dict[str, TaskField] = {
     field.name: field
     for field in (
-        TaskField("variant", "token law", None, DEFAULT_VARIANT, spec={"choices": variant_names}),
+        TaskField("variant", "token law", None, DEFAULT_VARIANT, choices=variant_names),
         TaskField(
             "nu",
             "signal strength, >= 0 (inf for max only)",
@@ -139,15 +140,14 @@ def task_option(
     if shape.many and value is not None:
         value = (value,)
     value = value if default is dataclasses.MISSING else default
-    stated = default_text or field.default_text
-    spec = dict(field.spec)
-    if shape.given and value is not None:
-        spec["signature_default"] = value
-        stated = stated or ("fixed" if value is False else None)
+    fixed = "fixed" if shape.given and value is False else None  # a fixed law, unless a file's
+    stated = default_text or field.default_text or fixed
+    shown = value if shape.given else None  # the signature's default of "not given"
     if default_note:
         stated = f"{stated or _default_text(value)}; {default_note}"
     line = help or (field.many_help if shape.many else field.help)
-    return option(None if shape.given else value, f"{line}{note}", default_text=stated, **spec)
+    spec = {"choices": field.choices, "default_text": stated, "signature_default": shown}
+    return option(None if shape.given else value, f"{line}{note}", **spec)
 
 
 def seed_option(
