@@ -139,7 +139,7 @@ def bayes_risk(
     variant : str
         token law.
     L : tuple
-        sequence lengths, each >= 1 (Lbar with variable_length).
+        sequence lengths, each >= 1 (Lbar of the uniform law with variable_length).
     variable_length : bool
         length uniform on {1..L} instead of fixed.
     nu : tuple[float, ...] | None
@@ -714,7 +714,8 @@ def phase(
         signal strengths, each >= 0 (inf for max only); several values sweep nu. Default: the
         variant's own: spiked 2, max inf.
     L : tuple
-        sequence lengths, each >= 1 (Lbar with variable_length); several values sweep L.
+        sequence lengths, each >= 1 (Lbar of the uniform law with variable_length); several values
+        sweep L.
     variable_length : bool
         length uniform on {1..L} instead of fixed.
     Delta : tuple

@@ -77,7 +77,7 @@ THEORY_STORES = sorted(ROOT.glob("docs/results/finite_alpha/notebook/*/theory.js
 def test_theory_rows_logged_before_their_diagnostics_carried_a_kind_read_as_their_source(path):
     """A theory row's diagnostics are a tagged union; rows logged before the tag read as the
     record whose fields they hold, which is the one of their source and estimator."""
-    from bayes_slr.experiments.theory import DIAGNOSTICS_KINDS, TheoryRow
+    from bayes_slr.studies.theory_records import DIAGNOSTICS_KINDS, TheoryRow
 
     expected = {"simulation": "simulation", "population": "population"}
     for record in SweepLog(path):

@@ -113,7 +113,7 @@ def test_signatures_show_the_defaults_a_run_resolves(name, required):
 
     experiment = EXPERIMENTS.get(name)
     signature = inspect.signature(getattr(bayes_slr, name.replace("-", "_")))
-    resolved = experiment.options_type(**required)
+    resolved = experiment.options_type(**required).resolved()
     shown = {
         parameter.name: parameter.default
         for parameter in signature.parameters.values()

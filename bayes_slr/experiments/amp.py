@@ -28,18 +28,13 @@ from bayes_slr.experiments.figures import alpha_axis, mark_unconverged, new_axes
 from bayes_slr.experiments.runner import inner_progress
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
-    D_option,
-    Delta_option,
-    L_option,
+    OneTask,
     describe_nu,
-    nu_option,
     seed_option,
-    task_config,
-    variable_length_option,
-    variant_option,
+    task_option,
 )
 from bayes_slr.inference.amp_settings import DEFAULT_DAMPING, DTYPES
-from bayes_slr.models.spec import INITS, SLRConfig
+from bayes_slr.models.spec import INITS
 from bayes_slr.studies.amp_records import AMPRow, AMPSettings, check_memory, training_ratio
 
 DEFAULT_ALPHAS = (0.5, 1.0, 2.0, 4.0, 16.0)
@@ -49,15 +44,17 @@ the state evolution is several times the test-set error)."""
 
 
 @dataclasses.dataclass(frozen=True)
-class AMPOptions(Options):
+class AMPOptions(OneTask, Options):
     """Settings of ``amp``: one task at dimension ``D``, the sample ratios, the teachers, GAMP."""
 
-    variant: str = variant_option()
-    nu: float | None = nu_option()
-    L: int = L_option()
-    variable_length: bool = variable_length_option()
-    Delta: float = Delta_option()
-    D: int = D_option(AMP_D, "token dimension, >= 2 (AMP is a large-D algorithm)")
+    variant: str = task_option("variant")
+    nu: float | None = task_option("nu")
+    L: int = task_option("L")
+    variable_length: bool = task_option("variable_length")
+    Delta: float = task_option("Delta")
+    D: int = task_option(
+        "D", default=AMP_D, help="token dimension, >= 2 (AMP is a large-D algorithm)"
+    )
     alpha: tuple[float, ...] = option(DEFAULT_ALPHAS, "sample ratios N/D, each > 0")
     seeds: int = option(1, "teachers (and data sets) per alpha, >= 1")
     seed: int = seed_option("seed of the first teacher; teacher i uses seed + i")
@@ -78,7 +75,6 @@ class AMPOptions(Options):
         """Refuse bad settings, then a point that does not fit in memory (this last check
         imports JAX to ask the device)."""
         config = self.config()
-        self._set("nu", config.nu)  # the variant's default made explicit: the record is complete
         settings = self.settings()
         check_int("seeds", self.seeds, 1)
         check_int("seed", self.seed, 0)
@@ -91,10 +87,6 @@ class AMPOptions(Options):
         check_amp_config(config)
         for alpha in self.alpha:
             check_memory(config, alpha, settings)
-
-    def config(self) -> SLRConfig:
-        """The task at dimension ``D``."""
-        return task_config(self.variant, self.L, self.variable_length, self.nu, self.Delta, self.D)
 
     def settings(self) -> AMPSettings:
         """The algorithm settings of every point."""

@@ -29,8 +29,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
-from bayes_slr.errors import ConfigError
-from bayes_slr.numerics.record import Record
+from bayes_slr.numerics.record import Record, from_numpy, is_numpy
+from bayes_slr.numerics.record import flatten as flatten  # the experiments' import
 from bayes_slr.registry import Registry
 
 ERROR_CONVENTION = (
@@ -129,17 +129,19 @@ class Options(Record):
     """Base of every experiment's options: frozen, and validated once, in ``__post_init__``.
 
     Subclasses declare their fields with :func:`option` and override :meth:`validate`, which
-    raises :class:`~bayes_slr.errors.ConfigError` on a bad value and may normalise a field with
-    :meth:`_set` (e.g. a list given as a list becomes a tuple, a default that depends on another
-    option is filled in).
+    raises :class:`~bayes_slr.errors.ConfigError` on a bad value and changes nothing: the options
+    keep the values as given (a list as a tuple, a NumPy number as the Python number). A default
+    that depends on another option or on a data file (the variant's ``nu``, a file's task) is
+    filled in by :meth:`filled`, and :meth:`resolved` returns the options as they run, which is
+    what the runner solves, logs and reports.
     """
 
     def __post_init__(self) -> None:
         types_ = self.field_types()
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
-            if _is_numpy(value):  # a NumPy scalar or array as the Python number or list
-                value = _from_numpy(field.name, value)
+            if is_numpy(value):  # a NumPy scalar or array as the Python number or list
+                value = from_numpy(field.name, value)
                 self._set(field.name, value)
             if isinstance(value, list):
                 self._set(field.name, tuple(value))
@@ -149,6 +151,21 @@ class Options(Record):
 
     def validate(self) -> None:
         """Raise ``ConfigError`` on any value out of range (nothing to check by default)."""
+
+    def filled(self) -> dict[str, object]:
+        """The settings not given, and any setting the run reads differently (an ``int`` ratio
+        as a ``float``), each with the value the run uses: nothing by default."""
+        return {}
+
+    def resolved(self) -> Self:
+        """These options as they run: :meth:`filled` in place of what was not given (a new
+        record, validated; these options stay as given). Resolving again changes nothing."""
+        changed = {
+            name: value
+            for name, value in self.filled().items()
+            if repr(value) != repr(getattr(self, name))  # 2 and 2.0 differ, as in a log's key
+        }
+        return dataclasses.replace(self, **changed) if changed else self
 
     def _set(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
@@ -342,36 +359,6 @@ REPR_TABLE_LINES = 12
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" + ("" if number == 1 else "s")
-
-
-def _is_numpy(value: Any) -> bool:
-    """Whether ``value`` is a NumPy scalar or array, or a list or tuple holding one."""
-    if isinstance(value, (list, tuple)):
-        return any(_is_numpy(item) for item in value)
-    return type(value).__module__ == "numpy"
-
-
-def _from_numpy(name: str, value: Any) -> Any:
-    """A NumPy scalar as the Python number, a 1-D array (or a sequence holding NumPy scalars)
-    as a tuple of Python numbers; ``ConfigError`` for an array of more dimensions."""
-    if isinstance(value, (list, tuple)):
-        return tuple(_from_numpy(name, item) for item in value)
-    if getattr(value, "ndim", 0) > 1:
-        raise ConfigError(f"{name} must be a number or a 1-D sequence (got shape {value.shape})")
-    plain = value.tolist()
-    return tuple(plain) if isinstance(plain, list) else plain
-
-
-def flatten(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """``{"a": {"b": 1}}`` as ``{"a.b": 1}``; lists stay values."""
-    flat: dict[str, Any] = {}
-    for key, value in record.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            flat.update(flatten(value, f"{name}."))
-        else:
-            flat[name] = value
-    return flat
 
 
 class Experiment[O: Options, P: Record, S: Record, R: Result](abc.ABC):

@@ -26,17 +26,15 @@ from bayes_slr.experiments.base import (
 from bayes_slr.experiments.figures import new_axes
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
+    MANY,
     check_nonempty,
-    heads_option,
-    nus_option,
-    presence_option,
+    options_task,
     resolved_nu,
     seed_option,
-    task_config,
-    variable_length_option,
-    variant_option,
+    task_option,
 )
 from bayes_slr.models.spec import SLRConfig
+from bayes_slr.studies.bayes_risk_records import BayesRiskRow
 
 METHODS = ("exact", "mc")
 
@@ -45,12 +43,12 @@ METHODS = ("exact", "mc")
 class BayesRiskOptions(Options):
     """Settings of ``bayes-risk``: every ``(L, nu)`` of one variant."""
 
-    variant: str = variant_option()
-    L: tuple[int, ...] = option((3,), "sequence lengths, each >= 1 (Lbar with --variable-length)")
-    variable_length: bool = variable_length_option()
-    nu: tuple[float, ...] | None = nus_option()
-    heads: int = heads_option()
-    presence: float = presence_option()
+    variant: str = task_option("variant")
+    L: tuple[int, ...] = task_option("L", MANY)
+    variable_length: bool = task_option("variable_length")
+    nu: tuple[float, ...] | None = task_option("nu", MANY)
+    heads: int = task_option("heads")
+    presence: float = task_option("presence")
     method: str = option(
         "exact", "exact quadrature (stderr = its error bound) or Monte Carlo", choices=METHODS
     )
@@ -69,7 +67,6 @@ class BayesRiskOptions(Options):
         check_nonempty("L", self.L)
         if self.nu is not None:
             check_nonempty("nu", self.nu)
-        self._set("nu", self.nus())  # the variant's default made explicit: the record is complete
         longest = max((L for L in self.L if isinstance(L, int)), default=0)
         if longest > MAX_LENGTH:
             raise ConfigError(
@@ -79,17 +76,13 @@ class BayesRiskOptions(Options):
         for L, nu in itertools.product(self.L, self.nus()):
             self.config(L, nu)
 
+    def filled(self) -> dict[str, object]:
+        """The variant's default ``nu`` made explicit: the record is complete."""
+        return {"nu": self.nus()}
+
     def config(self, L: int, nu: float) -> SLRConfig:
         """The task of one ``(L, nu)``."""
-        return task_config(
-            self.variant,
-            L,
-            self.variable_length,
-            nu,
-            0.0,
-            heads=self.heads,
-            presence=self.presence,
-        )
+        return options_task(self, L=L, nu=nu)
 
     def nus(self) -> tuple[float, ...]:
         """The signal strengths (the variant's default when none were given)."""
@@ -106,31 +99,6 @@ class BayesRiskPoint(Record):
 
     L: int
     nu: float
-
-
-@dataclasses.dataclass(frozen=True)
-class BayesRiskRow(Record):
-    """The Bayes error of one ``(L, nu)``.
-
-    Attributes
-    ----------
-    variant, L, variable_length, nu : the task.
-    bayes_error : ``1 - E[sum_l p_l^2]``, the excess error of the Bayes estimator over ``Delta``
-        (``1 - E[sum_l q_l^2] / rho`` for several heads, docs/multihead.md).
-    stderr : quadrature error bound (``exact``) or Monte Carlo standard error (``mc``).
-    method : ``exact`` or ``mc``.
-    heads, presence : the task's heads ``H`` and presence ``rho``.
-    """
-
-    variant: str
-    L: int
-    variable_length: bool
-    nu: float
-    bayes_error: float
-    stderr: float
-    method: str
-    heads: int = 1
-    presence: float = 1.0
 
 
 COLUMNS = ("variant", "L", "variable_length", "nu", "bayes_error", "stderr", "method")
@@ -199,32 +167,14 @@ class BayesRisk(Experiment[BayesRiskOptions, BayesRiskPoint, BayesRiskRow, Bayes
 
     def solve(self, options: BayesRiskOptions, point: BayesRiskPoint) -> BayesRiskRow:
         """The Bayes error of one point, exact or by Monte Carlo."""
-        config = options.config(point.L, point.nu)
-        if options.method == "exact" and config.multihead:
-            from bayes_slr.formulas.multihead import multihead_bayes_error_exact
+        from bayes_slr.studies.bayes_risk import bayes_risk_row
 
-            value, stderr = multihead_bayes_error_exact(config)
-        elif options.method == "exact":
-            from bayes_slr.formulas.bayes import bayes_error_exact
-
-            value, stderr = bayes_error_exact(config)
-        else:
-            import jax
-
-            from bayes_slr.inference.bayes_risk import bayes_risk_mc
-
-            estimate = bayes_risk_mc(config, options.mc_sequences, jax.random.PRNGKey(options.seed))
-            value, stderr = estimate.bayes_error.mean, estimate.bayes_error.stderr
-        return BayesRiskRow(
-            options.variant,
-            point.L,
+        return bayes_risk_row(
+            options.config(point.L, point.nu),
             options.variable_length,
-            config.nu,
-            float(value),
-            float(stderr),
             options.method,
-            config.heads,
-            config.presence,
+            options.mc_sequences,
+            options.seed,
         )
 
     def collect(

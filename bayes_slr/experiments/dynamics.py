@@ -40,16 +40,11 @@ from bayes_slr.experiments.figures import new_axes
 from bayes_slr.experiments.runner import in_current_terms, inner_progress, sweep_records
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
-    D_option,
-    Delta_option,
-    L_option,
     check_nonempty,
     describe_nu,
-    nu_option,
     resolved_nu,
     task_config,
-    variable_length_option,
-    variant_option,
+    task_option,
 )
 from bayes_slr.records import SweepLog
 from bayes_slr.studies.dynamics import dynamics_point
@@ -91,15 +86,16 @@ ERM_COLUMNS = ("lbfgs_error", "replica_error", "objective_gap", "erm_reach_time"
 class DynamicsOptions(Options):
     """Settings of ``dynamics``: the task, the activations and seeds, the method and its clock."""
 
-    variant: str = variant_option()
-    nu: float | None = nu_option()
-    L: int = L_option()
-    variable_length: bool = variable_length_option()
-    Delta: float = Delta_option()
-    D: int = D_option(
-        500,
-        "token dimension, >= 1 (gd and sgd; the ODEs from a random or sphere start start at the "
-        "overlaps, signs included, of the start the run of the same seed at this D draws)",
+    variant: str = task_option("variant")
+    nu: float | None = task_option("nu")
+    L: int = task_option("L")
+    variable_length: bool = task_option("variable_length")
+    Delta: float = task_option("Delta")
+    D: int = task_option(
+        "D",
+        default=500,
+        help="token dimension, >= 1 (gd and sgd; the ODEs from a random or sphere start start at "
+        "the overlaps, signs included, of the start the run of the same seed at this D draws)",
     )
     activations: tuple[str, ...] = option(
         ("softmax",),

@@ -26,9 +26,7 @@ from bayes_slr.experiments.base import (
     flatten,
     register_experiment,
 )
-from bayes_slr.experiments.gap_erm import erm_point, erm_warnings, held_out_differences
 from bayes_slr.experiments.gap_records import (
-    BayesValue,
     ERMError,
     Estimate,
     GapOptions,
@@ -40,9 +38,35 @@ from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
     task_config,
 )
-from bayes_slr.formulas.optimum_record import OptimalOverlaps, PopulationOptimum
-from bayes_slr.models.spec import SLRConfig
+from bayes_slr.formulas.optimum_record import OptimalOverlaps
 from bayes_slr.numerics.rounding import ROUNDING
+from bayes_slr.studies.gap import (
+    DataSplit,
+    bayes_point,
+    data_split,
+    erm_point,
+    held_out_differences,
+    population_point,
+)
+
+
+def erm_warnings(activation: str, erm: ERMError, population: float | None) -> list[str]:
+    """Why an ERM number is not to be read as it stands: its own notes (disagreeing starts, no
+    convergence, a ridge at the grid's edge), and a test error above the zero predictor's."""
+    warnings = [f"ERM {activation}: {sentence}" for sentence in erm.notes]
+    if erm.above_zero:
+        reason = (
+            f"its population optimum is {population:.3g} (zero predictor: 1), and the estimation "
+            f"error of 2D parameters from N = alpha D samples exceeds that margin"
+            if population is not None
+            else "no better estimator was found"
+        )
+        warnings.append(
+            f"ERM {activation}: test error {erm.test_error:.3g} is above the zero predictor's "
+            f"{erm.zero_error:.3g} (on the same test sequences) by {erm.excess_over_zero:.3g} "
+            f"+- {erm.excess_over_zero_stderr:.2g}: {reason}"
+        )
+    return warnings
 
 
 def optimum_notes(activation: str, overlaps: OptimalOverlaps) -> list[str]:
@@ -208,21 +232,6 @@ def _paired_lines(row: GapRow) -> list[str]:
     ]
 
 
-def bayes_point(config: SLRConfig) -> BayesValue:
-    """The population Bayes error with its quadrature bound."""
-    from bayes_slr.formulas.bayes import bayes_error_exact
-
-    exact = bayes_error_exact(config)
-    return BayesValue(float(exact.value), float(exact.error_bound))
-
-
-def population_point(config: SLRConfig, activation: str) -> PopulationOptimum:
-    """The population-optimal error of one activation, with its optimal overlaps and note."""
-    from bayes_slr.formulas.optimum import optimal_population_error
-
-    return optimal_population_error(activation, config)
-
-
 class Gap(Experiment[GapOptions, GapPoint, GapSolved, GapResult]):
     """Bayes error against each activation's error across lengths."""
 
@@ -263,7 +272,14 @@ class Gap(Experiment[GapOptions, GapPoint, GapSolved, GapResult]):
             return GapSolved(bayes=bayes_point(config))
         if point.kind == "population":
             return GapSolved(population=population_point(config, point.activation))
-        erm, oracle = erm_point(config, point.activation, options)
+        erm, oracle = erm_point(
+            config.replace(D=options.D, Delta=options.Delta),
+            point.activation,
+            options.erm_settings(),
+            options.seed,
+            options.training_ratio(),
+            _split(options),
+        )
         return GapSolved(erm=erm, oracle=oracle)
 
     def collect(
@@ -337,8 +353,25 @@ def _row(
         warnings=tuple(warnings),
     )
     if options.data is not None and not options.source.teacher:
-        row = dataclasses.replace(row, erm_paired_differences=held_out_differences(options, row))
+        row = dataclasses.replace(row, erm_paired_differences=_held_out(options, row))
     return row
+
+
+def _split(options: GapOptions) -> DataSplit | None:
+    """The data file split by the seed (``None`` for drawn data)."""
+    return None if options.data is None else data_split(options.data, options.holdout, options.seed)
+
+
+def _held_out(options: GapOptions, row: GapRow) -> dict[str, Estimate] | None:
+    """The paired differences of a data row without a teacher on its held-out sequences
+    (:func:`~bayes_slr.studies.gap.held_out_differences`); ``None`` when a fit is missing
+    (a failed point)."""
+    fits = {a: (row.erm or {}).get(a) for a in options.activations}
+    if any(part is None or part.fit is None for part in fits.values()):
+        return None
+    config = task_config(row.variant, row.L, row.variable_length, row.nu, options.Delta, options.D)
+    test = _split(options).test
+    return held_out_differences(config, {a: part.fit for a, part in fits.items()}, test)
 
 
 def _column_notes(options: GapOptions, rows: list[GapRow]) -> list[str]:

@@ -1,14 +1,17 @@
 """The options and typed records of ``gap`` (:mod:`bayes_slr.experiments.gap`): its settings, a
-point, a solved point, a row, and the ERM parts of a row, below the modules that compute
-(:mod:`bayes_slr.experiments.gap_erm`), draw (:mod:`bayes_slr.experiments.gap_figure`) and
-assemble them, so that none of those imports another's importer. It imports without JAX.
+point, a solved point and a row (the parts a point computes are the records of
+:mod:`bayes_slr.studies.gap_records`), below the modules that draw
+(:mod:`bayes_slr.experiments.gap_figure`) and assemble them, so that neither imports the other's
+importer. It imports without JAX.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from pathlib import Path
+from typing import Any
 
 from bayes_slr.attention.activations import activation_names, check_registered
 from bayes_slr.attention.erm_settings import (
@@ -25,24 +28,24 @@ from bayes_slr.experiments.base import (
     Record,
     option,
 )
-from bayes_slr.experiments.data import data_task
 from bayes_slr.experiments.task import (
     DEFAULT_D,
     DEFAULT_DELTA,
-    D_option,
-    Delta_option,
+    GIVEN,
+    GIVEN_MANY,
     check_nonempty,
     describe_nu,
     lam_option,
-    nu_option,
     resolved_nu,
     seed_option,
     task_config,
-    variant_option,
+    task_option,
 )
 from bayes_slr.formulas.optimum_record import OptimalOverlaps, PopulationOptimum
+from bayes_slr.models.data_task import GivenTask, data_task
 from bayes_slr.models.dataset import DEFAULT_HOLDOUT, DataSource, held_out_count
 from bayes_slr.models.spec import INITS, LengthLaw
+from bayes_slr.studies.gap_records import BayesValue, ERMError, Estimate
 
 DEFAULT_VARIANTS = ("spiked", "max")
 """The two default settings, each at its variant's own ``nu``: spiked ``nu = 2``, max
@@ -57,31 +60,25 @@ class GapOptions(Options):
     """Settings of ``gap``: the tasks, the activations, and the finite-data (ERM) settings.
 
     With ``data`` the task (variant, ``nu``, ``Delta``, the length law, ``L``, ``D``) comes from
-    the file (:func:`~bayes_slr.experiments.data.data_task`); a setting given beside it that
-    contradicts the file is refused. After validation every setting holds the value the run uses
-    (defaults filled in: ``result.options`` states what ran), ``source`` describes the data file
-    and ``n_train`` is the number of training sequences taken from it. :meth:`replace` treats
-    the filled-in values as given: to change the variant or the data file, build new options.
+    the file (:func:`~bayes_slr.models.data_task.data_task`); a setting given beside it that
+    contradicts the file is refused. The options are kept as given; :meth:`resolved` (what runs,
+    and what ``result.options`` states) holds every setting the run uses (the defaults, or the
+    file's), ``source`` describes the data file and ``n_train`` is the number of training
+    sequences taken from it.
     """
 
-    variant: str | None = variant_option(
-        None,
-        "token law",
+    variant: str | None = task_option(
+        "variant",
+        default=None,
         default_text="both default settings, spiked nu=2 and max nu=inf; with --data the "
         "file's, else spiked",
     )
-    nu: float | None = nu_option("the variant's own: spiked 2, max inf; needs --variant")
-    L: tuple[int, ...] | None = option(
-        None,
-        "sequence lengths, each >= 1 (Lbar of the uniform law with --variable-length)",
-        default_text=f"{' '.join(map(str, DEFAULT_LENGTHS))}; with --data the file's Lbar",
-        signature_default=DEFAULT_LENGTHS,
+    nu: float | None = task_option("nu", default_note="needs --variant")
+    L: tuple[int, ...] | None = task_option(
+        "L", GIVEN_MANY, default=DEFAULT_LENGTHS, default_note="with --data the file's Lbar"
     )
-    variable_length: bool | None = option(
-        None,
-        "length uniform on {1..L} instead of fixed",
-        default_text="fixed; with --data the file's law",
-        signature_default=False,
+    variable_length: bool | None = task_option(
+        "variable_length", GIVEN, default_note="with --data the file's law"
     )
     activations: tuple[str, ...] | None = option(
         None,
@@ -99,17 +96,10 @@ class GapOptions(Options):
         f"{VALIDATION_FRACTION:g} of the training set over {min(DEFAULT_LAM_GRID):g}.."
         f"{max(DEFAULT_LAM_GRID):g} ({len(DEFAULT_LAM_GRID)} log-spaced values)"
     )
-    D: int | None = D_option(
-        None,
-        "token dimension of ERM, >= 1",
-        default_text=f"{DEFAULT_D}; with --data the file's",
-        signature_default=DEFAULT_D,
+    D: int | None = task_option(
+        "D", GIVEN, help="token dimension of ERM, >= 1", default_note="with --data the file's"
     )
-    Delta: float | None = Delta_option(
-        None,
-        default_text=f"{DEFAULT_DELTA:g}; with --data the file's",
-        signature_default=DEFAULT_DELTA,
-    )
+    Delta: float | None = task_option("Delta", GIVEN, default_note="with --data the file's")
     seeds: int | None = option(
         None,
         "ERM teachers and training sets, >= 1; with --data only 1 (one data set)",
@@ -157,27 +147,26 @@ class GapOptions(Options):
     not held out."""
 
     def validate(self) -> None:
-        """Refuse any bad value (one line naming the option and the accepted range) and fill in
-        the defaults, or the data file's settings."""
+        """Refuse any bad value (one line naming the option and the accepted range), a setting
+        given beside ``data`` that contradicts the file, and any task that is not valid."""
         self._check_values()
-        if self.data is not None:
-            self._resolve_data()
-        else:
-            self._fill_defaults()
+        run = {name: getattr(self, name) for name in ("variant", "nu", "L", "variable_length")}
+        run |= {"Delta": self.Delta} | self.filled()
         self.erm_settings()
-        for (variant, nu), L in itertools.product(self.settings(), self.L):
-            task_config(variant, L, self.variable_length, nu, self.Delta)
+        pairs = variant_settings(run["variant"], run["nu"])
+        for (variant, nu), L in itertools.product(pairs, run["L"]):
+            task_config(variant, L, run["variable_length"], nu, run["Delta"])
 
     def _check_values(self) -> None:
         """Refuse an unknown activation and any value out of range (each on its own)."""
-        if self.activations is None:
-            self._set("activations", tuple(activation_names()))
-        check_nonempty("activations", self.activations)
-        for activation in self.activations:
-            check_registered("activations", activation)
+        if self.activations is not None:
+            check_nonempty("activations", self.activations)
+            for activation in self.activations:
+                check_registered("activations", activation)
         if self.L is not None:
             check_nonempty("L", self.L)
-            self._set("L", tuple(check_int("L", L, 1) for L in self.L))
+            for L in self.L:
+                check_int("L", L, 1)
         if self.alpha is not None:
             check_real("alpha", self.alpha, minimum=0.0, strict=True)
         if self.D is not None:
@@ -187,7 +176,22 @@ class GapOptions(Options):
         if self.seeds is not None:
             check_int("seeds", self.seeds, 1)
 
-    def _fill_defaults(self) -> None:
+    def filled(self) -> dict[str, object]:
+        """The settings not given: the activations, the data file's task, or the defaults (and
+        the variant's ``nu``); ``source`` and ``n_train`` of a data file (worked out once per
+        options object)."""
+        return dict(self._filled)
+
+    @functools.cached_property
+    def _filled(self) -> dict[str, Any]:
+        filled: dict[str, Any] = {}
+        if self.activations is None:
+            filled["activations"] = tuple(activation_names())
+        if self.L is not None:
+            filled["L"] = tuple(int(L) for L in self.L)
+        return {**filled, **(self._data_settings() if self.data is not None else self._defaults())}
+
+    def _defaults(self) -> dict[str, Any]:
         """Without a data file: the variant's ``nu`` and the defaults of the settings not
         given."""
         if self.nu is not None and self.variant is None:
@@ -195,8 +199,9 @@ class GapOptions(Options):
                 "`nu` needs `variant` (without `variant` the two default settings run: "
                 "spiked nu=2 and max nu=inf)"
             )
+        filled: dict[str, Any] = {"source": None, "n_train": None}  # from a data file only
         if self.variant is not None:
-            self._set("nu", resolved_nu(self.variant, self.nu))
+            filled["nu"] = resolved_nu(self.variant, self.nu)
         for name, default in (
             ("L", DEFAULT_LENGTHS),
             ("variable_length", False),
@@ -205,11 +210,10 @@ class GapOptions(Options):
             ("seeds", DEFAULT_SEEDS),
         ):
             if getattr(self, name) is None:
-                self._set(name, default)
-        self._set("source", None)  # set from a data file only
-        self._set("n_train", None)
+                filled[name] = default
+        return filled
 
-    def _resolve_data(self) -> None:
+    def _data_settings(self) -> dict[str, Any]:
         """The task of the data file, reconciled with the settings given beside it."""
         if self.alpha is not None:
             raise ConfigError(
@@ -220,39 +224,36 @@ class GapOptions(Options):
                 f"`seeds` must be 1 with `data` (one data set: `seed` chooses the held-out "
                 f"split and the random starts), got {self.seeds}"
             )
-        given = {
-            "variant": self.variant,
-            "nu": self.nu,
-            "Delta": self.Delta,
-            "L": None if self.L is None else (self.L[0] if len(self.L) == 1 else self.L),
-            "variable_length": self.variable_length,
-            "D": self.D,
-        }
-        config, source = data_task(self.data, given)
+        given = GivenTask(
+            variant=self.variant,
+            nu=self.nu,
+            Delta=self.Delta,
+            L=None if self.L is None else (self.L[0] if len(self.L) == 1 else self.L),
+            variable_length=self.variable_length,
+            D=self.D,
+        )
+        config, source = data_task(self.data, given, DEFAULT_DELTA)
         if not (config.length.is_fixed or config.length == LengthLaw.uniform(config.Lbar)):
             raise ConfigError(
                 f"`data`: gap runs fixed or uniform length laws; the config record has "
                 f"{config.length.describe()}"
             )
         n_held_out = 0 if source.teacher else held_out_count(self.holdout, source.N)
-        for name, value in (
-            ("variant", config.variant),
-            ("nu", config.nu),
-            ("Delta", config.Delta),
-            ("L", (config.Lbar,)),
-            ("variable_length", not config.length.is_fixed),
-            ("D", config.D),
-            ("seeds", 1),
-            ("source", source),
-            ("n_train", source.N - n_held_out),
-        ):
-            self._set(name, value)
+        return {
+            "variant": config.variant,
+            "nu": config.nu,
+            "Delta": config.Delta,
+            "L": (config.Lbar,),
+            "variable_length": not config.length.is_fixed,
+            "D": config.D,
+            "seeds": 1,
+            "source": self.source or source,  # where each setting came from, as given
+            "n_train": source.N - n_held_out,
+        }
 
     def settings(self) -> tuple[tuple[str, float], ...]:
         """The ``(variant, nu)`` pairs to run: both default settings without ``variant``."""
-        if self.variant is None:
-            return tuple((variant, resolved_nu(variant, None)) for variant in DEFAULT_VARIANTS)
-        return ((self.variant, resolved_nu(self.variant, self.nu)),)
+        return variant_settings(self.variant, self.nu)
 
     @property
     def runs_erm(self) -> bool:
@@ -277,63 +278,11 @@ class GapOptions(Options):
         )
 
 
-@dataclasses.dataclass(frozen=True)
-class Estimate(Record):
-    """A Monte Carlo estimate and its standard error."""
-
-    value: float
-    stderr: float
-
-
-@dataclasses.dataclass(frozen=True)
-class FittedParameters(Record):
-    """The selected ERM fit ``k``, ``v``, ``c`` (kept for data without a teacher, whose
-    activations are compared again on the same held-out sequences)."""
-
-    k: tuple[float, ...]
-    v: tuple[float, ...]
-    c: float
-
-
-@dataclasses.dataclass(frozen=True)
-class ERMError(Record):
-    """The ERM test error of one activation (docs/erm.md).
-
-    Attributes
-    ----------
-    test_error, stderr : mean over seeds of the selected start's test error, and its standard
-        error (over seeds; with one data set, over its test sequences).
-    lam : the ridge of each seed; ``lam_auto``: chosen by validation.
-    restarts_agree : whether the random starts agree (``None`` with one start).
-    start_spread : largest spread of the random starts' test errors over the seeds.
-    converged : every reported fit reached the gradient tolerance.
-    informed_test_error : the informed start's (a reference; ``None`` without a teacher).
-    zero_error : the zero predictor's on the same sequences (``|v*|^2/D`` for a teacher).
-    excess_over_zero, excess_over_zero_stderr : test error minus the zero predictor's, paired
-        per seed, and its standard error.
-    notes : sentences that must accompany the number (disagreeing starts, no convergence, a
-        ridge at the edge of the grid); printed as warnings.
-    fit : the selected fit, for data without a teacher (else ``None``).
-    """
-
-    test_error: float
-    stderr: float
-    lam: tuple[float, ...]
-    lam_auto: bool
-    restarts_agree: bool | None
-    start_spread: float
-    converged: bool
-    informed_test_error: float | None
-    zero_error: float
-    excess_over_zero: float
-    excess_over_zero_stderr: float
-    notes: tuple[str, ...] = ()
-    fit: FittedParameters | None = None
-
-    @property
-    def above_zero(self) -> bool:
-        """Worse than the zero predictor by more than two standard errors."""
-        return self.excess_over_zero > 2.0 * self.excess_over_zero_stderr
+def variant_settings(variant: str | None, nu: float | None) -> tuple[tuple[str, float], ...]:
+    """The ``(variant, nu)`` pairs to run: both default settings without ``variant``."""
+    if variant is None:
+        return tuple((name, resolved_nu(name, None)) for name in DEFAULT_VARIANTS)
+    return ((variant, resolved_nu(variant, nu)),)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -346,14 +295,6 @@ class GapPoint(Record):
     L: int
     kind: str
     activation: str | None = None
-
-
-@dataclasses.dataclass(frozen=True)
-class BayesValue(Record):
-    """The population Bayes error with known directions and its quadrature error bound."""
-
-    error: float
-    error_bound: float
 
 
 @dataclasses.dataclass(frozen=True)

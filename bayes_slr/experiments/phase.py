@@ -30,21 +30,25 @@ from bayes_slr.experiments.base import (
 from bayes_slr.experiments.figures import new_axes
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
-    NU_DEFAULT_TEXT,
+    MANY,
     check_nonempty,
     describe_nu,
+    options_task,
     resolved_nu,
     seed_option,
-    task_config,
-    variable_length_option,
-    variant_option,
+    task_option,
+)
+from bayes_slr.studies.phase_records import (
+    MERGE_TOL,
+    THRESHOLDS,
+    PhaseCurves,
+    PhaseRow,
+    PhaseSettings,
 )
 
-THRESHOLDS = ("alpha_WR", "alpha_sp", "alpha_IT", "alpha_alg", "alpha_PR")
 TABLE_THRESHOLDS = THRESHOLDS[1:]
 """The table's columns: alpha_WR is none in SLR by construction (a note says why; the rows and the
 JSON keep it)."""
-"""The thresholds of a row, in the order of the table (``alpha_sp <= alpha_IT <= alpha_alg``)."""
 SETTINGS = ("Delta", "nu", "L")
 """The settings a phase diagram may sweep (one of them at a time)."""
 DEFAULT_DELTAS = (0.0, 0.001, 0.002, 0.005)
@@ -53,8 +57,6 @@ DEFAULT_DELTAS = (0.0, 0.001, 0.002, 0.005)
 CURVE_POINTS = 33
 """Points of the initial scan of the fixed-point curve (``theory.fixed_point_curve.CURVE_POINTS``,
 repeated here so the options import without JAX; a test keeps them equal)."""
-MERGE_TOL = 1e-6
-"""Error bound of the ``Delta`` where the threshold curves merge (``--curves``)."""
 DEFAULT_MC_SAMPLES = 65536
 """Channel draws where the variant has no quadrature (``theory.bayes_channel``'s default)."""
 VALUE_CONVENTION = (
@@ -73,20 +75,15 @@ PHASE_CONVENTION = (
 class PhaseOptions(Options):
     """Settings of ``phase``: one task with one setting swept, and the range of ``alpha``."""
 
-    variant: str = variant_option()
-    nu: tuple[float, ...] | None = option(
-        None,
-        "signal strengths, each >= 0 (inf for max only); several values sweep nu",
-        default_text=NU_DEFAULT_TEXT,
-    )
-    L: tuple[int, ...] = option(
-        (3,),
-        "sequence lengths, each >= 1 (Lbar with --variable-length); several values sweep L",
-    )
-    variable_length: bool = variable_length_option()
-    Delta: tuple[float, ...] = option(
-        DEFAULT_DELTAS,
-        "noise variances, each >= 0; several values sweep Delta (give one to sweep nu or L)",
+    variant: str = task_option("variant")
+    nu: tuple[float, ...] | None = task_option("nu", MANY, note="; several values sweep nu")
+    L: tuple[int, ...] = task_option("L", MANY, note="; several values sweep L")
+    variable_length: bool = task_option("variable_length")
+    Delta: tuple[float, ...] = task_option(
+        "Delta",
+        MANY,
+        default=DEFAULT_DELTAS,
+        note="; several values sweep Delta (give one to sweep nu or L)",
     )
     alpha_min: float = option(
         0.5, "lower end of the alpha range reported (a threshold below: -inf), > 0"
@@ -121,10 +118,9 @@ class PhaseOptions(Options):
     def validate(self) -> None:
         """Refuse a bad range or tolerance, more than one swept setting, or a task the
         Bayes-optimal theory does not cover (without importing JAX)."""
-        self._set("nu", self.nus())  # the variant's default made explicit: the record is complete
         for name in SETTINGS:
-            check_nonempty(name, getattr(self, name))
-        swept = [name for name in SETTINGS if len(getattr(self, name)) > 1]
+            check_nonempty(name, self.values(name))
+        swept = [name for name in SETTINGS if len(self.values(name)) > 1]
         if len(swept) > 1:
             hint = "; Delta's default is a list" if self.Delta == DEFAULT_DELTAS else ""
             raise ConfigError(
@@ -150,17 +146,36 @@ class PhaseOptions(Options):
         check_int("seed", self.seed, 0)
         check_int("curve_points", self.curve_points, 2)
         for point in self.grid():
-            config = task_config(self.variant, point.L, self.variable_length, point.nu, point.Delta)
+            config = options_task(self, nu=point.nu, L=point.L, Delta=point.Delta)
             config.law.check_bayes_theory_nu(config.nu)
+
+    def filled(self) -> dict[str, object]:
+        """The variant's default ``nu`` made explicit: the record is complete."""
+        return {"nu": self.nus()}
+
+    def values(self, name: str) -> tuple[float, ...]:
+        """The values of the setting ``name`` (``nu``: :meth:`nus`)."""
+        return self.nus() if name == "nu" else getattr(self, name)
 
     def nus(self) -> tuple[float, ...]:
         """The signal strengths (the variant's default when none were given)."""
         return self.nu if self.nu is not None else (resolved_nu(self.variant, None),)
 
+    def settings(self) -> PhaseSettings:
+        """How the thresholds of every task are located."""
+        return PhaseSettings(
+            alpha_min=self.alpha_min,
+            alpha_max=self.alpha_max,
+            tol=self.tol,
+            scan=self.scan,
+            channel_draws=self.channel_draws,
+            curve_points=self.curve_points,
+        )
+
     def swept(self) -> str:
         """The setting the diagram is drawn against: the one with several values (``Delta`` when
         every setting has one value)."""
-        return next((name for name in SETTINGS if len(getattr(self, name)) > 1), "Delta")
+        return next((name for name in SETTINGS if len(self.values(name)) > 1), "Delta")
 
     def grid(self) -> list[PhasePoint]:
         """One point per value of the swept setting, in the order given."""
@@ -179,119 +194,6 @@ class PhasePoint(Record):
     nu: float
     L: int
     Delta: float
-
-
-@dataclasses.dataclass(frozen=True)
-class PhaseRow(Record):
-    """The thresholds of one task.
-
-    Attributes
-    ----------
-    variant, nu, L, variable_length, Delta : the task.
-    alpha_WR, alpha_sp, alpha_IT, alpha_alg, alpha_PR : the thresholds (weak recovery, spinodal,
-        information-theoretic, algorithmic, perfect recovery): ``nan`` = none, ``-inf`` / ``inf``
-        = below ``alpha_min`` / above ``alpha_max``.
-    tolerances : each threshold's error bound (0 for a closed form, ``nan`` where no value).
-    statuses : each threshold's status (``located``, ``exact``, ``below range``, ``above range``,
-        ``none``).
-    notes : each threshold's note (how it was found, or why there is none).
-    hard_phase : whether AMP is not Bayes-optimal somewhere in the range
-        (``alpha_IT < alpha_alg``).
-    method : the channel (``quadrature`` or ``monte carlo``).
-    mc_samples : channel draws (0 for a quadrature).
-    evaluations : channel evaluations spent.
-    """
-
-    variant: str
-    nu: float
-    L: int
-    variable_length: bool
-    Delta: float
-    alpha_WR: float
-    alpha_sp: float
-    alpha_IT: float
-    alpha_alg: float
-    alpha_PR: float
-    tolerances: dict[str, float]
-    statuses: dict[str, str]
-    notes: dict[str, str]
-    hard_phase: bool
-    method: str
-    mc_samples: int
-    evaluations: int
-
-    def threshold(self, name: str) -> float:
-        """The threshold called ``name`` (one of :data:`THRESHOLDS`)."""
-        return getattr(self, name)
-
-    def describe(self, name: str) -> str:
-        """A threshold as the table prints it: ``1.22612 +- 1e-05``, ``1 (exact)``, ``< 0.5``,
-        ``> 4`` or ``none``."""
-        value, status = self.threshold(name), self.statuses[name]
-        if status == "located":
-            return f"{value:.6g} +- {self.tolerances[name]:.1g}"
-        if status == "exact":
-            return f"{value:g} (exact)"
-        if status in ("below range", "above range"):
-            return status
-        return "none"
-
-
-def threshold_value(status: str, value: float | None) -> float:
-    """A threshold record as one float: the value, ``-inf`` / ``inf`` out of range, else ``nan``."""
-    if status in ("located", "exact"):
-        return float(value)
-    if status == "below range":
-        return -math.inf
-    if status == "above range":
-        return math.inf
-    return math.nan
-
-
-def has_hard_phase(alpha_IT: float, alpha_alg: float) -> bool:
-    """Whether ``alpha_IT < alpha < alpha_alg`` meets the range (both exist)."""
-    if math.isnan(alpha_IT) or math.isnan(alpha_alg):
-        return False
-    return alpha_IT < alpha_alg and alpha_IT != math.inf and alpha_alg != -math.inf
-
-
-@dataclasses.dataclass(frozen=True)
-class PhaseCurves(Record):
-    """The thresholds as curves of ``Delta`` up to their merge
-    (:func:`~bayes_slr.formulas.threshold_curves.threshold_curves`).
-
-    Attributes
-    ----------
-    Delta : the sampled noise variances, increasing, the last one the merge.
-    alpha_sp, alpha_IT, alpha_alg : the thresholds there (equal at the merge).
-    tolerance_sp, tolerance_IT, tolerance_alg : their error bounds.
-    merge_Delta, merge_tolerance : where the curves merge, and its error bound (the S of the
-        fixed-point curve exists at ``merge_Delta - merge_tolerance``, not at ``+``).
-    merge_alpha, merge_alpha_tolerance : the merged threshold and its error bound.
-    evaluations : channel evaluations spent.
-    """
-
-    Delta: tuple[float, ...]
-    alpha_sp: tuple[float, ...]
-    alpha_IT: tuple[float, ...]
-    alpha_alg: tuple[float, ...]
-    tolerance_sp: tuple[float, ...]
-    tolerance_IT: tuple[float, ...]
-    tolerance_alg: tuple[float, ...]
-    merge_Delta: float
-    merge_tolerance: float
-    merge_alpha: float
-    merge_alpha_tolerance: float
-    evaluations: int
-
-    def describe(self) -> str:
-        """One line: where the curves merge."""
-        return (
-            f"curves: alpha_sp, alpha_IT and alpha_alg merge at Delta = {self.merge_Delta:.7g} "
-            f"+- {self.merge_tolerance:.1g}, alpha = {self.merge_alpha:.6g} +- "
-            f"{self.merge_alpha_tolerance:.1g} (no hard phase above it; {len(self.Delta)} "
-            f"samples by continuation in Delta)"
-        )
 
 
 REGIONS = (
@@ -511,43 +413,10 @@ class Phase(Experiment[PhaseOptions, PhasePoint, PhaseRow, PhaseResult]):
 
     def solve(self, options: PhaseOptions, point: PhasePoint) -> PhaseRow:
         """The thresholds of one task."""
-        from bayes_slr.formulas.bayes_channel import BayesChannel
-        from bayes_slr.formulas.thresholds import thresholds
+        from bayes_slr.studies.phase import phase_row
 
-        config = task_config(
-            options.variant, point.L, options.variable_length, point.nu, point.Delta
-        )
-        channel = BayesChannel(config, mc_samples=options.channel_draws, seed=options.seed)
-        found = thresholds(
-            config,
-            options.alpha_min,
-            options.alpha_max,
-            options.tol,
-            channel=channel,
-            scan=options.scan,
-        )
-        records = {record.name: record for record in found.all()}
-        values = {
-            name: threshold_value(records[name].status, records[name].value) for name in THRESHOLDS
-        }
-        return PhaseRow(
-            variant=options.variant,
-            nu=float(config.nu),
-            L=point.L,
-            variable_length=options.variable_length,
-            Delta=point.Delta,
-            **values,
-            tolerances={
-                name: math.nan if records[name].tolerance is None else records[name].tolerance
-                for name in THRESHOLDS
-            },
-            statuses={name: records[name].status for name in THRESHOLDS},
-            notes={name: records[name].note for name in THRESHOLDS},
-            hard_phase=has_hard_phase(values["alpha_IT"], values["alpha_alg"]),
-            method=found.method,
-            mc_samples=channel.mc_samples,
-            evaluations=found.evaluations,
-        )
+        config = options_task(options, nu=point.nu, L=point.L, Delta=point.Delta)
+        return phase_row(config, options.variable_length, options.settings(), options.seed)
 
     def collect(
         self,
@@ -595,36 +464,13 @@ def _curves(options: PhaseOptions, rows: Sequence[PhaseRow]) -> tuple[PhaseCurve
         return None, ""
     if not rows or any(row.method != "quadrature" for row in rows):
         return None, "curves: not traced (they need a quadrature channel; this task has none)"
-    from bayes_slr.formulas.threshold_curves import threshold_curves
+    from bayes_slr.studies.phase import phase_curves
 
-    config = task_config(options.variant, rows[0].L, options.variable_length, rows[0].nu, 0.0)
+    config = options_task(options, nu=rows[0].nu, L=rows[0].L, Delta=0.0)
     try:
-        found = threshold_curves(config, options.curve_points, options.tol, MERGE_TOL)
+        return phase_curves(config, options.settings()), ""
     except ConfigError as exc:
         return None, f"curves: not traced ({exc})"
-    samples = found.samples
-    return (
-        PhaseCurves(
-            **{
-                name: tuple(getattr(sample, name) for sample in samples)
-                for name in (
-                    "Delta",
-                    "alpha_sp",
-                    "alpha_IT",
-                    "alpha_alg",
-                    "tolerance_sp",
-                    "tolerance_IT",
-                    "tolerance_alg",
-                )
-            },
-            merge_Delta=found.merge.Delta,
-            merge_tolerance=found.merge.tolerance,
-            merge_alpha=found.merge.alpha,
-            merge_alpha_tolerance=found.merge.alpha_tolerance,
-            evaluations=found.evaluations,
-        ),
-        "",
-    )
 
 
 PHASE = register_experiment(Phase())

@@ -11,6 +11,7 @@ below; the resolved options are what the result reports. It imports without JAX.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -20,33 +21,25 @@ from bayes_slr.experiments.base import (
     Options,
     option,
 )
-from bayes_slr.experiments.data import data_task, refuse_conflict
 from bayes_slr.experiments.task import (
     DEFAULT_D,
     DEFAULT_DELTA,
     DEFAULT_L,
     DEFAULT_SEED,
     DEFAULT_VARIANT,
-    D_option,
-    Delta_option,
-    L_option,
+    GIVEN,
     lam_option,
-    nu_option,
+    options_task,
     seed_option,
-    task_config,
-    variable_length_option,
-    variant_option,
+    task_option,
 )
 from bayes_slr.inference.sampler_registry import sampler_help
-from bayes_slr.memory import check_fits
+from bayes_slr.models.data_task import GivenTask, data_task, refuse_conflict
 from bayes_slr.models.dataset import DataSource
 from bayes_slr.models.spec import INITS, SLRConfig, training_size
-from bayes_slr.studies.posterior_records import SamplingSettings
+from bayes_slr.studies.posterior_records import SamplingSettings, check_memory
 
 DEFAULT_ALPHA = 4.0
-TOKEN_COPIES = 3
-"""Copies of the training tokens a posterior holds at its peak (drawn, on the devices, in its
-tree)."""
 SAMPLING_DEFAULTS: dict[str, Any] = {
     "sampler": "auto",
     "chains": 4,
@@ -78,14 +71,12 @@ class SamplingOptions(Options):
     defaults) and :meth:`task` returns the resolved task.
     """
 
-    variant: str | None = variant_option(None, signature_default=DEFAULT_VARIANT)
-    nu: float | None = nu_option()
-    L: int | None = L_option(None, signature_default=DEFAULT_L)
-    variable_length: bool | None = variable_length_option(
-        None, default_text="fixed", signature_default=False
-    )
-    Delta: float | None = Delta_option(None, signature_default=DEFAULT_DELTA)
-    D: int | None = D_option(None, signature_default=DEFAULT_D)
+    variant: str | None = task_option("variant", GIVEN)
+    nu: float | None = task_option("nu", GIVEN)
+    L: int | None = task_option("L", GIVEN)
+    variable_length: bool | None = task_option("variable_length", GIVEN)
+    Delta: float | None = task_option("Delta", GIVEN)
+    D: int | None = task_option("D", GIVEN)
     sampler: str | None = option(
         None,
         lambda: f"posterior sampler: {sampler_help()}",
@@ -148,115 +139,110 @@ class SamplingOptions(Options):
     )
 
     def validate(self) -> None:
-        """Resolve the task and every setting not given, and refuse any value out of range."""
-        config, teacher = self.resolve_task()
-        self.resolve_sampling(config, teacher)
-        self._set("_task", config)
-        for alpha in self.simulated_alphas():
-            self.check_memory(config, alpha)
+        """Refuse any value out of range, a setting that contradicts a file, and a posterior
+        that does not fit in memory (resolving the settings not given, without keeping them)."""
+        self.resolution()
 
-    def simulated_alphas(self) -> tuple[float, ...]:
+    def filled(self) -> dict[str, object]:
+        """The task and every setting not given: the file's, else the defaults."""
+        run = self.resolution()
+        return {name: value for name, value in run.items() if value is not getattr(self, name)}
+
+    def resolution(self) -> dict[str, Any]:
+        """Every setting as the run uses it (``{name: value}``), each checked: the task
+        resolved, the sampling settings filled in for it, the memory of the largest training
+        set checked (worked out once per options object)."""
+        return dict(self._resolution)
+
+    @functools.cached_property
+    def _resolution(self) -> dict[str, Any]:
+        run = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+        config, teacher = self.resolve_task(run)
+        self.resolve_sampling(run, config, teacher)
+        settings = sampling_settings(run)
+        for alpha in self.simulated_alphas(run):
+            check_memory(config, alpha, settings)
+        return run
+
+    def simulated_alphas(self, run: dict[str, Any]) -> tuple[float, ...]:
         """The alphas whose training sets are drawn (none when the data come from a file)."""
         return ()
 
-    def check_memory(self, config: SLRConfig, alpha: float) -> None:
-        """Refuse, before anything is allocated, a posterior whose training set and draws would
-        not fit in memory (:func:`~bayes_slr.memory.check_fits`)."""
-        N = training_size(alpha, config.D)
-        tokens = N * config.Lbar * config.D
-        starts = 2 if self.check_start else 1
-        draws = starts * self.chains * (self.warmup + self.samples) * 2 * config.D
-        check_fits(
-            f"D = {config.D}, alpha = {alpha:g}",
-            8 * (TOKEN_COPIES * tokens + draws),
-            f"N L D = {tokens:.3g} token entries and {draws:.3g} drawn coordinates in float64",
-            "use a smaller D, alpha, chains or samples",
-            ask_device=False,
-        )
-
-    def resolve_task(self) -> tuple[SLRConfig, bool]:
-        """The task (simulated: from the settings given and the defaults) and whether a teacher
-        is known."""
-        self.fill(
+    def resolve_task(self, run: dict[str, Any]) -> tuple[SLRConfig, bool]:
+        """Fill in ``run`` the task (simulated: from the settings given and the defaults);
+        return it and whether a teacher is known."""
+        fill(
+            run,
             {
                 "variant": DEFAULT_VARIANT,
                 "L": DEFAULT_L,
                 "variable_length": False,
                 "Delta": DEFAULT_DELTA,
                 "D": DEFAULT_D,
-            }
+            },
         )
-        config = task_config(
-            self.variant, self.L, self.variable_length, self.nu, self.Delta, self.D
-        )
-        self._set("nu", config.nu)
-        self._set("Delta", config.Delta)
+        config = options_task(self, **run)
+        run |= {"nu": config.nu, "Delta": config.Delta}
         return config, True
 
-    def resolve_sampling(self, config: SLRConfig, teacher: bool) -> None:
-        """Fill the sampling and evaluation settings not given and check them for ``config``
-        (``teacher``: whether a teacher is known, for the start check and fresh test sets)."""
+    def resolve_sampling(self, run: dict[str, Any], config: SLRConfig, teacher: bool) -> None:
+        """Fill in ``run`` the sampling and evaluation settings not given and check them for
+        ``config`` (``teacher``: whether a teacher is known, for the start check and fresh test
+        sets)."""
         from bayes_slr.inference.samplers import check_sampling_arguments
 
-        self.fill({name: v for name, v in SAMPLING_DEFAULTS.items() if teacher or name != "N_test"})
-        check_int("seed", self.seed, 0)
+        fill(run, {name: v for name, v in SAMPLING_DEFAULTS.items() if teacher or name != "N_test"})
+        check_int("seed", run["seed"], 0)
         check_sampling_arguments(
             config,
-            sampler=self.sampler,
-            chains=self.chains,
-            warmup=self.warmup,
-            samples=self.samples,
-            init=self.init,
+            **{name: run[name] for name in ("sampler", "chains", "warmup", "samples", "init")},
         )
-        if self.check_start and self.chains < 2:
+        if run["check_start"] and run["chains"] < 2:
             raise ConfigError(
                 "chains must be >= 2 with `check_start` (r_hat needs two chains per start), "
-                f"got {self.chains}"
+                f"got {run['chains']}"
             )
-        if self.N_test is not None:
-            check_int("N_test", self.N_test, 2)
-        check_int("max_draws", self.max_draws, 1)
-        check_lam(self.lam)
-        if self.exact_teacher:
+        if run["N_test"] is not None:
+            check_int("N_test", run["N_test"], 2)
+        check_int("max_draws", run["max_draws"], 1)
+        check_lam(run["lam"])
+        if run["exact_teacher"]:
             check_int("D", config.D, 2)
 
-    def fill(self, defaults: dict[str, Any]) -> None:
-        """Set each setting of ``defaults`` that was not given."""
-        for name, value in defaults.items():
-            if getattr(self, name) is None:
-                self._set(name, value)
-
-    def keep(self, fixed: dict[str, Any], origin: str) -> None:
-        """Set the settings ``origin`` (a file) fixes, refusing a given one that differs; a
-        ``None`` in ``fixed`` (a setting the file does not record) is left as given."""
-        for name, value in fixed.items():
-            if value is not None:
-                refuse_conflict(name, getattr(self, name), value, origin)
-                self._set(name, value)
-
     def task(self) -> SLRConfig:
-        """The resolved task."""
-        return self._task
+        """The task the options resolve to."""
+        return options_task(self, **self._resolution)
 
     def settings(self) -> SamplingSettings:
         """The resolved sampling, evaluation and ERM settings of the posterior study."""
-        return SamplingSettings(
-            sampler=self.sampler,
-            chains=self.chains,
-            warmup=self.warmup,
-            samples=self.samples,
-            init=self.init,
-            exact_teacher=self.exact_teacher,
-            check_start=self.check_start,
-            N_test=self.N_test,
-            max_draws=self.max_draws,
-            erm=self.erm,
-            lam=self.lam,
-        )
+        return sampling_settings(dataclasses.asdict(self))
 
     def from_file(self) -> bool:
         """Whether the posterior is read from a file written before (``posterior --from``)."""
         return False
+
+
+def sampling_settings(values: dict[str, Any]) -> SamplingSettings:
+    """The :class:`SamplingSettings` of resolved settings ``values`` (name -> value)."""
+    return SamplingSettings(
+        **{f.name: values[f.name] for f in dataclasses.fields(SamplingSettings)}
+    )
+
+
+def fill(run: dict[str, Any], defaults: dict[str, Any]) -> None:
+    """Set in ``run`` each setting of ``defaults`` that was not given."""
+    for name, value in defaults.items():
+        if run[name] is None:
+            run[name] = value
+
+
+def keep(run: dict[str, Any], fixed: dict[str, Any], origin: str) -> None:
+    """Set in ``run`` the settings ``origin`` (a file) fixes, refusing a given one that differs;
+    a ``None`` in ``fixed`` (a setting the file does not record) is left as given."""
+    for name, value in fixed.items():
+        if value is not None:
+            refuse_conflict(name, run[name], value, origin)
+            run[name] = value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -287,38 +273,45 @@ class PosteriorOptions(SamplingOptions):
         "test set, chosen by --seed, in (0, 1)",
         default_text="0.2",
     )
+    data_record: DataSource | None = dataclasses.field(default=None, repr=False, compare=False)
+    """The ``data`` file and where each setting came from, as given (filled in; not in the JSON)."""
 
-    def simulated_alphas(self) -> tuple[float, ...]:
+    def to_dict(self) -> dict[str, Any]:
+        """The options as JSON-ready values, without :attr:`data_record`."""
+        data = super().to_dict()
+        del data["data_record"]
+        return data
+
+    def simulated_alphas(self, run: dict[str, Any]) -> tuple[float, ...]:
         """The alpha of a simulated training set (none for a data or posterior file)."""
-        return () if self.source is not None or self.data is not None else (self.alpha,)
+        return () if self.source is not None or self.data is not None else (run["alpha"],)
 
-    def resolve_task(self) -> tuple[SLRConfig, bool]:
+    def resolve_task(self, run: dict[str, Any]) -> tuple[SLRConfig, bool]:
         """The task of the posterior file, of the data file, or of the settings given."""
         if self.source is not None:
-            return self._file_task()
+            return self._file_task(run)
         if self.holdout is not None and self.data is None:
             raise ConfigError("`holdout` applies only with `data`")
         if self.data is not None:
-            return self._data_task()
-        config, teacher = super().resolve_task()
-        self.fill({"alpha": DEFAULT_ALPHA})
-        training_size(self.alpha, config.D)
-        self._set("alpha", float(self.alpha))
+            return self._data_task(run)
+        config, teacher = super().resolve_task(run)
+        fill(run, {"alpha": DEFAULT_ALPHA})
+        training_size(run["alpha"], config.D)
+        run["alpha"] = float(run["alpha"])
         return config, teacher
 
-    def _file_task(self) -> tuple[SLRConfig, bool]:
-        from bayes_slr.studies.posterior_file import stored_posterior
-
+    def _file_task(self, run: dict[str, Any]) -> tuple[SLRConfig, bool]:
         if self.data is not None:
             raise ConfigError(
                 "`source` and `data` exclude each other (`source` re-summarises a posterior file)"
             )
         if self.holdout is not None:
             raise ConfigError("`holdout` does not apply with `source` (the file fixes the split)")
-        stored = stored_posterior(self.source)
+        stored = self.stored()
         config = stored.config
         origin = f"the posterior file {self.source}"
-        self.keep(
+        keep(
+            run,
             {
                 "variant": config.variant,
                 "nu": config.nu,
@@ -339,34 +332,40 @@ class PosteriorOptions(SamplingOptions):
         )
         if self.sampler not in (None, stored.kernel):  # the kernel that ran, or the option given
             refuse_conflict("sampler", self.sampler, stored.sampler, origin)
-        self.fill(
+        fill(
+            run,
             {
                 "sampler": stored.sampler,
                 "N_test": stored.N_test,
                 "max_draws": stored.max_draws,
                 "erm": stored.erm is not None,
                 "lam": None if stored.erm is None else stored.erm.lam,
-            }
+            },
         )
-        self._set("_stored", stored)
         return config, True
 
-    def _data_task(self) -> tuple[SLRConfig, bool]:
+    def _data_task(self, run: dict[str, Any]) -> tuple[SLRConfig, bool]:
         from bayes_slr.models.dataset import DEFAULT_HOLDOUT, held_out_count
 
-        for name in ("alpha", "exact_teacher"):
-            if getattr(self, name) is not None:
+        for name, given in (
+            ("alpha", self.alpha is not None),
+            ("exact_teacher", self.exact_teacher),
+        ):
+            if given:  # exact_teacher False (resolved options) asks for nothing
                 raise ConfigError(f"`{name}` does not apply with `data` (the data set fixes it)")
-        config, source = data_task(self.data, {name: getattr(self, name) for name in TASK_SETTINGS})
-        self._set("variant", config.variant)
-        self._set("nu", config.nu)
-        self._set("L", config.Lbar)
-        self._set("variable_length", not config.length.is_fixed)
-        self._set("Delta", config.Delta)
-        self._set("D", config.D)
-        self._set("_data_source", source)
+        given = GivenTask(**{name: getattr(self, name) for name in TASK_SETTINGS})
+        config, source = data_task(self.data, given, DEFAULT_DELTA)
+        run["data_record"] = self.data_record or source  # where each setting came from, as given
+        run |= {
+            "variant": config.variant,
+            "nu": config.nu,
+            "L": config.Lbar,
+            "variable_length": not config.length.is_fixed,
+            "Delta": config.Delta,
+            "D": config.D,
+        }
         if source.teacher:  # every sequence trains, fresh sequences of the teacher test
-            self._set("holdout", None)
+            run["holdout"] = None
             return config, True
         if self.N_test is not None:
             raise ConfigError(
@@ -381,18 +380,20 @@ class PosteriorOptions(SamplingOptions):
             raise ConfigError(
                 "`check_start` needs a teacher in the `data` file (its other start is the teacher)"
             )
-        self.fill({"holdout": DEFAULT_HOLDOUT, "check_start": False})
-        held_out_count(self.holdout, source.N)
+        fill(run, {"holdout": DEFAULT_HOLDOUT, "check_start": False})
+        held_out_count(run["holdout"], source.N)
         return config, False
 
     def data_source(self) -> DataSource | None:
         """The data file and where each setting came from (``None`` without ``data``)."""
-        return getattr(self, "_data_source", None)
+        return self._resolution["data_record"]
 
     def stored(self) -> Any:
         """The settings of the ``source`` file
         (:class:`~bayes_slr.studies.posterior_file.StoredPosterior`; ``None`` without one)."""
-        return getattr(self, "_stored", None)
+        from bayes_slr.studies.posterior_file import stored_posterior
+
+        return None if self.source is None else stored_posterior(self.source)
 
     def from_file(self) -> bool:
         """Whether the posterior is read from ``source``."""

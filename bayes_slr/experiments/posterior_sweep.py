@@ -21,7 +21,7 @@ from bayes_slr.experiments.base import (
     option,
     register_experiment,
 )
-from bayes_slr.experiments.figures import new_axes
+from bayes_slr.experiments.figures import alpha_axis, new_axes
 from bayes_slr.experiments.posterior import tidy_summary
 from bayes_slr.experiments.posterior_options import SamplingOptions
 from bayes_slr.experiments.posterior_report import PLAIN, WEIGHTED, sweep_table
@@ -42,12 +42,15 @@ class PosteriorSweepOptions(SamplingOptions):
     def validate(self) -> None:
         """Refuse an empty or invalid alpha and every invalid setting of ``posterior``."""
         check_nonempty("alpha", self.alpha)
-        super().validate()
+        run = self.resolution()
         for alpha in self.alpha:
-            training_size(alpha, self.task().D)
-        self._set("alpha", tuple(float(alpha) for alpha in self.alpha))
+            training_size(alpha, run["D"])
 
-    def simulated_alphas(self) -> tuple[float, ...]:
+    def filled(self) -> dict[str, object]:
+        """Those of :class:`SamplingOptions`, and each alpha as a number (``2`` as ``2.0``)."""
+        return {**super().filled(), "alpha": tuple(float(alpha) for alpha in self.alpha)}
+
+    def simulated_alphas(self, run: dict[str, Any]) -> tuple[float, ...]:
         """The largest alpha (its training set is the largest; a bad alpha is refused later)."""
         valid = [a for a in self.alpha if isinstance(a, (int, float)) and a > 0]
         return (max(valid),) if valid else ()
@@ -120,7 +123,8 @@ class PosteriorSweepResult(Result[PosteriorSweepOptions, PosteriorSummary]):
                     label=f"ERM {activation}",
                 )
         self._references(ax, rows)
-        _alpha_axis(ax, alphas)
+        if alphas:
+            alpha_axis(ax, alphas)
         options = self.options
         task = options.task()
         ax.set(
@@ -150,21 +154,6 @@ class PosteriorSweepResult(Result[PosteriorSweepOptions, PosteriorSummary]):
             )
             prior = sum(row.prior_predictive_error.value for row in rows) / len(rows)
             ax.axhline(prior, color="grey", ls=":", label="prior predictive (alpha -> 0)")
-
-
-def _alpha_axis(ax: Any, alphas: Sequence[float]) -> None:
-    """A logarithmic alpha axis labelled at the values run (no overlapping minor labels)."""
-    from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
-
-    ax.set_xscale("log")
-    if alphas:
-        ax.xaxis.set_major_locator(FixedLocator(alphas))
-        ax.set_xticklabels([f"{alpha:g}" for alpha in alphas])
-        ax.xaxis.set_minor_locator(NullLocator())
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        low, high = min(alphas), max(alphas)
-        ax.set_xlim(low / 1.25, high * 1.25)
-    ax.set_xlabel("alpha = N / D")
 
 
 class PosteriorSweep(

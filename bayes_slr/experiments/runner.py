@@ -88,7 +88,9 @@ def run_experiment(
     Parameters
     ----------
     experiment : a registered experiment (:data:`~bayes_slr.experiments.base.EXPERIMENTS`).
-    options : its validated options.
+    options : its validated options; they run as
+        :meth:`~bayes_slr.experiments.base.Options.resolved` returns them (every default filled
+        in), which is what the result reports.
     out : where to keep the outputs. For a sweep (``experiment.output == "folder"``) a folder:
         ``NAME.jsonl`` holds every finished point with its configuration, seed and versions
         (running the same call again skips them) and ``NAME.json`` the summary. For a single
@@ -115,6 +117,7 @@ def run_experiment(
         raise TypeError(f"{experiment.name} takes {experiment.options_type.__name__}")
     _check_executor(workers, scheduler)
     progress = show_progress(progress)
+    options = options.resolved()  # every default filled in: what is solved, logged, reported
     points = experiment.points(options)
     log = _prepare_output(experiment, options, points, out, force)
     import_uninterrupted("jax")  # before any solver imports it: Ctrl-C must not abort its import

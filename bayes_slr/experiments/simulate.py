@@ -4,7 +4,6 @@ reads, :mod:`bayes_slr.models.dataset`)."""
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -21,35 +20,24 @@ from bayes_slr.experiments.base import (
     option,
     register_experiment,
 )
-from bayes_slr.experiments.task import (
-    D_option,
-    Delta_option,
-    L_option,
-    heads_option,
-    nu_option,
-    presence_option,
-    seed_option,
-    task_config,
-    variable_length_option,
-    variant_option,
-)
+from bayes_slr.experiments.task import OneTask, seed_option, task_option
 from bayes_slr.memory import check_fits
-from bayes_slr.models.spec import SLRConfig
 from bayes_slr.records import json_text
+from bayes_slr.studies.simulate_records import DataSummary, SimulatedData
 
 
 @dataclasses.dataclass(frozen=True)
-class SimulateOptions(Options):
+class SimulateOptions(OneTask, Options):
     """Settings of ``simulate``: one task, ``N`` sequences, the teacher."""
 
-    variant: str = variant_option()
-    nu: float | None = nu_option()
-    L: int = L_option()
-    variable_length: bool = variable_length_option()
-    Delta: float = Delta_option()
-    heads: int = heads_option()
-    presence: float = presence_option()
-    D: int = D_option()
+    variant: str = task_option("variant")
+    nu: float | None = task_option("nu")
+    L: int = task_option("L")
+    variable_length: bool = task_option("variable_length")
+    Delta: float = task_option("Delta")
+    heads: int = task_option("heads")
+    presence: float = task_option("presence")
+    D: int = task_option("D")
     N: int = option(1000, "number of sequences, >= 1")
     seed: int = seed_option("seed of the teacher and the data")
     exact_teacher: bool = option(
@@ -59,7 +47,6 @@ class SimulateOptions(Options):
     def validate(self) -> None:
         """Refuse an invalid task, ``N < 1``, a negative seed, an exact teacher with ``D < 2``
         (``D < 2 heads`` for several heads)."""
-        self._set("nu", self.config().nu)  # the variant's default made explicit
         check_int("N", self.N, 1)
         check_int("seed", self.seed, 0)
         if self.exact_teacher:
@@ -75,19 +62,6 @@ class SimulateOptions(Options):
             ask_device=False,
         )
 
-    def config(self) -> SLRConfig:
-        """The task at dimension ``D``."""
-        return task_config(
-            self.variant,
-            self.L,
-            self.variable_length,
-            self.nu,
-            self.Delta,
-            self.D,
-            self.heads,
-            self.presence,
-        )
-
 
 COPIES = 3
 """How many copies of the tokens a data set holds at its peak (drawn, copied to the host,
@@ -101,44 +75,11 @@ class SimulatePoint(Record):
     seed: int
 
 
-@dataclasses.dataclass(frozen=True)
-class DataSummary(Record):
-    """What a data set looks like.
-
-    Attributes
-    ----------
-    shapes : array -> shape, as ``NxLxD``.
-    mean_chi_star_at_location : mean of ``chi*`` at the true location (``sqrt(nu)`` for spiked
-        SLR with an exact teacher; of every present head's own score at its location, for
-        several heads), with its standard error (``None`` for one value).
-    mean_length, var_y : the sequences' mean length and the outputs' variance (about
-        ``|v*|^2/D + Delta``).
-    """
-
-    shapes: dict[str, str]
-    mean_chi_star_at_location: float
-    stderr_chi_star_at_location: float | None
-    mean_length: float
-    var_y: float
-
-
-@dataclasses.dataclass(frozen=True)
-class SimulatedData(Record):
-    """A drawn data set: its summary, and the arrays (not part of the JSON)."""
-
-    summary: DataSummary
-    arrays: dict[str, Any] = dataclasses.field(repr=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The summary (the arrays go to the ``.npz`` file)."""
-        return {"summary": self.summary.to_dict()}
-
-
 @dataclasses.dataclass(frozen=True, repr=False)
 class SimulateResult(Result[SimulateOptions, DataSummary]):
     """The data set of ``simulate``: one summary row, and the arrays (``arrays``)."""
 
-    arrays: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
+    arrays: dict[str, np.ndarray] = dataclasses.field(default_factory=dict, repr=False)
 
     def rows_table(self) -> str:
         """The summary, one line per quantity."""
@@ -188,29 +129,9 @@ class Simulate(Experiment[SimulateOptions, SimulatePoint, SimulatedData, Simulat
 
     def solve(self, options: SimulateOptions, point: SimulatePoint) -> SimulatedData:
         """Draw the teacher and the sequences; summarise them."""
-        import jax
+        from bayes_slr.studies.simulate import simulate_data
 
-        from bayes_slr.models.simulate import draw_task_teacher, simulate
-
-        config = options.config()
-        key_teacher, key_data = jax.random.split(jax.random.PRNGKey(point.seed))
-        teacher = draw_task_teacher(key_teacher, config, exact=options.exact_teacher)
-        batch = simulate(key_data, config, teacher, options.N)
-        arrays = {name: np.asarray(value) for name, value in batch._asdict().items()}
-        arrays.update(k_star=np.asarray(teacher.k_star), v_star=np.asarray(teacher.v_star))
-        at_location = np.take_along_axis(arrays["chi_star"], arrays["eps"][..., None], axis=-1)
-        at_location = at_location[..., 0][arrays.get("present", True)].ravel()
-        count = at_location.size
-        summary = DataSummary(
-            shapes={name: "x".join(map(str, a.shape)) for name, a in arrays.items()},
-            mean_chi_star_at_location=float(at_location.mean()) if count else math.nan,
-            stderr_chi_star_at_location=(
-                float(at_location.std(ddof=1) / math.sqrt(count)) if count > 1 else None
-            ),
-            mean_length=float(arrays["lengths"].mean()),
-            var_y=float(arrays["y"].var()),
-        )
-        return SimulatedData(summary, arrays)
+        return simulate_data(options.config(), options.N, options.exact_teacher, point.seed)
 
     def collect(
         self,

@@ -12,7 +12,6 @@ tend to, drawn as reference lines.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -31,34 +30,31 @@ from bayes_slr.experiments.base import (
 from bayes_slr.experiments.figures import alpha_axis, mark_unconverged, new_axes
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
-    Delta_option,
-    L_option,
+    OneTask,
     describe_nu,
-    nu_option,
     seed_option,
-    task_config,
-    variable_length_option,
-    variant_option,
+    task_option,
 )
-from bayes_slr.formulas.result import BayesTheoryDiagnostics, ERMTheoryDiagnostics
-from bayes_slr.models.spec import INITS, SLRConfig
-from bayes_slr.numerics.record import register_tagged_union
+from bayes_slr.models.spec import INITS
+from bayes_slr.studies.theory_records import (
+    BAYES_ESTIMATORS,
+    BayesBranchDiagnostics,
+    TheoryRow,
+    TheorySettings,
+)
 
 DEFAULT_ALPHAS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0)
-BAYES_ESTIMATORS = ("bayes", "amp")
-"""The two rows of ``--bayes`` per ``alpha``: the Bayes-optimal fixed point and AMP's."""
-SIMULATION_TEST_SEQUENCES = 10_000
 
 
 @dataclasses.dataclass(frozen=True)
-class TheoryOptions(Options):
+class TheoryOptions(OneTask, Options):
     """Settings of ``theory``: one task, the activations and sample ratios of the curves."""
 
-    variant: str = variant_option()
-    nu: float | None = nu_option()
-    L: int = L_option()
-    variable_length: bool = variable_length_option()
-    Delta: float = Delta_option()
+    variant: str = task_option("variant")
+    nu: float | None = task_option("nu")
+    L: int = task_option("L")
+    variable_length: bool = task_option("variable_length")
+    Delta: float = task_option("Delta")
     activations: tuple[str, ...] = option(
         ("softmax", "linear"),
         "ERM activations (none: only --bayes)",
@@ -100,7 +96,6 @@ class TheoryOptions(Options):
         """Refuse an unknown activation, ``alpha <= 0``, ``lam < 0``, a task the Bayes state
         evolution does not cover (with ``bayes``), fewer than two simulated teachers."""
         config = self.config()
-        self._set("nu", config.nu)  # the variant's default made explicit: the record is complete
         for activation in self.activations:
             check_registered("activations", activation)
         if not self.alpha:
@@ -119,13 +114,9 @@ class TheoryOptions(Options):
             check_int("simulate", self.simulate, 2)
             check_int("seeds", self.seeds, 2)
 
-    def config(self) -> SLRConfig:
-        """The task (``D`` is irrelevant to the equations)."""
-        return task_config(self.variant, self.L, self.variable_length, self.nu, self.Delta)
-
-    def dimension(self, alpha: float) -> int:
-        """``D`` of the simulation at ``alpha`` (at least 2)."""
-        return max(2, round(self.simulate / math.sqrt(alpha)))
+    def settings(self) -> TheorySettings:
+        """How the rows are solved."""
+        return TheorySettings(self.lam, self.channel_draws, self.simulate, self.seeds)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,127 +128,6 @@ class TheoryPoint(Record):
     alpha: float
     estimator: str
     init: str
-
-
-@dataclasses.dataclass(frozen=True)
-class SimulationDiagnostics(Record):
-    """An L-BFGS simulation point: the spread over teachers and the size."""
-
-    stderr: float
-    D: int
-    N: int
-    seeds: int
-    per_seed_test_error: tuple[float, ...]
-    iterations: int
-    lam: float
-
-
-@dataclasses.dataclass(frozen=True)
-class PopulationDiagnostics(Record):
-    """A population (``alpha -> inf``) value: the quadrature error bound of the Bayes error
-    (``None`` for an activation's optimum, found by a numerical search) and the optimum's note
-    (a limit, the search boundary), empty when there is nothing to say."""
-
-    error_bound: float | None
-    note: str
-
-
-@dataclasses.dataclass(frozen=True)
-class BayesBranchDiagnostics(Record):
-    """A fixed point of the Bayes-optimal state evolution (docs/theory.md part D) with its free
-    entropy, from :func:`~bayes_slr.formulas.phase.bayes_branches`.
-
-    Attributes
-    ----------
-    residual, evaluations, spectral_radius : of the fixed point (stable below 1).
-    branch : ``informed`` (the greatest fixed point) or ``uninformative`` (the least: AMP's).
-    free_entropy, free_entropy_stderr : the replica potential ``Phi`` at the point (``+inf`` on
-        the exact-recovery branch at ``Delta = 0``) and its Monte Carlo standard error.
-    mutual_information, mutual_information_stderr : ``I / D`` of the Bayes-optimal branch (the
-        ``bayes`` row; ``inf`` at ``Delta = 0``; ``nan`` on the ``amp`` row).
-    test_error_stderr : Monte Carlo standard error of the error (0 by quadrature).
-    distinct : the two starts end at different fixed points.
-    hard_phase : distinct, and the informed one is Bayes-optimal (AMP is not).
-    certain : False when the free entropies differ by less than two standard errors.
-    method : the channel's (``quadrature`` or ``monte carlo``); mc_samples its draws (0 for a
-        quadrature).
-    """
-
-    residual: float
-    evaluations: int
-    spectral_radius: float
-    branch: str
-    free_entropy: float
-    free_entropy_stderr: float
-    mutual_information: float
-    mutual_information_stderr: float
-    test_error_stderr: float
-    distinct: bool
-    hard_phase: bool
-    certain: bool
-    method: str
-    mc_samples: int
-
-
-Diagnostics = (
-    ERMTheoryDiagnostics
-    | BayesTheoryDiagnostics
-    | BayesBranchDiagnostics
-    | SimulationDiagnostics
-    | PopulationDiagnostics
-)
-DIAGNOSTICS_KINDS: dict[str, type[Record]] = {
-    "erm": ERMTheoryDiagnostics,
-    "bayes": BayesTheoryDiagnostics,
-    "bayes_branch": BayesBranchDiagnostics,
-    "simulation": SimulationDiagnostics,
-    "population": PopulationDiagnostics,
-}
-"""A row's diagnostics by the ``kind`` its JSON carries (a tagged union: read by the tag)."""
-register_tagged_union(Diagnostics, DIAGNOSTICS_KINDS)
-
-
-@dataclasses.dataclass(frozen=True)
-class TheoryRow(Record):
-    """One point of a curve.
-
-    Attributes
-    ----------
-    source : ``theory``, ``simulation`` or ``population``.
-    alpha : sample ratio (``inf`` for a population value).
-    estimator : an activation (ERM), ``bayes`` (the Bayes-optimal fixed point: the global
-        maximiser of the free entropy) or ``amp`` (the fixed point from the uninformative start).
-    init : start of the iteration (``random`` or ``informed``; for ``bayes``, the start whose
-        fixed point is Bayes-optimal).
-    test_error : excess test error at the fixed point (mean over teachers for a simulation).
-    overlaps : the order parameters (means over teachers for a simulation).
-    converged : whether the fixed point (every simulated fit) was reached: never read the error
-        otherwise.
-    diagnostics : the source's checks.
-    """
-
-    source: str
-    alpha: float
-    estimator: str
-    init: str
-    test_error: float
-    overlaps: dict[str, float]
-    converged: bool
-    diagnostics: Diagnostics
-
-    @property
-    def stderr(self) -> float | None:
-        """The standard error of ``test_error`` where it has one."""
-        if isinstance(self.diagnostics, SimulationDiagnostics):
-            return self.diagnostics.stderr
-        if isinstance(self.diagnostics, BayesTheoryDiagnostics | BayesBranchDiagnostics):
-            return self.diagnostics.test_error_stderr
-        return None
-
-    @property
-    def rs_stable(self) -> bool | None:
-        """Whether the replica-symmetric ERM solution is stable (``None`` where not defined)."""
-        return getattr(self.diagnostics, "rs_stable", None)
 
 
 def curve_warnings(rows: Sequence[TheoryRow]) -> list[str]:
@@ -527,33 +397,16 @@ class Theory(Experiment[TheoryOptions, TheoryPoint, TheoryRow, TheoryResult]):
 
     def solve(self, options: TheoryOptions, point: TheoryPoint) -> TheoryRow:
         """Solve the equations, simulate, or compute the population value of one point."""
-        config = options.config()
-        if point.source == "simulation":
-            return _simulation_row(config, point, options)
-        if point.source == "population":
-            return _population_row(config, point.estimator)
-        if point.estimator in BAYES_ESTIMATORS:
-            return _bayes_branch_row(config, point, options)
-        from bayes_slr.formulas.replica_erm import erm_replica_point
+        from bayes_slr.studies.theory import theory_row
 
-        solved = erm_replica_point(
-            config,
+        return theory_row(
+            options.config(),
+            point.source,
+            point.alpha,
             point.estimator,
-            alpha=point.alpha,
-            lam=options.lam,
-            init=point.init,
-            mc_samples=options.channel_draws,
-            seed=options.seed,
-        )
-        return TheoryRow(
-            source="theory",
-            alpha=float(solved.alpha),
-            estimator=solved.estimator,
-            init=solved.init,
-            test_error=float(solved.test_error),
-            overlaps={name: float(value) for name, value in solved.overlaps.items()},
-            converged=bool(solved.converged),
-            diagnostics=solved.diagnostics,
+            point.init,
+            options.settings(),
+            options.seed,
         )
 
     def collect(
@@ -571,126 +424,6 @@ class Theory(Experiment[TheoryOptions, TheoryPoint, TheoryRow, TheoryResult]):
             notes=tuple(bayes_notes(rows)),
             warnings=tuple(curve_warnings(rows)),
         )
-
-
-@functools.lru_cache(maxsize=4)
-def _branches(config: SLRConfig, alpha: float, mc_samples: int, seed: int) -> Any:
-    """:func:`~bayes_slr.formulas.phase.bayes_branches` at ``alpha`` (kept for the other row of the
-    same ``alpha``, solved next in the same process)."""
-    from bayes_slr.formulas.bayes_channel import BayesChannel
-    from bayes_slr.formulas.phase import bayes_branches
-
-    channel = BayesChannel(config, mc_samples=mc_samples, seed=seed)
-    return bayes_branches(config, alpha, channel=channel), channel
-
-
-def _bayes_branch_row(config: SLRConfig, point: TheoryPoint, options: TheoryOptions) -> TheoryRow:
-    """The ``bayes`` row (the fixed point of largest free entropy, with ``I / D``) or the ``amp``
-    row (the fixed point from the uninformative start) at one ``alpha``."""
-    branches, channel = _branches(config, point.alpha, options.channel_draws, options.seed)
-    bayes = point.estimator == "bayes"
-    branch = branches.bayes_optimal if bayes else "uninformative"
-    fixed = branches.bayes if bayes else branches.amp
-    solved = fixed.point
-    information = (
-        (branches.mutual_information, branches.mutual_information_stderr)
-        if bayes
-        else (math.nan, math.nan)
-    )
-    return TheoryRow(
-        source="theory",
-        alpha=point.alpha,
-        estimator=point.estimator,
-        init="informed" if branch == "informed" else "random",
-        test_error=float(fixed.test_error),
-        overlaps={"q_k": float(solved.q_k), "q_v": float(solved.q_v)},
-        converged=bool(solved.converged) and math.isfinite(fixed.test_error),
-        diagnostics=BayesBranchDiagnostics(
-            residual=float(solved.residual),
-            evaluations=int(solved.evaluations),
-            spectral_radius=float(solved.spectral_radius),
-            branch=branch,
-            free_entropy=float(fixed.free_entropy.value),
-            free_entropy_stderr=float(fixed.free_entropy.stderr),
-            mutual_information=float(information[0]),
-            mutual_information_stderr=float(information[1]),
-            test_error_stderr=float(fixed.test_error_stderr),
-            distinct=bool(branches.distinct),
-            hard_phase=bool(branches.hard_phase),
-            certain=bool(branches.certain),
-            method=channel.method,
-            mc_samples=int(channel.mc_samples),
-        ),
-    )
-
-
-def _simulation_row(config: SLRConfig, point: TheoryPoint, options: TheoryOptions) -> TheoryRow:
-    """L-BFGS ERM from random starts at ``D = options.dimension(alpha)``, exact teachers: the
-    mean over teachers, its standard error (spread over training sets included), mean overlaps."""
-    from bayes_slr.attention.erm_settings import ERMSettings
-    from bayes_slr.models.spec import training_size
-    from bayes_slr.studies.erm import erm_study
-
-    D = options.dimension(point.alpha)
-    settings = ERMSettings(
-        lam=options.lam,
-        seeds=options.seeds,
-        N_test=SIMULATION_TEST_SEQUENCES,
-        exact_teacher=True,
-        predict_population=False,
-    )
-    summary = erm_study(
-        config.replace(D=D), point.estimator, settings, options.seed, alpha=point.alpha
-    )
-    per_seed = [s.overlaps.to_dict() for s in summary.per_seed]
-    overlaps = {name: sum(s[name] for s in per_seed) / options.seeds for name in per_seed[0]}
-    return TheoryRow(
-        source="simulation",
-        alpha=point.alpha,
-        estimator=point.estimator,
-        init="random",
-        test_error=summary.test_error,
-        overlaps=overlaps,
-        converged=all(s.converged for s in summary.per_seed),
-        diagnostics=SimulationDiagnostics(
-            stderr=summary.stderr,
-            D=D,
-            N=training_size(point.alpha, D),
-            seeds=options.seeds,
-            per_seed_test_error=tuple(s.test_error for s in summary.per_seed),
-            iterations=max(s.iterations for s in summary.per_seed),
-            lam=options.lam,
-        ),
-    )
-
-
-def _population_row(config: SLRConfig, estimator: str) -> TheoryRow:
-    """The ``alpha -> inf`` value of ``estimator``: the population Bayes error, or the
-    activation's population-optimal error (its large-norm limit where it has no finite
-    optimum)."""
-    if estimator == "bayes":
-        from bayes_slr.formulas.bayes import bayes_error_exact
-
-        exact = bayes_error_exact(config)
-        error, overlaps = exact.value, {"q_k": 1.0, "q_v": 1.0}
-        diagnostics = PopulationDiagnostics(float(exact.error_bound), "")
-    else:
-        from bayes_slr.formulas.optimum import optimal_population_error
-
-        optimum = optimal_population_error(estimator, config)
-        error = optimum.error
-        overlaps = {name: getattr(optimum.overlaps, name) for name in ("m_k", "q_k", "m_v", "q_v")}
-        diagnostics = PopulationDiagnostics(None, optimum.overlaps.note)
-    return TheoryRow(
-        source="population",
-        alpha=math.inf,
-        estimator=estimator,
-        init="random",
-        test_error=float(error),
-        overlaps=overlaps,
-        converged=True,
-        diagnostics=diagnostics,
-    )
 
 
 THEORY = register_experiment(Theory())

@@ -220,3 +220,24 @@ def training_size(alpha: object, D: int) -> int:
             f"alpha must give N = round(alpha * D) >= 1 (D = {D}), got alpha = {alpha:g}"
         )
     return N
+
+
+def resolved_nu(variant: str, nu: float | None) -> float:
+    """``nu``, or the variant's default when ``None``."""
+    return get_variant(variant).default_nu if nu is None else nu
+
+
+def task_config(
+    variant: str,
+    L: int,
+    variable_length: bool,
+    nu: float | None = None,
+    Delta: float = 0.0,
+    D: int = 1,
+    heads: int = 1,
+    presence: float = 1.0,
+) -> SLRConfig:
+    """The validated task of these settings (``ConfigError`` naming the bad one): the one
+    function that resolves the task fields into ``SLRConfig``."""
+    length = LengthLaw.uniform(L) if variable_length else LengthLaw.fixed(L)
+    return SLRConfig(variant, D, length, resolved_nu(variant, nu), Delta, heads, presence)

@@ -113,3 +113,33 @@ def _untagged_kind(kinds: dict[str, type[Record]], names: set[str]) -> str:
 
 def _field_names(record: type[Record]) -> set[str]:
     return {field.name for field in dataclasses.fields(record)}
+
+
+def is_numpy(value: Any) -> bool:
+    """Whether ``value`` is a NumPy scalar or array, or a list or tuple holding one."""
+    if isinstance(value, (list, tuple)):
+        return any(is_numpy(item) for item in value)
+    return type(value).__module__ == "numpy"
+
+
+def from_numpy(name: str, value: Any) -> Any:
+    """A NumPy scalar as the Python number, a 1-D array (or a sequence holding NumPy scalars)
+    as a tuple of Python numbers; ``ConfigError`` for an array of more dimensions."""
+    if isinstance(value, (list, tuple)):
+        return tuple(from_numpy(name, item) for item in value)
+    if getattr(value, "ndim", 0) > 1:
+        raise ConfigError(f"{name} must be a number or a 1-D sequence (got shape {value.shape})")
+    plain = value.tolist()
+    return tuple(plain) if isinstance(plain, list) else plain
+
+
+def flatten(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"a": {"b": 1}}`` as ``{"a.b": 1}``; lists stay values."""
+    flat: dict[str, Any] = {}
+    for key, value in record.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(flatten(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat

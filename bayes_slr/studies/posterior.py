@@ -28,7 +28,7 @@ from bayes_slr.inference.predictive import (
     scored_posterior_errors,
 )
 from bayes_slr.inference.samplers import PosteriorDraws, sample_posterior
-from bayes_slr.models.dataset import Dataset
+from bayes_slr.models.dataset import Dataset, DataSource, training_and_test
 from bayes_slr.models.scoring import (
     ExcessError,
     Predictor,
@@ -144,6 +144,41 @@ def sample_tree(
             )
         )
     return tree
+
+
+def posterior_on_data(
+    config: SLRConfig,
+    source: DataSource,
+    holdout: float | None,
+    settings: SamplingSettings,
+    seed: int,
+    *,
+    progress: bool = False,
+) -> tuple[xr.DataTree, PosteriorSummary]:
+    """The posterior of the data file ``source`` (of task ``config``) and its summary
+    (bring-your-own data).
+
+    With a teacher in the file every sequence is a training sequence and the summary is
+    summarised's as for drawn data (test errors on fresh sequences of the teacher).
+    Without one, ``round(holdout N)`` sequences chosen by ``seed`` are held out
+    (:func:`~bayes_slr.models.dataset.split_holdout`), the posterior is sampled on the rest,
+    and every error (Bayes-optimal and plain posterior predictors, zero predictor, ERM softmax
+    and linear trained on the same rest) is measured on them.
+    """
+    train, test = training_and_test(source.load(), holdout, seed)
+    about = DataRun(
+        source, train.N, 0 if test is None else test.N, None if test is None else holdout
+    )
+    tree = sample_tree(
+        config,
+        train.N / config.D,
+        settings,
+        seed,
+        data=(train.teacher, train.as_batch()),
+        about_data=about,
+        progress=progress,
+    )
+    return tree, summarise(tree, settings, held_out=test)
 
 
 def _check_start_table(

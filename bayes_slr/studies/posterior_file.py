@@ -18,8 +18,8 @@ import numpy as np
 import xarray as xr
 
 from bayes_slr.errors import ConfigError
-from bayes_slr.models.spec import SLRConfig
-from bayes_slr.records import json_text, read_json
+from bayes_slr.models.spec import SLRConfig, training_size
+from bayes_slr.records import as_json_values, json_text, read_json
 from bayes_slr.studies.posterior_records import DataRun, ERMComparison, SamplingSettings
 
 CHECK_GROUP = "check_start_posterior"
@@ -161,3 +161,26 @@ def settings_record(
         "N_test": settings.N_test,
         "max_draws": settings.max_draws,
     }
+
+
+def sampled_with(
+    tree: xr.DataTree, config: SLRConfig, alpha: float, settings: SamplingSettings, seed: int
+) -> bool:
+    """Whether the posterior ``tree`` was sampled for ``config`` at ``alpha`` with the sampling
+    settings ``settings`` and ``seed`` (its evaluation settings may differ: they are applied
+    when it is summarised)."""
+    from bayes_slr.inference.posterior_io import record_of
+
+    record = record_of(tree)
+    expected = as_json_values(
+        {
+            **config.to_dict(),
+            **settings_record(settings, alpha, training_size(alpha, config.D), ""),
+        }
+    )
+    evaluation = ("sampler", "N_test", "max_draws")
+    return record.get("seed") == seed and all(
+        record["config"].get(name) == value
+        for name, value in expected.items()
+        if name not in evaluation
+    )

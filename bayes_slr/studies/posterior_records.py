@@ -9,7 +9,9 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from bayes_slr.memory import check_fits
 from bayes_slr.models.dataset import DataSource
+from bayes_slr.models.spec import SLRConfig, training_size
 from bayes_slr.numerics.record import Record
 
 RHAT_WARNING = 1.01
@@ -58,6 +60,27 @@ class SamplingSettings(Record):
     max_draws: int
     erm: bool
     lam: float | str
+
+
+TOKEN_COPIES = 3
+"""Copies of the training tokens a posterior holds at its peak (drawn, on the devices, in its
+tree)."""
+
+
+def check_memory(config: SLRConfig, alpha: float, settings: SamplingSettings) -> None:
+    """Refuse, before anything is allocated, a posterior whose training set and draws would not
+    fit in memory (:func:`~bayes_slr.memory.check_fits`)."""
+    N = training_size(alpha, config.D)
+    tokens = N * config.Lbar * config.D
+    starts = 2 if settings.check_start else 1
+    draws = starts * settings.chains * (settings.warmup + settings.samples) * 2 * config.D
+    check_fits(
+        f"D = {config.D}, alpha = {alpha:g}",
+        8 * (TOKEN_COPIES * tokens + draws),
+        f"N L D = {tokens:.3g} token entries and {draws:.3g} drawn coordinates in float64",
+        "use a smaller D, alpha, chains or samples",
+        ask_device=False,
+    )
 
 
 @dataclasses.dataclass(frozen=True)

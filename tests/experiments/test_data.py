@@ -1,4 +1,4 @@
-"""A user's data file reconciled with the settings given beside it (``experiments/data.py``): the
+"""A user's data file reconciled with the settings given beside it (``models/data_task.py``): the
 task from the file's record or from the settings, where each came from, and one-line refusals of
 settings that contradict the file."""
 
@@ -12,12 +12,19 @@ import pytest
 
 from bayes_slr import LengthLaw, SLRConfig
 from bayes_slr.errors import ConfigError
-from bayes_slr.experiments.data import RECORD, data_task
+from bayes_slr.experiments.task import DEFAULT_DELTA
+from bayes_slr.models.data_task import RECORD, GivenTask
+from bayes_slr.models.data_task import data_task as task_of_file
 from bayes_slr.models.simulate import draw_teacher, simulate
 
 CONFIG = SLRConfig("spiked", 6, LengthLaw.uniform(4), 2.0, 0.1)
 N = 50
 NOT_GIVEN = dict.fromkeys(("variant", "nu", "Delta", "L", "variable_length", "D"))
+
+
+def data_task(path, given):
+    """The task of the file ``path`` with the settings ``given`` (a dict), as a command reads it."""
+    return task_of_file(path, GivenTask(**given), DEFAULT_DELTA)
 
 
 @pytest.fixture(scope="module")

@@ -301,7 +301,7 @@ def test_help_states_the_defaults_that_run():
     parser, _ = build_parser()
     subparsers = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
     helps = {action.dest: action.help for action in subparsers.choices["gap"]._actions}
-    options = GapOptions(variant="spiked", alpha=2.0)
+    options = GapOptions(variant="spiked", alpha=2.0).resolved()
     for name in (
         "L",
         "lam",
@@ -382,7 +382,7 @@ def test_erm_row_notes_flag_disagreeing_starts_and_the_zero_predictor():
 
 def _result(erm_errors: dict, oracle: float = 0.4, L=(3, 5)) -> GapResult:
     """A typed result built by hand (no computation): one spiked row per length."""
-    options = GapOptions(variant="spiked", L=L, activations=tuple(erm_errors), alpha=4.0)
+    options = GapOptions(variant="spiked", L=L, activations=tuple(erm_errors), alpha=4.0).resolved()
     overlaps = OptimalOverlaps(1.0, 1.0, 0.0, 0.5, 0.3, "")
     rows = []
     for L_ in L:

@@ -16,13 +16,11 @@ from bayes_slr.cli.main import main
 from bayes_slr.experiments.phase import (
     CURVE_POINTS,
     DEFAULT_MC_SAMPLES,
-    PhaseCurves,
     PhaseOptions,
     PhaseResult,
-    PhaseRow,
-    has_hard_phase,
 )
 from bayes_slr.models.spec import LengthLaw, SLRConfig
+from bayes_slr.studies.phase_records import PhaseCurves, PhaseRow, has_hard_phase
 
 ALPHA_MIN, ALPHA_MAX, TOL = 0.9, 1.6, 1e-4
 TINY = [
@@ -182,7 +180,7 @@ def test_options_defaults_and_the_core_agree():
     assert DEFAULT_MC_SAMPLES == bayes_channel.DEFAULT_MC_SAMPLES
     options = PhaseOptions(nu=(1.0, 2.0), Delta=(0.0,))
     assert options.swept() == "nu" and len(options.grid()) == 2
-    assert PhaseOptions().swept() == "Delta" and PhaseOptions().nu == (2.0,)
+    assert PhaseOptions().swept() == "Delta" and PhaseOptions().resolved().nu == (2.0,)
 
 
 def test_hard_phase_and_regions_out_of_range():

@@ -9,6 +9,7 @@ the file needs NumPy only, so a bad file is refused before JAX is imported.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 from pathlib import Path
@@ -17,12 +18,23 @@ from typing import Any
 import numpy as np
 
 from bayes_slr.errors import ConfigError
-from bayes_slr.experiments.task import DEFAULT_DELTA, task_config
 from bayes_slr.models.dataset import Dataset, DataSource, load_dataset
-from bayes_slr.models.spec import SLRConfig
+from bayes_slr.models.spec import SLRConfig, task_config
 
 RECORD = "the data file's config record"
 MODEL_SETTINGS = ("variant", "nu", "Delta")
+
+
+@dataclasses.dataclass(frozen=True)
+class GivenTask:
+    """The task settings given beside a data file (``None``: not given)."""
+
+    variant: str | None = None
+    nu: float | None = None
+    Delta: float | None = None
+    L: int | tuple[int, ...] | None = None
+    variable_length: bool | None = None
+    D: int | None = None
 
 
 def _recorded_config(data: Dataset) -> SLRConfig | None:
@@ -60,14 +72,16 @@ def refuse_conflict(name: str, given: Any, actual: Any, origin: str) -> None:
         )
 
 
-def data_task(path: str | Path, given: dict[str, Any]) -> tuple[SLRConfig, DataSource]:
+def data_task(
+    path: str | Path, given: GivenTask, default_Delta: float
+) -> tuple[SLRConfig, DataSource]:
     """The task of the data file ``path`` and where each setting came from.
 
     Parameters
     ----------
     path : a ``.npz`` data file (:mod:`bayes_slr.models.dataset`).
-    given : the settings given beside it, ``None`` where not given: ``variant``, ``nu``,
-        ``Delta``, ``L``, ``variable_length``, ``D`` (those the experiment has).
+    given : the settings given beside it (those the experiment has).
+    default_Delta : ``Delta`` of a file without a config record when none is given.
 
     Raises
     ------
@@ -76,36 +90,36 @@ def data_task(path: str | Path, given: dict[str, Any]) -> tuple[SLRConfig, DataS
         the record, a fixed length law with sequences shorter than ``Lbar``.
     """
     data = load_dataset(path)
-    refuse_conflict("D", given.get("D"), data.D, "array X's last axis")
-    refuse_conflict("L", given.get("L"), data.Lbar, "array X's token axis")
+    refuse_conflict("D", given.D, data.D, "array X's last axis")
+    refuse_conflict("L", given.L, data.Lbar, "array X's token axis")
     sources = {"D": "array X", "N": "array y", "Lbar": "array X"}
     recorded = _recorded_config(data)
     if recorded is not None:
-        refuse_conflict("variant", given.get("variant"), recorded.variant, RECORD)
-        refuse_conflict("nu", given.get("nu"), recorded.nu, RECORD)
-        refuse_conflict("Delta", given.get("Delta"), recorded.Delta, RECORD)
+        refuse_conflict("variant", given.variant, recorded.variant, RECORD)
+        refuse_conflict("nu", given.nu, recorded.nu, RECORD)
+        refuse_conflict("Delta", given.Delta, recorded.Delta, RECORD)
         refuse_conflict(
-            "variable_length", given.get("variable_length"), not recorded.length.is_fixed, RECORD
+            "variable_length", given.variable_length, not recorded.length.is_fixed, RECORD
         )
         config = recorded
         sources.update(dict.fromkeys((*MODEL_SETTINGS, "length"), RECORD))
     else:
-        variant = given.get("variant")
+        variant = given.variant
         if variant is None:
             raise ConfigError(
                 "`data`: the file has no config record, so `variant` (and `nu`) must be given"
             )
-        Delta = DEFAULT_DELTA if given.get("Delta") is None else given["Delta"]
-        variable = bool(given.get("variable_length"))
+        Delta = default_Delta if given.Delta is None else given.Delta
+        variable = bool(given.variable_length)
         if not variable and np.any(data.lengths != data.Lbar):
             raise ConfigError(
                 f"`data`: array lengths has values {int(data.lengths.min())}.."
                 f"{int(data.lengths.max())} but the length law is fixed at Lbar = {data.Lbar}: "
                 "give `variable_length`"
             )
-        config = task_config(variant, data.Lbar, variable, given.get("nu"), Delta, data.D)
+        config = task_config(variant, data.Lbar, variable, given.nu, Delta, data.D)
         for name in MODEL_SETTINGS:
-            sources[name] = "given" if given.get(name) is not None else "default"
+            sources[name] = "given" if getattr(given, name) is not None else "default"
         sources["length"] = "uniform on 1..Lbar (given)" if variable else "fixed at Lbar"
     digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     source = DataSource(

@@ -1,0 +1,163 @@
+"""The points of ``gap``: the population Bayes error and an activation's population optimum of a
+task, how one ERM point is trained and scored, the oracle beside it, and the paired differences on
+held-out sequences.
+
+An ERM point trains attention by :func:`~bayes_slr.studies.erm.erm_study` on ``seeds`` drawn
+teachers at ``alpha``, or on a data file (one training set: the whole file when it holds its
+teacher, else the part not held out), and scores it on fresh sequences of each teacher beside the
+zero predictor and the oracle (the teacher's own Bayes predictor, on the same sequences), or on
+the held-out sequences. The computing layers are imported inside the functions, so the module
+imports without JAX.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bayes_slr.attention.erm_settings import ERMSettings
+from bayes_slr.formulas.optimum_record import PopulationOptimum
+from bayes_slr.models.spec import SLRConfig
+from bayes_slr.studies.gap_records import BayesValue, ERMError, Estimate, FittedParameters
+
+
+def bayes_point(config: SLRConfig) -> BayesValue:
+    """The population Bayes error with its quadrature bound."""
+    from bayes_slr.formulas.bayes import bayes_error_exact
+
+    exact = bayes_error_exact(config)
+    return BayesValue(float(exact.value), float(exact.error_bound))
+
+
+def population_point(config: SLRConfig, activation: str) -> PopulationOptimum:
+    """The population-optimal error of one activation, with its optimal overlaps and note."""
+    from bayes_slr.formulas.optimum import optimal_population_error
+
+    return optimal_population_error(activation, config)
+
+
+@dataclasses.dataclass(frozen=True)
+class DataSplit:
+    """The data file of an ERM point split by a seed: its teacher (``None`` without one), the
+    training set and the held-out set (``None`` with a teacher: fresh sequences test)."""
+
+    teacher: Any
+    train: Any
+    test: Any
+
+
+def data_split(path: Path, holdout: float, seed: int) -> DataSplit:
+    """The data file ``path`` split by ``seed``: ``holdout`` of it held out without a teacher."""
+    from bayes_slr.models.dataset import load_dataset, training_and_test
+
+    train, test = training_and_test(load_dataset(path), holdout, seed)
+    return DataSplit(train.teacher, train.as_batch(), None if test is None else test.as_batch())
+
+
+def erm_point(
+    config: SLRConfig,
+    activation: str,
+    settings: ERMSettings,
+    seed: int,
+    alpha: float | None,
+    split: DataSplit | None,
+) -> tuple[ERMError, Estimate | None]:
+    """The ERM test error of one activation (``seeds`` drawn teachers at ``alpha``, or the data
+    file's ``split``), and the oracle on the same test sequences (``None`` without a teacher).
+
+    Mean and standard error over seeds of the lowest-training-loss random start
+    (:func:`~bayes_slr.studies.erm.erm_study`, scored on ``N_test`` fresh sequences of
+    each teacher, or on the held-out part of a data file without one: then the selected fit is
+    kept to compare the activations on the same sequences, :func:`held_out_differences`).
+    """
+    from bayes_slr.studies.erm import erm_study
+
+    summary = erm_study(
+        config,
+        activation,
+        settings=settings,
+        seed=seed,
+        alpha=alpha if split is None else None,
+        data=None if split is None else (split.teacher, split.train),
+        test_set=None if split is None else split.test,
+    )
+    per_seed = summary.per_seed
+    zero_diffs = [r.test_error - r.zero_error for r in per_seed]
+    k, v, c = (np.asarray(leaf[0], dtype=float) for leaf in summary.params)
+    held_out = split is not None and split.test is not None
+    fit = FittedParameters(tuple(k.tolist()), tuple(v.tolist()), float(c)) if held_out else None
+    erm = ERMError(
+        test_error=summary.test_error,
+        stderr=summary.stderr,
+        lam=summary.lam,
+        lam_auto=settings.lam_auto,
+        restarts_agree=summary.restarts_agree,
+        start_spread=max(r.start_spread for r in per_seed),
+        converged=all(r.converged for r in per_seed),
+        informed_test_error=summary.informed_test_error,
+        zero_error=summary.zero_error,
+        # paired with the test error (same test samples): the spread over seeds of the difference
+        excess_over_zero=sum(zero_diffs) / len(zero_diffs),
+        excess_over_zero_stderr=_paired_stderr(zero_diffs, [r.stderr for r in per_seed]),
+        notes=summary.notes,
+        fit=fit,
+    )
+    oracle = (
+        None
+        if summary.oracle_error is None
+        else Estimate(summary.oracle_error, summary.oracle_stderr)
+    )
+    return erm, oracle
+
+
+def held_out_differences(
+    config: SLRConfig, fits: dict[str, FittedParameters], test: Any
+) -> dict[str, Estimate]:
+    """Paired differences of the ERM errors of every two activations' ``fits`` (in their order)
+    on the held-out sequences ``test``.
+
+    The fits stored by :func:`erm_point` are scored together on the held-out sequences
+    (:func:`~bayes_slr.models.scoring.held_out_error` with ``pairs``): each difference ``a - b``
+    (``a`` before ``b``) is the mean of the per-sequence difference of the two errors, its
+    ``stderr`` that difference's standard error over the sequences.
+    """
+    import jax.numpy as jnp
+
+    from bayes_slr.attention.estimators import AttentionParams, attention_predictor
+    from bayes_slr.models.scoring import difference_name, held_out_error
+
+    predictors = {
+        a: attention_predictor(
+            AttentionParams(*(jnp.asarray(value) for value in dataclasses.astuple(fit))), a
+        )
+        for a, fit in fits.items()
+    }
+    pairs = list(itertools.combinations(fits, 2))
+    errors = held_out_error(
+        config,
+        test,
+        lambda X, lengths: {a: f(X, lengths) for a, f in predictors.items()},
+        pairs=pairs,
+    )
+    return {
+        difference_name(a, b): Estimate(
+            errors[difference_name(a, b)].value, errors[difference_name(a, b)].stderr
+        )
+        for a, b in pairs
+    }
+
+
+def _paired_stderr(diffs: Sequence[float], stderrs: Sequence[float]) -> float:
+    """Standard error of the mean of per-seed differences (one seed: its Monte Carlo error as a
+    bound)."""
+    n = len(diffs)
+    if n == 1:
+        return float(stderrs[0])
+    mean = sum(diffs) / n
+    return math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1) / n)

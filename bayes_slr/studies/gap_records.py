@@ -1,0 +1,69 @@
+"""The typed records of the ``gap`` study (:mod:`bayes_slr.studies.gap`): the population Bayes
+error, the ERM error of one activation, a Monte Carlo estimate, the selected fit. They import
+without JAX."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from bayes_slr.numerics.record import Record
+from bayes_slr.studies.posterior_records import Estimate as Estimate  # one estimate record
+
+
+@dataclasses.dataclass(frozen=True)
+class FittedParameters(Record):
+    """The selected ERM fit ``k``, ``v``, ``c`` (kept for data without a teacher, whose
+    activations are compared again on the same held-out sequences)."""
+
+    k: tuple[float, ...]
+    v: tuple[float, ...]
+    c: float
+
+
+@dataclasses.dataclass(frozen=True)
+class ERMError(Record):
+    """The ERM test error of one activation (docs/erm.md).
+
+    Attributes
+    ----------
+    test_error, stderr : mean over seeds of the selected start's test error, and its standard
+        error (over seeds; with one data set, over its test sequences).
+    lam : the ridge of each seed; ``lam_auto``: chosen by validation.
+    restarts_agree : whether the random starts agree (``None`` with one start).
+    start_spread : largest spread of the random starts' test errors over the seeds.
+    converged : every reported fit reached the gradient tolerance.
+    informed_test_error : the informed start's (a reference; ``None`` without a teacher).
+    zero_error : the zero predictor's on the same sequences (``|v*|^2/D`` for a teacher).
+    excess_over_zero, excess_over_zero_stderr : test error minus the zero predictor's, paired
+        per seed, and its standard error.
+    notes : sentences that must accompany the number (disagreeing starts, no convergence, a
+        ridge at the edge of the grid); printed as warnings.
+    fit : the selected fit, for data without a teacher (else ``None``).
+    """
+
+    test_error: float
+    stderr: float
+    lam: tuple[float, ...]
+    lam_auto: bool
+    restarts_agree: bool | None
+    start_spread: float
+    converged: bool
+    informed_test_error: float | None
+    zero_error: float
+    excess_over_zero: float
+    excess_over_zero_stderr: float
+    notes: tuple[str, ...] = ()
+    fit: FittedParameters | None = None
+
+    @property
+    def above_zero(self) -> bool:
+        """Worse than the zero predictor by more than two standard errors."""
+        return self.excess_over_zero > 2.0 * self.excess_over_zero_stderr
+
+
+@dataclasses.dataclass(frozen=True)
+class BayesValue(Record):
+    """The population Bayes error with known directions and its quadrature error bound."""
+
+    error: float
+    error_bound: float

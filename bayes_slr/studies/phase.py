@@ -1,0 +1,85 @@
+"""The thresholds of the Bayes-optimal state evolution of one task (docs/theory.md part D), and
+their curves of ``Delta`` up to where they merge: :class:`~bayes_slr.studies.phase_records.
+PhaseRow` and :class:`~bayes_slr.studies.phase_records.PhaseCurves`."""
+
+from __future__ import annotations
+
+import math
+
+from bayes_slr.models.spec import SLRConfig
+from bayes_slr.studies.phase_records import (
+    MERGE_TOL,
+    THRESHOLDS,
+    PhaseCurves,
+    PhaseRow,
+    PhaseSettings,
+    has_hard_phase,
+    threshold_value,
+)
+
+CURVE_FIELDS = (
+    "Delta",
+    "alpha_sp",
+    "alpha_IT",
+    "alpha_alg",
+    "tolerance_sp",
+    "tolerance_IT",
+    "tolerance_alg",
+)
+
+
+def phase_row(
+    config: SLRConfig, variable_length: bool, settings: PhaseSettings, seed: int
+) -> PhaseRow:
+    """The thresholds of ``config`` on ``[alpha_min, alpha_max]`` (``variable_length``: the
+    task's length law as given, for the row)."""
+    from bayes_slr.formulas.bayes_channel import BayesChannel
+    from bayes_slr.formulas.thresholds import thresholds
+
+    channel = BayesChannel(config, mc_samples=settings.channel_draws, seed=seed)
+    found = thresholds(
+        config,
+        settings.alpha_min,
+        settings.alpha_max,
+        settings.tol,
+        channel=channel,
+        scan=settings.scan,
+    )
+    records = {record.name: record for record in found.all()}
+    values = {
+        name: threshold_value(records[name].status, records[name].value) for name in THRESHOLDS
+    }
+    return PhaseRow(
+        variant=config.variant,
+        nu=float(config.nu),
+        L=config.Lbar,
+        variable_length=variable_length,
+        Delta=config.Delta,
+        **values,
+        tolerances={
+            name: math.nan if records[name].tolerance is None else records[name].tolerance
+            for name in THRESHOLDS
+        },
+        statuses={name: records[name].status for name in THRESHOLDS},
+        notes={name: records[name].note for name in THRESHOLDS},
+        hard_phase=has_hard_phase(values["alpha_IT"], values["alpha_alg"]),
+        method=found.method,
+        mc_samples=channel.mc_samples,
+        evaluations=found.evaluations,
+    )
+
+
+def phase_curves(config: SLRConfig, settings: PhaseSettings) -> PhaseCurves:
+    """The curves of ``alpha_sp``, ``alpha_IT`` and ``alpha_alg`` against ``Delta`` up to their
+    merge (``ConfigError`` where they cannot be traced)."""
+    from bayes_slr.formulas.threshold_curves import threshold_curves
+
+    found = threshold_curves(config, settings.curve_points, settings.tol, MERGE_TOL)
+    return PhaseCurves(
+        **{name: tuple(getattr(sample, name) for sample in found.samples) for name in CURVE_FIELDS},
+        merge_Delta=found.merge.Delta,
+        merge_tolerance=found.merge.tolerance,
+        merge_alpha=found.merge.alpha,
+        merge_alpha_tolerance=found.merge.alpha_tolerance,
+        evaluations=found.evaluations,
+    )

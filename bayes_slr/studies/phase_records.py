@@ -1,0 +1,148 @@
+"""The settings and typed records of the phase study (:mod:`bayes_slr.studies.phase`): the
+thresholds of one task, and the threshold curves of ``Delta``. They import without JAX."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from bayes_slr.numerics.record import Record
+
+THRESHOLDS = ("alpha_WR", "alpha_sp", "alpha_IT", "alpha_alg", "alpha_PR")
+"""The thresholds of a row, in the order of the table (``alpha_sp <= alpha_IT <= alpha_alg``)."""
+MERGE_TOL = 1e-6
+"""Error bound of the ``Delta`` where the threshold curves merge (``--curves``)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PhaseSettings(Record):
+    """How the thresholds of a task are located.
+
+    Attributes
+    ----------
+    alpha_min, alpha_max : the range of ``alpha`` (a threshold below: ``-inf``, above: ``inf``).
+    tol : error bound of each located threshold.
+    scan : points of the scan of the fixed-point curve.
+    channel_draws : channel draws where the variant has no quadrature.
+    curve_points : samples of the threshold curves below their merge.
+    """
+
+    alpha_min: float
+    alpha_max: float
+    tol: float
+    scan: int
+    channel_draws: int
+    curve_points: int
+
+
+@dataclasses.dataclass(frozen=True)
+class PhaseRow(Record):
+    """The thresholds of one task.
+
+    Attributes
+    ----------
+    variant, nu, L, variable_length, Delta : the task.
+    alpha_WR, alpha_sp, alpha_IT, alpha_alg, alpha_PR : the thresholds (weak recovery, spinodal,
+        information-theoretic, algorithmic, perfect recovery): ``nan`` = none, ``-inf`` / ``inf``
+        = below ``alpha_min`` / above ``alpha_max``.
+    tolerances : each threshold's error bound (0 for a closed form, ``nan`` where no value).
+    statuses : each threshold's status (``located``, ``exact``, ``below range``, ``above range``,
+        ``none``).
+    notes : each threshold's note (how it was found, or why there is none).
+    hard_phase : whether AMP is not Bayes-optimal somewhere in the range
+        (``alpha_IT < alpha_alg``).
+    method : the channel (``quadrature`` or ``monte carlo``).
+    mc_samples : channel draws (0 for a quadrature).
+    evaluations : channel evaluations spent.
+    """
+
+    variant: str
+    nu: float
+    L: int
+    variable_length: bool
+    Delta: float
+    alpha_WR: float
+    alpha_sp: float
+    alpha_IT: float
+    alpha_alg: float
+    alpha_PR: float
+    tolerances: dict[str, float]
+    statuses: dict[str, str]
+    notes: dict[str, str]
+    hard_phase: bool
+    method: str
+    mc_samples: int
+    evaluations: int
+
+    def threshold(self, name: str) -> float:
+        """The threshold called ``name`` (one of :data:`THRESHOLDS`)."""
+        return getattr(self, name)
+
+    def describe(self, name: str) -> str:
+        """A threshold as the table prints it: ``1.22612 +- 1e-05``, ``1 (exact)``, ``< 0.5``,
+        ``> 4`` or ``none``."""
+        value, status = self.threshold(name), self.statuses[name]
+        if status == "located":
+            return f"{value:.6g} +- {self.tolerances[name]:.1g}"
+        if status == "exact":
+            return f"{value:g} (exact)"
+        if status in ("below range", "above range"):
+            return status
+        return "none"
+
+
+def threshold_value(status: str, value: float | None) -> float:
+    """A threshold record as one float: the value, ``-inf`` / ``inf`` out of range, else ``nan``."""
+    if status in ("located", "exact"):
+        return float(value)
+    if status == "below range":
+        return -math.inf
+    if status == "above range":
+        return math.inf
+    return math.nan
+
+
+def has_hard_phase(alpha_IT: float, alpha_alg: float) -> bool:
+    """Whether ``alpha_IT < alpha < alpha_alg`` meets the range (both exist)."""
+    if math.isnan(alpha_IT) or math.isnan(alpha_alg):
+        return False
+    return alpha_IT < alpha_alg and alpha_IT != math.inf and alpha_alg != -math.inf
+
+
+@dataclasses.dataclass(frozen=True)
+class PhaseCurves(Record):
+    """The thresholds as curves of ``Delta`` up to their merge
+    (:func:`~bayes_slr.formulas.threshold_curves.threshold_curves`).
+
+    Attributes
+    ----------
+    Delta : the sampled noise variances, increasing, the last one the merge.
+    alpha_sp, alpha_IT, alpha_alg : the thresholds there (equal at the merge).
+    tolerance_sp, tolerance_IT, tolerance_alg : their error bounds.
+    merge_Delta, merge_tolerance : where the curves merge, and its error bound (the S of the
+        fixed-point curve exists at ``merge_Delta - merge_tolerance``, not at ``+``).
+    merge_alpha, merge_alpha_tolerance : the merged threshold and its error bound.
+    evaluations : channel evaluations spent.
+    """
+
+    Delta: tuple[float, ...]
+    alpha_sp: tuple[float, ...]
+    alpha_IT: tuple[float, ...]
+    alpha_alg: tuple[float, ...]
+    tolerance_sp: tuple[float, ...]
+    tolerance_IT: tuple[float, ...]
+    tolerance_alg: tuple[float, ...]
+    merge_Delta: float
+    merge_tolerance: float
+    merge_alpha: float
+    merge_alpha_tolerance: float
+    evaluations: int
+
+    def describe(self) -> str:
+        """One line: where the curves merge."""
+        return (
+            f"curves: alpha_sp, alpha_IT and alpha_alg merge at Delta = {self.merge_Delta:.7g} "
+            f"+- {self.merge_tolerance:.1g}, alpha = {self.merge_alpha:.6g} +- "
+            f"{self.merge_alpha_tolerance:.1g} (no hard phase above it; {len(self.Delta)} "
+            f"samples by continuation in Delta)"
+        )
