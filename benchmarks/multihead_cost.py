@@ -13,8 +13,8 @@ times
   (:func:`~bayes_slr.formulas.population_mc.population_error_mc`, ``--mc-samples``);
 - ``erm``: ERM with ``H_s = H`` softmax heads
   (:func:`~bayes_slr.studies.multihead_erm.multihead_erm`) at ``--D``, ``--alpha``, ``--seeds``
-  teachers of ``--starts`` starts, L-BFGS run for exactly ``--iterations`` iterations (tolerance
-  0), so that every ``H`` does the same number of steps.
+  teachers of ``--starts`` starts, L-BFGS capped at ``--iterations`` iterations with tolerance 0
+  (no fit stops on its gradient), so that every ``H`` takes about the same number of steps.
 
 - ``sampler``: the exact multi-head Gibbs kernel (``multihead-gibbs``, every head's state then
   ``k``, ``v``) at ``--sampler-D``, ``--sampler-alpha``, ``Delta = 0.1``, ``--chains`` chains of
