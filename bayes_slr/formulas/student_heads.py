@@ -32,6 +32,7 @@ from bayes_slr.formulas.bayes import ExactValue
 from bayes_slr.formulas.optimum import optimal_population_error
 from bayes_slr.formulas.optimum_record import PopulationOptimum
 from bayes_slr.formulas.population import (
+    Terms,
     check_config,
     check_key_overlaps,
     check_value_overlaps,
@@ -96,17 +97,22 @@ def student_heads_error(
     Returns
     -------
     ExactValue
-        The error and the bound its terms' quadrature bounds give.
+        The error and the bound its terms' quadrature bounds give. Heads with the same key
+        overlaps and offset share one quadrature of their terms (aligned heads at one optimum
+        cost one head's).
     """
     activation = theory_terms_of(activation).name
     config = check_config(config)
     heads = check_student_heads(config, heads)
     one_head = config.replace(heads=1)
     scale = 1.0 / math.sqrt(config.heads)
+    terms_of: dict[tuple[float, float, float], Terms] = {}  # heads with the same key share terms
     error, bound = 1.0, 0.0
     for head in heads:
-        m_k, r = check_key_overlaps(head.m_k, head.q_k)
-        terms = terms_with_bounds(activation, one_head, m_k, r, head.c)
+        key = (*check_key_overlaps(head.m_k, head.q_k), head.c)
+        if key not in terms_of:
+            terms_of[key] = terms_with_bounds(activation, one_head, *key)
+        terms = terms_of[key]
         error += head.q_v * terms.B - 2.0 * head.m_v * scale * terms.A
         bound += head.q_v * terms.B_bound + 2.0 * abs(head.m_v) * scale * terms.A_bound
     return ExactValue(float(error), float(bound))
