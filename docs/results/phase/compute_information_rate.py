@@ -13,7 +13,7 @@ Bayes-optimal branch (quadrature channel) at the same ``alpha``.
 Run from the repository root::
 
     python docs/results/phase/compute_information_rate.py --D 80 --teachers 1 --seed S --json S.json
-    python docs/results/phase/compute_information_rate.py --pool 0.json 1.json ...
+    python docs/results/phase/compute_information_rate.py --pool 0.json 1.json ... --json ALL.json
 """
 
 from __future__ import annotations
@@ -104,11 +104,16 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=100)
     parser.add_argument("--fresh", type=int, default=1000)
     parser.add_argument("--json")
-    parser.add_argument("--pool", nargs="+", help="print the teachers of these outputs pooled")
+    parser.add_argument(
+        "--pool", nargs="+", help="the teachers of these outputs pooled (--json: all the runs)"
+    )
     args = parser.parse_args()
     if args.pool:
         records = [read_json(pathlib.Path(path).read_text()) for path in args.pool]
         report([t for r in records for t in r["teachers"]], records[0]["replica"])
+        if args.json:
+            text = json_text({"runs": records}, indent=1) + "\n"
+            atomic_write(args.json, lambda tmp: tmp.write_text(text))
         return
     started = time.time()
     config = SMALL_NOISE.replace(D=args.D)
