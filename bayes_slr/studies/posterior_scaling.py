@@ -3,8 +3,10 @@
 
 :func:`teacher_errors` samples the posterior of one teacher and scores, on one fresh test set,
 the Bayes-optimal (weighted) and plain predictors and the teacher's own known-direction (oracle)
-predictor, with the paired difference ``bayes - oracle``. :func:`state_evolution_gap` averages
-them over teachers at each ``D`` and fits the gap to the theory against ``1/D``
+predictor, with the paired difference ``bayes - oracle``; :func:`amp_teacher_errors` does the
+same with GAMP's posterior (its Bayes-optimal and training-set posterior-mean predictors) in
+place of the sampler's, at the sizes a sampler cannot reach. :func:`state_evolution_gap`
+averages them over teachers at each ``D`` and fits the gap to the theory against ``1/D``
 (:func:`fit_against_inverse_D`):
 
 - ``bayes`` and ``plain`` against the state evolution's ``test_error`` and
@@ -23,14 +25,17 @@ from collections.abc import Sequence
 import jax
 import numpy as np
 
-from bayes_slr.errors import check_int
+from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.inference.amp import amp_data, amp_predictor, check_amp_config
 from bayes_slr.inference.location import known_directions_predictor
 from bayes_slr.inference.predictive import scored_posterior_errors
 from bayes_slr.inference.samplers import sample_posterior
 from bayes_slr.models.scoring import difference_name, fresh_sample_scorer
-from bayes_slr.models.simulate import draw_teacher, simulate
+from bayes_slr.models.simulate import chunk_sequences, draw_teacher, simulate
 from bayes_slr.models.spec import SLRConfig, training_size
 from bayes_slr.numerics.record import Record
+from bayes_slr.studies.amp import timed_run
+from bayes_slr.studies.amp_records import AMPSettings, check_memory
 
 ESTIMATORS = ("bayes", "plain", "bayes - oracle")
 """What is compared with the theory at each ``D`` (module docstring)."""
@@ -38,7 +43,11 @@ ESTIMATORS = ("bayes", "plain", "bayes - oracle")
 
 @dataclasses.dataclass(frozen=True)
 class ScalingSampling(Record):
-    """How each teacher's posterior is sampled and scored (``sampler="auto"``, random starts)."""
+    """How each teacher's posterior is sampled and scored (``sampler="auto"``, random starts).
+
+    With GAMP in place of the sampler (:func:`amp_teacher_errors`) only ``N_test`` and
+    ``exact_teacher`` are read.
+    """
 
     chains: int = 4
     warmup: int = 300
@@ -59,6 +68,8 @@ class TeacherErrors(Record):
     oracle : of the teacher's known-direction predictor, on the same sequences.
     bayes_minus_oracle, bayes_minus_oracle_stderr : their paired difference and its standard
         error (test set and draws).
+    converged : for GAMP, whether it reached its tolerance (a sampler's teacher: always ``True``;
+        its chains are judged by the posterior's diagnostics, not here).
     """
 
     seed: int
@@ -67,6 +78,7 @@ class TeacherErrors(Record):
     oracle: float
     bayes_minus_oracle: float
     bayes_minus_oracle_stderr: float
+    converged: bool = True
 
     def value(self, estimator: str) -> float:
         """The error of ``estimator`` (one of :data:`ESTIMATORS`)."""
@@ -100,7 +112,8 @@ class InverseDFit(Record):
 
 @dataclasses.dataclass(frozen=True)
 class ScalingStudy(Record):
-    """Posterior errors against the state evolution along ``D`` at one ``alpha``."""
+    """Posterior errors against the state evolution along ``D`` at one ``alpha``; ``amp``: the
+    GAMP settings when GAMP's posterior replaced the sampler's (``None``: the sampler)."""
 
     config: SLRConfig
     alpha: float
@@ -108,6 +121,7 @@ class ScalingStudy(Record):
     teachers: dict[int, tuple[TeacherErrors, ...]]
     rows: tuple[GapAtD, ...]
     fits: dict[str, InverseDFit]
+    amp: AMPSettings | None = None
 
 
 def teacher_errors(
@@ -145,6 +159,43 @@ def teacher_errors(
         oracle=errors.others["oracle"].value,
         bayes_minus_oracle=difference.value,
         bayes_minus_oracle_stderr=difference.stderr,
+    )
+
+
+def amp_teacher_errors(
+    config: SLRConfig, alpha: float, seed: int, sampling: ScalingSampling, amp: AMPSettings
+) -> TeacherErrors:
+    """:func:`teacher_errors` with GAMP (random start, ``amp``'s algorithm settings and dtype) in
+    place of the sampler: ``bayes`` is GAMP's Bayes-optimal predictor, ``plain`` its training-set
+    posterior mean of ``f`` (what a sampler's plain average estimates), both scored with the
+    teacher's oracle on ``sampling.N_test`` fresh sequences of the teacher."""
+    config = check_amp_config(config)
+    check_memory(config, alpha, amp)
+    key_teacher, key_data, key_start, key_test = jax.random.split(jax.random.PRNGKey(seed), 4)
+    teacher = draw_teacher(key_teacher, config.D, exact=sampling.exact_teacher)
+    data = amp_data(key_data, config, teacher, training_size(alpha, config.D), dtype=amp.dtype)
+    result, _ = timed_run(key_start, data, config, teacher, amp, progress=False)
+    del data  # the tokens are not needed for scoring
+    predictors = {
+        "bayes": amp_predictor(config, result.state),
+        "plain": amp_predictor(config, result.state, own_tilt=False),
+        "oracle": known_directions_predictor(config, teacher),
+    }
+    score = fresh_sample_scorer(key_test, config, teacher, sampling.N_test, chunk_sequences(config))
+    pair = ("bayes", "oracle")
+    errors = score(
+        lambda X, lengths: {name: predict(X, lengths) for name, predict in predictors.items()},
+        pairs=(pair,),
+    )
+    difference = errors[difference_name(*pair)]
+    return TeacherErrors(
+        seed=seed,
+        bayes=errors["bayes"].value,
+        plain=errors["plain"].value,
+        oracle=errors["oracle"].value,
+        bayes_minus_oracle=difference.value,
+        bayes_minus_oracle_stderr=difference.stderr,
+        converged=bool(result.converged),
     )
 
 
@@ -205,20 +256,66 @@ def state_evolution_gap(
     theory_samples: int = 16384,
     theory_seeds: int = 4,
     seed: int = 1000,
+    amp: AMPSettings | None = None,
 ) -> ScalingStudy:
     """Sampler errors minus the theory's, averaged over ``teachers`` teachers (seeds ``seed``,
     ``seed + 1``, ...: the same teachers' seeds at every ``D``) at each ``D`` of ``sizes``,
     fitted against ``1/D`` (with two sizes or more). Standard errors: over teachers, combined
-    with the theory's own (:func:`theory_targets`)."""
+    with the theory's own (:func:`theory_targets`). With ``amp``, GAMP's posterior replaces the
+    sampler's (:func:`amp_teacher_errors`)."""
     check_int("teachers", teachers, 2)
     sampling = sampling or ScalingSampling()
     theory = theory_targets(config, alpha, theory_samples, theory_seeds)
-    measured = {
-        D: tuple(
-            teacher_errors(config.replace(D=D), alpha, seed + i, sampling) for i in range(teachers)
-        )
-        for D in sizes
-    }
+
+    def errors_of(D: int, teacher_seed: int) -> TeacherErrors:
+        task = config.replace(D=D)
+        if amp is None:
+            return teacher_errors(task, alpha, teacher_seed, sampling)
+        return amp_teacher_errors(task, alpha, teacher_seed, sampling, amp)
+
+    measured = {D: tuple(errors_of(D, seed + i) for i in range(teachers)) for D in sizes}
+    return _study(config, alpha, sampling, measured, theory, amp)
+
+
+def merge_studies(
+    studies: Sequence[ScalingStudy], *, theory_samples: int = 16384, theory_seeds: int = 4
+) -> ScalingStudy:
+    """One study from several of the same task, ``alpha`` and settings run apart (other sizes,
+    or other teachers at the same size: their seeds must differ): the teachers of each ``D``
+    pooled, the rows and fits recomputed (the theory anew, from ``theory_samples`` and
+    ``theory_seeds``)."""
+    first = studies[0]
+    for other in studies[1:]:
+        if (other.config.replace(D=first.config.D), other.alpha, other.sampling, other.amp) != (
+            first.config,
+            first.alpha,
+            first.sampling,
+            first.amp,
+        ):
+            raise ConfigError("studies to merge must share the task, alpha and settings")
+    measured: dict[int, tuple[TeacherErrors, ...]] = {}
+    for study in studies:
+        for D, errors in study.teachers.items():
+            measured[D] = measured.get(D, ()) + tuple(errors)
+    for D, errors in measured.items():
+        if len({e.seed for e in errors}) != len(errors):
+            raise ConfigError(f"studies to merge repeat a teacher's seed at D = {D}")
+    theory = theory_targets(first.config, first.alpha, theory_samples, theory_seeds)
+    return _study(
+        first.config, first.alpha, first.sampling, dict(sorted(measured.items())), theory, first.amp
+    )
+
+
+def _study(
+    config: SLRConfig,
+    alpha: float,
+    sampling: ScalingSampling,
+    measured: dict[int, tuple[TeacherErrors, ...]],
+    theory: dict[str, tuple[float, float]],
+    amp: AMPSettings | None,
+) -> ScalingStudy:
+    """The rows and fits of the teachers ``measured`` at each ``D``."""
+    sizes = list(measured)
     rows = tuple(
         _gap_at_D(D, estimator, measured[D], theory[estimator])
         for D in sizes
@@ -233,7 +330,7 @@ def state_evolution_gap(
         for estimator in ESTIMATORS
         if len(sizes) >= 2
     }
-    return ScalingStudy(config, alpha, sampling, measured, rows, fits)
+    return ScalingStudy(config, alpha, sampling, measured, rows, fits, amp)
 
 
 def _gap_at_D(
