@@ -38,6 +38,8 @@ def test_one_head_at_full_presence_is_one_head_slr_and_its_rows_are_the_function
     assert (softmax.mc.mean, softmax.mc.stderr) == (float(mc.mean), float(mc.stderr))
     for check, value in ((softmax.mc, softmax.error), (row.bayes_mc, row.bayes_error)):
         assert abs(check.mean - value) <= 4 * check.stderr
+    ax = result.plot()
+    assert [text.get_text() for text in ax.get_legend().get_texts()] == ["softmax", "Bayes"]
 
 
 def test_bayes_softmax_reaches_the_bayes_error_where_softmax_falls_short(capsys):
