@@ -72,7 +72,8 @@ class MultiHeadOptions(Options):
 
     def validate(self) -> None:
         """Refuse a bad task (``presence`` outside ``(0, 1]``, ``heads < 1``, the max law with
-        ``presence < 1``), an activation without theory terms, or a check of one sequence."""
+        ``presence < 1``), an activation without theory terms (or with a constant in its
+        denominator on a tilted location law), or a check of one sequence."""
         check_int("seed", self.seed, 0)
         if check_int("mc_sequences", self.mc_sequences, 0) == 1:
             raise ConfigError("mc_sequences must be 0 (no check) or >= 2, got 1")
@@ -81,10 +82,15 @@ class MultiHeadOptions(Options):
         self._set(
             "activations", tuple(check_activation(a, "activations") for a in self.activations)
         )
+        configs = [self.config(rho) for rho in self.presence]
+        tilted = configs[0].law.population_scores(configs[0].nu).location_tilt != 0.0
         for activation in self.activations:
-            theory_terms_of(activation)
-        for rho in self.presence:
-            self.config(rho)
+            if theory_terms_of(activation).log_sink is not None and tilted:
+                raise ConfigError(
+                    f"activations: {activation} has population terms only where the location is "
+                    f"uniform (spiked), not on the {self.variant} variant's location law; leave it "
+                    "out of activations"
+                )
 
     def config(self, presence: float) -> SLRConfig:
         """The task of one presence."""

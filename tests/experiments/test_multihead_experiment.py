@@ -65,6 +65,7 @@ def test_bayes_softmax_reaches_the_bayes_error_where_softmax_falls_short(capsys)
         (["--variant", "max", "--presence", "1", "0.5"], "presence must be 1 for the max"),
         (["--mc-sequences", "1"], "mc_sequences must be 0 (no check) or >= 2"),
         (["--activations", "nope"], "activations must be one of"),
+        (["--variant", "max", "--presence", "1"], "softmax1 has population terms only where"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
