@@ -31,6 +31,7 @@ _EXPORTS = {
     "posterior_sweep": "bayes_slr.api",
     "phase": "bayes_slr.api",
     "dynamics": "bayes_slr.api",
+    "multihead": "bayes_slr.api",
     "ConfigError": "bayes_slr.errors",
     "BayesSLRWarning": "bayes_slr.warning_categories",
     "ConvergenceWarning": "bayes_slr.warning_categories",

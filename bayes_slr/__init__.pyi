@@ -9,6 +9,7 @@ from bayes_slr.experiments.amp import AMPResult
 from bayes_slr.experiments.bayes_risk import BayesRiskResult
 from bayes_slr.experiments.dynamics import DynamicsResult
 from bayes_slr.experiments.gap import GapResult
+from bayes_slr.experiments.multihead import MultiHeadResult
 from bayes_slr.experiments.phase import PhaseResult
 from bayes_slr.experiments.posterior import PosteriorResult
 from bayes_slr.experiments.posterior_sweep import PosteriorSweepResult
@@ -34,6 +35,7 @@ __all__ = [
     "posterior_sweep",
     "phase",
     "dynamics",
+    "multihead",
     "ConfigError",
     "BayesSLRWarning",
     "ConvergenceWarning",
@@ -870,4 +872,68 @@ def dynamics(
     Returns
     -------
     DynamicsResult
+    """
+
+def multihead(
+    *,
+    variant: str = "spiked",
+    L: int = 3,
+    variable_length: bool = False,
+    nu: float | None = None,
+    heads: int = 2,
+    presence: float | Sequence[float] = (0.25, 0.5, 0.75, 1.0),
+    activations: str | Sequence[str] = ("softmax", "softmax1", "bayes_softmax", "linear"),
+    mc_sequences: int = 20000,
+    seed: int = 0,
+    out: str | Path | None = None,
+    force: bool = False,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: bool | None = None,
+) -> MultiHeadResult:
+    """multi-head SLR: Bayes error and each activation's optimum against rho.
+
+    One row per presence rho (docs/multihead.md sections 3 to 6): the population Bayes error with
+    known directions (quadrature) and each activation's population optimum of H student heads
+    aligned one to one with the teacher's (quadrature), each checked by Monte Carlo (mean +-
+    standard error, the same draws for every activation). An optimum is over all overlaps for one
+    head or where it equals the Bayes error; otherwise heads mixing teacher heads may do better and
+    it is marked as an upper bound.
+
+    Parameters
+    ----------
+    variant : str
+        token law.
+    L : int
+        sequence length, >= 1 (Lbar of the uniform law with variable_length).
+    variable_length : bool
+        length uniform on {1..L} instead of fixed.
+    nu : float | None
+        signal strength, >= 0 (inf for max only). Default: the variant's own: spiked 2, max inf.
+    heads : int
+        teacher heads H, >= 1 (docs/multihead.md; 1: one-head SLR).
+    presence : tuple
+        probabilities rho in (0, 1] that a head's token is present, one row each (spiked for rho <
+        1).
+    activations : tuple
+        activations whose population optimum is computed (theory terms needed).
+    mc_sequences : int
+        Monte Carlo sequences of each check, >= 2, or 0 for no check.
+    seed : int
+        seed of the Monte Carlo draws (the same for every point).
+    out : str | pathlib._local.Path | None
+        folder of a sweep (log and summary), or the output file.
+    force : bool
+        overwrite an existing output file.
+    workers : int | None
+        run the points on a local Dask cluster of this many workers.
+    scheduler : str | None
+        run the points on an existing Dask scheduler.
+    progress : bool | None
+        progress bars: on, off, or None to show them in a notebook (widgets) or on a terminal and
+        not when stderr is a file or a pipe.
+
+    Returns
+    -------
+    MultiHeadResult
     """

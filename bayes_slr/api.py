@@ -141,6 +141,7 @@ posterior = api_function(EXPERIMENTS.get("posterior"))
 posterior_sweep = api_function(EXPERIMENTS.get("posterior-sweep"))
 phase = api_function(EXPERIMENTS.get("phase"))
 dynamics = api_function(EXPERIMENTS.get("dynamics"))
+multihead = api_function(EXPERIMENTS.get("multihead"))
 
 
 def defaults_table() -> str:

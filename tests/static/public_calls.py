@@ -65,5 +65,10 @@ def dynamics() -> None:
     bayes_slr.dynamics(method="sgd", eta=0.5, t_max=40.0, activations="softmax", seeds=(0, 1))
 
 
+def multihead() -> float:
+    result = bayes_slr.multihead(heads=2, presence=(0.5, 1.0), activations=["softmax"])
+    return result.rows[0].bayes_error
+
+
 def exported() -> tuple[type[Exception], type, type]:
     return ConfigError, LengthLaw, SLRConfig

@@ -1,0 +1,259 @@
+"""``multihead``: the population answers of multi-head SLR against the presence ``rho``.
+
+One row per ``rho`` (docs/multihead.md sections 3 to 6): the Bayes error with known directions
+(quadrature) and each activation's population optimum of ``H`` student heads aligned one to one
+with the teacher's, each with its Monte Carlo check (mean +- standard error). The table marks
+the optima that are only upper bounds on the optimum over all overlaps. The computation is
+:func:`bayes_slr.studies.multihead_population.population_row`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from bayes_slr.attention.activations import check_activation, theory_terms_of
+from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.experiments.base import (
+    Experiment,
+    Options,
+    Provenance,
+    Record,
+    Result,
+    flatten,
+    option,
+    register_experiment,
+)
+from bayes_slr.experiments.figures import new_axes
+from bayes_slr.experiments.tables import format_table
+from bayes_slr.experiments.task import (
+    L_option,
+    check_nonempty,
+    describe_nu,
+    nu_option,
+    seed_option,
+    task_config,
+    variable_length_option,
+    variant_option,
+)
+from bayes_slr.models.spec import SLRConfig
+from bayes_slr.studies.multihead_population_records import (
+    UPPER_BOUND,
+    MonteCarloCheck,
+    MultiHeadPopulationRow,
+    PopulationSettings,
+)
+
+ACTIVATIONS = ("softmax", "softmax1", "bayes_softmax", "linear")
+
+
+@dataclasses.dataclass(frozen=True)
+class MultiHeadOptions(Options):
+    """Settings of ``multihead``: one task, swept over the presence ``rho``."""
+
+    variant: str = variant_option()
+    L: int = L_option()
+    variable_length: bool = variable_length_option()
+    nu: float | None = nu_option()
+    heads: int = option(2, "teacher heads H, >= 1 (docs/multihead.md; 1: one-head SLR)")
+    presence: tuple[float, ...] = option(
+        (0.25, 0.5, 0.75, 1.0),
+        "probabilities rho in (0, 1] that a head's token is present, one row each (spiked for "
+        "rho < 1)",
+    )
+    activations: tuple[str, ...] = option(
+        ACTIVATIONS, "activations whose population optimum is computed (theory terms needed)"
+    )
+    mc_sequences: int = option(
+        20_000, "Monte Carlo sequences of each check, >= 2, or 0 for no check"
+    )
+    seed: int = seed_option("seed of the Monte Carlo draws (the same for every point)")
+
+    def validate(self) -> None:
+        """Refuse a bad task (``presence`` outside ``(0, 1]``, ``heads < 1``, the max law with
+        ``presence < 1``), an activation without theory terms (or with a constant in its
+        denominator on a tilted location law), or a check of one sequence."""
+        check_int("seed", self.seed, 0)
+        if check_int("mc_sequences", self.mc_sequences, 0) == 1:
+            raise ConfigError("mc_sequences must be 0 (no check) or >= 2, got 1")
+        check_nonempty("presence", self.presence)
+        check_nonempty("activations", self.activations)
+        self._set(
+            "activations", tuple(check_activation(a, "activations") for a in self.activations)
+        )
+        configs = [self.config(rho) for rho in self.presence]
+        tilted = configs[0].law.population_scores(configs[0].nu).location_tilt != 0.0
+        for activation in self.activations:
+            if theory_terms_of(activation).log_sink is not None and tilted:
+                raise ConfigError(
+                    f"activations: {activation} has population terms only where the location is "
+                    f"uniform (spiked), not on the {self.variant} variant's location law; leave it "
+                    "out of activations"
+                )
+
+    def config(self, presence: float) -> SLRConfig:
+        """The task of one presence."""
+        return task_config(
+            self.variant,
+            self.L,
+            self.variable_length,
+            self.nu,
+            0.0,
+            heads=self.heads,
+            presence=presence,
+        )
+
+    def settings(self) -> PopulationSettings:
+        """What the study computes at each presence."""
+        return PopulationSettings(self.activations, self.mc_sequences)
+
+
+@dataclasses.dataclass(frozen=True)
+class MultiHeadPoint(Record):
+    """One presence ``rho``."""
+
+    presence: float
+
+
+def _check_cell(check: MonteCarloCheck | None) -> list[str]:
+    """The Monte Carlo cell of a value (none without checks)."""
+    return [] if check is None else [f"{check.mean:.4f}+-{check.stderr:.4f}"]
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class MultiHeadResult(Result[MultiHeadOptions, MultiHeadPopulationRow]):
+    """The rows of ``multihead``, one per presence."""
+
+    def rows_table(self) -> str:
+        """One line per ``rho``: the Bayes error and each activation's optimum, each followed
+        by its Monte Carlo check; ``^`` marks an upper bound (heads aligned one to one)."""
+        checks = self.options.mc_sequences > 0
+        header = ["rho", "bayes"] + (["MC"] if checks else [])
+        for activation in self.options.activations:
+            header += [activation] + (["MC"] if checks else [])
+        lines, bounded = [], False
+        for row in self.rows:
+            line = [f"{row.presence:g}", f"{row.bayes_error:.6f}", *_check_cell(row.bayes_mc)]
+            for optimum in row.optima:
+                mark = " ^" if optimum.scope == UPPER_BOUND else ""
+                bounded = bounded or bool(mark)
+                line += [f"{optimum.error:.6f}{mark}", *_check_cell(optimum.mc)]
+            lines.append(line)
+        text = [format_table(header, lines)]
+        if bounded:
+            text.append(
+                "^: optimum of heads aligned one to one, an upper bound on the optimum over all "
+                "overlaps; unmarked optima are over all overlaps"
+            )
+        return "\n".join(text)
+
+    def tidy_rows(self) -> list[dict[str, Any]]:
+        """One row per (presence, activation): the task, the Bayes error and its check, the
+        activation's optimum, scope, overlaps (``overlaps.*``) and check (``mc.*``)."""
+        tidy = []
+        for row in self.rows:
+            task = {k: v for k, v in row.to_dict().items() if k not in ("optima", "bayes_mc")}
+            task.update(flatten({"bayes_mc": _check_dict(row.bayes_mc)}))
+            for optimum in row.optima:
+                entry = {**task, **flatten(optimum.to_dict())}
+                tidy.append(entry)
+        return tidy
+
+    def plot(self, ax: Any = None) -> Any:
+        """Error against ``rho``: each activation's optimum (dashed where an upper bound) and the
+        Bayes error (black), with the Monte Carlo checks as error bars."""
+        ax = new_axes(ax, size=(6.4, 4.4))
+        rows = sorted(self.rows, key=lambda r: r.presence)
+        rho = [r.presence for r in rows]
+        for index, activation in enumerate(self.options.activations):
+            optima = [r.optima[index] for r in rows]
+            line = ax.plot(rho, [o.error for o in optima], "o-", ms=4, label=activation)[0]
+            _error_bars(ax, rho, [o.mc for o in optima], line.get_color())
+        ax.plot(rho, [r.bayes_error for r in rows], "k--", lw=1.2, label="Bayes", zorder=5)
+        _error_bars(ax, rho, [r.bayes_mc for r in rows], "black")
+        o = self.options
+        length = f"L ~ U{{1..{o.L}}}" if o.variable_length else f"L = {o.L}"
+        nu = describe_nu(rows[0].nu) if rows else "?"
+        ax.set(
+            xlabel="presence rho",
+            ylabel="excess test error",
+            title=f"{o.variant}-SLR, H = {o.heads}, {length}, nu = {nu}: population optima",
+        )
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        return ax
+
+
+def _check_dict(check: MonteCarloCheck | None) -> dict[str, Any]:
+    return {} if check is None else check.to_dict()
+
+
+def _error_bars(ax: Any, x: list[float], checks: list[MonteCarloCheck | None], color: str) -> None:
+    """The Monte Carlo checks as points with two-standard-error bars (none without checks)."""
+    shown = [(xi, c) for xi, c in zip(x, checks, strict=True) if c is not None]
+    if shown:
+        ax.errorbar(
+            [xi for xi, _ in shown],
+            [c.mean for _, c in shown],
+            yerr=[2 * c.stderr for _, c in shown],
+            fmt="none",
+            ecolor=color,
+            capsize=3,
+            alpha=0.7,
+        )
+
+
+class MultiHead(
+    Experiment[MultiHeadOptions, MultiHeadPoint, MultiHeadPopulationRow, MultiHeadResult]
+):
+    """Bayes error and each activation's population optimum of multi-head SLR against rho."""
+
+    name: ClassVar[str] = "multihead"
+    summary: ClassVar[str] = "multi-head SLR: Bayes error and each activation's optimum against rho"
+    description: ClassVar[str] = (
+        "One row per presence rho (docs/multihead.md sections 3 to 6): the population Bayes "
+        "error with known directions (quadrature) and each activation's population optimum of "
+        "H student heads aligned one to one with the teacher's (quadrature), each checked by "
+        "Monte Carlo (mean +- standard error, the same draws for every activation). An optimum "
+        "is over all overlaps for one head or where it equals the Bayes error; otherwise heads "
+        "mixing teacher heads may do better and it is marked as an upper bound."
+    )
+    options_type = MultiHeadOptions
+    point_type = MultiHeadPoint
+    solved_type = MultiHeadPopulationRow
+    result_type = MultiHeadResult
+    sweep_axes: ClassVar[tuple[str, ...]] = ("presence",)
+
+    def points(self, options: MultiHeadOptions) -> list[MultiHeadPoint]:
+        """One point per presence, in the order given."""
+        return [MultiHeadPoint(rho) for rho in options.presence]
+
+    def solve(self, options: MultiHeadOptions, point: MultiHeadPoint) -> MultiHeadPopulationRow:
+        """The study's row of one presence."""
+        from bayes_slr.studies.multihead_population import population_row
+
+        return population_row(options.config(point.presence), options.settings(), options.seed)
+
+    def collect(
+        self,
+        options: MultiHeadOptions,
+        solved: Sequence[tuple[MultiHeadPoint, MultiHeadPopulationRow]],
+        provenance: Provenance,
+    ) -> MultiHeadResult:
+        """The rows in the order of the points; the optima's notes (limits) as notes."""
+        rows = tuple(row for _, row in solved)
+        notes = tuple(
+            f"rho={row.presence:g}: {optimum.activation}: {optimum.overlaps.note}"
+            for row in rows
+            for optimum in row.optima
+            if optimum.overlaps.note
+        )
+        return MultiHeadResult(options, rows, provenance, notes)
+
+    def seed(self, options: MultiHeadOptions) -> int | None:
+        """The seed of the Monte Carlo checks (none without checks)."""
+        return options.seed if options.mc_sequences > 0 else None
+
+
+MULTIHEAD = register_experiment(MultiHead())
