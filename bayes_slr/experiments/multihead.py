@@ -28,14 +28,12 @@ from bayes_slr.experiments.base import (
 from bayes_slr.experiments.figures import new_axes
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
-    L_option,
+    MANY,
     check_nonempty,
     describe_nu,
-    nu_option,
+    options_task,
     seed_option,
-    task_config,
-    variable_length_option,
-    variant_option,
+    task_option,
 )
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.studies.multihead_population_records import (
@@ -52,15 +50,17 @@ ACTIVATIONS = ("softmax", "softmax1", "bayes_softmax", "linear")
 class MultiHeadOptions(Options):
     """Settings of ``multihead``: one task, swept over the presence ``rho``."""
 
-    variant: str = variant_option()
-    L: int = L_option()
-    variable_length: bool = variable_length_option()
-    nu: float | None = nu_option()
-    heads: int = option(2, "teacher heads H, >= 1 (docs/multihead.md; 1: one-head SLR)")
-    presence: tuple[float, ...] = option(
-        (0.25, 0.5, 0.75, 1.0),
-        "probabilities rho in (0, 1] that a head's token is present, one row each (spiked for "
-        "rho < 1)",
+    variant: str = task_option("variant")
+    L: int = task_option("L")
+    variable_length: bool = task_option("variable_length")
+    nu: float | None = task_option("nu")
+    heads: int = task_option("heads", default=2)
+    presence: tuple[float, ...] = task_option(
+        "presence",
+        MANY,
+        default=(0.25, 0.5, 0.75, 1.0),
+        help="probabilities rho in (0, 1] that a head's token is present, one row each (spiked "
+        "for rho < 1)",
     )
     activations: tuple[str, ...] = option(
         ACTIVATIONS, "activations whose population optimum is computed (theory terms needed)"
@@ -79,9 +79,8 @@ class MultiHeadOptions(Options):
             raise ConfigError("mc_sequences must be 0 (no check) or >= 2, got 1")
         check_nonempty("presence", self.presence)
         check_nonempty("activations", self.activations)
-        self._set(
-            "activations", tuple(check_activation(a, "activations") for a in self.activations)
-        )
+        for activation in self.activations:
+            check_activation(activation, "activations")
         configs = [self.config(rho) for rho in self.presence]
         tilted = configs[0].law.population_scores(configs[0].nu).location_tilt != 0.0
         for activation in self.activations:
@@ -94,15 +93,14 @@ class MultiHeadOptions(Options):
 
     def config(self, presence: float) -> SLRConfig:
         """The task of one presence."""
-        return task_config(
-            self.variant,
-            self.L,
-            self.variable_length,
-            self.nu,
-            0.0,
-            heads=self.heads,
-            presence=presence,
-        )
+        return options_task(self, Delta=0.0, presence=presence)
+
+    def filled(self) -> dict[str, object]:
+        """The variant's default ``nu`` and the activations' own names made explicit."""
+        return {
+            "nu": self.config(self.presence[0]).nu,
+            "activations": tuple(check_activation(a, "activations") for a in self.activations),
+        }
 
     def settings(self) -> PopulationSettings:
         """What the study computes at each presence."""
