@@ -22,16 +22,6 @@ configure_jax()
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "simulate": "bayes_slr.api",
-    "bayes_risk": "bayes_slr.api",
-    "gap": "bayes_slr.api",
-    "theory": "bayes_slr.api",
-    "amp": "bayes_slr.api",
-    "posterior": "bayes_slr.api",
-    "posterior_sweep": "bayes_slr.api",
-    "phase": "bayes_slr.api",
-    "dynamics": "bayes_slr.api",
-    "multihead": "bayes_slr.api",
     "ConfigError": "bayes_slr.errors",
     "BayesSLRWarning": "bayes_slr.warning_categories",
     "ConvergenceWarning": "bayes_slr.warning_categories",
@@ -41,21 +31,37 @@ _EXPORTS = {
     "LengthLaw": "bayes_slr.models.spec",
     "SLRConfig": "bayes_slr.models.spec",
 }
-"""Public name -> the module defining it (imported on first use)."""
+"""Public name -> the module defining it (imported on first use), besides the experiments'
+functions: every registered experiment's comes from :mod:`bayes_slr.api`."""
 
-__all__ = ["__version__", *_EXPORTS]
+
+def _experiment_functions() -> tuple[str, ...]:
+    """The public functions' names, one per registered experiment (imports no JAX)."""
+    from bayes_slr.api import PUBLIC_FUNCTIONS
+
+    return tuple(PUBLIC_FUNCTIONS)
+
+
+def _public_names() -> list[str]:
+    """Every public name: the version, the experiments' functions and :data:`_EXPORTS`."""
+    return ["__version__", *_experiment_functions(), *_EXPORTS]
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'bayes_slr' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    if name == "__all__":
+        value: Any = _public_names()
+    elif name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    elif not name.startswith("_") and name in _experiment_functions():
+        value = getattr(importlib.import_module("bayes_slr.api"), name)
+    else:
+        raise AttributeError(f"module 'bayes_slr' has no attribute {name!r}")
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
     """The public names only (what ``dir(bayes_slr)`` and tab completion show)."""
-    return sorted(__all__)
+    return sorted(_public_names())

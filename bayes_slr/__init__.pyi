@@ -26,16 +26,16 @@ from bayes_slr.warning_categories import RSInstabilityWarning as RSInstabilityWa
 __version__: str
 __all__ = [
     "__version__",
-    "simulate",
-    "bayes_risk",
-    "gap",
-    "theory",
     "amp",
+    "bayes_risk",
+    "dynamics",
+    "gap",
+    "multihead",
+    "phase",
     "posterior",
     "posterior_sweep",
-    "phase",
-    "dynamics",
-    "multihead",
+    "simulate",
+    "theory",
     "ConfigError",
     "BayesSLRWarning",
     "ConvergenceWarning",
@@ -46,31 +46,38 @@ __all__ = [
     "SLRConfig",
 ]
 
-def simulate(
+def amp(
     *,
     variant: str = "spiked",
     nu: float | None = None,
     L: int = 3,
     variable_length: bool = False,
     Delta: float = 0.1,
-    heads: int = 1,
-    presence: float = 1.0,
-    D: int = 100,
-    N: int = 1000,
+    D: int = 1000,
+    alpha: float | Sequence[float] = (0.5, 1.0, 2.0, 4.0, 16.0),
+    seeds: int = 1,
     seed: int = 0,
-    exact_teacher: bool = False,
+    init: str = "random",
+    damping: float = 0.7,
+    max_iter: int = 300,
+    tol: float = 1e-06,
+    dtype: str = "float64",
+    N_test: int = 20000,
+    se_draws: int = 16384,
+    state_evolution: bool = True,
+    history: bool = True,
+    memory_limit: int | None = None,
     out: str | Path | None = None,
     force: bool = False,
     workers: int | None = None,
     scheduler: str | None = None,
     progress: bool | None = None,
-) -> SimulateResult:
-    """simulate an SLR data set (.npz).
+) -> AMPResult:
+    """Bayes-optimal GAMP at finite D against the state evolution.
 
-    Draws a teacher (k*, v*) and N sequences of the task; with out writes them as .npz (X, lengths,
-    y, eps, chi_star, z_star, k_star, v_star and the config record): the format data reads. With
-    heads or presence (docs/multihead.md) eps, chi_star, z_star, k_star and v_star gain a head axis
-    and present holds the heads' presences; data reads one-head data only.
+    Runs a Bayes-optimal GAMP for SLR at dimension D on N = alpha D sequences of exact teachers and
+    reports each point's error, overlaps and iterations beside the state evolution at the same point
+    (docs/theory.md part C).
 
     Parameters
     ----------
@@ -84,18 +91,34 @@ def simulate(
         length uniform on {1..L} instead of fixed.
     Delta : float
         noise variance of y, >= 0; errors are the excess over it.
-    heads : int
-        teacher heads H, >= 1 (docs/multihead.md; 1: one-head SLR).
-    presence : float
-        probability rho in (0, 1] that a head's token is present (spiked for rho < 1).
     D : int
-        token dimension, >= 1.
-    N : int
-        number of sequences, >= 1.
+        token dimension, >= 2 (AMP is a large-D algorithm).
+    alpha : tuple
+        sample ratios N/D, each > 0.
+    seeds : int
+        teachers (and data sets) per alpha, >= 1.
     seed : int
-        seed of the teacher and the data.
-    exact_teacher : bool
-        teacher with |k*|^2 = |v*|^2 = D and k* orthogonal to v* (default: prior draw).
+        seed of the first teacher; teacher i uses seed + i.
+    init : str
+        GAMP start.
+    damping : float
+        weight of the new iterate, in (0, 1].
+    max_iter : int
+        largest number of iterations, >= 1.
+    tol : float
+        residual at which GAMP stops, > 0.
+    dtype : str
+        precision of tokens and messages.
+    N_test : int
+        fresh test sequences per point, >= 2.
+    se_draws : int
+        state-evolution channel draws, >= 2.
+    state_evolution : bool
+        solve the state evolution at each point.
+    history : bool
+        keep the per-iteration overlaps.
+    memory_limit : int | None
+        bytes a point may use.
     out : str | pathlib._local.Path | None
         folder of a sweep (log and summary), or the output file.
     force : bool
@@ -110,7 +133,7 @@ def simulate(
 
     Returns
     -------
-    SimulateResult
+    AMPResult
     """
 
 def bayes_risk(
@@ -172,6 +195,122 @@ def bayes_risk(
     Returns
     -------
     BayesRiskResult
+    """
+
+def dynamics(
+    *,
+    variant: str = "spiked",
+    nu: float | None = None,
+    L: int = 3,
+    variable_length: bool = False,
+    Delta: float = 0.1,
+    D: int = 500,
+    activations: str | Sequence[str] = ("softmax",),
+    seeds: int | Sequence[int] = (0,),
+    method: str = "sgd",
+    start: str = "random",
+    sphere: bool = False,
+    t_max: float | None = None,
+    steps: int | None = None,
+    eta: float | None = None,
+    batch: int | None = None,
+    alpha: float | None = None,
+    lam: float = 0.0,
+    compare_erm: bool = True,
+    replica_samples: int = 8192,
+    log_points: int = 40,
+    N_test: int = 20000,
+    ode_draws: int = 65536,
+    tolerance: float = 0.01,
+    out: str | Path | None = None,
+    force: bool = False,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: bool | None = None,
+) -> DynamicsResult:
+    """train attention by gd or online SGD, or follow the D -> inf flow, and log the trajectory.
+
+    One run per (activation, seed) on one task (docs/dynamics.md): full-batch gradient descent on
+    the ERM objective at alpha (gd), online SGD (sgd), the population gradient flow (flow) or the
+    SGD ODE (sgd-ode), optionally projected on the sphere; logged at log-spaced steps (overlaps,
+    cross overlaps, test error) on one clock, and compared with each activation's population optimum
+    and the Bayes error. With out, gd and sgd points keep a checkpoint at every logged step (the
+    same command resumes them) and a diverging run stops the command (exit 3) with one line naming
+    the step size and the file that keeps its last finite iterate.
+
+    Parameters
+    ----------
+    variant : str
+        token law.
+    nu : float | None
+        signal strength, >= 0 (inf for max only). Default: the variant's own: spiked 2, max inf.
+    L : int
+        sequence length, >= 1 (Lbar of the uniform law with variable_length).
+    variable_length : bool
+        length uniform on {1..L} instead of fixed.
+    Delta : float
+        noise variance of y, >= 0; errors are the excess over it.
+    D : int
+        token dimension, >= 1 (gd and sgd; the ODEs from a random or sphere start start at the
+        overlaps, signs included, of the start the run of the same seed at this D draws).
+    activations : tuple
+        the activations trained: softmax, linear, erf, softplus, or erf_sphere_<lambda> (the ICLR
+        2025 predecessor's erf(lambda chi), lambda > 0: erf_sphere_0.5).
+    seeds : tuple
+        seeds, each >= 0: teacher, data, start, test set and SGD stream (the ODEs: the start of that
+        seed's run at D and their Monte Carlo draws).
+    method : str
+        gd: full-batch gradient descent on the ERM objective at alpha; sgd: online SGD; flow:
+        population gradient flow (D -> inf); sgd-ode: the SGD ODE (D -> inf).
+    start : str
+        random: k, v ~ N(0, 0.01 I); sphere: uniform on |k|^2 = |v|^2 = D; teacher: k = c_nu k*, v =
+        v*.
+    sphere : bool
+        projected dynamics: |k| and |v| stay at the start's (the ICLR 2025 predecessor's).
+    t_max : float | None
+        training time, > 0, on the common clock (eta per gd step, eta/D per sgd step). Default: 40,
+        or from steps.
+    steps : int | None
+        optimiser steps, >= 1 (gd and sgd; instead of t_max). Default: t_max / (time per step).
+    eta : float | None
+        step size, > 0 (gd, sgd, sgd-ode); linear and erf, whose weights sum to about L, want about
+        1/L of what softmax takes. Default: 1 for sgd and sgd-ode, 0.1 for gd.
+    batch : int | None
+        sequences per SGD step, >= 1 (sgd, sgd-ode). Default: 32 for sgd and sgd-ode.
+    alpha : float | None
+        samples per dimension N/D, > 0 (gd only, required there). Default: required for gd.
+    lam : float
+        ridge of the ERM objective, >= 0 (gd only).
+    compare_erm : bool
+        gd: also find the multi-start L-BFGS minimum of the same objective on the same data and
+        solve the replica-symmetric ERM error at (alpha, lam); at_minimum: gd's gradient norm <=
+        1e-06 (L-BFGS's stopping rule), objective gap within max(gradient norm) x distance, test
+        errors within 2 combined standard errors.
+    replica_samples : int
+        channel draws of the replica ERM equations, >= 2 (gd with compare_erm).
+    log_points : int
+        about this many log-spaced logged steps, >= 2.
+    N_test : int
+        test sequences per logged point, >= 2 (gd, sgd).
+    ode_draws : int
+        Monte Carlo draws of the ODEs' terms, an even number >= 2 (flow, sgd-ode).
+    tolerance : float
+        reached: the final test error at most this far above the population optimum, > 0.
+    out : str | pathlib._local.Path | None
+        folder of a sweep (log and summary), or the output file.
+    force : bool
+        overwrite an existing output file.
+    workers : int | None
+        run the points on a local Dask cluster of this many workers.
+    scheduler : str | None
+        run the points on an existing Dask scheduler.
+    progress : bool | None
+        progress bars: on, off, or None to show them in a notebook (widgets) or on a terminal and
+        not when stderr is a file or a pipe.
+
+    Returns
+    -------
+    DynamicsResult
     """
 
 def gap(
@@ -288,66 +427,53 @@ def gap(
     GapResult
     """
 
-def theory(
+def multihead(
     *,
     variant: str = "spiked",
-    nu: float | None = None,
     L: int = 3,
     variable_length: bool = False,
-    Delta: float = 0.1,
-    activations: str | Sequence[str] = ("softmax", "linear"),
-    alpha: float | Sequence[float] = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0),
-    lam: float = 1.0,
-    bayes: bool = False,
-    erm_init: str = "random",
-    channel_draws: int = 4096,
+    nu: float | None = None,
+    heads: int = 2,
+    presence: float | Sequence[float] = (0.25, 0.5, 0.75, 1.0),
+    activations: str | Sequence[str] = ("softmax", "softmax1", "bayes_softmax", "linear"),
+    mc_sequences: int = 20000,
     seed: int = 0,
-    simulate: int | None = None,
-    seeds: int = 5,
     out: str | Path | None = None,
     force: bool = False,
     workers: int | None = None,
     scheduler: str | None = None,
     progress: bool | None = None,
-) -> TheoryResult:
-    """high-dimensional (replica) test error against alpha.
+) -> MultiHeadResult:
+    """multi-head SLR: Bayes error and each activation's optimum against rho.
 
-    Replica-symmetric equations in the limit N, D -> inf at fixed alpha (docs/theory.md): ridge ERM
-    per activation, the Bayes-optimal state evolution (bayes: the bayes row is the fixed point of
-    largest free entropy, the amp row AMP's from a random start), L-BFGS simulations at a fixed
-    sqrt(N D) (simulate), and the population values every curve tends to as alpha -> inf.
+    One row per presence rho (docs/multihead.md sections 3 to 6): the population Bayes error with
+    known directions (quadrature) and each activation's population optimum of H student heads
+    aligned one to one with the teacher's (quadrature), each checked by Monte Carlo (mean +-
+    standard error, the same draws for every activation). An optimum is over all overlaps for one
+    head or where it equals the Bayes error; otherwise heads mixing teacher heads may do better and
+    it is marked as an upper bound.
 
     Parameters
     ----------
     variant : str
         token law.
-    nu : float | None
-        signal strength, >= 0 (inf for max only). Default: the variant's own: spiked 2, max inf.
     L : int
         sequence length, >= 1 (Lbar of the uniform law with variable_length).
     variable_length : bool
         length uniform on {1..L} instead of fixed.
-    Delta : float
-        noise variance of y, >= 0; errors are the excess over it.
+    nu : float | None
+        signal strength, >= 0 (inf for max only). Default: the variant's own: spiked 2, max inf.
+    heads : int
+        teacher heads H, >= 1 (docs/multihead.md; 1: one-head SLR).
+    presence : tuple
+        probabilities rho in (0, 1] that a head's token is present, one row each (spiked for rho <
+        1).
     activations : tuple
-        ERM activations (none: only bayes).
-    alpha : tuple
-        sample ratios N/D, each > 0.
-    lam : float
-        ridge strength of ERM, >= 0 (below about 0.1 linear attention's RS solution is unstable).
-    bayes : bool
-        add the Bayes-optimal curve (the free entropy's global maximiser) and AMP's (random start).
-    erm_init : str
-        start of the ERM state evolution: random (uninformed) or informed.
-    channel_draws : int
-        channel draws of the equations, >= 2 (ERM; Bayes only where the variant has no quadrature).
+        activations whose population optimum is computed (theory terms needed).
+    mc_sequences : int
+        Monte Carlo sequences of each check, >= 2, or 0 for no check.
     seed : int
-        seed of the channel draws and of the simulations.
-    simulate : int | None
-        also train each ERM point by L-BFGS at sqrt(N D) = SIZE (D = SIZE / sqrt(alpha)), exact
-        teachers |k*|^2 = |v*|^2 = D as the theory assumes. Default: none.
-    seeds : int
-        teachers per simulated point, >= 2.
+        seed of the Monte Carlo draws (the same for every point).
     out : str | pathlib._local.Path | None
         folder of a sweep (log and summary), or the output file.
     force : bool
@@ -362,82 +488,72 @@ def theory(
 
     Returns
     -------
-    TheoryResult
+    MultiHeadResult
     """
 
-def amp(
+def phase(
     *,
     variant: str = "spiked",
-    nu: float | None = None,
-    L: int = 3,
+    nu: float | Sequence[float] | None = None,
+    L: int | Sequence[int] = (3,),
     variable_length: bool = False,
-    Delta: float = 0.1,
-    D: int = 1000,
-    alpha: float | Sequence[float] = (0.5, 1.0, 2.0, 4.0, 16.0),
-    seeds: int = 1,
+    Delta: float | Sequence[float] = (0.0, 0.001, 0.002, 0.005),
+    alpha_min: float = 0.5,
+    alpha_max: float = 2.0,
+    tol: float = 1e-05,
+    scan: int = 33,
+    channel_draws: int = 65536,
     seed: int = 0,
-    init: str = "random",
-    damping: float = 0.7,
-    max_iter: int = 300,
-    tol: float = 1e-06,
-    dtype: str = "float64",
-    N_test: int = 20000,
-    se_draws: int = 16384,
-    state_evolution: bool = True,
-    history: bool = True,
-    memory_limit: int | None = None,
+    curves: bool = True,
+    curve_points: int = 10,
     out: str | Path | None = None,
     force: bool = False,
     workers: int | None = None,
     scheduler: str | None = None,
     progress: bool | None = None,
-) -> AMPResult:
-    """Bayes-optimal GAMP at finite D against the state evolution.
+) -> PhaseResult:
+    """phase diagram: the thresholds alpha_sp, alpha_IT, alpha_alg (and alpha_PR) per task.
 
-    Runs a Bayes-optimal GAMP for SLR at dimension D on N = alpha D sequences of exact teachers and
-    reports each point's error, overlaps and iterations beside the state evolution at the same point
-    (docs/theory.md part C).
+    Thresholds of the Bayes-optimal state evolution (docs/theory.md part D) over a grid of one
+    setting (Delta, nu or L given as several values), each located on [alpha-min, alpha-max] to
+    within tol from the fixed-point curve alpha(q_v) and the free entropy: alpha_sp (the informed
+    branch appears), alpha_IT (the Bayes error jumps), alpha_alg (AMP from a random start jumps),
+    alpha_PR (exact recovery, Delta = 0) and alpha_WR (none in SLR). AMP is Bayes-optimal except for
+    alpha_IT < alpha < alpha_alg.
 
     Parameters
     ----------
     variant : str
         token law.
-    nu : float | None
-        signal strength, >= 0 (inf for max only). Default: the variant's own: spiked 2, max inf.
-    L : int
-        sequence length, >= 1 (Lbar of the uniform law with variable_length).
+    nu : tuple[float, ...] | None
+        signal strengths, each >= 0 (inf for max only); several values sweep nu. Default: the
+        variant's own: spiked 2, max inf.
+    L : tuple
+        sequence lengths, each >= 1 (Lbar of the uniform law with variable_length); several values
+        sweep L.
     variable_length : bool
         length uniform on {1..L} instead of fixed.
-    Delta : float
-        noise variance of y, >= 0; errors are the excess over it.
-    D : int
-        token dimension, >= 2 (AMP is a large-D algorithm).
-    alpha : tuple
-        sample ratios N/D, each > 0.
-    seeds : int
-        teachers (and data sets) per alpha, >= 1.
-    seed : int
-        seed of the first teacher; teacher i uses seed + i.
-    init : str
-        GAMP start.
-    damping : float
-        weight of the new iterate, in (0, 1].
-    max_iter : int
-        largest number of iterations, >= 1.
+    Delta : tuple
+        noise variances, each >= 0; several values sweep Delta (give one to sweep nu or L).
+    alpha_min : float
+        lower end of the alpha range reported (a threshold below: -inf), > 0.
+    alpha_max : float
+        upper end of the alpha range reported (a threshold above: inf), > alpha-min, finite.
     tol : float
-        residual at which GAMP stops, > 0.
-    dtype : str
-        precision of tokens and messages.
-    N_test : int
-        fresh test sequences per point, >= 2.
-    se_draws : int
-        state-evolution channel draws, >= 2.
-    state_evolution : bool
-        solve the state evolution at each point.
-    history : bool
-        keep the per-iteration overlaps.
-    memory_limit : int | None
-        bytes a point may use.
+        error bound of each located threshold, in (0, (alpha-max - alpha-min) / 4).
+    scan : int
+        points of the scan of the fixed-point curve, >= 5 (an S narrower than its spacing is
+        missed).
+    channel_draws : int
+        channel draws where the variant has no quadrature (max-SLR with L >= 3), >= 2.
+    seed : int
+        seed of the channel draws (Monte Carlo channels only).
+    curves : bool
+        with Delta swept: also trace alpha_sp, alpha_IT and alpha_alg as curves of Delta by
+        continuation up to where they merge (located to 1e-06 in Delta; quadrature channels only),
+        and draw the regions between them in the (Delta, alpha) plane.
+    curve_points : int
+        samples of the threshold curves below their merge, >= 2 (curves).
     out : str | pathlib._local.Path | None
         folder of a sweep (log and summary), or the output file.
     force : bool
@@ -452,7 +568,7 @@ def amp(
 
     Returns
     -------
-    AMPResult
+    PhaseResult
     """
 
 def posterior(
@@ -678,126 +794,31 @@ def posterior_sweep(
     PosteriorSweepResult
     """
 
-def phase(
-    *,
-    variant: str = "spiked",
-    nu: float | Sequence[float] | None = None,
-    L: int | Sequence[int] = (3,),
-    variable_length: bool = False,
-    Delta: float | Sequence[float] = (0.0, 0.001, 0.002, 0.005),
-    alpha_min: float = 0.5,
-    alpha_max: float = 2.0,
-    tol: float = 1e-05,
-    scan: int = 33,
-    channel_draws: int = 65536,
-    seed: int = 0,
-    curves: bool = True,
-    curve_points: int = 10,
-    out: str | Path | None = None,
-    force: bool = False,
-    workers: int | None = None,
-    scheduler: str | None = None,
-    progress: bool | None = None,
-) -> PhaseResult:
-    """phase diagram: the thresholds alpha_sp, alpha_IT, alpha_alg (and alpha_PR) per task.
-
-    Thresholds of the Bayes-optimal state evolution (docs/theory.md part D) over a grid of one
-    setting (Delta, nu or L given as several values), each located on [alpha-min, alpha-max] to
-    within tol from the fixed-point curve alpha(q_v) and the free entropy: alpha_sp (the informed
-    branch appears), alpha_IT (the Bayes error jumps), alpha_alg (AMP from a random start jumps),
-    alpha_PR (exact recovery, Delta = 0) and alpha_WR (none in SLR). AMP is Bayes-optimal except for
-    alpha_IT < alpha < alpha_alg.
-
-    Parameters
-    ----------
-    variant : str
-        token law.
-    nu : tuple[float, ...] | None
-        signal strengths, each >= 0 (inf for max only); several values sweep nu. Default: the
-        variant's own: spiked 2, max inf.
-    L : tuple
-        sequence lengths, each >= 1 (Lbar of the uniform law with variable_length); several values
-        sweep L.
-    variable_length : bool
-        length uniform on {1..L} instead of fixed.
-    Delta : tuple
-        noise variances, each >= 0; several values sweep Delta (give one to sweep nu or L).
-    alpha_min : float
-        lower end of the alpha range reported (a threshold below: -inf), > 0.
-    alpha_max : float
-        upper end of the alpha range reported (a threshold above: inf), > alpha-min, finite.
-    tol : float
-        error bound of each located threshold, in (0, (alpha-max - alpha-min) / 4).
-    scan : int
-        points of the scan of the fixed-point curve, >= 5 (an S narrower than its spacing is
-        missed).
-    channel_draws : int
-        channel draws where the variant has no quadrature (max-SLR with L >= 3), >= 2.
-    seed : int
-        seed of the channel draws (Monte Carlo channels only).
-    curves : bool
-        with Delta swept: also trace alpha_sp, alpha_IT and alpha_alg as curves of Delta by
-        continuation up to where they merge (located to 1e-06 in Delta; quadrature channels only),
-        and draw the regions between them in the (Delta, alpha) plane.
-    curve_points : int
-        samples of the threshold curves below their merge, >= 2 (curves).
-    out : str | pathlib._local.Path | None
-        folder of a sweep (log and summary), or the output file.
-    force : bool
-        overwrite an existing output file.
-    workers : int | None
-        run the points on a local Dask cluster of this many workers.
-    scheduler : str | None
-        run the points on an existing Dask scheduler.
-    progress : bool | None
-        progress bars: on, off, or None to show them in a notebook (widgets) or on a terminal and
-        not when stderr is a file or a pipe.
-
-    Returns
-    -------
-    PhaseResult
-    """
-
-def dynamics(
+def simulate(
     *,
     variant: str = "spiked",
     nu: float | None = None,
     L: int = 3,
     variable_length: bool = False,
     Delta: float = 0.1,
-    D: int = 500,
-    activations: str | Sequence[str] = ("softmax",),
-    seeds: int | Sequence[int] = (0,),
-    method: str = "sgd",
-    start: str = "random",
-    sphere: bool = False,
-    t_max: float | None = None,
-    steps: int | None = None,
-    eta: float | None = None,
-    batch: int | None = None,
-    alpha: float | None = None,
-    lam: float = 0.0,
-    compare_erm: bool = True,
-    replica_samples: int = 8192,
-    log_points: int = 40,
-    N_test: int = 20000,
-    ode_draws: int = 65536,
-    tolerance: float = 0.01,
+    heads: int = 1,
+    presence: float = 1.0,
+    D: int = 100,
+    N: int = 1000,
+    seed: int = 0,
+    exact_teacher: bool = False,
     out: str | Path | None = None,
     force: bool = False,
     workers: int | None = None,
     scheduler: str | None = None,
     progress: bool | None = None,
-) -> DynamicsResult:
-    """train attention by gd or online SGD, or follow the D -> inf flow, and log the trajectory.
+) -> SimulateResult:
+    """simulate an SLR data set (.npz).
 
-    One run per (activation, seed) on one task (docs/dynamics.md): full-batch gradient descent on
-    the ERM objective at alpha (gd), online SGD (sgd), the population gradient flow (flow) or the
-    SGD ODE (sgd-ode), optionally projected on the sphere; logged at log-spaced steps (overlaps,
-    cross overlaps, test error) on one clock, and compared with each activation's population optimum
-    and the Bayes error. With out, gd and sgd points keep a checkpoint at every logged step (the
-    same command resumes them) and a diverging run stops the command (exit 3) with one line naming
-    the step size and the file that keeps its last finite iterate.
+    Draws a teacher (k*, v*) and N sequences of the task; with out writes them as .npz (X, lengths,
+    y, eps, chi_star, z_star, k_star, v_star and the config record): the format data reads. With
+    heads or presence (docs/multihead.md) eps, chi_star, z_star, k_star and v_star gain a head axis
+    and present holds the heads' presences; data reads one-head data only.
 
     Parameters
     ----------
@@ -811,52 +832,18 @@ def dynamics(
         length uniform on {1..L} instead of fixed.
     Delta : float
         noise variance of y, >= 0; errors are the excess over it.
+    heads : int
+        teacher heads H, >= 1 (docs/multihead.md; 1: one-head SLR).
+    presence : float
+        probability rho in (0, 1] that a head's token is present (spiked for rho < 1).
     D : int
-        token dimension, >= 1 (gd and sgd; the ODEs from a random or sphere start start at the
-        overlaps, signs included, of the start the run of the same seed at this D draws).
-    activations : tuple
-        the activations trained: softmax, linear, erf, softplus, or erf_sphere_<lambda> (the ICLR
-        2025 predecessor's erf(lambda chi), lambda > 0: erf_sphere_0.5).
-    seeds : tuple
-        seeds, each >= 0: teacher, data, start, test set and SGD stream (the ODEs: the start of that
-        seed's run at D and their Monte Carlo draws).
-    method : str
-        gd: full-batch gradient descent on the ERM objective at alpha; sgd: online SGD; flow:
-        population gradient flow (D -> inf); sgd-ode: the SGD ODE (D -> inf).
-    start : str
-        random: k, v ~ N(0, 0.01 I); sphere: uniform on |k|^2 = |v|^2 = D; teacher: k = c_nu k*, v =
-        v*.
-    sphere : bool
-        projected dynamics: |k| and |v| stay at the start's (the ICLR 2025 predecessor's).
-    t_max : float | None
-        training time, > 0, on the common clock (eta per gd step, eta/D per sgd step). Default: 40,
-        or from steps.
-    steps : int | None
-        optimiser steps, >= 1 (gd and sgd; instead of t_max). Default: t_max / (time per step).
-    eta : float | None
-        step size, > 0 (gd, sgd, sgd-ode); linear and erf, whose weights sum to about L, want about
-        1/L of what softmax takes. Default: 1 for sgd and sgd-ode, 0.1 for gd.
-    batch : int | None
-        sequences per SGD step, >= 1 (sgd, sgd-ode). Default: 32 for sgd and sgd-ode.
-    alpha : float | None
-        samples per dimension N/D, > 0 (gd only, required there). Default: required for gd.
-    lam : float
-        ridge of the ERM objective, >= 0 (gd only).
-    compare_erm : bool
-        gd: also find the multi-start L-BFGS minimum of the same objective on the same data and
-        solve the replica-symmetric ERM error at (alpha, lam); at_minimum: gd's gradient norm <=
-        1e-06 (L-BFGS's stopping rule), objective gap within max(gradient norm) x distance, test
-        errors within 2 combined standard errors.
-    replica_samples : int
-        channel draws of the replica ERM equations, >= 2 (gd with compare_erm).
-    log_points : int
-        about this many log-spaced logged steps, >= 2.
-    N_test : int
-        test sequences per logged point, >= 2 (gd, sgd).
-    ode_draws : int
-        Monte Carlo draws of the ODEs' terms, an even number >= 2 (flow, sgd-ode).
-    tolerance : float
-        reached: the final test error at most this far above the population optimum, > 0.
+        token dimension, >= 1.
+    N : int
+        number of sequences, >= 1.
+    seed : int
+        seed of the teacher and the data.
+    exact_teacher : bool
+        teacher with |k*|^2 = |v*|^2 = D and k* orthogonal to v* (default: prior draw).
     out : str | pathlib._local.Path | None
         folder of a sweep (log and summary), or the output file.
     force : bool
@@ -871,56 +858,69 @@ def dynamics(
 
     Returns
     -------
-    DynamicsResult
+    SimulateResult
     """
 
-def multihead(
+def theory(
     *,
     variant: str = "spiked",
+    nu: float | None = None,
     L: int = 3,
     variable_length: bool = False,
-    nu: float | None = None,
-    heads: int = 2,
-    presence: float | Sequence[float] = (0.25, 0.5, 0.75, 1.0),
-    activations: str | Sequence[str] = ("softmax", "softmax1", "bayes_softmax", "linear"),
-    mc_sequences: int = 20000,
+    Delta: float = 0.1,
+    activations: str | Sequence[str] = ("softmax", "linear"),
+    alpha: float | Sequence[float] = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0),
+    lam: float = 1.0,
+    bayes: bool = False,
+    erm_init: str = "random",
+    channel_draws: int = 4096,
     seed: int = 0,
+    simulate: int | None = None,
+    seeds: int = 5,
     out: str | Path | None = None,
     force: bool = False,
     workers: int | None = None,
     scheduler: str | None = None,
     progress: bool | None = None,
-) -> MultiHeadResult:
-    """multi-head SLR: Bayes error and each activation's optimum against rho.
+) -> TheoryResult:
+    """high-dimensional (replica) test error against alpha.
 
-    One row per presence rho (docs/multihead.md sections 3 to 6): the population Bayes error with
-    known directions (quadrature) and each activation's population optimum of H student heads
-    aligned one to one with the teacher's (quadrature), each checked by Monte Carlo (mean +-
-    standard error, the same draws for every activation). An optimum is over all overlaps for one
-    head or where it equals the Bayes error; otherwise heads mixing teacher heads may do better and
-    it is marked as an upper bound.
+    Replica-symmetric equations in the limit N, D -> inf at fixed alpha (docs/theory.md): ridge ERM
+    per activation, the Bayes-optimal state evolution (bayes: the bayes row is the fixed point of
+    largest free entropy, the amp row AMP's from a random start), L-BFGS simulations at a fixed
+    sqrt(N D) (simulate), and the population values every curve tends to as alpha -> inf.
 
     Parameters
     ----------
     variant : str
         token law.
+    nu : float | None
+        signal strength, >= 0 (inf for max only). Default: the variant's own: spiked 2, max inf.
     L : int
         sequence length, >= 1 (Lbar of the uniform law with variable_length).
     variable_length : bool
         length uniform on {1..L} instead of fixed.
-    nu : float | None
-        signal strength, >= 0 (inf for max only). Default: the variant's own: spiked 2, max inf.
-    heads : int
-        teacher heads H, >= 1 (docs/multihead.md; 1: one-head SLR).
-    presence : tuple
-        probabilities rho in (0, 1] that a head's token is present, one row each (spiked for rho <
-        1).
+    Delta : float
+        noise variance of y, >= 0; errors are the excess over it.
     activations : tuple
-        activations whose population optimum is computed (theory terms needed).
-    mc_sequences : int
-        Monte Carlo sequences of each check, >= 2, or 0 for no check.
+        ERM activations (none: only bayes).
+    alpha : tuple
+        sample ratios N/D, each > 0.
+    lam : float
+        ridge strength of ERM, >= 0 (below about 0.1 linear attention's RS solution is unstable).
+    bayes : bool
+        add the Bayes-optimal curve (the free entropy's global maximiser) and AMP's (random start).
+    erm_init : str
+        start of the ERM state evolution: random (uninformed) or informed.
+    channel_draws : int
+        channel draws of the equations, >= 2 (ERM; Bayes only where the variant has no quadrature).
     seed : int
-        seed of the Monte Carlo draws (the same for every point).
+        seed of the channel draws and of the simulations.
+    simulate : int | None
+        also train each ERM point by L-BFGS at sqrt(N D) = SIZE (D = SIZE / sqrt(alpha)), exact
+        teachers |k*|^2 = |v*|^2 = D as the theory assumes. Default: none.
+    seeds : int
+        teachers per simulated point, >= 2.
     out : str | pathlib._local.Path | None
         folder of a sweep (log and summary), or the output file.
     force : bool
@@ -935,5 +935,5 @@ def multihead(
 
     Returns
     -------
-    MultiHeadResult
+    TheoryResult
     """

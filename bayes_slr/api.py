@@ -132,16 +132,12 @@ def _type_name(annotation: Any) -> str:
     return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
 
 
-simulate = api_function(EXPERIMENTS.get("simulate"))
-bayes_risk = api_function(EXPERIMENTS.get("bayes-risk"))
-gap = api_function(EXPERIMENTS.get("gap"))
-theory = api_function(EXPERIMENTS.get("theory"))
-amp = api_function(EXPERIMENTS.get("amp"))
-posterior = api_function(EXPERIMENTS.get("posterior"))
-posterior_sweep = api_function(EXPERIMENTS.get("posterior-sweep"))
-phase = api_function(EXPERIMENTS.get("phase"))
-dynamics = api_function(EXPERIMENTS.get("dynamics"))
-multihead = api_function(EXPERIMENTS.get("multihead"))
+PUBLIC_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    function.__name__: function for function in map(api_function, EXPERIMENTS.items())
+}
+"""The public function of every registered experiment, by its Python name (``posterior_sweep``
+for the command ``posterior-sweep``), in registration order."""
+globals().update(PUBLIC_FUNCTIONS)
 
 
 def defaults_table() -> str:

@@ -127,7 +127,7 @@ class Posterior(Experiment[PosteriorOptions, PosteriorPoint, PosteriorSample, Po
 
     def solve(self, options: PosteriorOptions, point: PosteriorPoint) -> PosteriorSample:
         """Sample (or read) the posterior and summarise it."""
-        from bayes_slr.experiments.posterior_point import run_posterior
+        from bayes_slr.experiments._posterior_point import run_posterior
 
         tree, summary = run_posterior(options)
         return PosteriorSample(summary, tree)

@@ -1,6 +1,6 @@
 """The options of ``posterior`` and ``posterior-sweep``: :class:`SamplingOptions` (the settings
 both share) and :class:`PosteriorOptions`, below the experiment (:mod:`bayes_slr.experiments.
-posterior`) and the computation of a point (:mod:`bayes_slr.experiments.posterior_point`), which
+posterior`) and the computation of a point (:mod:`bayes_slr.experiments._posterior_point`), which
 both read them.
 
 Settings a file can fix default to ``None`` ("not given") and are resolved once, in ``validate``:

@@ -190,7 +190,7 @@ class PosteriorSweep(
         self, options: PosteriorSweepOptions, point: SweepPoint, folder: Any
     ) -> PosteriorSummary:
         """The posterior of one alpha, kept in ``folder`` once summarised."""
-        from bayes_slr.experiments.posterior_point import sweep_point
+        from bayes_slr.experiments._posterior_point import sweep_point
 
         return sweep_point(options, point.alpha, folder)
 

@@ -11,7 +11,7 @@ import pytest
 
 import bayes_slr
 from bayes_slr.cli.main import main
-from bayes_slr.experiments import posterior_point
+from bayes_slr.experiments import _posterior_point as posterior_point
 from bayes_slr.inference import posterior_io
 from bayes_slr.records import SweepLog
 from bayes_slr.studies import posterior as posterior_study
