@@ -4,8 +4,9 @@ Two methods, each optionally projected on the sphere:
 
 - ``gd``: full-batch gradient descent on the ERM objective of docs/model.md section 5 (per sample,
   :func:`~bayes_slr.attention.training.objective`) over ``N = round(alpha D)`` sequences;
-- ``sgd``: online SGD, a fresh batch of ``B`` sequences at every step (each drawn and read once),
-  on the batch's mean ``(y - f)^2 / 2``.
+- ``sgd``: online SGD, a fresh batch of ``B`` sequences at every step (each drawn and read once;
+  by default through the span of ``k*, v*, k, v``, :data:`TOKEN_DRAWS`), on the batch's mean
+  ``(y - f)^2 / 2``.
 
 One update rule and one clock for both, shared with the order-parameter ODEs of
 :mod:`bayes_slr.formulas.flow`: ``theta <- theta - h P grad``, with ``P = D`` on ``k`` and ``v`` and
