@@ -49,6 +49,8 @@ POINTS = {
     "spiked5erf": ("spiked", 5, 2.0, "erf"),
     "max10linear": ("max", 10, math.inf, "linear"),
     "max3softplus": ("max", 3, math.inf, "softplus"),
+    "max30linear": ("max", 30, math.inf, "linear"),
+    "spiked30softmax": ("spiked", 30, 2.0, "softmax"),
 }
 """Name: (variant, L, nu, activation)."""
 
@@ -104,12 +106,17 @@ def run_point(erm_module, name: str):
     return summary, time.perf_counter() - start
 
 
-def run_all(erm_module, points, cache_root: str | None) -> dict:
-    """Every point, cold when ``cache_root`` is given (caches cleared, a fresh persistent one)."""
+def run_all(erm_module, points, cache_root: str | None, label: str) -> dict:
+    """Every point, cold when ``cache_root`` is given (caches cleared, a fresh persistent one);
+    each point's time is printed as it ends (``label``: the code and the run)."""
     if cache_root is not None:
         jax.clear_caches()
         enable_compilation_cache(tempfile.mkdtemp(dir=cache_root))
-    return {name: run_point(erm_module, name) for name in points}
+    out = {}
+    for name in points:
+        out[name] = run_point(erm_module, name)
+        print(f"  {label} {name}: {out[name][1]:.1f} s", flush=True)
+    return out
 
 
 def grid_steps(old_lam: float, new_lam: float) -> int:
@@ -147,7 +154,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as cache_root:
         for label, cache in (("cold", cache_root), ("warm", None)):
             for code, module in codes.items():
-                runs[f"{code} {label}"] = run_all(module, args.points, cache)
+                runs[f"{code} {label}"] = run_all(module, args.points, cache, f"{code} {label}")
     total = {run: sum(seconds for _, seconds in points.values()) for run, points in runs.items()}
     for name in args.points:
         compare(

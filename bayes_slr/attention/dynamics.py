@@ -4,8 +4,9 @@ Two methods, each optionally projected on the sphere:
 
 - ``gd``: full-batch gradient descent on the ERM objective of docs/model.md section 5 (per sample,
   :func:`~bayes_slr.attention.training.objective`) over ``N = round(alpha D)`` sequences;
-- ``sgd``: online SGD, a fresh batch of ``B`` sequences at every step (each drawn and read once),
-  on the batch's mean ``(y - f)^2 / 2``.
+- ``sgd``: online SGD, a fresh batch of ``B`` sequences at every step (each drawn and read once;
+  by default through the span of ``k*, v*, k, v``, :data:`TOKEN_DRAWS`), on the batch's mean
+  ``(y - f)^2 / 2``.
 
 One update rule and one clock for both, shared with the order-parameter ODEs of
 :mod:`bayes_slr.formulas.flow`: ``theta <- theta - h P grad``, with ``P = D`` on ``k`` and ``v`` and
@@ -51,6 +52,7 @@ from bayes_slr.attention.estimators import (
     predict,
     random_params,
 )
+from bayes_slr.attention.projected_tokens import projected_value_and_grad
 from bayes_slr.attention.span import span_test_error
 from bayes_slr.attention.training import RANDOM_INIT_SCALE, objective
 from bayes_slr.attention.trajectory import (
@@ -76,9 +78,16 @@ STARTS = ("random", "sphere", "informed")
 LOSS_LIMIT = 1e6
 """A loss above this (per sequence; the zero predictor scores about 1/2) counts as exploding."""
 SGD_TOKEN_DTYPE = "float32"
-"""Precision in which online SGD draws its fresh tokens (``simulate``'s ``token_dtype``): the
-Gaussian law rounded to 24 bits, about three times cheaper to draw than float64 on a CPU, where
-the draw bounds a step (docs/dynamics.md, speed); the step itself runs in float64."""
+"""Precision in which online SGD draws its ``D``-dimensional Gaussian numbers (``simulate``'s
+``token_dtype``: the fresh tokens of a ``full`` draw, the rest of the gradient of a ``projected``
+one, :data:`TOKEN_DRAWS`): the Gaussian law rounded to 24 bits, three to eight times cheaper to
+draw than float64 on a CPU, where the draw bounds a step (docs/dynamics.md, speed); the step
+itself runs in float64."""
+TOKEN_DRAWS = ("projected", "full")
+"""How online SGD draws a step's fresh tokens: ``projected``, their projections on the span of
+``k*, v*, k, v`` and two Gaussian ``D``-vectors for the rest of the gradient
+(:mod:`~bayes_slr.attention.projected_tokens`; exact in law, ``4 B Lbar + 2 D`` numbers a step),
+or ``full``, all ``B Lbar D`` entries; the ``D``-dimensional draws in :data:`SGD_TOKEN_DTYPE`."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,6 +111,7 @@ class TrainingRun(Record):
     N_test : test sequences per logged point, an integer ``>= 2``.
     exact_teacher : ``|k*|^2 = |v*|^2 = D`` and ``k* . v* = 0`` (the population teacher the ODEs
         assume); else the prior ``N(0, I_D)``.
+    token_draws : one of :data:`TOKEN_DRAWS` (sgd only: how a step draws its fresh tokens).
     """
 
     config: SLRConfig
@@ -118,6 +128,7 @@ class TrainingRun(Record):
     log_points: int = 64
     N_test: int = 20_000
     exact_teacher: bool = True
+    token_draws: str = "projected"
 
     def __post_init__(self) -> None:
         if not isinstance(self.config, SLRConfig):
@@ -130,6 +141,7 @@ class TrainingRun(Record):
         object.__setattr__(self, "batch", check_int("batch", self.batch, 1))
         object.__setattr__(self, "lam", check_real("lam", self.lam, minimum=0.0))
         check_choice("start", self.start, STARTS)
+        check_choice("token_draws", self.token_draws, TOKEN_DRAWS)
         object.__setattr__(self, "log_points", check_int("log_points", self.log_points, 2))
         object.__setattr__(self, "N_test", check_int("N_test", self.N_test, 2))
         if self.method == "gd":
@@ -265,7 +277,15 @@ def _all_finite(tree: Any) -> jax.Array:
 
 @functools.partial(
     jax.jit,
-    static_argnames=("activation", "method", "config", "batch", "sphere", "token_dtype"),
+    static_argnames=(
+        "activation",
+        "method",
+        "config",
+        "batch",
+        "sphere",
+        "token_draws",
+        "token_dtype",
+    ),
 )
 def _advance(
     params: AttentionParams,
@@ -281,12 +301,14 @@ def _advance(
     config: SLRConfig,
     batch: int,
     sphere: bool,
+    token_draws: str = "projected",
     token_dtype: str = SGD_TOKEN_DTYPE,
 ) -> tuple[AttentionParams, jax.Array, jax.Array, jax.Array]:
     """Steps from ``step`` until ``end``, or until the loss turns non-finite or above the limit.
 
     ``data``: ``(X, lengths, y)`` for gd, ``(teacher, stream key)`` for sgd, whose fresh tokens
-    are drawn in ``token_dtype`` (:data:`SGD_TOKEN_DTYPE`; the speed benchmark compares float64).
+    are drawn as ``token_draws`` says (:data:`TOKEN_DRAWS`; ``full`` in ``token_dtype``,
+    :data:`SGD_TOKEN_DTYPE`, the speed benchmark compares float64).
     Returns the last iterate with a finite loss, its step, that loss, and the loss that stopped
     the run (the same as the last if it reached ``end``).
     """
@@ -301,7 +323,17 @@ def _advance(
         residual = fresh.y - predict(p, fresh.X, fresh.lengths, activation)
         return 0.5 * jnp.mean(residual**2)
 
-    value_and_grad = jax.value_and_grad(loss)
+    def projected(p: AttentionParams, s: jax.Array) -> tuple[jax.Array, AttentionParams]:
+        teacher, stream = data
+        step_key = jax.random.fold_in(stream, s)
+        return projected_value_and_grad(
+            p, step_key, config, teacher, batch, activation, token_dtype
+        )
+
+    if method == "sgd" and token_draws == "projected":
+        value_and_grad = projected
+    else:
+        value_and_grad = jax.value_and_grad(loss)
 
     def keep_going(carry):
         _, _, s, _, _, stopped = carry
@@ -386,6 +418,7 @@ def train_dynamics(
         config=config,
         batch=run.batch,
         sphere=run.sphere,
+        token_draws=run.token_draws,
     )
     measure = functools.partial(_measure, run, teacher)
     schedule = log_spaced_steps(run.steps, run.log_points)

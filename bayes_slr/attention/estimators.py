@@ -93,8 +93,27 @@ def predict(
         X @ jnp.stack([params.k, params.v], axis=-1) / math.sqrt(X.shape[-1])
     )  # one pass over X
     chi, z = projections[..., 0], projections[..., 1]
-    weights = attention_weights(activation, chi, token_mask(lengths, X.shape[-2]), params.c)
-    return jnp.sum(weights * z, axis=-1)
+    return predict_from_projections(chi, z, token_mask(lengths, X.shape[-2]), params.c, activation)
+
+
+def predict_from_projections(
+    chi: jax.Array, z: jax.Array, mask: jax.Array, c: jax.Array, activation: str
+) -> jax.Array:
+    """``f = sum_l s(chi)_l z_l`` of one head from the projections of its tokens.
+
+    Parameters
+    ----------
+    chi : (..., Lbar) scores ``X k / sqrt(D)``.
+    z : (..., Lbar) values ``X v / sqrt(D)``.
+    mask : (..., Lbar) True on real tokens (padded ones get weight 0).
+    c : () offset of the erf activation.
+    activation : a registered activation.
+
+    Returns
+    -------
+    (...,) predictions.
+    """
+    return jnp.sum(attention_weights(activation, chi, mask, c) * z, axis=-1)
 
 
 def overlaps(params: AttentionParams, teacher: Teacher) -> dict[str, float]:

@@ -27,19 +27,32 @@ SPAN = 4
 """Dimension of the reduced problem: the span of ``k*, v*, k, v``."""
 
 
-def reduced_problem(params: AttentionParams, teacher: Teacher) -> tuple[AttentionParams, Teacher]:
-    """The estimator and teacher in dimension 4 with the same Gram matrix (over ``D`` vs over 4).
+def span_basis(
+    params: AttentionParams, teacher: Teacher
+) -> tuple[jax.Array, AttentionParams, Teacher]:
+    """An orthonormal basis of a 4-dimensional space holding ``k*, v*, k, v``, and the estimator
+    and teacher in dimension 4 with the same Gram matrix (over ``D`` vs over 4).
 
-    Coordinates come from the QR factorisation of the ``D x 4`` matrix ``[k*, v*, k, v]``
-    (exact for rank-deficient spans too: ``A = QR`` holds with ``Q`` orthonormal).
+    The basis ``Q`` (``D x 4``) and the coordinates ``R`` come from the QR factorisation of the
+    ``D x 4`` matrix ``[k*, v*, k, v]`` (exact for rank-deficient spans too: ``A = QR`` holds with
+    ``Q`` orthonormal); the reduced vectors are ``sqrt(4 / D) R``, so a token ``u = Q^T x`` of
+    the reduced problem has the scores ``u . a' / 2 = x . a / sqrt(D)`` of ``x``.
     """
     columns = jnp.stack([teacher.k_star, teacher.v_star, params.k, params.v], axis=1)
-    _, coordinates = jnp.linalg.qr(columns)
+    basis, coordinates = jnp.linalg.qr(columns)
     coordinates = coordinates * math.sqrt(SPAN / columns.shape[0])
     return (
+        basis,
         AttentionParams(coordinates[:, 2], coordinates[:, 3], jnp.asarray(params.c)),
         Teacher(coordinates[:, 0], coordinates[:, 1]),
     )
+
+
+def reduced_problem(params: AttentionParams, teacher: Teacher) -> tuple[AttentionParams, Teacher]:
+    """The estimator and teacher in dimension 4 with the same Gram matrix (over ``D`` vs over 4):
+    :func:`span_basis` without the basis."""
+    _, small_params, small_teacher = span_basis(params, teacher)
+    return small_params, small_teacher
 
 
 def span_test_error(

@@ -23,6 +23,7 @@ from bayes_slr import ConfigError, LengthLaw, SLRConfig
 from bayes_slr.attention.dynamics import (
     LOSS_LIMIT,
     SGD_TOKEN_DTYPE,
+    TOKEN_DRAWS,
     TrainingRun,
     run_keys,
     seed_start_overlaps,
@@ -30,6 +31,7 @@ from bayes_slr.attention.dynamics import (
     train_dynamics,
 )
 from bayes_slr.attention.estimators import AttentionParams, attention_predictor, predict
+from bayes_slr.attention.projected_tokens import projected_value_and_grad
 from bayes_slr.attention.span import span_test_error
 from bayes_slr.attention.training import objective
 from bayes_slr.attention.trajectory import (
@@ -85,27 +87,41 @@ def small_run(**changes) -> TrainingRun:
     return TrainingRun(**settings)
 
 
-def test_an_sgd_step_moves_by_eta_times_the_batch_mean_gradient() -> None:
+@pytest.mark.parametrize("token_draws", TOKEN_DRAWS)
+def test_an_sgd_step_moves_by_eta_times_the_batch_mean_gradient(token_draws: str) -> None:
     """The convention of docs/dynamics.md, against a gradient written out here: one online-SGD
     step moves ``k`` and ``v`` by ``eta`` times the gradient of the batch's mean ``(y - f)^2 / 2``
-    (the batch of step 0 is drawn from ``fold_in(stream, 0)``, its tokens in
-    ``SGD_TOKEN_DTYPE``), the erf offset by ``eta / D``
-    times it, and advances the time by ``eta / D``; the first logged point is the seed's start,
-    signs included (``seed_start_overlaps``, what the ODEs of ``bayes-slr dynamics`` start at)."""
+    (the batch of step 0 is drawn from ``fold_in(stream, 0)``: all its tokens, or through the
+    span, ``projected_value_and_grad``; the ``D``-dimensional numbers in ``SGD_TOKEN_DTYPE``),
+    the erf offset by ``eta / D`` times it, and advances the time by ``eta / D``; the first logged
+    point is the seed's start, signs included (``seed_start_overlaps``, what the ODEs of
+    ``bayes-slr dynamics`` start at)."""
     eta, batch = 0.7, 8
     run = small_run(
-        activation="erf", method="sgd", eta=eta, steps=1, batch=batch, alpha=None, lam=0.0, seed=3
+        activation="erf",
+        method="sgd",
+        eta=eta,
+        steps=1,
+        batch=batch,
+        alpha=None,
+        lam=0.0,
+        seed=3,
+        token_draws=token_draws,
     )
     trajectory = train_dynamics(run)
     keys = run_keys(run.seed)
     teacher = draw_teacher(keys.teacher, SPIKED.D, exact=True)
     start = start_params(keys.start, SPIKED, "random", teacher)
-    fresh = simulate(
-        jax.random.fold_in(keys.stream, 0), SPIKED, teacher, batch, token_dtype=SGD_TOKEN_DTYPE
-    )
-    gradient = jax.grad(
-        lambda p: 0.5 * jnp.mean((fresh.y - predict(p, fresh.X, fresh.lengths, "erf")) ** 2)
-    )(start)
+    step_key = jax.random.fold_in(keys.stream, 0)
+    if token_draws == "full":
+        fresh = simulate(step_key, SPIKED, teacher, batch, token_dtype=SGD_TOKEN_DTYPE)
+        gradient = jax.grad(
+            lambda p: 0.5 * jnp.mean((fresh.y - predict(p, fresh.X, fresh.lengths, "erf")) ** 2)
+        )(start)
+    else:
+        _, gradient = projected_value_and_grad(
+            start, step_key, SPIKED, teacher, batch, "erf", SGD_TOKEN_DTYPE
+        )
     D = SPIKED.D
     np.testing.assert_allclose(trajectory.final.k, start.k - eta * gradient.k, atol=1e-13)
     np.testing.assert_allclose(trajectory.final.v, start.v - eta * gradient.v, atol=1e-13)
@@ -215,6 +231,7 @@ def test_divergence_stops_with_the_step_size_and_a_finite_iterate() -> None:
         (dict(lam=-1.0), "lam"),
         (dict(method="adam"), "method"),
         (dict(start="zero"), "start"),
+        (dict(method="sgd", alpha=None, lam=0.0, token_draws="half"), "token_draws"),
         (dict(activation="relu"), "activation"),
         (dict(log_points=1), "log_points"),
         (dict(N_test=1), "N_test"),

@@ -22,7 +22,7 @@ from bayes_slr.attention.activations import (
     sphere_erf,
     unregister_activation,
 )
-from bayes_slr.attention.dynamics import TrainingRun, train_dynamics
+from bayes_slr.attention.dynamics import TOKEN_DRAWS, TrainingRun, train_dynamics
 from bayes_slr.attention.trajectory import first_crossing
 from bayes_slr.formulas.flow import escape_rate, matching_flow, solve_flow
 
@@ -31,11 +31,13 @@ OVERLAPS = ("m_k", "q_k", "m_v", "q_v")
 
 
 @pytest.mark.slow
-def test_online_sgd_follows_its_ode(full_size: bool) -> None:
+@pytest.mark.parametrize("token_draws", TOKEN_DRAWS)
+def test_online_sgd_follows_its_ode(token_draws: str, full_size: bool) -> None:
     """Softmax from the small random start (no saddle: it leaves at once), ``eta = 1``, one
     sequence per step: after ``t = 1`` every overlap of every seed is within ``4/sqrt(D)`` of the
     SGD ODE started at the seed's own start, and the time ``m_k`` reaches 0.5 is the ODE's within
-    the same tolerance divided by the ODE's slope there (it does not grow with ``D``)."""
+    the same tolerance divided by the ODE's slope there (it does not grow with ``D``); with the
+    fresh tokens drawn either way (:data:`TOKEN_DRAWS`)."""
     sizes, seeds, t_max = ((500, 2000), 4, 12.0) if full_size else ((400,), 1, 12.0)
     for D in sizes:
         config = SPIKED.replace(D=D)
@@ -50,6 +52,7 @@ def test_online_sgd_follows_its_ode(full_size: bool) -> None:
                 seed=seed,
                 log_points=40,
                 N_test=2000,
+                token_draws=token_draws,
             )
             simulated = train_dynamics(run)
             ode = solve_flow(matching_flow(simulated, mc_samples=2**13))
