@@ -30,12 +30,6 @@ from bayes_slr.experiments.base import (
     option,
     register_experiment,
 )
-from bayes_slr.experiments.dynamics_state import (
-    PointState,
-    divergence_kept,
-    refuse_foreign_checkpoints,
-    train_kept,
-)
 from bayes_slr.experiments.figures import new_axes
 from bayes_slr.experiments.runner import in_current_terms, inner_progress, sweep_records
 from bayes_slr.experiments.tables import format_table
@@ -72,6 +66,12 @@ from bayes_slr.studies.dynamics_records import (
     ESCAPE_LEVEL,
     POINT_FIELDS,
     DynamicsRow,
+)
+from bayes_slr.studies.dynamics_state import (
+    PointState,
+    divergence_kept,
+    refuse_foreign_checkpoints,
+    train_kept,
 )
 
 STARTS = ("random", "sphere", "teacher")
@@ -376,7 +376,7 @@ class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRow, DynamicsR
         self, options: DynamicsOptions, point: DynamicsPoint, folder: Path | None
     ) -> DynamicsRow:
         """Run one point, a data method resuming from and keeping its checkpoint in ``folder``
-        (:mod:`~bayes_slr.experiments.dynamics_state`), and compare its end with the theory."""
+        (:mod:`~bayes_slr.studies.dynamics_state`), and compare its end with the theory."""
         config = task_config(
             options.variant,
             options.L,
