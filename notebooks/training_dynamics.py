@@ -267,7 +267,7 @@ fig.tight_layout()
 # %% [markdown]
 # Every overlap of every run stays within a few `1/sqrt(D)` of the ODE after `t = 1` (`sqrt(D)`
 # times the distance is of order 1 at both `D`), and the time `m_k` reaches 0.5 does not grow with
-# `D` (no saddle); the end errors lie within 0.015 (four standard errors) below the ODE's (the ODE
+# `D` (no saddle); the end errors lie within 0.015 (four standard errors) of the ODE's (the ODE
 # here starts at seed 0's start, not at each run's own, and has `2^14` draws). The stored
 # full-size runs (`D = 500, 2000, 8000`, 4, 3 and 2 seeds; `sgd_softmax_*` and `ode_softmax_*`, the
 # ODE started at each run's own first point) agree: `m_k` reaches 0.5 at `t = 4.18-4.47` (ODE
