@@ -1,4 +1,5 @@
-"""``phase``: the thresholds of the Bayes-optimal problem over a grid of one setting (issue 20).
+"""``phase``: the thresholds of the Bayes-optimal problem over a grid of one setting
+(docs/theory.md part D).
 
 One point per value of the swept setting (``Delta``, ``nu`` or ``L``: the one given as a list of
 several values; the others are single values): the thresholds of the state evolution located by
