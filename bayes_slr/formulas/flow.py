@@ -69,6 +69,30 @@ RTOL, ATOL = 1e-7, 1e-9
 """Tolerances of ``solve_ivp`` (far below the Monte Carlo error of the right-hand side)."""
 
 
+def check_integration_settings(run: Any) -> None:
+    """Check and normalise, on the frozen ``run``, what every ODE run shares: ``method``, the
+    clock (``0 < t_min < t_max``), ``eta`` and ``batch`` (SGD only), ``log_points``, the even
+    number of Monte Carlo draws ``mc_samples`` and ``seed`` (``ConfigError`` naming the bad one).
+    """
+    check_choice("method", run.method, METHODS)
+    t_max = check_real("t_max", run.t_max, minimum=0.0, strict=True)
+    object.__setattr__(run, "t_max", t_max)
+    t_min = check_real("t_min", run.t_min, minimum=0.0, strict=True)
+    if t_min >= t_max:
+        raise ConfigError(f"t_min must be < t_max = {t_max:g}, got {t_min!r}")
+    object.__setattr__(run, "t_min", t_min)
+    object.__setattr__(run, "batch", check_int("batch", run.batch, 1))
+    if run.method == "sgd":
+        object.__setattr__(run, "eta", check_real("eta", run.eta, minimum=0.0, strict=True))
+    elif run.eta is not None or run.batch != 1:
+        raise ConfigError("eta and batch apply to method sgd only (flow has no step)")
+    object.__setattr__(run, "log_points", check_int("log_points", run.log_points, 2))
+    samples = check_int("mc_samples", run.mc_samples, 2)
+    if samples % 2:
+        raise ConfigError(f"mc_samples must be an even integer >= 2, got {samples!r}")
+    object.__setattr__(run, "seed", check_int("seed", run.seed, 0))
+
+
 @dataclasses.dataclass(frozen=True)
 class Overlaps:
     """A point on the manifold of vanishing cross overlaps: ``m_k, q_k, m_v, q_v`` and the offset
@@ -175,23 +199,7 @@ class FlowRun(Record):
         object.__setattr__(self, "activation", check_activation(self.activation))
         if not isinstance(self.start, Overlaps):
             raise ConfigError(f"start must be Overlaps, got {type(self.start).__name__}")
-        check_choice("method", self.method, METHODS)
-        t_max = check_real("t_max", self.t_max, minimum=0.0, strict=True)
-        object.__setattr__(self, "t_max", t_max)
-        t_min = check_real("t_min", self.t_min, minimum=0.0, strict=True)
-        if t_min >= t_max:
-            raise ConfigError(f"t_min must be < t_max = {t_max:g}, got {t_min!r}")
-        object.__setattr__(self, "t_min", t_min)
-        object.__setattr__(self, "batch", check_int("batch", self.batch, 1))
-        if self.method == "sgd":
-            object.__setattr__(self, "eta", check_real("eta", self.eta, minimum=0.0, strict=True))
-        elif self.eta is not None or self.batch != 1:
-            raise ConfigError("eta and batch apply to method sgd only (flow has no step)")
-        object.__setattr__(self, "log_points", check_int("log_points", self.log_points, 2))
-        samples = check_int("mc_samples", self.mc_samples, 2)
-        if samples % 2:
-            raise ConfigError(f"mc_samples must be an even integer >= 2, got {samples!r}")
-        object.__setattr__(self, "seed", check_int("seed", self.seed, 0))
+        check_integration_settings(self)
         check_choice("terms", self.terms, TERMS)
         if self.terms == "closed_form" and not closed_form_available(self.activation, self.config):
             raise ConfigError(

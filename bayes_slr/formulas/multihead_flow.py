@@ -52,8 +52,8 @@ from scipy.integrate import solve_ivp
 from bayes_slr.attention.activations import Activation, get_activation
 from bayes_slr.attention.multihead_trajectory import HeadsPoint, HeadsTrajectory, as_matrix
 from bayes_slr.attention.trajectory import log_spaced_times
-from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
-from bayes_slr.formulas.flow import ATOL, MC_SAMPLES, METHODS, RTOL
+from bayes_slr.errors import ConfigError
+from bayes_slr.formulas.flow import ATOL, MC_SAMPLES, RTOL, check_integration_settings
 from bayes_slr.inference.bayes_risk import draw_population_heads
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics.record import Record
@@ -102,23 +102,7 @@ class HeadsFlowRun(Record):
                 f"start's m_k must have one column per teacher head ({self.config.heads}), got "
                 f"shape {np.shape(self.start.m_k)}"
             )
-        check_choice("method", self.method, METHODS)
-        t_max = check_real("t_max", self.t_max, minimum=0.0, strict=True)
-        object.__setattr__(self, "t_max", t_max)
-        t_min = check_real("t_min", self.t_min, minimum=0.0, strict=True)
-        if t_min >= t_max:
-            raise ConfigError(f"t_min must be < t_max = {t_max:g}, got {t_min!r}")
-        object.__setattr__(self, "t_min", t_min)
-        object.__setattr__(self, "batch", check_int("batch", self.batch, 1))
-        if self.method == "sgd":
-            object.__setattr__(self, "eta", check_real("eta", self.eta, minimum=0.0, strict=True))
-        elif self.eta is not None or self.batch != 1:
-            raise ConfigError("eta and batch apply to method sgd only (flow has no step)")
-        object.__setattr__(self, "log_points", check_int("log_points", self.log_points, 2))
-        samples = check_int("mc_samples", self.mc_samples, 2)
-        if samples % 2:
-            raise ConfigError(f"mc_samples must be an even integer >= 2, got {samples!r}")
-        object.__setattr__(self, "seed", check_int("seed", self.seed, 0))
+        check_integration_settings(self)
 
     @property
     def student_heads(self) -> int:
