@@ -125,7 +125,7 @@ def plot_head_overlaps(rows: Sequence[HeadsDynamicsRow], title: str, ax: Any = N
     """The cosine of each student key with each teacher key against the time on a log axis: one
     colour per (student head, teacher head), one line style per run."""
     ax = new_axes(ax, size=(6, 4))
-    styles = ("-", "--", ":", "-.")
+    styles = {"-": "solid", "--": "dashed", ":": "dotted", "-.": "dash-dot"}
     for r, row in enumerate(rows):
         times, cosines = row.trajectory.times(), row.trajectory.cosines("k")
         later = times > 0
@@ -135,12 +135,15 @@ def plot_head_overlaps(rows: Sequence[HeadsDynamicsRow], title: str, ax: Any = N
                 times[later],
                 cosines[later, j, h],
                 color=f"C{pair}",
-                ls=styles[r % len(styles)],
+                ls=list(styles)[r % len(styles)],
                 lw=1.0,
                 label=label,
             )
     ax.axhline(0.0, color="k", lw=0.5)
-    runs = ", ".join(f"{row.activation} seed {row.seed}" for row in rows[: len(styles)])
+    runs = ", ".join(
+        f"{name}: {row.activation} seed {row.seed}"
+        for name, row in zip(styles.values(), rows, strict=False)
+    )
     ax.set(
         xscale="log",
         xlabel="time t",

@@ -9,7 +9,9 @@ methods are registered by their family modules, :mod:`bayes_slr.studies.dynamics
 (``gd``, ``sgd``: training on data at dimension ``D``) and
 :mod:`bayes_slr.studies.dynamics_ode_methods` (``flow``, ``sgd-ode``: the ``D -> inf`` ODEs).
 Adding a method is one module: a settings record, a :class:`DynamicsMethod` subclass and a
-:func:`register_dynamics_method` call.
+:func:`register_dynamics_method` call. A method with the equations of several student heads on
+multi-head SLR (docs/multihead.md, "Dynamics") says so (``multihead``) and defines
+:meth:`DynamicsMethod.heads_trajectory`; the others refuse a multi-head task by name.
 """
 
 from __future__ import annotations

@@ -3,7 +3,10 @@
 The population gradient flow (the limit of ``gd`` as ``alpha -> inf``, ``eta -> 0``) and the SGD
 ODE with its variance term (the limit of ``sgd`` at ``eta / B``) of
 :mod:`bayes_slr.formulas.flow`, from the overlaps of the start the data run of the same seed
-at ``D`` draws (or the teacher), logged at log-spaced times from ``t = 0.01``.
+at ``D`` draws (or the teacher), logged at log-spaced times from ``t = 0.01``; for ``H_s``
+student heads on multi-head SLR, the ODEs on the overlap matrices of
+:mod:`bayes_slr.formulas.multihead_flow` from the random start the online-SGD run of the seed
+draws.
 """
 
 from __future__ import annotations
