@@ -209,7 +209,7 @@ class DynamicsOptions(Options):
         if len(set(self.seeds)) != len(self.seeds):
             raise ConfigError("seeds: each at most once")
         check_int("D", self.D, 1)
-        task_config(self.variant, self.L, self.variable_length, self.nu, self.Delta, self.D)
+        self.config()
         self._set("nu", resolved_nu(self.variant, self.nu))
         settings = self.settings()
         self.check_heads()
@@ -257,13 +257,13 @@ class DynamicsOptions(Options):
         return self.heads if self.student_heads is None else self.student_heads
 
     def check_heads(self) -> None:
-        """Refuse a multi-head task or student the method has no equations for, or a start and
-        dimension they do not take."""
+        """Refuse a student of fewer than one head, and a multi-head task or student the method
+        has no equations for, or a start and dimension they do not take."""
         if self.student_heads is not None:
             check_int("student_heads", self.student_heads, 1)
-        config, given = self.config(), self.heads_given()
+        given = self.heads_given()
         if given:
-            get_dynamics_method(self.method).check_heads(self.request(), config.heads, given)
+            get_dynamics_method(self.method).check_heads(self.request(), self.heads, given)
 
 
 REQUEST_FIELDS = tuple(field.name for field in dataclasses.fields(DynamicsRequest))
