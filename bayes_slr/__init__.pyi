@@ -605,6 +605,8 @@ def posterior(
     lam: float | str | None = "auto",
     seed: int | None = 0,
     alpha: float | None = 4.0,
+    heads: int = 1,
+    presence: float = 1.0,
     source: Path | None = None,
     data: Path | None = None,
     holdout: float | None = None,
@@ -621,8 +623,11 @@ def posterior(
     convergence diagnostics, posterior overlaps, the test errors (excess over Delta) of the
     Bayes-optimal predictor (draws weighted by p(X | k)) and of the plain posterior mean of f,
     reference errors, the start check and ERM (softmax, linear) on the same data. source
-    re-summarises a posterior written with out. With data or source, every setting not given is the
-    file's, and one given that contradicts the file is refused.
+    re-summarises a posterior written with out. With heads or presence (spiked; docs/multihead.md
+    section 8): the posterior of every head (sampler auto: NUTS with the heads' states summed out),
+    diagnostics of label-free overlaps and the Bayes-optimal error against the teacher's and the
+    population Bayes error; ERM, the start check, data and source are one-head. With data or source,
+    every setting not given is the file's, and one given that contradicts the file is refused.
 
     Parameters
     ----------
@@ -677,6 +682,10 @@ def posterior(
         seed of the teacher, data, chains and test set. Default: 0.
     alpha : float | None
         N / D, > 0. Default: 4.
+    heads : int
+        teacher heads H, >= 1 (docs/multihead.md; 1: one-head SLR).
+    presence : float
+        probability rho in (0, 1] that a head's token is present (spiked for rho < 1).
     source : pathlib._local.Path | None
         re-summarise this posterior netCDF (written with out) instead of sampling: the task, seed
         and sampling settings are the file's (one given must agree); its ERM fits are reused.

@@ -13,14 +13,27 @@ from bayes_slr.errors import ConfigError
 from bayes_slr.experiments.posterior_options import PosteriorOptions, SamplingOptions
 from bayes_slr.experiments.runner import inner_progress
 from bayes_slr.inference import posterior_io
+from bayes_slr.studies.multihead_posterior import multihead_posterior
+from bayes_slr.studies.multihead_posterior_records import MultiHeadPosteriorSummary
 from bayes_slr.studies.posterior import posterior_on_data, sample_tree, summarise
 from bayes_slr.studies.posterior_file import sampled_with
 from bayes_slr.studies.posterior_records import PosteriorSummary
 
 
-def run_posterior(options: PosteriorOptions) -> tuple[xr.DataTree, PosteriorSummary]:
+def run_posterior(
+    options: PosteriorOptions,
+) -> tuple[xr.DataTree, PosteriorSummary | MultiHeadPosteriorSummary]:
     """The posterior of ``posterior``: read from ``source``, sampled on ``data``, or on simulated
-    data; its tree (with the ERM fits) and its summary and its summary."""
+    data (of several heads: :func:`~bayes_slr.studies.multihead_posterior.multihead_posterior`);
+    its tree (with the ERM fits) and its summary."""
+    if options.task().multihead:
+        return multihead_posterior(
+            options.task(),
+            options.alpha,
+            options.settings(),
+            options.seed,
+            progress=inner_progress(),
+        )
     if options.source is not None:
         tree = posterior_io.load_posterior(options.source)
         summary = summarise(tree, options.settings())

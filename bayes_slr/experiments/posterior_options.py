@@ -21,6 +21,7 @@ from bayes_slr.experiments.base import (
     Options,
     option,
 )
+from bayes_slr.experiments.multihead_posterior_options import resolve_multihead
 from bayes_slr.experiments.task import (
     DEFAULT_D,
     DEFAULT_DELTA,
@@ -207,7 +208,7 @@ class SamplingOptions(Options):
         check_int("max_draws", run["max_draws"], 1)
         check_lam(run["lam"])
         if run["exact_teacher"]:
-            check_int("D", config.D, 2)
+            check_int("D", config.D, 2 * config.heads)
 
     def task(self) -> SLRConfig:
         """The task the options resolve to."""
@@ -251,6 +252,8 @@ class PosteriorOptions(SamplingOptions):
     read from a posterior file written before (``source``)."""
 
     alpha: float | None = option(None, "N / D, > 0", signature_default=DEFAULT_ALPHA)
+    heads: int = task_option("heads")
+    presence: float = task_option("presence")
     source: Path | None = option(
         None,
         "re-summarise this posterior netCDF (written with --out) instead of sampling: the task, "
@@ -288,6 +291,8 @@ class PosteriorOptions(SamplingOptions):
 
     def resolve_task(self, run: dict[str, Any]) -> tuple[SLRConfig, bool]:
         """The task of the posterior file, of the data file, or of the settings given."""
+        if (self.heads, self.presence) != (1, 1.0):
+            resolve_multihead(self, run)
         if self.source is not None:
             return self._file_task(run)
         if self.holdout is not None and self.data is None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.records import json_text
+from bayes_slr.studies.multihead_posterior_records import MultiHeadPosteriorSummary
 from bayes_slr.studies.posterior_records import (
     TEST_SET_FRESH,
     PosteriorSummary,
@@ -30,7 +31,7 @@ def _pm(error: PredictorError | Any, digits: int = 5) -> str:
     return f"{error.value:.{digits}f} +- {error.stderr:.{digits}f}"
 
 
-def divergences_text(row: PosteriorSummary) -> str:
+def divergences_text(row: PosteriorSummary | MultiHeadPosteriorSummary) -> str:
     """The divergent transitions, or why there are none to count."""
     if row.divergences is None:
         return (
@@ -39,26 +40,57 @@ def divergences_text(row: PosteriorSummary) -> str:
     return f"divergences {row.divergences}"
 
 
-def posterior_report(row: PosteriorSummary, options: Any) -> str:
-    """The report of one posterior: the options it ran with (resolved), the data file's settings,
-    the diagnostics table, the errors and references, the start check, ERM and the paired
-    differences (notes and warnings are printed after it)."""
-    lines = [f"config: {json_text(options.to_dict(), indent=None)}"]
-    if row.data is not None:
-        lines.append(row.data.source.describe(options.task()))
-    lines.append(
+def diagnostics_lines(row: PosteriorSummary | MultiHeadPosteriorSummary) -> list[str]:
+    """The diagnostics table and its worst values."""
+    return [
         format_table(
             ["quantity", "mean", "sd", "mcse", "r_hat", "ess_bulk", "ess_tail"],
             [
                 [name, *(getattr(d, column) for column in DIAGNOSTIC_COLUMNS)]
                 for name, d in row.diagnostics.items()
             ],
-        )
-    )
-    ess = row.importance_ess
-    lines += [
+        ),
         f"r_hat max {row.rhat_max:.4f}, ESS bulk min {row.ess_bulk_min:.0f}, "
         + divergences_text(row),
+    ]
+
+
+def multihead_report(row: MultiHeadPosteriorSummary, options: Any) -> str:
+    """The report of one multi-head posterior: the options, the diagnostics of the matched
+    overlaps, the Bayes-optimal error against the teacher's known-directions error and the
+    population Bayes error (notes and warnings are printed after it)."""
+    return "\n".join(
+        [
+            f"config: {json_text(options.to_dict(), indent=None)}",
+            "matched overlaps (each draw's heads matched to the teacher's; label-free):",
+            *diagnostics_lines(row),
+            f"sampler {row.sampler}, heads {row.heads}, presence {row.presence:g}, alpha "
+            f"{row.alpha:g} (N = {row.N}); errors on {row.n_test} {TEST_SET_FRESH}",
+            f"Bayes-optimal test error (draws weighted by p(X | k), excess over Delta): "
+            f"{_pm(row.bayes_error)}",
+            f"known-direction (teacher) error on the same sequences: {_pm(row.oracle_error)}",
+            f"Bayes-optimal - known-direction (paired): {row.excess_over_known.value:+.5f} +- "
+            f"{row.excess_over_known.stderr:.5f}",
+            f"population Bayes error with known directions (alpha -> inf): "
+            f"{row.population_bayes_error.value:.5f} (quadrature bound "
+            f"{row.population_bayes_error.stderr:.1e})",
+        ]
+    )
+
+
+def posterior_report(row: PosteriorSummary | MultiHeadPosteriorSummary, options: Any) -> str:
+    """The report of one posterior: the options it ran with (resolved), the data file's settings,
+    the diagnostics table, the errors and references, the start check, ERM and the paired
+    differences (notes and warnings are printed after it); a multi-head posterior's is
+    :func:`multihead_report`."""
+    if isinstance(row, MultiHeadPosteriorSummary):
+        return multihead_report(row, options)
+    lines = [f"config: {json_text(options.to_dict(), indent=None)}"]
+    if row.data is not None:
+        lines.append(row.data.source.describe(options.task()))
+    lines += diagnostics_lines(row)
+    ess = row.importance_ess
+    lines += [
         f"sampler {row.sampler}, alpha {row.alpha:g} (N = {row.N}); errors on {row.n_test} "
         f"{row.test_set}",
         f"Bayes-optimal test error (draws weighted by p(X | k), excess over Delta): "

@@ -38,7 +38,13 @@ def diagnostics_table(tree: xr.DataTree) -> dict[str, dict[str, float]]:
             for i in range(min(COORDINATES_SUMMARISED, D))
         }
     )
-    table = arviz_stats.summary(selected, kind="all", round_to="none")
+    return summary_table(selected)
+
+
+def summary_table(quantities: xr.Dataset) -> dict[str, dict[str, float]]:
+    """``mean, sd, r_hat, ess_bulk, ess_tail, mcse_mean`` of each ``(chain, draw)`` variable of
+    ``quantities``, by name."""
+    table = arviz_stats.summary(quantities, kind="all", round_to="none")
     return {
         str(name): {c: float(table.loc[name, c]) for c in SUMMARY_COLUMNS} for name in table.index
     }

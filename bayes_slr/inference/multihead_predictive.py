@@ -51,14 +51,17 @@ def matched_overlaps(
 
 
 class MultiHeadBayesError(NamedTuple):
-    """The posterior predictor's excess test error and its excess over the known-directions
-    predictor on the same sequences (paired), each with its standard error over the test set."""
+    """The posterior predictor's excess test error, its excess over the known-directions
+    predictor on the same sequences (paired) and the known-directions predictor's own error,
+    each with its standard error over the test set."""
 
     error: float
     stderr: float
     over_known: float
     over_known_stderr: float
     n_test: int
+    known: float
+    known_stderr: float
 
 
 def multihead_bayes_error(
@@ -74,8 +77,8 @@ def multihead_bayes_error(
     groups: int = GROUPS,
 ) -> MultiHeadBayesError:
     """Excess test error of the Bayes-optimal posterior predictor of a multi-head task on
-    ``N_test`` fresh sequences of ``teacher``, and its excess over the known-directions Bayes
-    predictor ``E[y | X, k*, v*]`` on the same sequences.
+    ``N_test`` fresh sequences of ``teacher``, its excess over the known-directions Bayes
+    predictor ``E[y | X, k*, v*]`` on the same sequences, and that predictor's own error.
 
     The predictor conditions each test sequence on itself (:class:`PosteriorPredictor`: the
     draws weighted by ``p(X | k)``, the heads' joint states summed out). The draws (``(chains,
@@ -96,7 +99,8 @@ def multihead_bayes_error(
         G = residuals.shape[1]
         error = (total**2 - jnp.sum(residuals**2, axis=1)) / (G * (G - 1))
         _, known = sequence_evidence_and_prediction(batch.X, batch.lengths, k_star, v_star, config)
-        return jnp.stack([error, error - (batch.y - known) ** 2], axis=1)
+        known_error = (batch.y - known) ** 2
+        return jnp.stack([error, error - known_error, known_error], axis=1)
 
     mean = streamed_mean(statistic, key, config.replace(Delta=0.0), teacher, N_test, chunk_size)
     return MultiHeadBayesError(
@@ -105,4 +109,6 @@ def multihead_bayes_error(
         float(mean.mean[1]),
         float(mean.stderr[1]),
         int(mean.count),
+        float(mean.mean[2]),
+        float(mean.stderr[2]),
     )

@@ -91,7 +91,6 @@ def to_datatree(
 
     from bayes_slr.inference.predictive import training_location_posterior
 
-    record = provenance({**config.to_dict(), "sampler": draws.sampler, **(settings or {})}, seed)
     probs = training_location_posterior(config, batch, jnp.asarray(draws.k), jnp.asarray(draws.v))
     tree = arviz_base.from_dict(
         {
@@ -122,13 +121,22 @@ def to_datatree(
             "k_star": ["dim"],
             "v_star": ["dim"],
         },
-        attrs={"posterior": {_ATTRIBUTE: json_text(record, indent=None)}},
+        attrs={"posterior": record_attrs(config, draws.sampler, seed, settings)},
     )
     tree[_LOCATION_GROUP] = xr.Dataset(
         {"probs": (("chain", "sequence", "token"), np.asarray(probs))},
         coords={"chain": tree.posterior["chain"].values},
     )
     return tree
+
+
+def record_attrs(
+    config: SLRConfig, sampler: str, seed: int | None, settings: dict[str, Any] | None = None
+) -> dict[str, str]:
+    """The attributes of a posterior group that record the task, the sampler, the seed, the
+    package versions and ``settings`` (read back by :func:`record_of`)."""
+    record = provenance({**config.to_dict(), "sampler": sampler, **(settings or {})}, seed)
+    return {_ATTRIBUTE: json_text(record, indent=None)}
 
 
 def record_of(tree: xr.DataTree) -> dict[str, Any]:

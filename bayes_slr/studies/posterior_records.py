@@ -73,7 +73,8 @@ def check_memory(config: SLRConfig, alpha: float, settings: SamplingSettings) ->
     N = training_size(alpha, config.D)
     tokens = N * config.Lbar * config.D
     starts = 2 if settings.check_start else 1
-    draws = starts * settings.chains * (settings.warmup + settings.samples) * 2 * config.D
+    coordinates = 2 * config.heads * config.D  # k and v of every head
+    draws = starts * settings.chains * (settings.warmup + settings.samples) * coordinates
     check_fits(
         f"D = {config.D}, alpha = {alpha:g}",
         8 * (TOKEN_COPIES * tokens + draws),

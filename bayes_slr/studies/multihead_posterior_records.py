@@ -1,0 +1,82 @@
+"""The typed summary of a multi-head posterior (``posterior --heads H --presence rho``,
+docs/multihead.md section 8) and the notes on the parts of the one-head summary it has no
+counterpart of yet. Plain records: importable without JAX.
+
+Every error is the excess test error ``E[(y - f(X))^2] - Delta``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from bayes_slr.numerics.record import Record
+from bayes_slr.studies.posterior_records import (
+    Diagnostic,
+    Estimate,
+    convergence_warnings,
+)
+
+NOT_YET = {
+    "erm": "the ERM comparison (a multi-head student from the command line)",
+    "check_start": "the start check (chains from the other start read by label-free overlaps)",
+}
+"""The one-head parts ``posterior`` skips for a multi-head task (asking for one is refused)."""
+
+
+def skipped_notes() -> tuple[str, ...]:
+    """The notes of a multi-head summary on what it leaves out."""
+    return tuple(f"{what} has no multi-head counterpart yet: skipped" for what in NOT_YET.values())
+
+
+@dataclasses.dataclass(frozen=True)
+class MultiHeadPosteriorSummary(Record):
+    """Everything reported about one posterior of multi-head SLR.
+
+    Attributes
+    ----------
+    alpha, N : training sequences per dimension, and their number.
+    heads, presence : the task's ``H`` and ``rho``.
+    sampler : the kernel that ran (``auto`` resolved).
+    bayes_error : the Bayes-optimal posterior predictor (draws weighted per test sequence by
+        ``p(X | k)``, the heads' joint states summed out), unbiased (disjoint draw groups);
+        its standard error is over the test sequences.
+    excess_over_known : its excess over the teacher's known-directions predictor on the same
+        test sequences (paired).
+    oracle_error : the teacher's known-directions predictor ``E[y | X, k*, v*]`` on the same
+        sequences.
+    population_bayes_error : the Bayes error with known directions (docs/multihead.md section 2;
+        ``alpha -> inf``, any ``D`` for an exact teacher), with its quadrature bound.
+    n_test : the fresh test sequences of the teacher.
+    rhat_max, ess_bulk_min, ess_tail_min : worst diagnostics over :attr:`diagnostics`.
+    divergences : divergent transitions (NUTS); ``None`` for Gibbs.
+    diagnostics : ArviZ's summary of the matched overlaps ``m_k, m_v, q_k, q_v`` (each draw's
+        heads matched to the teacher's by the best permutation, then the mean over heads):
+        quantities that do not depend on the heads' labels.
+    overlaps : posterior means of the matched overlaps.
+    notes : lines to read with the numbers.
+    warnings : reasons not to read the numbers as they stand.
+    """
+
+    alpha: float
+    N: int
+    heads: int
+    presence: float
+    sampler: str
+    bayes_error: Estimate
+    excess_over_known: Estimate
+    oracle_error: Estimate
+    population_bayes_error: Estimate
+    n_test: int
+    rhat_max: float
+    ess_bulk_min: float
+    ess_tail_min: float
+    divergences: int | None
+    diagnostics: dict[str, Diagnostic]
+    overlaps: dict[str, float]
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def converged(self) -> bool:
+        """Whether the chains pass every convergence check (``r_hat``, bulk ESS, divergences)."""
+        return not convergence_warnings(self.rhat_max, self.ess_bulk_min, self.divergences, None)

@@ -1,0 +1,121 @@
+"""``posterior --heads --presence`` (docs/multihead.md section 8): the multi-head posterior of the
+command against the teacher's known-directions predictor and the population Bayes error, its
+file's head axis, the one-head command unchanged at ``heads = 1``, and bad input one line.
+
+Tolerances: 4 standard errors of the test-set means (the known-directions error of an exact
+teacher is the population Bayes error at any ``D``; the posterior predictor is never better than
+the known directions); the two samplers' errors on the same sequences within 4 combined standard
+errors (loose: the sequences are shared). Sizes of section 8's sampler test (``D = 6``,
+``alpha = 12``, ``rho = 0.5``)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import bayes_slr
+from bayes_slr.cli.main import main
+from bayes_slr.studies.multihead_posterior_records import MultiHeadPosteriorSummary
+
+TWO_HEADS = {
+    "heads": 2,
+    "presence": 0.5,
+    "D": 6,
+    "alpha": 12.0,
+    "exact_teacher": True,
+    "init": "informed",
+    "chains": 4,
+    "warmup": 200,
+    "N_test": 4000,
+    "max_draws": 200,
+}
+
+
+@pytest.fixture(scope="module")
+def gibbs(tmp_path_factory):
+    """The posterior of the multi-head Gibbs sampler and the file it wrote."""
+    path = tmp_path_factory.mktemp("multihead") / "posterior.nc"
+    result = bayes_slr.posterior(**TWO_HEADS, samples=500, sampler="multihead-gibbs", out=path)
+    return result, path
+
+
+def test_posterior_is_no_better_than_the_known_directions(gibbs):
+    result, _ = gibbs
+    row = result.summary
+    assert isinstance(row, MultiHeadPosteriorSummary) and row.sampler == "multihead-gibbs"
+    assert (row.heads, row.presence, row.N, row.n_test) == (2, 0.5, 72, 4000)
+    # exact teacher: its known-directions error is the population Bayes error at any D
+    oracle, population = row.oracle_error, row.population_bayes_error
+    assert abs(oracle.value - population.value) < 4 * oracle.stderr + population.stderr
+    # the same sequences: the paired excess is the difference of the two errors
+    assert row.excess_over_known.value == pytest.approx(
+        row.bayes_error.value - oracle.value, abs=1e-12
+    )
+    assert row.excess_over_known.value > -4 * row.excess_over_known.stderr
+    assert row.bayes_error.value < 1  # better than the zero predictor
+    assert set(row.diagnostics) == {"m_k", "m_v", "q_k", "q_v"}
+    assert all(math.isfinite(d.r_hat) for d in row.diagnostics.values())
+    assert any("ERM comparison" in note for note in row.notes)
+    assert any("start check" in note for note in row.notes)
+    assert "known-direction (teacher) error" in result.table()
+
+
+def test_file_has_a_head_axis_and_the_settings(gibbs):
+    _, path = gibbs
+    with xr.open_datatree(path, engine="h5netcdf") as tree:
+        assert tree.posterior["k"].dims == ("chain", "draw", "head", "dim")
+        assert tree.constant_data["eps_true"].dims == ("sequence", "head")
+        probs = tree.head_states["probs"]
+        assert probs.dims == ("chain", "sequence", "head", "state") and probs.shape[-1] == 4
+        np.testing.assert_allclose(probs.sum("state"), 1.0, atol=1e-12)
+        record = json.loads(tree.posterior.attrs["bayes_slr"])
+    assert (record["config"]["heads"], record["config"]["presence"]) == (2, 0.5)
+    assert record["config"]["sampler"] == "multihead-gibbs"
+
+
+def test_auto_is_nuts_and_agrees_with_gibbs(gibbs):
+    """The same seed: the same teacher, training set and test sequences for both samplers."""
+    row = bayes_slr.posterior(**TWO_HEADS, samples=125).summary
+    other = gibbs[0].summary
+    assert row.sampler == "nuts" and row.divergences is not None
+    assert row.oracle_error == other.oracle_error
+    difference = row.bayes_error.value - other.bayes_error.value
+    assert abs(difference) < 4 * math.hypot(row.bayes_error.stderr, other.bayes_error.stderr)
+
+
+def test_one_head_is_the_one_head_command():
+    small = {"D": 4, "chains": 2, "warmup": 20, "samples": 40, "N_test": 200, "max_draws": 20}
+    small |= {"erm": False, "check_start": False}
+    one = bayes_slr.posterior(**small).summary
+    assert one == bayes_slr.posterior(**small, heads=1, presence=1.0).summary
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--heads", "2", "--check-start"], "--check-start is not available with --heads"),
+        (["--presence", "0.5", "--erm"], "--erm is not available with --heads"),
+        (["--heads", "2", "--from", "p.nc"], "--from does not take --heads or --presence"),
+        (["--heads", "2", "--data", "d.npz"], "--data does not take --heads or --presence"),
+        (["--heads", "0"], "heads must be an integer >= 1"),
+        (["--presence", "1.5"], "presence must be a probability in (0, 1]"),
+        (["--variant", "max", "--presence", "0.5"], "presence must be 1 for the max variant"),
+        (["--variant", "max", "--nu", "2", "--heads", "2"], "supports the multi-head max"),
+        (["--heads", "2", "--sampler", "gibbs"], "does not support the multi-head spiked"),
+        (["--heads", "3", "--D", "5", "--exact-teacher"], "D must be an integer >= 6"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
+    assert main(["posterior", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err
+
+
+def test_posterior_sweep_does_not_take_heads(capsys):
+    assert main(["posterior-sweep", "--heads", "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "unrecognized arguments: --heads 2" in err and "\n" not in err
