@@ -96,28 +96,31 @@ def test_summed_out_density_against_the_gaussian_tokens():
 
 
 def test_gibbs_conditionals_match_the_joint(data):
-    """Given the states, ``log N(k | ...) + log N(v | ...)`` differs from the direct joint by a
-    constant (float64 rounding)."""
+    """Given the states (and the other heads' values), ``log N(k | ...) + log N(v_h | ...)``
+    differs from the direct joint by a constant, for each head ``h`` (float64 rounding)."""
     teacher, batch = data
     config = TWO_HEADS
     states = jnp.where(batch.present, batch.eps, config.Lbar)
     mean_k, chol_k = multihead_gibbs.key_conditional(batch.X, states, config)
-    law_v = multihead_gibbs.value_conditional(batch.X, batch.y, states, config)
-    precision_v = law_v.cholesky @ law_v.cholesky.T
     precision_k = chol_k @ chol_k.T
-
-    def conditional(k, v):
-        dk, dv = k - mean_k, v.reshape(-1) - law_v.mean
-        return -0.5 * np.sum(dk * (precision_k @ dk)) - 0.5 * dv @ precision_v @ dv
-
+    tokens = multihead_gibbs.located_head_tokens(batch.X, states)
     X, lengths, y = (np.asarray(x, float) for x in (batch.X, batch.lengths, batch.y))
-    offsets = []
-    for k, v in jax.random.normal(jax.random.PRNGKey(6), (4, 2, config.heads, config.D)):
-        k, v = np.asarray(k), np.asarray(v)
-        joint = direct_log_joint(config, X, lengths, y, k, v, np.asarray(states))
-        joint -= 0.5 * (np.sum(k**2) + np.sum(v**2))
-        offsets.append(joint - float(conditional(k, v)))
-    assert np.ptp(offsets) < 1e-8 * max(1.0, abs(offsets[0]))
+    others = np.asarray(jax.random.normal(jax.random.PRNGKey(16), (config.heads, config.D)))
+    scaled = tokens / math.sqrt(config.presence * config.heads)
+    signal = np.einsum("nhd,hd->nh", scaled, others) / math.sqrt(config.D)
+    for head in range(config.heads):
+        law_v = multihead_gibbs.head_value_conditional(scaled, signal, batch.y, head, config)
+        precision_v = law_v.cholesky @ law_v.cholesky.T
+        offsets = []
+        for k, v_h in jax.random.normal(jax.random.PRNGKey(6), (4, 2, config.heads, config.D)):
+            k, v = np.asarray(k), others.copy()
+            v[head] = np.asarray(v_h[0])
+            dk, dv = k - mean_k, v[head] - law_v.mean
+            conditional = -0.5 * np.sum(dk * (precision_k @ dk)) - 0.5 * dv @ precision_v @ dv
+            joint = direct_log_joint(config, X, lengths, y, k, v, np.asarray(states))
+            joint -= 0.5 * (np.sum(k**2) + np.sum(v**2))
+            offsets.append(joint - float(conditional))
+        assert np.ptp(offsets) < 1e-8 * max(1.0, abs(offsets[0])), head
 
 
 def test_one_head_prediction_is_the_one_head_code():

@@ -13,8 +13,13 @@ The state holds the directions ``k``, ``v`` (``(H, D)`` each) and every sequence
 2. ``k | s``: Gaussian, precision ``P (x) I_D`` with ``P = I_H + (a^2/D) sum_mu G_mu``,
    ``G_mu[h, h'] = [s_h = s_h' < Lbar]``, mean ``P^-1 (a / sqrt(D)) T``,
    ``T_h = sum_mu [s_h < Lbar] x_{mu, s_h}`` (the spikes' log-density is quadratic in ``k``);
-3. ``v | s``: the Bayesian linear regression of ``y`` on the ``H D`` regressors
-   ``(rho H)^(-1/2) [s_h < Lbar] x_{mu, s_h} / sqrt(D)`` (noise ``Delta``, prior ``N(0, I)``).
+3. for each head ``h`` in turn, ``v_h | v_{-h}, s``: the Bayesian linear regression of the
+   residual ``y - (rho H)^(-1/2) sum_{h' != h} z_{h', s_h'}`` on the ``D`` regressors
+   ``(rho H)^(-1/2) [s_h < Lbar] x_{mu, s_h} / sqrt(D)`` (noise ``Delta``, prior ``N(0, I)``):
+   ``H`` regressions in ``D`` dimensions, a cost linear in ``H``, where the joint law of the
+   values is a regression in ``H D`` dimensions (cubic in ``H``). The heads' values are nearly
+   independent given the states (their regressors are different tokens), so the blocked draw
+   mixes as well (docs/performance.md, "Multi-head cost").
 
 Each move leaves ``p(k, v, s | data)`` invariant; no adaptation (``warmup`` unused). A chain
 starts with every head absent (the first sweep draws the states from the start's ``k, v``).
@@ -30,7 +35,7 @@ import jax
 import jax.numpy as jnp
 
 from bayes_slr.inference.kernels.base import Kernel, SamplerData
-from bayes_slr.inference.kernels.conditionals import GaussianLaw, draw_gaussian
+from bayes_slr.inference.kernels.conditionals import GaussianLaw, draw_gaussian, value_conditional
 from bayes_slr.models.head_states import (
     check_head_states_law,
     head_state_log_weights,
@@ -65,10 +70,10 @@ def draw_head_states(
     values = head_state_values(data.X, v, config)
     cross = spike_cross_terms(k, config)
     tokens = jnp.arange(config.Lbar + 1) < config.Lbar  # False at the absent state
+    at = jax.nn.one_hot(states, config.Lbar + 1) * tokens  # (N, H, Lbar + 1): present heads
+    signal = jnp.take_along_axis(values, states[..., None], axis=-1)[..., 0]  # (N, H)
     for h, key_h in enumerate(jax.random.split(key, config.heads)):
-        at = jax.nn.one_hot(states, config.Lbar + 1) * tokens  # (N, H, Lbar + 1): present heads
         shared = jnp.einsum("nhs,h->ns", at, cross[h])  # cross[h, h] = 0
-        signal = jnp.take_along_axis(values, states[..., None], axis=-1)[..., 0]
         rest = jnp.sum(signal, axis=1) - signal[:, h]
         logits = (
             log_w[:, h]
@@ -77,6 +82,10 @@ def draw_head_states(
         )
         drawn = jax.random.categorical(key_h, logits, axis=-1).astype(states.dtype)
         states = states.at[:, h].set(drawn)
+        at = at.at[:, h].set(jax.nn.one_hot(drawn, config.Lbar + 1) * tokens)
+        signal = signal.at[:, h].set(
+            jnp.take_along_axis(values[:, h], drawn[:, None], axis=-1)[:, 0]
+        )
     return states
 
 
@@ -102,16 +111,33 @@ def key_conditional(
     return mean, cholesky
 
 
-def value_conditional(
-    X: jax.Array, y: jax.Array, states: jax.Array, config: SLRConfig
+def head_value_conditional(
+    scaled: jax.Array, signal: jax.Array, y: jax.Array, head: int, config: SLRConfig
 ) -> GaussianLaw:
-    """:class:`GaussianLaw` of the flattened values ``v`` (``H D``) given the states."""
-    N = X.shape[0]
-    scale = 1.0 / math.sqrt(config.D * config.presence * config.heads)
-    A = scale * located_head_tokens(X, states).reshape(N, -1)
-    cholesky = jnp.linalg.cholesky(jnp.eye(A.shape[1]) + A.T @ A / config.Delta)
-    mean = jax.scipy.linalg.cho_solve((cholesky, True), A.T @ y / config.Delta)
-    return GaussianLaw(mean, cholesky)
+    """:class:`GaussianLaw` of head ``head``'s value ``v_h`` (``D``) given the other heads' values
+    and the states: the regression of ``y`` less the other heads' signal on the head's located
+    tokens.
+
+    ``scaled``: every head's located tokens times ``(rho H)^(-1/2)``, ``(N, H, D)``; ``signal``:
+    every head's signal ``scaled_h . v_h / sqrt(D)``, ``(N, H)`` (column ``head`` unused)."""
+    residual = y - (jnp.sum(signal, axis=1) - signal[:, head])
+    return value_conditional(scaled[:, head], residual, config.Delta)
+
+
+def draw_values(
+    key: jax.Array, tokens: jax.Array, y: jax.Array, v: jax.Array, config: SLRConfig
+) -> jax.Array:
+    """One systematic sweep over the heads of ``v_h ~ p(v_h | v_{-h}, s, data)``: the new values
+    ``(H, D)`` from the current ones, the states given by their located tokens ``tokens``
+    (``(N, H, D)``, :func:`located_head_tokens`); the signal of every head is kept up to date
+    as the heads are drawn."""
+    scaled = tokens / math.sqrt(config.presence * config.heads)
+    signal = jnp.einsum("nhd,hd->nh", scaled, v) / math.sqrt(config.D)  # (N, H)
+    for h, key_h in enumerate(jax.random.split(key, config.heads)):
+        v_h = draw_gaussian(key_h, head_value_conditional(scaled, signal, y, h, config))
+        v = v.at[h].set(v_h)
+        signal = signal.at[:, h].set(scaled[:, h] @ v_h / math.sqrt(config.D))
+    return v
 
 
 def draw_key(key: jax.Array, X: jax.Array, states: jax.Array, config: SLRConfig) -> jax.Array:
@@ -139,7 +165,8 @@ def make_kernel(config: SLRConfig, warmup: int = 0) -> Kernel:
         key_s, key_k, key_v = jax.random.split(key, 3)
         states = draw_head_states(key_s, data, state.k, state.v, state.states, config)
         k = draw_key(key_k, data.X, states, config)
-        v = draw_gaussian(key_v, value_conditional(data.X, data.y, states, config))
-        return MultiHeadGibbsState(k, v.reshape(k.shape), states, data), {}
+        tokens = located_head_tokens(data.X, states)
+        v = draw_values(key_v, tokens, data.y, state.v, config)
+        return MultiHeadGibbsState(k, v, states, data), {}
 
     return Kernel(NAME, init, step, lambda state: (state.k, state.v))
