@@ -38,6 +38,7 @@ from bayes_slr.inference.sampler_registry import sampler_help
 from bayes_slr.models.data_task import GivenTask, data_task, refuse_conflict
 from bayes_slr.models.dataset import DataSource
 from bayes_slr.models.spec import INITS, SLRConfig, training_size
+from bayes_slr.numerics.record import JsonObject
 from bayes_slr.studies.posterior_records import SamplingSettings, check_memory
 
 DEFAULT_ALPHA = 4.0
@@ -352,7 +353,7 @@ class PosteriorOptions(SamplingOptions):
     data_record: DataSource | None = dataclasses.field(default=None, repr=False, compare=False)
     """The ``data`` file and where each setting came from, as given (filled in; not in the JSON)."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The options as JSON-ready values, without :attr:`data_record`."""
         data = super().to_dict()
         del data["data_record"]
