@@ -39,63 +39,17 @@ from bayes_slr.models.data_task import GivenTask, data_task, refuse_conflict
 from bayes_slr.models.dataset import DataSource
 from bayes_slr.models.spec import INITS, SLRConfig, training_size
 from bayes_slr.numerics.record import JsonObject
-from bayes_slr.studies.posterior_records import SamplingSettings, check_memory
+from bayes_slr.studies.posterior_records import (
+    GIVEN_SAMPLING,
+    GivenSampling,
+    PosteriorRun,
+    SamplingSettings,
+    check_memory,
+)
 
 DEFAULT_ALPHA = 4.0
 
 
-@dataclasses.dataclass(frozen=True)
-class GivenSampling:
-    """The sampling, evaluation and ERM settings of a posterior and its seed (``None``: not
-    given), as the options give them or a posterior file fixes them."""
-
-    sampler: str | None = None
-    chains: int | None = None
-    warmup: int | None = None
-    samples: int | None = None
-    init: str | None = None
-    check_start: bool | None = None
-    exact_teacher: bool | None = None
-    N_test: int | None = None
-    max_draws: int | None = None
-    erm: bool | None = None
-    lam: float | str | None = None
-    seed: int | None = None
-
-    @classmethod
-    def of(cls, options: SamplingOptions) -> GivenSampling:
-        """The settings ``options`` give."""
-        return cls(**{name: getattr(options, name) for name in GIVEN_SAMPLING})
-
-    def over(self, lower: GivenSampling) -> GivenSampling:
-        """These settings, each not given taken from ``lower``."""
-        return dataclasses.replace(
-            self,
-            **{
-                name: getattr(lower, name) for name in GIVEN_SAMPLING if getattr(self, name) is None
-            },
-        )
-
-    def kept(self, fixed: GivenSampling, origin: str) -> GivenSampling:
-        """The settings ``fixed`` by ``origin`` (a file) over these, refusing a given one that
-        differs; one the file does not record (``None``) stays as given."""
-        for name in GIVEN_SAMPLING:
-            value = getattr(fixed, name)
-            if value is not None:
-                refuse_conflict(name, getattr(self, name), value, origin)
-        return fixed.over(self)
-
-    def settings(self) -> SamplingSettings:
-        """The :class:`SamplingSettings` of these settings (every one filled in)."""
-        return SamplingSettings(
-            **{
-                field.name: getattr(self, field.name)
-                for field in dataclasses.fields(SamplingSettings)
-            }
-        )
-
-
-GIVEN_SAMPLING = tuple(field.name for field in dataclasses.fields(GivenSampling))
 SAMPLING_DEFAULTS = GivenSampling(
     sampler="auto",
     chains=4,
@@ -111,42 +65,6 @@ SAMPLING_DEFAULTS = GivenSampling(
     seed=DEFAULT_SEED,
 )
 """The defaults of the sampling and evaluation settings (docs/posterior.md says why)."""
-
-
-@dataclasses.dataclass(frozen=True)
-class PosteriorRun:
-    """Every setting of a posterior as it runs, resolved once from its options (and a file).
-
-    Attributes
-    ----------
-    task : the task settings (``L`` and ``variable_length`` as given or their defaults, the
-        others as the task resolves them).
-    config : the task.
-    teacher : whether a teacher is known (for the start check and fresh test sets).
-    sampling : the sampling, evaluation and ERM settings and the seed (each filled in once
-        :meth:`SamplingOptions.resolve_sampling` has run).
-    alpha, holdout, data_record : those of ``posterior`` (``None`` for ``posterior-sweep``).
-    """
-
-    task: GivenTask
-    config: SLRConfig
-    teacher: bool
-    sampling: GivenSampling
-    alpha: float | None = None
-    holdout: float | None = None
-    data_record: DataSource | None = None
-
-
-def task_settings(config: SLRConfig) -> GivenTask:
-    """The task settings of ``config`` (of a file: ``L`` its ``Lbar``)."""
-    return GivenTask(
-        variant=config.variant,
-        nu=config.nu,
-        Delta=config.Delta,
-        L=config.Lbar,
-        variable_length=not config.length.is_fixed,
-        D=config.D,
-    )
 
 
 def values_of(record: object, names: tuple[str, ...]) -> dict[str, object]:
@@ -390,7 +308,7 @@ class PosteriorOptions(SamplingOptions):
         stored = self.stored()
         config = stored.config
         origin = f"the posterior file {self.source}"
-        task = task_settings(config)
+        task = GivenTask.of(config)
         for name, value in (*values_of(task, TASK_SETTINGS).items(), ("alpha", stored.alpha)):
             if value is not None:
                 refuse_conflict(name, getattr(self, name), value, origin)
@@ -429,7 +347,7 @@ class PosteriorOptions(SamplingOptions):
         given_task = GivenTask(**values_of(self, TASK_SETTINGS))
         config, source = data_task(self.data, given_task, DEFAULT_DELTA)
         record = self.data_record or source  # where each setting came from, as given
-        run = PosteriorRun(task_settings(config), config, True, given, data_record=record)
+        run = PosteriorRun(GivenTask.of(config), config, True, given, data_record=record)
         if source.teacher:  # every sequence trains, fresh sequences of the teacher test
             return run
         if self.N_test is not None:

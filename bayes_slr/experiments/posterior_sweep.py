@@ -23,11 +23,11 @@ from bayes_slr.experiments.base import (
 )
 from bayes_slr.experiments.figures import alpha_axis, new_axes
 from bayes_slr.experiments.posterior import tidy_summary
-from bayes_slr.experiments.posterior_options import PosteriorRun, SamplingOptions
+from bayes_slr.experiments.posterior_options import SamplingOptions
 from bayes_slr.experiments.posterior_report import PLAIN, WEIGHTED, sweep_table
 from bayes_slr.experiments.task import check_nonempty, describe_nu
 from bayes_slr.models.spec import training_size
-from bayes_slr.studies.posterior_records import ERM_ACTIVATIONS, PosteriorSummary
+from bayes_slr.studies.posterior_records import ERM_ACTIVATIONS, PosteriorRun, PosteriorSummary
 
 ORACLE_LABEL = "known-direction (oracle) error of this teacher"
 NOT_CONVERGED_LABEL = "not converged (hollow): see the warnings"
