@@ -48,8 +48,6 @@ from bayes_slr.studies.posterior_records import (
 )
 
 DEFAULT_ALPHA = 4.0
-
-
 SAMPLING_DEFAULTS = GivenSampling(
     sampler="auto",
     chains=4,
