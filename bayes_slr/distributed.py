@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.numerics.record import JsonObject
 from bayes_slr.records import Point, Running, Solve
 
 ALLOWED_FAILURES = 3  # times a point is run again after the worker running it died
@@ -155,7 +156,7 @@ class DaskExecutor:
         points: Sequence[Point],
         *,
         on_running: Callable[[Running], None] | None = None,
-    ) -> Iterator[tuple[Point, dict[str, Any] | BaseException]]:
+    ) -> Iterator[tuple[Point, JsonObject | BaseException]]:
         """Submit one task per point; yield ``(point, result or exception)`` as each completes.
 
         Every point comes back exactly once. Closing the iterator early (the caller

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from bayes_slr.errors import ConfigError, RunStopped
 from bayes_slr.interrupts import raise_if_interrupted
+from bayes_slr.numerics.record import JsonObject
 from bayes_slr.progress import progress_bar
 
 TRACKED_PACKAGES = (
@@ -43,7 +44,7 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def run_context() -> dict[str, Any]:
+def run_context() -> JsonObject:
     """Where and when a result is computed, the part of every provenance that is not the
     computation's own: ``versions`` (:func:`package_versions`), ``device`` (JAX's platform) and
     ``created`` (UTC time, ISO 8601)."""
@@ -56,7 +57,7 @@ def run_context() -> dict[str, Any]:
     }
 
 
-def provenance(config: dict[str, Any], seed: int | None) -> dict[str, Any]:
+def provenance(config: JsonObject, seed: int | None) -> JsonObject:
     """What every result file records: full configuration, seed, and the :func:`run_context`
     (package versions, device, time)."""
     return {"config": config, "seed": seed, **run_context()}
@@ -222,7 +223,7 @@ class SweepLog:
     ) -> None:
         self.path = Path(path)
         self._current = current
-        self._done: dict[str, dict[str, Any]] = {}
+        self._done: dict[str, JsonObject] = {}
         if self.path.exists():
             self._load()
         elif not self.path.parent.is_dir():
@@ -250,7 +251,7 @@ class SweepLog:
             self._done[key] = record
 
     @staticmethod
-    def point_key(point: dict[str, Any]) -> str:
+    def point_key(point: JsonObject) -> str:
         """Canonical key of a sweep point (its full configuration)."""
         return json_text(point, indent=None, sort_keys=True)
 
@@ -262,12 +263,12 @@ class SweepLog:
         point = read_json(key)
         return SweepLog.point_key(point if current is None else current(point))
 
-    def result(self, point: dict[str, Any]) -> dict[str, Any] | None:
+    def result(self, point: JsonObject) -> JsonObject | None:
         """The stored result of ``point``, or None if it has not finished."""
         record = self._done.get(self.point_key(point))
         return None if record is None else record["result"]
 
-    def append(self, point: dict[str, Any], result: dict[str, Any], seed: int | None) -> None:
+    def append(self, point: JsonObject, result: JsonObject, seed: int | None) -> None:
         """Record a finished point (full configuration, seed, versions) durably."""
         key = self.point_key(point)
         record = {"key": key, "provenance": provenance(point, seed), "result": result}
@@ -278,7 +279,7 @@ class SweepLog:
             os.fsync(handle.fileno())
         self._done[key] = read_json(line)
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[JsonObject]:
         return iter(self._done.values())
 
 
@@ -287,8 +288,8 @@ def open_sweep_log(folder: str | os.PathLike, name: str) -> SweepLog:
     return SweepLog(prepare_output_folder(folder) / name)
 
 
-Point = dict[str, Any]
-Solved = dict[str, Any]
+Point = JsonObject
+Solved = JsonObject
 """A point's result in its JSON form (what the log stores)."""
 Solve = Callable[[Point], Solved]
 Running = dict[str, int]

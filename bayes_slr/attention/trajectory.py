@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from bayes_slr.errors import ConfigError, RunStopped, check_int
-from bayes_slr.numerics.record import Record, converter, structure
+from bayes_slr.numerics.record import JsonObject, Record, converter, structure
 
 OVERLAP_NAMES = ("m_k", "q_k", "m_v", "q_v", "k_vstar", "v_kstar", "k_v", "c")
 """Order parameters of a point (docs/model.md section 4, all divided by ``D``; ``c`` the erf
@@ -116,12 +116,12 @@ class Trajectory:
         values = self.column(name)
         return first_crossing(self.column("time"), np.abs(values) if magnitude else values, level)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON-ready: the settings' record and the points (not the final iterate)."""
         return {"settings": self.settings.to_dict(), "points": converter.unstructure(self.points)}
 
     @classmethod
-    def from_dict(cls, record: dict[str, Any], settings_type: type[Record]) -> Trajectory:
+    def from_dict(cls, record: JsonObject, settings_type: type[Record]) -> Trajectory:
         """Inverse of :meth:`to_dict`; ``settings_type`` (``TrainingRun``, ``FlowRun``) is the
         settings' record type. ``ConfigError`` if malformed."""
         try:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
-from bayes_slr.numerics.record import Record, from_numpy, is_numpy
+from bayes_slr.numerics.record import JsonObject, Record, from_numpy, is_numpy
 from bayes_slr.numerics.record import flatten as flatten  # the experiments' import
 from bayes_slr.registry import Registry
 
@@ -209,7 +209,7 @@ class Options(Record):
 class Failure(Record):
     """A point whose computation raised: the sweep went on, the point was not logged."""
 
-    point: dict[str, Any]
+    point: JsonObject
     message: str
 
 
@@ -260,7 +260,7 @@ class Result[O: Options, R: Record]:
     warnings: tuple[str, ...] = ()
     failures: tuple[Failure, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """One JSON-ready object: provenance (versions, time, seed, error convention), the full
         options, rows, notes, warnings and failed points."""
         return {

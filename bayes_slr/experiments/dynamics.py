@@ -193,15 +193,10 @@ class DynamicsOptions(Options):
     )
 
     def validate(self) -> None:
-        """Refuse any value out of range, and settings that do not apply to the method; store
-        the clock and step the method resolves (a record of resolved options reads back as it
-        was written)."""
+        """Refuse any value out of range, and settings that do not apply to the method."""
         check_choice("start", self.start, STARTS)
         check_nonempty("activations", self.activations)
-        self._set(
-            "activations", tuple(check_activation(a, "activations") for a in self.activations)
-        )
-        if len(set(self.activations)) != len(self.activations):
+        if len(set(self.activation_names())) != len(self.activations):
             raise ConfigError("activations: each at most once")
         check_nonempty("seeds", self.seeds)
         for seed in self.seeds:
@@ -210,12 +205,20 @@ class DynamicsOptions(Options):
             raise ConfigError("seeds: each at most once")
         check_int("D", self.D, 1)
         self.config()
-        self._set("nu", resolved_nu(self.variant, self.nu))
-        settings = self.settings()
+        self.settings()
         self.check_heads()
-        for name in RESOLVED:
-            if hasattr(settings, name):
-                self._set(name, getattr(settings, name))
+
+    def filled(self) -> dict[str, object]:
+        """The activations by their records' names, the variant's ``nu``, and the clock and step
+        the method resolves (a record of resolved options reads back as it was written)."""
+        settings = self.settings()
+        resolved = {name: getattr(settings, name) for name in RESOLVED if hasattr(settings, name)}
+        nu = resolved_nu(self.variant, self.nu)
+        return {"activations": self.activation_names(), "nu": nu, **resolved}
+
+    def activation_names(self) -> tuple[str, ...]:
+        """The activations as their records name them (``erf_sphere_<lambda>`` written out)."""
+        return tuple(check_activation(a, "activations") for a in self.activations)
 
     def settings(self) -> DynamicsSettings:
         """The method's settings record of these options

@@ -11,7 +11,6 @@ import dataclasses
 import functools
 import itertools
 from pathlib import Path
-from typing import Any
 
 from bayes_slr.attention.activations import activation_names, check_registered
 from bayes_slr.attention.erm_settings import (
@@ -53,6 +52,32 @@ DEFAULT_VARIANTS = ("spiked", "max")
 DEFAULT_LENGTHS = (2, 3, 5, 10, 30, 100)
 DEFAULT_SEEDS = 4
 KINDS = ("bayes", "population", "erm")
+
+
+@dataclasses.dataclass(frozen=True)
+class GapTask:
+    """The task settings of ``gap`` as it runs: those given, else the data file's or the
+    defaults (``variant`` and ``nu`` ``None``: both default settings).
+
+    Attributes
+    ----------
+    variant, nu, L, variable_length, D, Delta : the task (``nu`` the variant's when not given).
+    seeds : ERM teachers and training sets (1 with a data file).
+    source, n_train : the data file and its training sequences (``None`` without one).
+    """
+
+    variant: str | None
+    nu: float | None
+    L: tuple[int, ...]
+    variable_length: bool
+    D: int
+    Delta: float
+    seeds: int
+    source: DataSource | None = None
+    n_train: int | None = None
+
+
+GAP_TASK = tuple(field.name for field in dataclasses.fields(GapTask))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,12 +175,11 @@ class GapOptions(Options):
         """Refuse any bad value (one line naming the option and the accepted range), a setting
         given beside ``data`` that contradicts the file, and any task that is not valid."""
         self._check_values()
-        run = {name: getattr(self, name) for name in ("variant", "nu", "L", "variable_length")}
-        run |= {"Delta": self.Delta} | self.filled()
+        task = self._task
         self.erm_settings()
-        pairs = variant_settings(run["variant"], run["nu"])
-        for (variant, nu), L in itertools.product(pairs, run["L"]):
-            task_config(variant, L, run["variable_length"], nu, run["Delta"])
+        pairs = variant_settings(task.variant, task.nu)
+        for (variant, nu), L in itertools.product(pairs, task.L):
+            task_config(variant, L, task.variable_length, nu, task.Delta)
 
     def _check_values(self) -> None:
         """Refuse an unknown activation and any value out of range (each on its own)."""
@@ -178,20 +202,17 @@ class GapOptions(Options):
 
     def filled(self) -> dict[str, object]:
         """The settings not given: the activations, the data file's task, or the defaults (and
-        the variant's ``nu``); ``source`` and ``n_train`` of a data file (worked out once per
-        options object)."""
-        return dict(self._filled)
+        the variant's ``nu``); ``source`` and ``n_train`` of a data file."""
+        activations = tuple(activation_names()) if self.activations is None else self.activations
+        task = self._task
+        return {"activations": activations} | {name: getattr(task, name) for name in GAP_TASK}
 
     @functools.cached_property
-    def _filled(self) -> dict[str, Any]:
-        filled: dict[str, Any] = {}
-        if self.activations is None:
-            filled["activations"] = tuple(activation_names())
-        if self.L is not None:
-            filled["L"] = tuple(int(L) for L in self.L)
-        return {**filled, **(self._data_settings() if self.data is not None else self._defaults())}
+    def _task(self) -> GapTask:
+        """The task settings as they run (worked out once per options object)."""
+        return self._data_settings() if self.data is not None else self._defaults()
 
-    def _defaults(self) -> dict[str, Any]:
+    def _defaults(self) -> GapTask:
         """Without a data file: the variant's ``nu`` and the defaults of the settings not
         given."""
         if self.nu is not None and self.variant is None:
@@ -199,21 +220,17 @@ class GapOptions(Options):
                 "`nu` needs `variant` (without `variant` the two default settings run: "
                 "spiked nu=2 and max nu=inf)"
             )
-        filled: dict[str, Any] = {"source": None, "n_train": None}  # from a data file only
-        if self.variant is not None:
-            filled["nu"] = resolved_nu(self.variant, self.nu)
-        for name, default in (
-            ("L", DEFAULT_LENGTHS),
-            ("variable_length", False),
-            ("D", DEFAULT_D),
-            ("Delta", DEFAULT_DELTA),
-            ("seeds", DEFAULT_SEEDS),
-        ):
-            if getattr(self, name) is None:
-                filled[name] = default
-        return filled
+        return GapTask(
+            variant=self.variant,
+            nu=None if self.variant is None else resolved_nu(self.variant, self.nu),
+            L=DEFAULT_LENGTHS if self.L is None else tuple(int(L) for L in self.L),
+            variable_length=False if self.variable_length is None else self.variable_length,
+            D=DEFAULT_D if self.D is None else self.D,
+            Delta=DEFAULT_DELTA if self.Delta is None else self.Delta,
+            seeds=DEFAULT_SEEDS if self.seeds is None else self.seeds,
+        )
 
-    def _data_settings(self) -> dict[str, Any]:
+    def _data_settings(self) -> GapTask:
         """The task of the data file, reconciled with the settings given beside it."""
         if self.alpha is not None:
             raise ConfigError(
@@ -239,17 +256,17 @@ class GapOptions(Options):
                 f"{config.length.describe()}"
             )
         n_held_out = 0 if source.teacher else held_out_count(self.holdout, source.N)
-        return {
-            "variant": config.variant,
-            "nu": config.nu,
-            "Delta": config.Delta,
-            "L": (config.Lbar,),
-            "variable_length": not config.length.is_fixed,
-            "D": config.D,
-            "seeds": 1,
-            "source": self.source or source,  # where each setting came from, as given
-            "n_train": source.N - n_held_out,
-        }
+        return GapTask(
+            variant=config.variant,
+            nu=config.nu,
+            L=(config.Lbar,),
+            variable_length=not config.length.is_fixed,
+            D=config.D,
+            Delta=config.Delta,
+            seeds=1,
+            source=self.source or source,  # where each setting came from, as given
+            n_train=source.N - n_held_out,
+        )
 
     def settings(self) -> tuple[tuple[str, float], ...]:
         """The ``(variant, nu)`` pairs to run: both default settings without ``variant``."""

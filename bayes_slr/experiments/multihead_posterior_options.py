@@ -4,16 +4,18 @@ yet (refused when asked for, else skipped with a note). Imports without JAX."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from bayes_slr.errors import ConfigError
 from bayes_slr.studies.multihead_posterior_records import NOT_YET
+from bayes_slr.studies.posterior_records import GivenSampling
 
 
-def resolve_multihead(options: Any, run: dict[str, Any]) -> None:
+def resolve_multihead(options: Any, given: GivenSampling) -> GivenSampling:
     """Refuse what a multi-head posterior does not do yet (a posterior or data file, the ERM
-    comparison, the start check) when ``options`` ask for it, and fill in ``run`` the ones not
-    given as not run."""
+    comparison, the start check) when ``options`` ask for it; ``given`` with those not given
+    set to not run."""
     for name in ("source", "data"):
         if getattr(options, name) is not None:
             raise ConfigError(
@@ -26,4 +28,4 @@ def resolve_multihead(options: Any, run: dict[str, Any]) -> None:
                 f"`{name}` is not available with `heads` or `presence` yet: {what} has no "
                 "multi-head counterpart"
             )
-        run[name] = False
+    return dataclasses.replace(given, **dict.fromkeys(NOT_YET, False))

@@ -39,6 +39,7 @@ from bayes_slr.experiments.task import (
     seed_option,
     task_option,
 )
+from bayes_slr.numerics.record import JsonObject
 from bayes_slr.studies.phase_records import (
     MERGE_TOL,
     THRESHOLDS,
@@ -211,7 +212,7 @@ class PhaseResult(Result[PhaseOptions, PhaseRow]):
 
     curves: PhaseCurves | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The common JSON, and ``curves`` (``null`` when not traced)."""
         return {
             **super().to_json(),

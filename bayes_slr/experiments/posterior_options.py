@@ -3,9 +3,10 @@ both share) and :class:`PosteriorOptions`, below the experiment (:mod:`bayes_slr
 posterior`) and the computation of a point (:mod:`bayes_slr.experiments._posterior_point`), which
 both read them.
 
-Settings a file can fix default to ``None`` ("not given") and are resolved once, in ``validate``:
-from the file (a given value that contradicts it is refused, naming both), else from the defaults
-below; the resolved options are what the result reports. It imports without JAX.
+Settings a file can fix default to ``None`` ("not given") and are resolved once, into a
+:class:`PosteriorRun`: from the file (a given value that contradicts it is refused, naming both),
+else from the defaults below; the resolved options are what the result reports. It imports
+without JAX.
 """
 
 from __future__ import annotations
@@ -38,24 +39,38 @@ from bayes_slr.inference.sampler_registry import sampler_help
 from bayes_slr.models.data_task import GivenTask, data_task, refuse_conflict
 from bayes_slr.models.dataset import DataSource
 from bayes_slr.models.spec import INITS, SLRConfig, training_size
-from bayes_slr.studies.posterior_records import SamplingSettings, check_memory
+from bayes_slr.numerics.record import JsonObject
+from bayes_slr.studies.posterior_records import (
+    GIVEN_SAMPLING,
+    GivenSampling,
+    PosteriorRun,
+    SamplingSettings,
+    check_memory,
+)
 
 DEFAULT_ALPHA = 4.0
-SAMPLING_DEFAULTS: dict[str, Any] = {
-    "sampler": "auto",
-    "chains": 4,
-    "warmup": 1_000,
-    "samples": 2_000,
-    "init": "random",
-    "check_start": True,
-    "exact_teacher": False,
-    "N_test": 100_000,
-    "max_draws": 1_000,
-    "erm": True,
-    "lam": LAM_AUTO,
-    "seed": DEFAULT_SEED,
-}
+SAMPLING_DEFAULTS = GivenSampling(
+    sampler="auto",
+    chains=4,
+    warmup=1_000,
+    samples=2_000,
+    init="random",
+    check_start=True,
+    exact_teacher=False,
+    N_test=100_000,
+    max_draws=1_000,
+    erm=True,
+    lam=LAM_AUTO,
+    seed=DEFAULT_SEED,
+)
 """The defaults of the sampling and evaluation settings (docs/posterior.md says why)."""
+
+
+def values_of(record: object, names: tuple[str, ...]) -> dict[str, object]:
+    """``{name: value}`` of the fields ``names`` of ``record`` (the options a resolution fills)."""
+    return {name: getattr(record, name) for name in names}
+
+
 TASK_SETTINGS = ("variant", "nu", "L", "variable_length", "Delta", "D")
 FILE_HELP = (
     "With --data or --from, every setting not given is the file's, and one given that "
@@ -68,8 +83,9 @@ class SamplingOptions(Options):
     """The settings of a posterior shared by ``posterior`` and ``posterior-sweep``: the task, the
     sampler, the evaluation and the ERM comparison.
 
-    ``None`` means "not given": :meth:`validate` fills it in (from a file, else from the
-    defaults) and :meth:`task` returns the resolved task.
+    ``None`` means "not given": :meth:`resolution` resolves every setting once (from a file,
+    else from the defaults) into a :class:`PosteriorRun`, :meth:`resolved` holds it, and
+    :meth:`task` returns the resolved task.
     """
 
     variant: str | None = task_option("variant", GIVEN)
@@ -81,62 +97,62 @@ class SamplingOptions(Options):
     sampler: str | None = option(
         None,
         lambda: f"posterior sampler: {sampler_help()}",
-        signature_default=SAMPLING_DEFAULTS["sampler"],
+        signature_default=SAMPLING_DEFAULTS.sampler,
     )
     chains: int | None = option(
         None,
         "chains, >= 1 (>= 2 with --check-start)",
-        signature_default=SAMPLING_DEFAULTS["chains"],
+        signature_default=SAMPLING_DEFAULTS.chains,
     )
     warmup: int | None = option(
-        None, "warm-up steps per chain, >= 0", signature_default=SAMPLING_DEFAULTS["warmup"]
+        None, "warm-up steps per chain, >= 0", signature_default=SAMPLING_DEFAULTS.warmup
     )
     samples: int | None = option(
-        None, "kept draws per chain, >= 1", signature_default=SAMPLING_DEFAULTS["samples"]
+        None, "kept draws per chain, >= 1", signature_default=SAMPLING_DEFAULTS.samples
     )
     init: str | None = option(
         None,
         "start of the chains: random (each its own prior draw) or informed (the teacher)",
         choices=INITS,
-        signature_default=SAMPLING_DEFAULTS["init"],
+        signature_default=SAMPLING_DEFAULTS.init,
     )
     check_start: bool | None = option(
         None,
         "also run chains from the other start (informed if --init random) on the same data and "
         "report whether both find the same posterior (start_agreement, multimodal); needs the "
         "teacher; doubles the sampling time",
-        signature_default=SAMPLING_DEFAULTS["check_start"],
+        signature_default=SAMPLING_DEFAULTS.check_start,
     )
     exact_teacher: bool | None = option(
         None,
         "teacher with |k*|^2 = |v*|^2 = D, k* orthogonal to v*",
-        signature_default=SAMPLING_DEFAULTS["exact_teacher"],
+        signature_default=SAMPLING_DEFAULTS.exact_teacher,
     )
     N_test: int | None = option(
         None,
         "fresh test sequences from the teacher, >= 2",
-        signature_default=SAMPLING_DEFAULTS["N_test"],
+        signature_default=SAMPLING_DEFAULTS.N_test,
     )
     max_draws: int | None = option(
         None,
         "draws (evenly thinned, split in 4 groups for the unbiased error) forming the posterior "
         "predictors, >= 1",
-        signature_default=SAMPLING_DEFAULTS["max_draws"],
+        signature_default=SAMPLING_DEFAULTS.max_draws,
     )
     erm: bool | None = option(
         None,
         "compare with ERM (softmax, linear) trained on the same data as gap trains it",
-        signature_default=SAMPLING_DEFAULTS["erm"],
+        signature_default=SAMPLING_DEFAULTS.erm,
     )
     lam: float | str | None = lam_option(
         None,
         "ridge of the ERM comparison: >= 0, or auto (chosen by held-out validation, as in gap)",
-        signature_default=SAMPLING_DEFAULTS["lam"],
+        signature_default=SAMPLING_DEFAULTS.lam,
     )
     seed: int | None = seed_option(
         "seed of the teacher, data, chains and test set",
         default=None,
-        signature_default=SAMPLING_DEFAULTS["seed"],
+        signature_default=SAMPLING_DEFAULTS.seed,
     )
 
     def validate(self) -> None:
@@ -147,103 +163,80 @@ class SamplingOptions(Options):
     def filled(self) -> dict[str, object]:
         """The task and every setting not given: the file's, else the defaults."""
         run = self.resolution()
-        return {name: value for name, value in run.items() if value is not getattr(self, name)}
+        return values_of(run.task, TASK_SETTINGS) | values_of(run.sampling, GIVEN_SAMPLING)
 
-    def resolution(self) -> dict[str, Any]:
-        """Every setting as the run uses it (``{name: value}``), each checked: the task
-        resolved, the sampling settings filled in for it, the memory of the largest training
-        set checked (worked out once per options object)."""
-        return dict(self._resolution)
+    def resolution(self) -> PosteriorRun:
+        """Every setting as the run uses it, each checked: the task resolved, the sampling
+        settings filled in for it, the memory of the largest training set checked (worked out
+        once per options object)."""
+        return self._resolution
 
     @functools.cached_property
-    def _resolution(self) -> dict[str, Any]:
-        run = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
-        config, teacher = self.resolve_task(run)
-        self.resolve_sampling(run, config, teacher)
-        settings = sampling_settings(run)
+    def _resolution(self) -> PosteriorRun:
+        run = self.resolve_task(GivenSampling.of(self))
+        run = dataclasses.replace(run, sampling=self.resolve_sampling(run))
+        settings = run.sampling.settings()
         for alpha in self.simulated_alphas(run):
-            check_memory(config, alpha, settings)
+            check_memory(run.config, alpha, settings)
         return run
 
-    def simulated_alphas(self, run: dict[str, Any]) -> tuple[float, ...]:
+    def simulated_alphas(self, run: PosteriorRun) -> tuple[float, ...]:
         """The alphas whose training sets are drawn (none when the data come from a file)."""
         return ()
 
-    def resolve_task(self, run: dict[str, Any]) -> tuple[SLRConfig, bool]:
-        """Fill in ``run`` the task (simulated: from the settings given and the defaults);
-        return it and whether a teacher is known."""
-        fill(
-            run,
-            {
-                "variant": DEFAULT_VARIANT,
-                "L": DEFAULT_L,
-                "variable_length": False,
-                "Delta": DEFAULT_DELTA,
-                "D": DEFAULT_D,
-            },
+    def resolve_task(self, given: GivenSampling) -> PosteriorRun:
+        """The task (simulated: from the settings given and the defaults), whether a teacher is
+        known, and the sampling settings ``given`` (a file may fix some)."""
+        task = GivenTask(
+            variant=DEFAULT_VARIANT if self.variant is None else self.variant,
+            nu=self.nu,
+            Delta=DEFAULT_DELTA if self.Delta is None else self.Delta,
+            L=DEFAULT_L if self.L is None else self.L,
+            variable_length=False if self.variable_length is None else self.variable_length,
+            D=DEFAULT_D if self.D is None else self.D,
         )
-        config = options_task(self, **run)
-        run |= {"nu": config.nu, "Delta": config.Delta}
-        return config, True
+        config = options_task(self, **values_of(task, TASK_SETTINGS))
+        task = dataclasses.replace(task, nu=config.nu, Delta=config.Delta)
+        return PosteriorRun(task, config, True, given)
 
-    def resolve_sampling(self, run: dict[str, Any], config: SLRConfig, teacher: bool) -> None:
-        """Fill in ``run`` the sampling and evaluation settings not given and check them for
-        ``config`` (``teacher``: whether a teacher is known, for the start check and fresh test
-        sets)."""
+    def resolve_sampling(self, run: PosteriorRun) -> GivenSampling:
+        """The sampling and evaluation settings of ``run``, each not given filled in, checked for
+        its task (without a teacher: no fresh test sets)."""
         from bayes_slr.inference.samplers import check_sampling_arguments
 
-        fill(run, {name: v for name, v in SAMPLING_DEFAULTS.items() if teacher or name != "N_test"})
-        check_int("seed", run["seed"], 0)
+        defaults = SAMPLING_DEFAULTS
+        if not run.teacher:
+            defaults = dataclasses.replace(defaults, N_test=None)
+        sampling = run.sampling.over(defaults)
+        check_int("seed", sampling.seed, 0)
         check_sampling_arguments(
-            config,
-            **{name: run[name] for name in ("sampler", "chains", "warmup", "samples", "init")},
+            run.config,
+            **values_of(sampling, ("sampler", "chains", "warmup", "samples", "init")),
         )
-        if run["check_start"] and run["chains"] < 2:
+        if sampling.check_start and sampling.chains < 2:
             raise ConfigError(
                 "chains must be >= 2 with `check_start` (r_hat needs two chains per start), "
-                f"got {run['chains']}"
+                f"got {sampling.chains}"
             )
-        if run["N_test"] is not None:
-            check_int("N_test", run["N_test"], 2)
-        check_int("max_draws", run["max_draws"], 1)
-        check_lam(run["lam"])
-        if run["exact_teacher"]:
-            check_int("D", config.D, 2 * config.heads)
+        if sampling.N_test is not None:
+            check_int("N_test", sampling.N_test, 2)
+        check_int("max_draws", sampling.max_draws, 1)
+        check_lam(sampling.lam)
+        if sampling.exact_teacher:
+            check_int("D", run.config.D, 2 * run.config.heads)
+        return sampling
 
     def task(self) -> SLRConfig:
         """The task the options resolve to."""
-        return options_task(self, **self._resolution)
+        return options_task(self, **values_of(self._resolution.task, TASK_SETTINGS))
 
     def settings(self) -> SamplingSettings:
         """The resolved sampling, evaluation and ERM settings of the posterior study."""
-        return sampling_settings(dataclasses.asdict(self))
+        return self._resolution.sampling.settings()
 
     def from_file(self) -> bool:
         """Whether the posterior is read from a file written before (``posterior --from``)."""
         return False
-
-
-def sampling_settings(values: dict[str, Any]) -> SamplingSettings:
-    """The :class:`SamplingSettings` of resolved settings ``values`` (name -> value)."""
-    return SamplingSettings(
-        **{f.name: values[f.name] for f in dataclasses.fields(SamplingSettings)}
-    )
-
-
-def fill(run: dict[str, Any], defaults: dict[str, Any]) -> None:
-    """Set in ``run`` each setting of ``defaults`` that was not given."""
-    for name, value in defaults.items():
-        if run[name] is None:
-            run[name] = value
-
-
-def keep(run: dict[str, Any], fixed: dict[str, Any], origin: str) -> None:
-    """Set in ``run`` the settings ``origin`` (a file) fixes, refusing a given one that differs;
-    a ``None`` in ``fixed`` (a setting the file does not record) is left as given."""
-    for name, value in fixed.items():
-        if value is not None:
-            refuse_conflict(name, run[name], value, origin)
-            run[name] = value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -279,33 +272,36 @@ class PosteriorOptions(SamplingOptions):
     data_record: DataSource | None = dataclasses.field(default=None, repr=False, compare=False)
     """The ``data`` file and where each setting came from, as given (filled in; not in the JSON)."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The options as JSON-ready values, without :attr:`data_record`."""
         data = super().to_dict()
         del data["data_record"]
         return data
 
-    def simulated_alphas(self, run: dict[str, Any]) -> tuple[float, ...]:
-        """The alpha of a simulated training set (none for a data or posterior file)."""
-        return () if self.source is not None or self.data is not None else (run["alpha"],)
+    def filled(self) -> dict[str, object]:
+        """Those of :class:`SamplingOptions`, the alpha, the held-out share and the data file."""
+        return super().filled() | values_of(self.resolution(), ("alpha", "holdout", "data_record"))
 
-    def resolve_task(self, run: dict[str, Any]) -> tuple[SLRConfig, bool]:
+    def simulated_alphas(self, run: PosteriorRun) -> tuple[float, ...]:
+        """The alpha of a simulated training set (none for a data or posterior file)."""
+        return () if self.source is not None or self.data is not None else (run.alpha,)
+
+    def resolve_task(self, given: GivenSampling) -> PosteriorRun:
         """The task of the posterior file, of the data file, or of the settings given."""
         if (self.heads, self.presence) != (1, 1.0):
-            resolve_multihead(self, run)
+            given = resolve_multihead(self, given)
         if self.source is not None:
-            return self._file_task(run)
+            return self._file_task(given)
         if self.holdout is not None and self.data is None:
             raise ConfigError("`holdout` applies only with `data`")
         if self.data is not None:
-            return self._data_task(run)
-        config, teacher = super().resolve_task(run)
-        fill(run, {"alpha": DEFAULT_ALPHA})
-        training_size(run["alpha"], config.D)
-        run["alpha"] = float(run["alpha"])
-        return config, teacher
+            return self._data_task(given)
+        run = super().resolve_task(given)
+        alpha = DEFAULT_ALPHA if self.alpha is None else self.alpha
+        training_size(alpha, run.config.D)
+        return dataclasses.replace(run, alpha=float(alpha), data_record=self.data_record)
 
-    def _file_task(self, run: dict[str, Any]) -> tuple[SLRConfig, bool]:
+    def _file_task(self, given: GivenSampling) -> PosteriorRun:
         if self.data is not None:
             raise ConfigError(
                 "`source` and `data` exclude each other (`source` re-summarises a posterior file)"
@@ -315,63 +311,48 @@ class PosteriorOptions(SamplingOptions):
         stored = self.stored()
         config = stored.config
         origin = f"the posterior file {self.source}"
-        keep(
-            run,
-            {
-                "variant": config.variant,
-                "nu": config.nu,
-                "L": config.Lbar,
-                "variable_length": not config.length.is_fixed,
-                "Delta": config.Delta,
-                "D": config.D,
-                "alpha": stored.alpha,
-                "seed": stored.seed,
-                "chains": stored.chains,
-                "samples": stored.samples,
-                "warmup": stored.warmup,
-                "init": stored.init,
-                "exact_teacher": stored.exact_teacher,
-                "check_start": stored.check_start,
-            },
-            origin,
+        task = GivenTask.of(config)
+        for name, value in (*values_of(task, TASK_SETTINGS).items(), ("alpha", stored.alpha)):
+            if value is not None:
+                refuse_conflict(name, getattr(self, name), value, origin)
+        fixed = GivenSampling(
+            seed=stored.seed,
+            chains=stored.chains,
+            samples=stored.samples,
+            warmup=stored.warmup,
+            init=stored.init,
+            exact_teacher=stored.exact_teacher,
+            check_start=stored.check_start,
         )
+        sampling = given.kept(fixed, origin)
         if self.sampler not in (None, stored.kernel):  # the kernel that ran, or the option given
             refuse_conflict("sampler", self.sampler, stored.sampler, origin)
-        fill(
-            run,
-            {
-                "sampler": stored.sampler,
-                "N_test": stored.N_test,
-                "max_draws": stored.max_draws,
-                "erm": stored.erm is not None,
-                "lam": None if stored.erm is None else stored.erm.lam,
-            },
+        recorded = GivenSampling(
+            sampler=stored.sampler,
+            N_test=stored.N_test,
+            max_draws=stored.max_draws,
+            erm=stored.erm is not None,
+            lam=None if stored.erm is None else stored.erm.lam,
         )
-        return config, True
+        alpha = self.alpha if stored.alpha is None else stored.alpha
+        run = PosteriorRun(task, config, True, sampling.over(recorded), alpha=alpha)
+        return dataclasses.replace(run, data_record=self.data_record)
 
-    def _data_task(self, run: dict[str, Any]) -> tuple[SLRConfig, bool]:
+    def _data_task(self, given: GivenSampling) -> PosteriorRun:
         from bayes_slr.models.dataset import DEFAULT_HOLDOUT, held_out_count
 
-        for name, given in (
+        for name, value in (
             ("alpha", self.alpha is not None),
             ("exact_teacher", self.exact_teacher),
         ):
-            if given:  # exact_teacher False (resolved options) asks for nothing
+            if value:  # exact_teacher False (resolved options) asks for nothing
                 raise ConfigError(f"`{name}` does not apply with `data` (the data set fixes it)")
-        given = GivenTask(**{name: getattr(self, name) for name in TASK_SETTINGS})
-        config, source = data_task(self.data, given, DEFAULT_DELTA)
-        run["data_record"] = self.data_record or source  # where each setting came from, as given
-        run |= {
-            "variant": config.variant,
-            "nu": config.nu,
-            "L": config.Lbar,
-            "variable_length": not config.length.is_fixed,
-            "Delta": config.Delta,
-            "D": config.D,
-        }
+        given_task = GivenTask(**values_of(self, TASK_SETTINGS))
+        config, source = data_task(self.data, given_task, DEFAULT_DELTA)
+        record = self.data_record or source  # where each setting came from, as given
+        run = PosteriorRun(GivenTask.of(config), config, True, given, data_record=record)
         if source.teacher:  # every sequence trains, fresh sequences of the teacher test
-            run["holdout"] = None
-            return config, True
+            return run
         if self.N_test is not None:
             raise ConfigError(
                 "`N_test` needs a teacher in the `data` file: without one the errors are "
@@ -385,13 +366,14 @@ class PosteriorOptions(SamplingOptions):
             raise ConfigError(
                 "`check_start` needs a teacher in the `data` file (its other start is the teacher)"
             )
-        fill(run, {"holdout": DEFAULT_HOLDOUT, "check_start": False})
-        held_out_count(run["holdout"], source.N)
-        return config, False
+        holdout = DEFAULT_HOLDOUT if self.holdout is None else self.holdout
+        held_out_count(holdout, source.N)
+        sampling = given.over(GivenSampling(check_start=False))
+        return dataclasses.replace(run, teacher=False, sampling=sampling, holdout=holdout)
 
     def data_source(self) -> DataSource | None:
         """The data file and where each setting came from (``None`` without ``data``)."""
-        return self._resolution["data_record"]
+        return self._resolution.data_record
 
     def stored(self) -> Any:
         """The settings of the ``source`` file

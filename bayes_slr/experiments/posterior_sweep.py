@@ -27,7 +27,7 @@ from bayes_slr.experiments.posterior_options import SamplingOptions
 from bayes_slr.experiments.posterior_report import PLAIN, WEIGHTED, sweep_table
 from bayes_slr.experiments.task import check_nonempty, describe_nu
 from bayes_slr.models.spec import training_size
-from bayes_slr.studies.posterior_records import ERM_ACTIVATIONS, PosteriorSummary
+from bayes_slr.studies.posterior_records import ERM_ACTIVATIONS, PosteriorRun, PosteriorSummary
 
 ORACLE_LABEL = "known-direction (oracle) error of this teacher"
 NOT_CONVERGED_LABEL = "not converged (hollow): see the warnings"
@@ -44,13 +44,13 @@ class PosteriorSweepOptions(SamplingOptions):
         check_nonempty("alpha", self.alpha)
         run = self.resolution()
         for alpha in self.alpha:
-            training_size(alpha, run["D"])
+            training_size(alpha, run.config.D)
 
     def filled(self) -> dict[str, object]:
         """Those of :class:`SamplingOptions`, and each alpha as a number (``2`` as ``2.0``)."""
         return {**super().filled(), "alpha": tuple(float(alpha) for alpha in self.alpha)}
 
-    def simulated_alphas(self, run: dict[str, Any]) -> tuple[float, ...]:
+    def simulated_alphas(self, run: PosteriorRun) -> tuple[float, ...]:
         """The largest alpha (its training set is the largest; a bad alpha is refused later)."""
         valid = [a for a in self.alpha if isinstance(a, (int, float)) and a > 0]
         return (max(valid),) if valid else ()

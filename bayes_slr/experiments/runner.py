@@ -25,7 +25,7 @@ from bayes_slr.experiments.base import (
     Result,
 )
 from bayes_slr.interrupts import import_uninterrupted, raise_if_interrupted
-from bayes_slr.numerics.record import structure
+from bayes_slr.numerics.record import JsonObject, structure
 from bayes_slr.progress import show_progress
 from bayes_slr.records import (
     Executor,
@@ -170,7 +170,7 @@ def _sweep(
     return solved, tuple(Failure(key["point"], message) for key, message in failed)
 
 
-def sweep_settings(experiment: Experiment, options: Options) -> dict[str, Any]:
+def sweep_settings(experiment: Experiment, options: Options) -> JsonObject:
     """The options every point of the sweep depends on besides its own coordinates: all of them
     but the experiment's ``sweep_axes`` (so extending a list of values reuses the logged
     points, and changing any other option starts new ones)."""
@@ -181,7 +181,7 @@ def sweep_settings(experiment: Experiment, options: Options) -> dict[str, Any]:
     }
 
 
-def sweep_records(experiment: Experiment, options: Options, points: list) -> list[dict[str, Any]]:
+def sweep_records(experiment: Experiment, options: Options, points: list) -> list[JsonObject]:
     """The sweep log's record of each point (its key is ``SweepLog.point_key`` of it): the point's
     coordinates and the :func:`sweep_settings` it shares with the others."""
     settings = sweep_settings(experiment, options)
@@ -195,7 +195,7 @@ def provenance_of(experiment: Experiment, options: Options) -> Provenance:
 
 
 def _solve_record(
-    experiment: Experiment, options: Options, folder: Path | None, key: dict[str, Any]
+    experiment: Experiment, options: Options, folder: Path | None, key: JsonObject
 ) -> dict:
     """``experiment.solve_in`` on a point given as its log key (what the sweep log and Dask
     carry), with the sweep's output folder."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from bayes_slr.experiments.base import (
 )
 from bayes_slr.experiments.task import OneTask, seed_option, task_option
 from bayes_slr.memory import check_fits
+from bayes_slr.numerics.record import JsonObject
 from bayes_slr.records import json_text
 from bayes_slr.studies.simulate_records import DataSummary, SimulatedData
 
@@ -85,7 +86,7 @@ class SimulateResult(Result[SimulateOptions, DataSummary]):
         """The summary, one line per quantity."""
         return "\n".join(f"{name}: {value}" for name, value in self.rows[0].to_dict().items())
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> JsonObject:
         """The ``config`` record stored in the file: the task, ``N``, the teacher law and the
         provenance (what ``--data`` reads back)."""
         options = self.options

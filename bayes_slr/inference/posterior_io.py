@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import xarray as xr
@@ -28,6 +28,7 @@ import xarray as xr
 from bayes_slr.errors import ConfigError
 from bayes_slr.models.batch import SLRBatch, Teacher
 from bayes_slr.models.spec import SLRConfig
+from bayes_slr.numerics.record import JsonObject
 from bayes_slr.records import atomic_write, check_output_file, json_text, provenance, read_json
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ def to_datatree(
     teacher: Teacher | None,
     *,
     seed: int | None,
-    settings: dict[str, Any] | None = None,
+    settings: JsonObject | None = None,
 ) -> xr.DataTree:
     """Collect draws, data, teacher and training location posteriors in one ArviZ ``DataTree``.
 
@@ -131,7 +132,7 @@ def to_datatree(
 
 
 def record_attrs(
-    config: SLRConfig, sampler: str, seed: int | None, settings: dict[str, Any] | None = None
+    config: SLRConfig, sampler: str, seed: int | None, settings: JsonObject | None = None
 ) -> dict[str, str]:
     """The attributes of a posterior group that record the task, the sampler, the seed, the
     package versions and ``settings`` (read back by :func:`record_of`)."""
@@ -139,7 +140,7 @@ def record_attrs(
     return {_ATTRIBUTE: json_text(record, indent=None)}
 
 
-def record_of(tree: xr.DataTree) -> dict[str, Any]:
+def record_of(tree: xr.DataTree) -> JsonObject:
     """The provenance record (config, seed, versions, settings) stored in ``tree``."""
     return read_json(tree.posterior.attrs[_ATTRIBUTE])
 

@@ -36,6 +36,18 @@ class GivenTask:
     variable_length: bool | None = None
     D: int | None = None
 
+    @classmethod
+    def of(cls, config: SLRConfig) -> GivenTask:
+        """The task settings of ``config`` (``L`` its ``Lbar``)."""
+        return cls(
+            variant=config.variant,
+            nu=config.nu,
+            Delta=config.Delta,
+            L=config.Lbar,
+            variable_length=not config.length.is_fixed,
+            D=config.D,
+        )
+
 
 def _recorded_config(data: Dataset) -> SLRConfig | None:
     """The task of the ``config`` record, checked against the arrays; ``None`` without one."""

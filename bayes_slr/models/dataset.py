@@ -30,14 +30,14 @@ import math
 import os
 import zipfile
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from bayes_slr.errors import ConfigError, check_real
 from bayes_slr.models.batch import SLRBatch, Teacher
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.numerics.record import Record
+from bayes_slr.numerics.record import JsonObject, Record
 from bayes_slr.records import read_json
 
 DEFAULT_HOLDOUT = 0.2
@@ -66,7 +66,7 @@ class Dataset(NamedTuple):
     y: np.ndarray
     eps: np.ndarray
     teacher: Teacher | None
-    provenance: dict[str, Any]
+    provenance: JsonObject
 
     @property
     def N(self) -> int:
@@ -200,7 +200,7 @@ def _teacher(arrays: dict[str, np.ndarray], D: int) -> Teacher | None:
     return Teacher(k, v)
 
 
-def _record(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+def _record(arrays: dict[str, np.ndarray]) -> JsonObject:
     """The ``config`` record as a dict (``{}`` without one)."""
     if "config" not in arrays:
         return {}
@@ -221,7 +221,7 @@ def _record(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     return record
 
 
-def _refuse_multihead(path: Path, record: dict[str, Any]) -> None:
+def _refuse_multihead(path: Path, record: JsonObject) -> None:
     """``ConfigError`` if the record describes multi-head data (docs/multihead.md): no command
     that reads data has multi-head equations yet."""
     settings = record.get("config", record)

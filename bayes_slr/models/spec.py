@@ -9,7 +9,7 @@ import numpy as np
 
 from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.models.variants import TokenLaw, get_variant
-from bayes_slr.numerics.record import converter
+from bayes_slr.numerics.record import JsonObject, converter
 
 INITS = ("random", "informed")
 """Starts of every iterative method (ERM, samplers, state evolution, AMP): uninformed (random) or at
@@ -169,7 +169,7 @@ class SLRConfig:
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON-ready form (``nu = inf`` a float, which JSON text writes as ``1e999``; records
         written before hold the string ``"inf"``, which :meth:`from_dict` reads too); ``heads``
         and ``presence`` only for a multi-head task (a one-head record is unchanged)."""
@@ -186,7 +186,7 @@ class SLRConfig:
         return record
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SLRConfig:
+    def from_dict(cls, data: JsonObject) -> SLRConfig:
         """Inverse of :meth:`to_dict`."""
         try:
             return cls(

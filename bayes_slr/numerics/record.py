@@ -17,6 +17,11 @@ import cattrs
 
 from bayes_slr.errors import ConfigError
 
+JsonObject = dict[str, Any]
+"""A decoded JSON object (string keys, JSON-ready values): what :meth:`Record.to_dict` gives and
+a JSON file, a log line or a file's JSON attribute holds. Only the JSON boundary holds one (records
+written and read, logs, outputs); a layer hands another a typed record, never this."""
+
 converter = cattrs.Converter()
 """Turns records (JSON-ready dicts) into typed objects and back. Every JSON the toolkit writes
 holds ``nan`` as ``null`` (:func:`bayes_slr.records.json_text`): a plain ``float`` field reads
@@ -65,12 +70,12 @@ def _reasons(error: cattrs.BaseValidationError) -> list[str]:
 class Record:
     """A frozen dataclass that converts to and from a JSON-ready dict (points, rows, parts)."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The fields as a dict of JSON-ready values (nested records as dicts, tuples as lists)."""
         return converter.unstructure(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Self:
+    def from_dict(cls, data: JsonObject) -> Self:
         """Inverse of :meth:`to_dict`; ``ConfigError`` when ``data`` does not fit the fields."""
         return structure(data, cls)
 
@@ -87,7 +92,7 @@ def register_tagged_union(union: Any, kinds: dict[str, type[Record]], tag: str =
         raise TypeError(f"a member of {union} has a field named {tag!r}, the tag")
     kind_of = {record: kind for kind, record in kinds.items()}
 
-    def to_dict(value: Record) -> dict[str, Any]:
+    def to_dict(value: Record) -> JsonObject:
         return {tag: kind_of[type(value)], **converter.unstructure(value)}
 
     def from_dict(data: Any, _: Any) -> Record:
@@ -133,9 +138,9 @@ def from_numpy(name: str, value: Any) -> Any:
     return tuple(plain) if isinstance(plain, list) else plain
 
 
-def flatten(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+def flatten(record: JsonObject, prefix: str = "") -> JsonObject:
     """``{"a": {"b": 1}}`` as ``{"a.b": 1}``; lists stay values."""
-    flat: dict[str, Any] = {}
+    flat: JsonObject = {}
     for key, value in record.items():
         name = f"{prefix}{key}"
         if isinstance(value, dict):

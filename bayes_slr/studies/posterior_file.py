@@ -12,13 +12,13 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import xarray as xr
 
 from bayes_slr.errors import ConfigError
 from bayes_slr.models.spec import SLRConfig, training_size
+from bayes_slr.numerics.record import JsonObject
 from bayes_slr.records import as_json_values, json_text, read_json
 from bayes_slr.studies.posterior_records import DataRun, ERMComparison, SamplingSettings
 
@@ -142,9 +142,7 @@ def store_erm(tree: xr.DataTree, erm: StoredERM) -> None:
     )
 
 
-def settings_record(
-    settings: SamplingSettings, alpha: float, N: int, sampler: str
-) -> dict[str, Any]:
+def settings_record(settings: SamplingSettings, alpha: float, N: int, sampler: str) -> JsonObject:
     """The settings a posterior file records beside its task (``sampler``: the kernel that
     ran)."""
     return {

@@ -10,6 +10,7 @@ import dataclasses
 import math
 
 from bayes_slr.memory import check_fits
+from bayes_slr.models.data_task import GivenTask, refuse_conflict
 from bayes_slr.models.dataset import DataSource
 from bayes_slr.models.spec import SLRConfig, training_size
 from bayes_slr.numerics.record import Record
@@ -60,6 +61,85 @@ class SamplingSettings(Record):
     max_draws: int
     erm: bool
     lam: float | str
+
+
+@dataclasses.dataclass(frozen=True)
+class GivenSampling:
+    """The sampling, evaluation and ERM settings of a posterior and its seed (``None``: not
+    given), as the options give them or a posterior file fixes them."""
+
+    sampler: str | None = None
+    chains: int | None = None
+    warmup: int | None = None
+    samples: int | None = None
+    init: str | None = None
+    check_start: bool | None = None
+    exact_teacher: bool | None = None
+    N_test: int | None = None
+    max_draws: int | None = None
+    erm: bool | None = None
+    lam: float | str | None = None
+    seed: int | None = None
+
+    @classmethod
+    def of(cls, options: object) -> GivenSampling:
+        """The settings ``options`` (an object with these attributes) give."""
+        return cls(**{name: getattr(options, name) for name in GIVEN_SAMPLING})
+
+    def over(self, lower: GivenSampling) -> GivenSampling:
+        """These settings, each not given taken from ``lower``."""
+        return dataclasses.replace(
+            self,
+            **{
+                name: getattr(lower, name) for name in GIVEN_SAMPLING if getattr(self, name) is None
+            },
+        )
+
+    def kept(self, fixed: GivenSampling, origin: str) -> GivenSampling:
+        """The settings ``fixed`` by ``origin`` (a file) over these, refusing a given one that
+        differs; one the file does not record (``None``) stays as given."""
+        for name in GIVEN_SAMPLING:
+            value = getattr(fixed, name)
+            if value is not None:
+                refuse_conflict(name, getattr(self, name), value, origin)
+        return fixed.over(self)
+
+    def settings(self) -> SamplingSettings:
+        """The :class:`SamplingSettings` of these settings (every one filled in)."""
+        return SamplingSettings(
+            **{
+                field.name: getattr(self, field.name)
+                for field in dataclasses.fields(SamplingSettings)
+            }
+        )
+
+
+GIVEN_SAMPLING = tuple(field.name for field in dataclasses.fields(GivenSampling))
+
+
+@dataclasses.dataclass(frozen=True)
+class PosteriorRun:
+    """Every setting of a posterior as it runs, resolved once from the options of ``posterior``
+    or ``posterior-sweep`` (and a file).
+
+    Attributes
+    ----------
+    task : the task settings (``L`` and ``variable_length`` as given or their defaults, the
+        others as the task resolves them).
+    config : the task.
+    teacher : whether a teacher is known (for the start check and fresh test sets).
+    sampling : the sampling, evaluation and ERM settings and the seed (each filled in once
+        resolved).
+    alpha, holdout, data_record : those of ``posterior`` (``None`` for ``posterior-sweep``).
+    """
+
+    task: GivenTask
+    config: SLRConfig
+    teacher: bool
+    sampling: GivenSampling
+    alpha: float | None = None
+    holdout: float | None = None
+    data_record: DataSource | None = None
 
 
 TOKEN_COPIES = 3

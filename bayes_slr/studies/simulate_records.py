@@ -4,11 +4,10 @@ JAX."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import numpy as np
 
-from bayes_slr.numerics.record import Record
+from bayes_slr.numerics.record import JsonObject, Record
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,6 +38,6 @@ class SimulatedData(Record):
     summary: DataSummary
     arrays: dict[str, np.ndarray] = dataclasses.field(repr=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The summary (the arrays go to the ``.npz`` file)."""
         return {"summary": self.summary.to_dict()}

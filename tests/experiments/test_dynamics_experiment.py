@@ -186,9 +186,11 @@ def test_table_tidy_frame_and_plot(sgd_json):
 
 
 def test_options_read_back_from_their_record():
-    options = DynamicsOptions(method="sgd", D=40, t_max=2.0)
-    assert DynamicsOptions.from_dict(options.to_dict()) == options
-    assert options.steps == 80 and options.eta == 1.0 and options.batch == 32
+    given = DynamicsOptions(method="sgd", D=40, t_max=2.0)
+    assert given.steps is None and given.eta is None and given.batch is None  # kept as given
+    options = given.resolved()
+    assert DynamicsOptions.from_dict(options.to_dict()) == options == options.resolved()
+    assert options.steps == 80 and options.eta == 1.0 and options.batch == 32 and options.nu == 2
     with pytest.raises(ConfigError, match="alpha"):
         DynamicsOptions(method="gd")
 
