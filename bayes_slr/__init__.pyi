@@ -319,9 +319,12 @@ def gap(
     nu: float | None = None,
     L: int | Sequence[int] | None = (2, 3, 5, 10, 30, 100),
     variable_length: bool | None = False,
+    heads: int = 1,
+    presence: float = 1.0,
     activations: str | Sequence[str] | None = None,
+    student_heads: int | None = None,
     alpha: float | None = None,
-    lam: float | str = "auto",
+    lam: float | str | None = "auto",
     D: int | None = 100,
     Delta: float | None = 0.1,
     seeds: int | None = 4,
@@ -373,14 +376,23 @@ def gap(
         10 30 100; with data the file's Lbar.
     variable_length : bool | None
         length uniform on {1..L} instead of fixed. Default: fixed; with data the file's law.
+    heads : int
+        teacher heads H, >= 1 (docs/multihead.md; 1: one-head SLR).
+    presence : float
+        probability rho in (0, 1] that a head's token is present (spiked for rho < 1).
     activations : tuple[str, ...] | None
-        the activations compared. Default: every registered activation: softmax linear erf softplus.
+        the activations compared. Default: every registered activation: softmax linear erf softplus;
+        with several heads or presence < 1 also softmax1 bayes_softmax (spiked only).
+    student_heads : int | None
+        student heads H_s of the population optima and ERM with several heads or presence < 1, >= 1.
+        Default: heads.
     alpha : float | None
         sample ratio N/D, > 0: adds the ERM test error of each activation and the teachers' oracle
         error. Default: none, population values only.
-    lam : float | str
+    lam : float | str | None
         ridge of ERM: a number >= 0, or 'auto': chosen per seed by validation on a held-out 0.2 of
-        the training set over 0.001..100 (11 log-spaced values).
+        the training set over 0.001..100 (11 log-spaced values; one head only). Default: auto; 1
+        with several heads or presence < 1.
     D : int | None
         token dimension of ERM, >= 1. Default: 100; with data the file's.
     Delta : float | None
