@@ -1,11 +1,12 @@
 """The points of ``gap`` on multi-head SLR (docs/multihead.md sections 2 to 7): the Bayes error
 with known directions, an activation's population optimum of ``H_s`` student heads aligned one
-to one with the teacher's, and ERM with ``H_s`` heads, one function for every kind of point.
+to one with the teacher's, and ERM with ``H_s`` heads; :func:`heads_point` is the one function
+``gap`` calls for every kind of point of a multi-head task.
 
-An optimum of aligned heads is over all overlaps for one head on one head, or where it equals
-the Bayes error (which no estimator beats); otherwise heads that mix teacher heads may do
-better, and it is an upper bound (docs/multihead.md section 6). The computing layers are
-imported inside the functions, so the module imports without JAX.
+Whether an optimum of aligned heads is over all overlaps or an upper bound is read against the
+Bayes error (:func:`~bayes_slr.studies.multihead_population.optimum_scope`) when the row is
+assembled. The computing layers are imported inside the functions, so the module imports
+without JAX.
 """
 
 from __future__ import annotations
