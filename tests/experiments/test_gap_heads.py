@@ -5,17 +5,22 @@ with ``H_s`` heads lies above the Bayes error; bad input is one line and exit st
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import bayes_slr
 from bayes_slr import LengthLaw, SLRConfig
 from bayes_slr.cli.main import main
+from bayes_slr.experiments import EXPERIMENTS
 from bayes_slr.experiments.gap_records import GapOptions
+from bayes_slr.experiments.runner import open_log, sweep_settings
 from bayes_slr.formulas.multihead import multihead_bayes_error_exact
 from bayes_slr.formulas.optimum import optimal_population_error
 from bayes_slr.studies.multihead_population_records import ALL_OVERLAPS, UPPER_BOUND
 
 ACTIVATIONS = ("softmax", "bayes_softmax", "linear")
+GAP_LOGS = sorted((Path(__file__).parents[2] / "docs" / "results").rglob("gap.jsonl"))
 TWO_HEADS = SLRConfig("spiked", 1, LengthLaw.fixed(3), 2.0, Delta=0.0, heads=2, presence=0.5)
 
 
@@ -126,3 +131,17 @@ def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
     assert main(["gap", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err
+
+
+@pytest.mark.parametrize("path", GAP_LOGS, ids=[path.parent.name for path in GAP_LOGS])
+def test_a_gap_log_written_before_heads_existed_resumes(path):
+    """Each point of a committed ``gap`` sweep log, written without ``heads``, ``presence`` and
+    ``student_heads``, is found under the key a run of its settings asks for now."""
+    experiment = EXPERIMENTS.get("gap")
+    log = open_log(experiment, path)
+    for record in log:
+        logged = record["provenance"]["config"]
+        assert "heads" not in logged["settings"]
+        options = experiment.options_type(**logged["settings"]).resolved()
+        asked = sweep_settings(experiment, options)
+        assert log.result({"point": logged["point"], "settings": asked}) is record["result"]
