@@ -361,7 +361,10 @@ def gap(
     With alpha (or data), the ERM test error of each activation at finite data beside the oracle
     (the teachers' own Bayes predictor on the same test sequences): each seed is trained from starts
     random starts (k, v ~ N(0, 0.01 I)) and from the teacher (a reference); the lowest-training-loss
-    random start is reported, with a warning when the random starts disagree.
+    random start is reported, with a warning when the random starts disagree. With heads or presence
+    (docs/multihead.md): the multi-head Bayes error, each activation's optimum of student_heads
+    heads aligned one to one (^: an upper bound on the optimum over all overlaps) and ERM with those
+    heads, with the heads it found.
 
     Parameters
     ----------

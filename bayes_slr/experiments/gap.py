@@ -6,7 +6,9 @@ activation's population-optimal error (docs/model.md sections 2 and 4) and, with
 beside the oracle: the error of each teacher's own Bayes predictor (known ``k*``, ``v*``) on the
 same test sequences, the floor no estimator beats on them. The points (one Bayes error, one
 population optimum and one ERM error per activation and task) run through the resumable sweep
-runner (:mod:`bayes_slr.experiments.runner`).
+runner (:mod:`bayes_slr.experiments.runner`). With several heads, or heads that may be absent,
+the points are those of :func:`bayes_slr.studies.multihead_gap.heads_point` and a row's
+``heads`` holds what the one-head columns do not (:mod:`bayes_slr.experiments.gap_heads`).
 
 The module imports without JAX: the computing layers are imported inside the functions that
 :meth:`Gap.solve` and :meth:`Gap.collect` call.
@@ -129,7 +131,8 @@ class GapResult(Result[GapOptions, GapRow]):
     def rows_table(self) -> str:
         """One line per task: the population values, their gaps and, with ERM, the oracle and
         the ERM errors (``*``: see the warnings); for data without a teacher, the paired
-        differences of the ERM errors below."""
+        differences of the ERM errors below; with several heads, ``^`` on an optimum that is an
+        upper bound and the heads ERM found below."""
         activations = self.options.activations
         with_erm = self.options.runs_erm
         with_oracle = any(row.oracle is not None for row in self.rows)
@@ -264,7 +267,10 @@ class Gap(Experiment[GapOptions, GapPoint, GapSolved, GapResult]):
         "activation at finite data beside the oracle (the teachers' own Bayes predictor on the "
         "same test sequences): each seed is trained from --starts random starts "
         "(k, v ~ N(0, 0.01 I)) and from the teacher (a reference); the lowest-training-loss "
-        "random start is reported, with a warning when the random starts disagree."
+        "random start is reported, with a warning when the random starts disagree. With "
+        "--heads or --presence (docs/multihead.md): the multi-head Bayes error, each "
+        "activation's optimum of --student-heads heads aligned one to one (^: an upper bound on "
+        "the optimum over all overlaps) and ERM with those heads, with the heads it found."
     )
     options_type = GapOptions
     point_type = GapPoint
