@@ -13,7 +13,7 @@ import bayes_slr
 from bayes_slr import LengthLaw, SLRConfig
 from bayes_slr.cli.main import main
 from bayes_slr.experiments import EXPERIMENTS
-from bayes_slr.experiments.gap_records import GapOptions
+from bayes_slr.experiments.gap_records import GapOptions, GapRow
 from bayes_slr.experiments.runner import open_log, sweep_settings
 from bayes_slr.formulas.multihead import multihead_bayes_error_exact
 from bayes_slr.formulas.optimum import optimal_population_error
@@ -97,6 +97,7 @@ def test_tiny_erm_with_two_heads_lies_above_the_bayes_error():
     assert row.heads.erm_gap["bayes_softmax"] == erm.test_error - row.bayes
     for seed in erm.per_seed:
         assert sorted(seed.overlaps.permutation) == [0, 1]
+    assert GapRow.from_dict(row.to_dict()) == row  # what a sweep log keeps and reads back
     assert f"{erm.test_error:.4f}+-{erm.stderr:.4f}" in result.table()
     assert "permutation per seed" in result.table()
     ax = result.plot()
