@@ -57,9 +57,12 @@ def check_one_head_options(student_heads: int | None) -> None:
         )
 
 
-def check_heads_options(heads: int, D: int, data: Path | None, init: str, optimizer: str) -> None:
-    """Refuse what ``gap`` runs for one head only: a data file, the informed start, SGD; and a
-    token dimension below ``2 heads`` (ERM draws exact, orthogonal teacher directions)."""
+def check_heads_options(
+    heads: int, D: int, data: Path | None, init: str, optimizer: str, alpha: float | None
+) -> None:
+    """Refuse what ``gap`` runs for one head only: a data file, the informed start, SGD; and,
+    with ERM (``alpha``), a token dimension below ``2 heads`` (ERM draws exact, orthogonal
+    teacher directions)."""
     if data is not None:
         raise ConfigError(
             "data: gap reads one-head data files; with several heads or presence < 1 it draws "
@@ -75,7 +78,8 @@ def check_heads_options(heads: int, D: int, data: Path | None, init: str, optimi
             f"optimizer: {optimizer!r} is one-head only; with several heads or presence < 1 ERM "
             "trains by lbfgs"
         )
-    check_int("D", D, 2 * heads)
+    if alpha is not None:
+        check_int("D", D, 2 * heads)
 
 
 def check_heads_lam(lam: float | str) -> float:

@@ -178,13 +178,12 @@ class GapOptions(Options):
         self._check_values()
         if self.multihead:  # before a data file is read
             D = DEFAULT_D if self.D is None else self.D
-            check_heads_options(self.heads, D, self.data, self.init, self.optimizer)
+            check_heads_options(self.heads, D, self.data, self.init, self.optimizer, self.alpha)
         run = {name: getattr(self, name) for name in ("variant", "nu", "L", "variable_length")}
         run |= {"Delta": self.Delta, "activations": self.activations} | self.filled()
         if self.multihead:
             self.heads_settings()
         else:
-            check_one_head_options(self.student_heads)
             self.erm_settings()
         pairs = variant_settings(run["variant"], run["nu"], self.presence)
         for (variant, nu), L in itertools.product(pairs, run["L"]):
@@ -198,6 +197,8 @@ class GapOptions(Options):
         """Refuse an unknown activation and any value out of range (each on its own)."""
         check_int("heads", self.heads, 1)
         get_variant(DEFAULT_VARIANT).check_presence(self.presence)
+        if not self.multihead:
+            check_one_head_options(self.student_heads)
         if self.activations is not None:
             check_nonempty("activations", self.activations)
             for activation in self.activations:

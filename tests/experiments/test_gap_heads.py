@@ -118,7 +118,7 @@ def test_tiny_erm_with_two_heads_lies_above_the_bayes_error():
         (["--heads", "2", "--init", "informed"], "init: 'informed' is one-head only"),
         (["--heads", "2", "--optimizer", "sgd"], "optimizer: 'sgd' is one-head only"),
         (["--heads", "2", "--data", "x.npz"], "data: gap reads one-head data files"),
-        (["--heads", "3", "--D", "5"], "D must be an integer >= 6"),
+        (["--heads", "3", "--D", "5", "--alpha", "4"], "D must be an integer >= 6"),
         (["--student-heads", "2"], "student_heads applies with several heads"),
         (["--heads", "2", "--student-heads", "0"], "student_heads must be an integer >= 1"),
         (["--heads", "2", "--activations", "nope"], "activations must be one of"),
