@@ -205,6 +205,9 @@ def dynamics(
     variable_length: bool = False,
     Delta: float = 0.1,
     D: int = 500,
+    heads: int = 1,
+    presence: float = 1.0,
+    student_heads: int | None = None,
     activations: str | Sequence[str] = ("softmax",),
     seeds: int | Sequence[int] = (0,),
     method: str = "sgd",
@@ -236,7 +239,10 @@ def dynamics(
     cross overlaps, test error) on one clock, and compared with each activation's population optimum
     and the Bayes error. With out, gd and sgd points keep a checkpoint at every logged step (the
     same command resumes them) and a diverging run stops the command (exit 3) with one line naming
-    the step size and the file that keeps its last finite iterate.
+    the step size and the file that keeps its last finite iterate. With heads, presence or
+    student_heads (docs/multihead.md) sgd, flow and sgd-ode run H_s student heads from a random
+    start on multi-head SLR and read when each head specialises on which teacher head, or whether
+    the run stalls; the figure draws the cosines of the student keys with the teacher keys.
 
     Parameters
     ----------
@@ -253,6 +259,13 @@ def dynamics(
     D : int
         token dimension, >= 1 (gd and sgd; the ODEs from a random or sphere start start at the
         overlaps, signs included, of the start the run of the same seed at this D draws).
+    heads : int
+        teacher heads H, >= 1 (docs/multihead.md; 1: one-head SLR).
+    presence : float
+        probability rho in (0, 1] that a head's token is present (spiked for rho < 1).
+    student_heads : int | None
+        student heads H_s, >= 1 (methods with multi-head equations: sgd, flow, sgd-ode). Default:
+        the teacher's heads.
     activations : tuple
         the activations trained: softmax, linear, erf, softplus, or erf_sphere_<lambda> (the ICLR
         2025 predecessor's erf(lambda chi), lambda > 0: erf_sphere_0.5).

@@ -7,7 +7,10 @@ or the SGD ODE with its variance term (``sgd-ode``); each optionally projected o
 the start's norms (``sphere``). Every method runs on one clock, the ODE time (``eta`` per gd step,
 ``eta / D`` per sgd step), to ``t_max``; the trajectory is logged at log-spaced steps (overlaps,
 cross overlaps, test error) and compared with the activation's population optimum and the Bayes
-error.
+error. With several teacher heads, absent heads or several student heads (``heads``,
+``presence``, ``student_heads``; docs/multihead.md, "Dynamics") a point runs ``H_s`` student heads
+from a random start by a method with multi-head equations (``sgd``, ``flow``, ``sgd-ode``) and
+reads when each head specialises on which teacher head, or whether the run stalls.
 """
 
 from __future__ import annotations
@@ -31,6 +34,13 @@ from bayes_slr.experiments.base import (
     register_experiment,
 )
 from bayes_slr.experiments.figures import new_axes
+from bayes_slr.experiments.heads_dynamics_view import (
+    heads_notes,
+    heads_table,
+    heads_trajectories,
+    optimum_warnings,
+    plot_head_overlaps,
+)
 from bayes_slr.experiments.runner import in_current_terms, inner_progress, sweep_records
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
@@ -40,6 +50,7 @@ from bayes_slr.experiments.task import (
     task_config,
     task_option,
 )
+from bayes_slr.models.spec import SLRConfig
 from bayes_slr.records import SweepLog
 from bayes_slr.studies.dynamics import dynamics_point
 from bayes_slr.studies.dynamics_data_methods import GD, SGD
@@ -73,6 +84,7 @@ from bayes_slr.studies.dynamics_state import (
     refuse_foreign_checkpoints,
     train_kept,
 )
+from bayes_slr.studies.heads_dynamics_records import DynamicsRun, HeadsDynamicsRow
 
 STARTS = ("random", "sphere", "teacher")
 """``random``: ``k, v ~ N(0, 0.01 I_D)``; ``sphere``: uniform on ``|k|^2 = |v|^2 = D``;
@@ -96,6 +108,13 @@ class DynamicsOptions(Options):
         default=500,
         help="token dimension, >= 1 (gd and sgd; the ODEs from a random or sphere start start at "
         "the overlaps, signs included, of the start the run of the same seed at this D draws)",
+    )
+    heads: int = task_option("heads")
+    presence: float = task_option("presence")
+    student_heads: int | None = option(
+        None,
+        "student heads H_s, >= 1 (methods with multi-head equations: sgd, flow, sgd-ode)",
+        default_text="the teacher's heads",
     )
     activations: tuple[str, ...] = option(
         ("softmax",),
@@ -190,9 +209,10 @@ class DynamicsOptions(Options):
         if len(set(self.seeds)) != len(self.seeds):
             raise ConfigError("seeds: each at most once")
         check_int("D", self.D, 1)
-        task_config(self.variant, self.L, self.variable_length, self.nu, self.Delta, self.D)
+        self.config()
         self._set("nu", resolved_nu(self.variant, self.nu))
         settings = self.settings()
+        self.check_heads()
         for name in RESOLVED:
             if hasattr(settings, name):
                 self._set(name, getattr(settings, name))
@@ -200,8 +220,50 @@ class DynamicsOptions(Options):
     def settings(self) -> DynamicsSettings:
         """The method's settings record of these options
         (:mod:`~bayes_slr.studies.dynamics_methods`)."""
-        request = DynamicsRequest(**{name: getattr(self, name) for name in REQUEST_FIELDS})
-        return get_dynamics_method(self.method).settings(request)
+        return get_dynamics_method(self.method).settings(self.request())
+
+    def request(self) -> DynamicsRequest:
+        """The method's settings as given."""
+        return DynamicsRequest(**{name: getattr(self, name) for name in REQUEST_FIELDS})
+
+    def config(self) -> SLRConfig:
+        """The task (its ``D``: the dimension of a data run, the start's of an ODE)."""
+        return task_config(
+            self.variant,
+            self.L,
+            self.variable_length,
+            self.nu,
+            self.Delta,
+            self.D,
+            self.heads,
+            self.presence,
+        )
+
+    def heads_given(self) -> tuple[str, ...]:
+        """The multi-head settings given: ``heads`` above 1, ``presence`` below 1,
+        ``student_heads`` other than 1 (none: the one-head dynamics)."""
+        given = (
+            ("heads", self.heads != 1),
+            ("presence", self.presence != 1.0),
+            ("student_heads", self.student_heads not in (None, 1)),
+        )
+        return tuple(name for name, differs in given if differs)
+
+    def heads_run(self) -> int | None:
+        """``H_s`` of a multi-head run (the teacher's heads by default), ``None`` for the
+        one-head dynamics."""
+        if not self.heads_given():
+            return None
+        return self.heads if self.student_heads is None else self.student_heads
+
+    def check_heads(self) -> None:
+        """Refuse a student of fewer than one head, and a multi-head task or student the method
+        has no equations for, or a start and dimension they do not take."""
+        if self.student_heads is not None:
+            check_int("student_heads", self.student_heads, 1)
+        given = self.heads_given()
+        if given:
+            get_dynamics_method(self.method).check_heads(self.request(), self.heads, given)
 
 
 REQUEST_FIELDS = tuple(field.name for field in dataclasses.fields(DynamicsRequest))
@@ -234,7 +296,7 @@ COLUMNS = (
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
-class DynamicsResult(Result[DynamicsOptions, DynamicsRow]):
+class DynamicsResult(Result[DynamicsOptions, DynamicsRun]):
     """The runs of ``dynamics``, one row per ``(activation, seed)``."""
 
     def rows_table(self) -> str:
@@ -332,7 +394,36 @@ class DynamicsResult(Result[DynamicsOptions, DynamicsRow]):
         return ax
 
 
-class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRow, DynamicsResult]):
+@dataclasses.dataclass(frozen=True, repr=False)
+class HeadsDynamicsResult(DynamicsResult):
+    """The runs of a multi-head ``dynamics``, one :class:`HeadsDynamicsRow` per ``(activation,
+    seed)``."""
+
+    def rows_table(self) -> str:
+        """One line per run: final error, optimum, Bayes error, the final key cosine matrix,
+        the matched teacher heads, each head's specialisation time, stalled or not."""
+        return heads_table(self.heads_rows())
+
+    def trajectories(self) -> Any:
+        """A ``pandas.DataFrame``, one row per logged point, student head and teacher head."""
+        return heads_trajectories(self.heads_rows())
+
+    def plot(self, ax: Any = None) -> Any:
+        """The head-overlap trajectories: the cosine of each student key with each teacher key
+        against the time."""
+        options = self.options
+        title = (
+            f"{options.method}: {options.heads_run()} heads on {options.heads}, rho="
+            f"{options.presence:g}, {options.variant} nu={describe_nu(options.nu)} L={options.L}"
+        )
+        return plot_head_overlaps(self.heads_rows(), title, ax)
+
+    def heads_rows(self) -> tuple[HeadsDynamicsRow, ...]:
+        """The rows, each a :class:`HeadsDynamicsRow`."""
+        return tuple(row for row in self.rows if isinstance(row, HeadsDynamicsRow))
+
+
+class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRun, DynamicsResult]):
     """Training dynamics per activation and seed, against the population optimum."""
 
     name: ClassVar[str] = "dynamics"
@@ -347,11 +438,14 @@ class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRow, DynamicsR
         "each activation's population optimum and the Bayes error. With --out, gd and sgd points "
         "keep a checkpoint at every logged step (the same command resumes them) and a diverging "
         "run stops the command (exit 3) with one line naming the step size and the file that "
-        "keeps its last finite iterate."
+        "keeps its last finite iterate. With --heads, --presence or --student-heads "
+        "(docs/multihead.md) sgd, flow and sgd-ode run H_s student heads from a random start on "
+        "multi-head SLR and read when each head specialises on which teacher head, or whether "
+        "the run stalls; the figure draws the cosines of the student keys with the teacher keys."
     )
     options_type = DynamicsOptions
     point_type = DynamicsPoint
-    solved_type = DynamicsRow
+    solved_type = DynamicsRun  # type: ignore[assignment]  (a tagged union of two rows)
     result_type = DynamicsResult
     sweep_axes: ClassVar[tuple[str, ...]] = ("activations", "seeds")
 
@@ -368,24 +462,26 @@ class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRow, DynamicsR
         records = sweep_records(self, options, self.points(options))
         refuse_foreign_checkpoints(out, (SweepLog.point_key(record) for record in records))
 
-    def solve(self, options: DynamicsOptions, point: DynamicsPoint) -> DynamicsRow:
+    def solve(self, options: DynamicsOptions, point: DynamicsPoint) -> DynamicsRun:
         """Run one point (no files kept) and compare its end with the theory."""
         return self.solve_in(options, point, None)
 
     def solve_in(
         self, options: DynamicsOptions, point: DynamicsPoint, folder: Path | None
-    ) -> DynamicsRow:
-        """Run one point, a data method resuming from and keeping its checkpoint in ``folder``
-        (:mod:`~bayes_slr.studies.dynamics_state`), and compare its end with the theory."""
-        config = task_config(
-            options.variant,
-            options.L,
-            options.variable_length,
-            options.nu,
-            options.Delta,
-            options.D,
-        )
-        settings, label = options.settings(), f"{point.activation} seed {point.seed}"
+    ) -> DynamicsRun:
+        """Run one point, a one-head data method resuming from and keeping its checkpoint in
+        ``folder`` (:mod:`~bayes_slr.studies.dynamics_state`), and compare its end with the
+        theory; a multi-head point is read for specialisation
+        (:mod:`~bayes_slr.studies.heads_dynamics`)."""
+        config, settings = options.config(), options.settings()
+        student_heads = options.heads_run()
+        if student_heads is not None:
+            from bayes_slr.studies.heads_dynamics import heads_dynamics_point
+
+            return heads_dynamics_point(
+                config, point.activation, student_heads, point.seed, settings
+            )
+        label = f"{point.activation} seed {point.seed}"
         solve = functools.partial(dynamics_point, config, point.activation, point.seed, settings)
         if get_dynamics_method(options.method).data:
             state = _point_state(self, options, point, folder)
@@ -398,11 +494,14 @@ class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRow, DynamicsR
     def collect(
         self,
         options: DynamicsOptions,
-        solved: Sequence[tuple[DynamicsPoint, DynamicsRow]],
+        solved: Sequence[tuple[DynamicsPoint, DynamicsRun]],
         provenance: Provenance,
     ) -> DynamicsResult:
         """The rows in the order of the points, with notes on the clock and the references."""
         rows = tuple(row for _, row in solved)
+        if options.heads_run() is not None:
+            notes = heads_notes(get_dynamics_method(options.method).data)
+            return HeadsDynamicsResult(options, rows, provenance, notes, optimum_warnings(rows))
         notes = [
             "time is the ODE clock: eta per gd step, eta/D per sgd step (docs/dynamics.md); "
             f"escape_time: first time max(|m_k|, |k.v*/D|) reaches {ESCAPE_LEVEL:g}; reach_time: "
@@ -419,12 +518,7 @@ class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRow, DynamicsR
                 "population_optimum is over all (k, v); a projected run keeps |k|^2/D and "
                 "|v|^2/D at the start's and can end above it (its own optimum is on that sphere)"
             )
-        warnings = []
-        for activation in dict.fromkeys(r.activation for r in rows):
-            row = next(r for r in rows if r.activation == activation)
-            if row.optimum_note:
-                warnings.append(f"{activation}: {row.optimum_note}")
-        warnings += replica_warnings(rows)
+        warnings = optimum_warnings(rows) + replica_warnings(rows)
         return DynamicsResult(options, rows, provenance, tuple(notes), tuple(warnings))
 
 

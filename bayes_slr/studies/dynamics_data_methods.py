@@ -182,6 +182,31 @@ class OnlineSGD(DataMethod):
             N_test=settings.N_test,
         )
 
+    def heads_trajectory(
+        self,
+        config: SLRConfig,
+        activation: str,
+        student_heads: int,
+        seed: int,
+        settings: Any,
+    ) -> Any:
+        """Online SGD of the heads (:func:`~bayes_slr.attention.multihead_sgd.train_heads_sgd`):
+        the seed's exact teacher, start and stream, on the one-head clock."""
+        from bayes_slr.attention.multihead_sgd import HeadsSGDRun, train_heads_sgd
+
+        run = HeadsSGDRun(
+            config,
+            activation,
+            student_heads,
+            settings.eta,
+            settings.steps,
+            settings.batch,
+            seed,
+            log_points=settings.log_points,
+            N_test=settings.N_test,
+        )
+        return train_heads_sgd(run)
+
 
 GD = register_dynamics_method(
     GradientDescent(
@@ -207,5 +232,6 @@ SGD = register_dynamics_method(
             "online SGD at finite eta/B ends above the population optimum by its noise: "
             "--method sgd-ode with the same eta and batch gives that level (D -> inf)"
         ),
+        multihead=True,
     )
 )

@@ -9,7 +9,9 @@ methods are registered by their family modules, :mod:`bayes_slr.studies.dynamics
 (``gd``, ``sgd``: training on data at dimension ``D``) and
 :mod:`bayes_slr.studies.dynamics_ode_methods` (``flow``, ``sgd-ode``: the ``D -> inf`` ODEs).
 Adding a method is one module: a settings record, a :class:`DynamicsMethod` subclass and a
-:func:`register_dynamics_method` call.
+:func:`register_dynamics_method` call. A method with the equations of several student heads on
+multi-head SLR (docs/multihead.md, "Dynamics") says so (``multihead``) and defines
+:meth:`DynamicsMethod.heads_trajectory`; the others refuse a multi-head task by name.
 """
 
 from __future__ import annotations
@@ -125,6 +127,8 @@ class DynamicsMethod:
         checkpoint) rather than integrating an ODE (logged by time).
     takes : the settings of :data:`OPTIONAL` it reads.
     note : a sentence the table of its runs shows (``""``: none).
+    multihead : whether it has the equations of ``H_s`` student heads on multi-head SLR
+        (docs/multihead.md, "Dynamics"): then it defines :meth:`heads_trajectory`.
     """
 
     name: str
@@ -133,6 +137,7 @@ class DynamicsMethod:
     data: bool
     takes: tuple[str, ...]
     note: str = ""
+    multihead: bool = False
 
     def settings(self, request: DynamicsRequest) -> DynamicsSettings:
         """The method's settings of ``request``; ``ConfigError`` on a value out of range or a
@@ -151,6 +156,43 @@ class DynamicsMethod:
         on the task ``config`` (JAX from here on); ``train`` runs a data method's
         :class:`~bayes_slr.attention.dynamics.TrainingRun` (default: ``train_dynamics``)."""
         raise NotImplementedError
+
+    def heads_trajectory(
+        self,
+        config: SLRConfig,
+        activation: str,
+        student_heads: int,
+        seed: int,
+        settings: DynamicsSettings,
+    ) -> Any:
+        """The :class:`~bayes_slr.attention.multihead_trajectory.HeadsTrajectory` of
+        ``student_heads`` heads of ``activation`` from the seed's random start on the task
+        ``config`` (JAX from here on); only a method with ``multihead``."""
+        raise NotImplementedError
+
+    def check_heads(self, request: DynamicsRequest, heads: int, given: tuple[str, ...]) -> None:
+        """``ConfigError`` unless this method runs student heads on an ``heads``-head teacher
+        with ``request``'s start and dimension; ``given`` names the multi-head settings given
+        (``heads``, ``presence``, ``student_heads``)."""
+        if not self.multihead:
+            takers = [method.name for method in _REGISTRY.items() if method.multihead]
+            verb = "apply" if len(given) > 1 else "applies"
+            raise ConfigError(
+                f"{' and '.join(given)} {verb} to methods {_listed(takers)} only (method "
+                f"{self.name} has no multi-head equations)"
+            )
+        if request.start != "random":
+            raise ConfigError(
+                "start: the multi-head dynamics start at random (k_j, v_j ~ N(0, 0.01 I)), got "
+                f"{request.start}"
+            )
+        if request.sphere:
+            raise ConfigError("sphere: the multi-head dynamics are not projected")
+        if request.D < 2 * heads:
+            raise ConfigError(
+                f"D must be an integer >= {2 * heads} with {heads} heads (the teacher's keys and "
+                f"values orthogonal), got {request.D}"
+            )
 
     def refuse_others(self, request: DynamicsRequest) -> None:
         """``ConfigError`` naming the given settings of :data:`OPTIONAL` this method does not

@@ -3,12 +3,16 @@
 The population gradient flow (the limit of ``gd`` as ``alpha -> inf``, ``eta -> 0``) and the SGD
 ODE with its variance term (the limit of ``sgd`` at ``eta / B``) of
 :mod:`bayes_slr.formulas.flow`, from the overlaps of the start the data run of the same seed
-at ``D`` draws (or the teacher), logged at log-spaced times from ``t = 0.01``.
+at ``D`` draws (or the teacher), logged at log-spaced times from ``t = 0.01``; for ``H_s``
+student heads on multi-head SLR, the ODEs on the overlap matrices of
+:mod:`bayes_slr.formulas.multihead_flow` from the random start the online-SGD run of the seed
+draws.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -93,6 +97,49 @@ class PopulationFlow(DynamicsMethod):
 
         return solve_flow(self.flow_run(config, activation, seed, settings))
 
+    def heads_flow_run(
+        self, config: SLRConfig, activation: str, student_heads: int, seed: int, settings: Any
+    ) -> Any:
+        """The :class:`~bayes_slr.formulas.multihead_flow.HeadsFlowRun` of one point: from the
+        overlaps, cross overlaps included, of the random start the online-SGD run of the seed at
+        ``D`` draws (with its exact teacher)."""
+        from bayes_slr.attention.multihead_sgd import (
+            HeadsSGDRun,
+            heads_point,
+            run_start,
+            run_teacher,
+        )
+        from bayes_slr.formulas.multihead_flow import HeadsFlowRun
+
+        data_run = HeadsSGDRun(config, activation, student_heads, 1.0, 1, seed=seed)
+        start = heads_point(run_start(data_run), run_teacher(data_run), 0, 0.0, math.nan, math.nan)
+        return HeadsFlowRun(
+            config,
+            activation,
+            start,
+            settings.t_max,
+            log_points=settings.log_points,
+            t_min=T_MIN,
+            mc_samples=settings.ode_draws,
+            seed=seed,
+        )
+
+    def heads_trajectory(
+        self,
+        config: SLRConfig,
+        activation: str,
+        student_heads: int,
+        seed: int,
+        settings: Any,
+    ) -> Any:
+        """The multi-head ODE solved
+        (:func:`~bayes_slr.formulas.multihead_flow.solve_heads_flow`)."""
+        from bayes_slr.formulas.multihead_flow import solve_heads_flow
+
+        return solve_heads_flow(
+            self.heads_flow_run(config, activation, student_heads, seed, settings)
+        )
+
 
 class SGDODE(PopulationFlow):
     """``sgd-ode``: the SGD ODE, with the variance term of step ``eta`` and batch ``B``."""
@@ -115,6 +162,13 @@ class SGDODE(PopulationFlow):
         run = super().flow_run(config, activation, seed, settings)
         return dataclasses.replace(run, method="sgd", eta=settings.eta, batch=settings.batch)
 
+    def heads_flow_run(
+        self, config: SLRConfig, activation: str, student_heads: int, seed: int, settings: Any
+    ) -> Any:
+        """The multi-head flow's run with the SGD noise term."""
+        run = super().heads_flow_run(config, activation, student_heads, seed, settings)
+        return dataclasses.replace(run, method="sgd", eta=settings.eta, batch=settings.batch)
+
 
 FLOW = register_dynamics_method(
     PopulationFlow(
@@ -123,6 +177,7 @@ FLOW = register_dynamics_method(
         default_eta=None,
         data=False,
         takes=(),
+        multihead=True,
     )
 )
 SGD_ODE = register_dynamics_method(
@@ -132,5 +187,6 @@ SGD_ODE = register_dynamics_method(
         default_eta=1.0,
         data=False,
         takes=("eta", "batch"),
+        multihead=True,
     )
 )
