@@ -303,7 +303,7 @@ class Gap(Experiment[GapOptions, GapPoint, GapSolved, GapResult]):
             options.heads,
             options.presence,
         )
-        if config.multihead:
+        if options.multihead:
             part = heads_point(
                 config.replace(D=options.D, Delta=options.Delta),
                 point.kind,

@@ -49,14 +49,6 @@ def takes_presence(variant: str, presence: float) -> bool:
     return True
 
 
-def check_one_head_options(student_heads: int | None) -> None:
-    """Refuse ``student_heads`` on one-head SLR (one head, always present)."""
-    if student_heads is not None:
-        raise ConfigError(
-            "student_heads applies with several heads or presence < 1 (give heads or presence)"
-        )
-
-
 def check_heads_options(
     heads: int, D: int, data: Path | None, init: str, optimizer: str, alpha: float | None
 ) -> None:

@@ -34,7 +34,6 @@ from bayes_slr.experiments.gap_heads import (
     check_heads_activations,
     check_heads_lam,
     check_heads_options,
-    check_one_head_options,
     heads_activations,
     takes_presence,
 )
@@ -104,9 +103,9 @@ class GapOptions(Options):
     )
     student_heads: int | None = option(
         None,
-        "student heads H_s of the population optima and ERM with several heads or presence < 1, "
-        ">= 1",
-        default_text="--heads",
+        "student heads H_s of the population optima and ERM, >= 1 (docs/multihead.md; 1 with one "
+        "teacher head always present: the one-head gap)",
+        default_text="the teacher's heads",
     )
     alpha: float | None = option(
         None,
@@ -197,8 +196,8 @@ class GapOptions(Options):
         """Refuse an unknown activation and any value out of range (each on its own)."""
         check_int("heads", self.heads, 1)
         get_variant(DEFAULT_VARIANT).check_presence(self.presence)
-        if not self.multihead:
-            check_one_head_options(self.student_heads)
+        if self.student_heads is not None:
+            check_int("student_heads", self.student_heads, 1)
         if self.activations is not None:
             check_nonempty("activations", self.activations)
             for activation in self.activations:
@@ -307,8 +306,9 @@ class GapOptions(Options):
 
     @property
     def multihead(self) -> bool:
-        """Whether the task has several heads or heads that may be absent (docs/multihead.md)."""
-        return self.heads > 1 or self.presence < 1.0
+        """Whether the task has several heads or heads that may be absent, or the student
+        several heads (docs/multihead.md); ``False``: one-head ``gap``."""
+        return self.heads > 1 or self.presence < 1.0 or self.student_heads not in (None, 1)
 
     @property
     def runs_erm(self) -> bool:

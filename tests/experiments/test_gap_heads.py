@@ -69,6 +69,17 @@ def test_a_missing_student_head_loses_its_share_of_the_signal():
     assert row.heads.scopes["linear"] == UPPER_BOUND
 
 
+def test_an_extra_student_head_on_one_head_slr_is_silenced():
+    one_head = bayes_slr.gap(variant="spiked", L=(3,), activations=("softmax",), progress=False)
+    extra = bayes_slr.gap(
+        variant="spiked", L=(3,), activations=("softmax",), student_heads=2, progress=False
+    )
+    (row,), (today,) = extra.rows, one_head.rows
+    assert row.heads.student_heads == 2 and today.heads is None
+    assert row.population["softmax"] == pytest.approx(today.population["softmax"], abs=1e-9)
+    assert row.heads.scopes["softmax"] == ALL_OVERLAPS
+
+
 def test_presence_below_one_leaves_the_max_setting_out_with_a_note():
     options = GapOptions(presence=0.5).resolved()
     assert options.settings() == (("spiked", 2.0),)
@@ -119,7 +130,7 @@ def test_tiny_erm_with_two_heads_lies_above_the_bayes_error():
         (["--heads", "2", "--optimizer", "sgd"], "optimizer: 'sgd' is one-head only"),
         (["--heads", "2", "--data", "x.npz"], "data: gap reads one-head data files"),
         (["--heads", "3", "--D", "5", "--alpha", "4"], "D must be an integer >= 6"),
-        (["--student-heads", "2"], "student_heads applies with several heads"),
+        (["--student-heads", "0"], "student_heads must be an integer >= 1"),
         (["--heads", "2", "--student-heads", "0"], "student_heads must be an integer >= 1"),
         (["--heads", "2", "--activations", "nope"], "activations must be one of"),
         (
