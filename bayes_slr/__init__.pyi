@@ -332,9 +332,12 @@ def gap(
     nu: float | None = None,
     L: int | Sequence[int] | None = (2, 3, 5, 10, 30, 100),
     variable_length: bool | None = False,
+    heads: int = 1,
+    presence: float = 1.0,
     activations: str | Sequence[str] | None = None,
+    student_heads: int | None = None,
     alpha: float | None = None,
-    lam: float | str = "auto",
+    lam: float | str | None = "auto",
     D: int | None = 100,
     Delta: float | None = 0.1,
     seeds: int | None = 4,
@@ -371,7 +374,10 @@ def gap(
     With alpha (or data), the ERM test error of each activation at finite data beside the oracle
     (the teachers' own Bayes predictor on the same test sequences): each seed is trained from starts
     random starts (k, v ~ N(0, 0.01 I)) and from the teacher (a reference); the lowest-training-loss
-    random start is reported, with a warning when the random starts disagree.
+    random start is reported, with a warning when the random starts disagree. With heads or presence
+    (docs/multihead.md): the multi-head Bayes error, each activation's optimum of student_heads
+    heads aligned one to one (^: an upper bound on the optimum over all overlaps) and ERM with those
+    heads, with the heads it found.
 
     Parameters
     ----------
@@ -386,14 +392,23 @@ def gap(
         10 30 100; with data the file's Lbar.
     variable_length : bool | None
         length uniform on {1..L} instead of fixed. Default: fixed; with data the file's law.
+    heads : int
+        teacher heads H, >= 1 (docs/multihead.md; 1: one-head SLR).
+    presence : float
+        probability rho in (0, 1] that a head's token is present (spiked for rho < 1).
     activations : tuple[str, ...] | None
-        the activations compared. Default: every registered activation: softmax linear erf softplus.
+        the activations compared. Default: every registered activation: softmax linear erf softplus;
+        with several heads or presence < 1 also softmax1 bayes_softmax (spiked only).
+    student_heads : int | None
+        student heads H_s of the population optima and ERM, >= 1 (docs/multihead.md; 1 with one
+        teacher head always present: the one-head gap). Default: the teacher's heads.
     alpha : float | None
         sample ratio N/D, > 0: adds the ERM test error of each activation and the teachers' oracle
         error. Default: none, population values only.
-    lam : float | str
+    lam : float | str | None
         ridge of ERM: a number >= 0, or 'auto': chosen per seed by validation on a held-out 0.2 of
-        the training set over 0.001..100 (11 log-spaced values).
+        the training set over 0.001..100 (11 log-spaced values; one head only). Default: auto; 1
+        with several heads or presence < 1.
     D : int | None
         token dimension of ERM, >= 1. Default: 100; with data the file's.
     Delta : float | None

@@ -6,7 +6,9 @@ activation's population-optimal error (docs/model.md sections 2 and 4) and, with
 beside the oracle: the error of each teacher's own Bayes predictor (known ``k*``, ``v*``) on the
 same test sequences, the floor no estimator beats on them. The points (one Bayes error, one
 population optimum and one ERM error per activation and task) run through the resumable sweep
-runner (:mod:`bayes_slr.experiments.runner`).
+runner (:mod:`bayes_slr.experiments.runner`). With several heads, or heads that may be absent,
+the points are those of :func:`bayes_slr.studies.multihead_gap.heads_point` and a row's
+``heads`` holds what the one-head columns do not (:mod:`bayes_slr.experiments.gap_heads`).
 
 The module imports without JAX: the computing layers are imported inside the functions that
 :meth:`Gap.solve` and :meth:`Gap.collect` call.
@@ -26,7 +28,19 @@ from bayes_slr.experiments.base import (
     flatten,
     register_experiment,
 )
+from bayes_slr.experiments.gap_heads import (
+    erm_cell,
+    heads_entry,
+    heads_erm_column,
+    heads_lines,
+    heads_notes,
+    heads_part,
+    heads_warnings,
+    left_out_notes,
+    population_cell,
+)
 from bayes_slr.experiments.gap_records import (
+    DEFAULT_VARIANTS,
     ERMError,
     Estimate,
     GapOptions,
@@ -48,6 +62,8 @@ from bayes_slr.studies.gap import (
     held_out_differences,
     population_point,
 )
+from bayes_slr.studies.multihead_gap import heads_point
+from bayes_slr.studies.multihead_population_records import UPPER_BOUND
 
 
 def erm_warnings(activation: str, erm: ERMError, population: float | None) -> list[str]:
@@ -115,7 +131,8 @@ class GapResult(Result[GapOptions, GapRow]):
     def rows_table(self) -> str:
         """One line per task: the population values, their gaps and, with ERM, the oracle and
         the ERM errors (``*``: see the warnings); for data without a teacher, the paired
-        differences of the ERM errors below."""
+        differences of the ERM errors below; with several heads, ``^`` on an optimum that is an
+        upper bound and the heads ERM found below."""
         activations = self.options.activations
         with_erm = self.options.runs_erm
         with_oracle = any(row.oracle is not None for row in self.rows)
@@ -129,11 +146,16 @@ class GapResult(Result[GapOptions, GapRow]):
         for row in self.rows:
             line = [row.variant, row.nu, ("U1.." if row.variable_length else "") + str(row.L)]
             line.append(FAILED if row.bayes is None else row.bayes)
-            line += [row.population.get(a, FAILED) for a in activations]
+            line += [
+                population_cell(row.population[a], row.heads, a) if a in row.population else FAILED
+                for a in activations
+            ]
             line += [row.gap.get(a, "-" if a in row.population else FAILED) for a in activations]
             if with_oracle:
                 line.append("-" if row.oracle is None else _estimate_cell(row.oracle))
-            if with_erm:
+            if with_erm and row.heads is not None:
+                line += [erm_cell(row.heads, a) or FAILED for a in activations]
+            elif with_erm:
                 for a in activations:
                     erm = (row.erm or {}).get(a)
                     cell = FAILED if erm is None else _erm_cell(erm)
@@ -145,7 +167,7 @@ class GapResult(Result[GapOptions, GapRow]):
         if starred:
             text.append("*: see the warnings below")
         for row in self.rows:
-            text += _paired_lines(row)
+            text += _paired_lines(row) + heads_lines(row.heads, row.describe())
         return "\n".join(text)
 
     def plot(self, ax: Any = None) -> Any:
@@ -191,7 +213,8 @@ class GapResult(Result[GapOptions, GapRow]):
             }
             if overlaps is not None:
                 entry.update(flatten(overlaps.to_dict(), "optimum."))
-            if self.options.runs_erm:
+            entry |= heads_entry(row.heads, activation)
+            if self.options.runs_erm and row.heads is None:
                 entry["oracle"] = None if row.oracle is None else row.oracle.value
                 entry["oracle_stderr"] = None if row.oracle is None else row.oracle.stderr
                 if erm is not None:
@@ -244,7 +267,10 @@ class Gap(Experiment[GapOptions, GapPoint, GapSolved, GapResult]):
         "activation at finite data beside the oracle (the teachers' own Bayes predictor on the "
         "same test sequences): each seed is trained from --starts random starts "
         "(k, v ~ N(0, 0.01 I)) and from the teacher (a reference); the lowest-training-loss "
-        "random start is reported, with a warning when the random starts disagree."
+        "random start is reported, with a warning when the random starts disagree. With "
+        "--heads or --presence (docs/multihead.md): the multi-head Bayes error, each "
+        "activation's optimum of --student-heads heads aligned one to one (^: an upper bound on "
+        "the optimum over all overlaps) and ERM with those heads, with the heads it found."
     )
     options_type = GapOptions
     point_type = GapPoint
@@ -267,7 +293,26 @@ class Gap(Experiment[GapOptions, GapPoint, GapSolved, GapResult]):
     def solve(self, options: GapOptions, point: GapPoint) -> GapSolved:
         """The Bayes error, an activation's population optimum, or its ERM error and the
         oracle."""
-        config = task_config(point.variant, point.L, options.variable_length, point.nu, 0.0)
+        config = task_config(
+            point.variant,
+            point.L,
+            options.variable_length,
+            point.nu,
+            0.0,
+            1,
+            options.heads,
+            options.presence,
+        )
+        if options.multihead:
+            part = heads_point(
+                config.replace(D=options.D, Delta=options.Delta),
+                point.kind,
+                point.activation,
+                options.heads_settings(),
+                options.seed,
+                options.alpha,
+            )
+            return GapSolved(bayes=part.bayes, population=part.population, heads_erm=part.erm)
         if point.kind == "bayes":
             return GapSolved(bayes=bayes_point(config))
         if point.kind == "population":
@@ -324,7 +369,7 @@ def _row(
     }
     erm = (
         {a: parts[("erm", a)] for a in activations if ("erm", a) in parts}
-        if options.runs_erm
+        if options.runs_erm and not options.multihead
         else None
     )
     population = {a: optimum.error for a, optimum in optima.items()}
@@ -337,6 +382,20 @@ def _row(
     erm_errors = None if erm is None else {a: part.erm for a, part in erm.items()}
     overlaps = {a: optimum.overlaps for a, optimum in optima.items()}
     notes, warnings = row_notes(population, overlaps, erm_errors, activations)
+    heads = None
+    if options.multihead:
+        config = task_config(
+            variant, L, options.variable_length, nu, 0.0, 1, options.heads, options.presence
+        )
+        erm_parts = {a: parts[("erm", a)].heads_erm for a in activations if ("erm", a) in parts}
+        heads = heads_part(
+            config,
+            options.student_heads,
+            bayes_error,
+            population,
+            erm_parts if options.runs_erm else None,
+        )
+        warnings += heads_warnings(heads)
     row = GapRow(
         variant,
         nu,
@@ -351,6 +410,7 @@ def _row(
         oracle=next((part.oracle for part in (erm or {}).values()), None),
         notes=tuple(notes),
         warnings=tuple(warnings),
+        heads=heads,
     )
     if options.data is not None and not options.source.teacher:
         row = dataclasses.replace(row, erm_paired_differences=_held_out(options, row))
@@ -377,7 +437,7 @@ def _held_out(options: GapOptions, row: GapRow) -> dict[str, Estimate] | None:
 def _column_notes(options: GapOptions, rows: list[GapRow]) -> list[str]:
     """What each column is: the data file and its settings, then, with ERM, the population, the
     oracle and the ERM columns."""
-    notes = []
+    notes = _heads_notes(options, rows) if options.multihead else []
     if options.source is not None:
         config = task_config(
             options.variant,
@@ -405,9 +465,22 @@ def _column_notes(options: GapOptions, rows: list[GapRow]) -> list[str]:
     return notes
 
 
+def _heads_notes(options: GapOptions, rows: list[GapRow]) -> list[str]:
+    """What the columns of a multi-head task are, and what its defaults left out."""
+    bounded = any(UPPER_BOUND in row.heads.scopes.values() for row in rows if row.heads is not None)
+    given = options.activations is not None
+    return heads_notes(
+        options.heads, options.presence, options.student_heads, bounded, options.runs_erm
+    ) + left_out_notes(
+        options.variant, options.presence, given, options.settings(), DEFAULT_VARIANTS
+    )
+
+
 def _erm_column(options: GapOptions) -> str:
     """What the ERM columns measure, and on which sequences."""
     alpha = options.training_ratio()
+    if options.multihead:
+        return heads_erm_column(options.heads_settings(), alpha, options.D)
     if options.data is None:
         return (
             f"test error of attention trained by ERM at alpha = {alpha:g}, D = {options.D}, on "

@@ -116,7 +116,7 @@ def _draw_activation(
     clipped = _mark_clipped(ax, Ls, values, color)
     if not erm:
         return clipped
-    parts = [(row.erm or {}).get(activation) for row in rows]
+    parts = [row.erm_of(activation) for row in rows]
     errors = np.array([np.nan if part is None else part.test_error for part in parts])
     stderrs = np.array([np.nan if part is None else part.stderr for part in parts])
     inside = errors <= YMAX

@@ -12,11 +12,12 @@ import functools
 import itertools
 from pathlib import Path
 
-from bayes_slr.attention.activations import activation_names, check_registered
+from bayes_slr.attention.activations import activation_names, check_activation, check_registered
 from bayes_slr.attention.erm_settings import (
     DEFAULT_LAM_GRID,
     DEFAULT_N_TEST,
     DEFAULT_STARTS,
+    LAM_AUTO,
     VALIDATION_FRACTION,
     ERMSettings,
 )
@@ -27,9 +28,18 @@ from bayes_slr.experiments.base import (
     Record,
     option,
 )
+from bayes_slr.experiments.gap_heads import (
+    HEADS_LAM,
+    check_heads_activations,
+    check_heads_lam,
+    check_heads_options,
+    heads_activations,
+    takes_presence,
+)
 from bayes_slr.experiments.task import (
     DEFAULT_D,
     DEFAULT_DELTA,
+    DEFAULT_VARIANT,
     GIVEN,
     GIVEN_MANY,
     check_nonempty,
@@ -44,7 +54,10 @@ from bayes_slr.formulas.optimum_record import OptimalOverlaps, PopulationOptimum
 from bayes_slr.models.data_task import GivenTask, data_task
 from bayes_slr.models.dataset import DEFAULT_HOLDOUT, DataSource, held_out_count
 from bayes_slr.models.spec import INITS, LengthLaw
+from bayes_slr.models.variants import get_variant
 from bayes_slr.studies.gap_records import BayesValue, ERMError, Estimate
+from bayes_slr.studies.multihead_erm_records import MultiHeadERM
+from bayes_slr.studies.multihead_gap_records import HeadsERMSettings, HeadsGap
 
 DEFAULT_VARIANTS = ("spiked", "max")
 """The two default settings, each at its variant's own ``nu``: spiked ``nu = 2``, max
@@ -105,10 +118,19 @@ class GapOptions(Options):
     variable_length: bool | None = task_option(
         "variable_length", GIVEN, default_note="with --data the file's law"
     )
+    heads: int = task_option("heads")
+    presence: float = task_option("presence")
     activations: tuple[str, ...] | None = option(
         None,
         "the activations compared",
-        default_text="every registered activation: softmax linear erf softplus",
+        default_text="every registered activation: softmax linear erf softplus; with several "
+        "heads or presence < 1 also softmax1 bayes_softmax (spiked only)",
+    )
+    student_heads: int | None = option(
+        None,
+        "student heads H_s of the population optima and ERM, >= 1 (docs/multihead.md; 1 with one "
+        "teacher head always present: the one-head gap)",
+        default_text="the teacher's heads",
     )
     alpha: float | None = option(
         None,
@@ -116,10 +138,13 @@ class GapOptions(Options):
         "oracle error",
         default_text="none, population values only",
     )
-    lam: float | str = lam_option(
+    lam: float | str | None = lam_option(
+        None,
         help="ridge of ERM: a number >= 0, or 'auto': chosen per seed by validation on a held-out "
         f"{VALIDATION_FRACTION:g} of the training set over {min(DEFAULT_LAM_GRID):g}.."
-        f"{max(DEFAULT_LAM_GRID):g} ({len(DEFAULT_LAM_GRID)} log-spaced values)"
+        f"{max(DEFAULT_LAM_GRID):g} ({len(DEFAULT_LAM_GRID)} log-spaced values; one head only)",
+        default_text=f"auto; {HEADS_LAM:g} with several heads or presence < 1",
+        signature_default=LAM_AUTO,
     )
     D: int | None = task_option(
         "D", GIVEN, help="token dimension of ERM, >= 1", default_note="with --data the file's"
@@ -175,18 +200,36 @@ class GapOptions(Options):
         """Refuse any bad value (one line naming the option and the accepted range), a setting
         given beside ``data`` that contradicts the file, and any task that is not valid."""
         self._check_values()
+        if self.multihead:  # before a data file is read
+            D = DEFAULT_D if self.D is None else self.D
+            check_heads_options(self.heads, D, self.data, self.init, self.optimizer, self.alpha)
         task = self._task
-        self.erm_settings()
-        pairs = variant_settings(task.variant, task.nu)
+        if self.multihead:
+            self.heads_settings()
+        else:
+            self.erm_settings()
+        activations = self.filled()["activations"]
+        pairs = variant_settings(task.variant, task.nu, self.presence)
         for (variant, nu), L in itertools.product(pairs, task.L):
-            task_config(variant, L, task.variable_length, nu, task.Delta)
+            config = task_config(
+                variant, L, task.variable_length, nu, task.Delta, 1, self.heads, self.presence
+            )
+            if self.multihead:
+                check_heads_activations(config, activations)
 
     def _check_values(self) -> None:
         """Refuse an unknown activation and any value out of range (each on its own)."""
+        check_int("heads", self.heads, 1)
+        get_variant(DEFAULT_VARIANT).check_presence(self.presence)
+        if self.student_heads is not None:
+            check_int("student_heads", self.student_heads, 1)
         if self.activations is not None:
             check_nonempty("activations", self.activations)
             for activation in self.activations:
-                check_registered("activations", activation)
+                if self.multihead:
+                    check_activation(activation, "activations")
+                else:
+                    check_registered("activations", activation)
         if self.L is not None:
             check_nonempty("L", self.L)
             for L in self.L:
@@ -201,11 +244,20 @@ class GapOptions(Options):
             check_int("seeds", self.seeds, 1)
 
     def filled(self) -> dict[str, object]:
-        """The settings not given: the activations, the data file's task, or the defaults (and
-        the variant's ``nu``); ``source`` and ``n_train`` of a data file."""
-        activations = tuple(activation_names()) if self.activations is None else self.activations
+        """The settings as they run: the activations, the ridge and the student heads (given or
+        the defaults of the task's heads), the data file's task or the settings given and the
+        defaults (and the variant's ``nu``); ``source`` and ``n_train`` of a data file."""
         task = self._task
-        return {"activations": activations} | {name: getattr(task, name) for name in GAP_TASK}
+        filled: dict[str, object] = {name: getattr(task, name) for name in GAP_TASK}
+        filled["activations"] = self.activations
+        if self.activations is None:
+            filled["activations"] = (
+                heads_activations(self.settings()) if self.multihead else tuple(activation_names())
+            )
+        filled["lam"] = self._lam
+        if self.multihead and self.student_heads is None:
+            filled["student_heads"] = self.heads
+        return filled
 
     @functools.cached_property
     def _task(self) -> GapTask:
@@ -269,8 +321,15 @@ class GapOptions(Options):
         )
 
     def settings(self) -> tuple[tuple[str, float], ...]:
-        """The ``(variant, nu)`` pairs to run: both default settings without ``variant``."""
-        return variant_settings(self.variant, self.nu)
+        """The ``(variant, nu)`` pairs to run: both default settings without ``variant`` (those
+        that take the presence)."""
+        return variant_settings(self.variant, self.nu, self.presence)
+
+    @property
+    def multihead(self) -> bool:
+        """Whether the task has several heads or heads that may be absent, or the student
+        several heads (docs/multihead.md); ``False``: one-head ``gap``."""
+        return self.heads > 1 or self.presence < 1.0 or self.student_heads not in (None, 1)
 
     @property
     def runs_erm(self) -> bool:
@@ -284,7 +343,7 @@ class GapOptions(Options):
     def erm_settings(self) -> ERMSettings:
         """How each ERM point trains and scores (checked: a bad value is refused here)."""
         return ERMSettings(
-            lam=self.lam,
+            lam=self._lam,
             seeds=self.seeds or 1,
             init=self.init,
             starts=self.starts,
@@ -294,11 +353,37 @@ class GapOptions(Options):
             predict_population=False,
         )
 
+    def heads_settings(self) -> HeadsERMSettings:
+        """How each ERM point of a multi-head task trains and scores (checked)."""
+        lam = check_heads_lam(self._lam)
+        seeds = self.seeds or DEFAULT_SEEDS
+        return HeadsERMSettings(
+            self.heads if self.student_heads is None else self.student_heads,
+            lam,
+            seeds,
+            self.starts,
+            self.N_test,
+        )
 
-def variant_settings(variant: str | None, nu: float | None) -> tuple[tuple[str, float], ...]:
-    """The ``(variant, nu)`` pairs to run: both default settings without ``variant``."""
+    @property
+    def _lam(self) -> float | str:
+        """The ridge as given, or its default."""
+        if self.lam is not None:
+            return self.lam
+        return HEADS_LAM if self.multihead else LAM_AUTO
+
+
+def variant_settings(
+    variant: str | None, nu: float | None, presence: float = 1.0
+) -> tuple[tuple[str, float], ...]:
+    """The ``(variant, nu)`` pairs to run: both default settings without ``variant`` (those
+    whose law takes ``presence``: the max law only 1)."""
     if variant is None:
-        return tuple((name, resolved_nu(name, None)) for name in DEFAULT_VARIANTS)
+        return tuple(
+            (name, resolved_nu(name, None))
+            for name in DEFAULT_VARIANTS
+            if takes_presence(name, presence)
+        )
     return ((variant, resolved_nu(variant, nu)),)
 
 
@@ -317,12 +402,13 @@ class GapPoint(Record):
 @dataclasses.dataclass(frozen=True)
 class GapSolved(Record):
     """A solved point: the part its ``kind`` computes (the oracle comes with an ERM error: same
-    teachers and test sequences)."""
+    teachers and test sequences; a multi-head task's ERM is ``heads_erm``)."""
 
     bayes: BayesValue | None = None
     population: PopulationOptimum | None = None
     erm: ERMError | None = None
     oracle: Estimate | None = None
+    heads_erm: MultiHeadERM | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -345,6 +431,9 @@ class GapRow(Record):
         its standard error.
     notes, warnings : lines to read with the row (limits and bounds of the optima, the ridge
         chosen; numbers not to read as they stand).
+    heads : a multi-head task's heads, presence, the scope of each optimum and ERM with ``H_s``
+        heads (``None`` for one-head SLR); ``bayes``, ``population`` and ``gap`` are then those
+        of docs/multihead.md.
 
     A part whose point failed is missing (``bayes`` ``None``, an activation absent).
     """
@@ -363,9 +452,18 @@ class GapRow(Record):
     erm_paired_differences: dict[str, Estimate] | None = None
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    heads: HeadsGap | None = None
+
+    def erm_of(self, activation: str) -> ERMError | MultiHeadERM | None:
+        """The ERM of ``activation`` (with ``H_s`` heads on a multi-head task; ``None`` without
+        ERM or for a failed point): its ``test_error`` and ``stderr``."""
+        if self.heads is not None:
+            return (self.heads.erm or {}).get(activation)
+        return (self.erm or {}).get(activation)
 
     def describe(self) -> str:
         """The task as a prefix of its notes: ``spiked nu=2 L=3`` (``L=U1..5`` for variable
-        lengths)."""
+        lengths; ``H=2 rho=0.5`` appended for several heads)."""
         length = f"U1..{self.L}" if self.variable_length else str(self.L)
-        return f"{self.variant} nu={describe_nu(self.nu)} L={length}"
+        heads = "" if self.heads is None else f" H={self.heads.heads} rho={self.heads.presence:g}"
+        return f"{self.variant} nu={describe_nu(self.nu)} L={length}{heads}"

@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from bayes_slr.attention.activations import check_activation, theory_terms_of
+from bayes_slr.attention.activations import check_activation
 from bayes_slr.errors import ConfigError, check_int
 from bayes_slr.experiments.base import (
     Experiment,
@@ -26,6 +26,7 @@ from bayes_slr.experiments.base import (
     register_experiment,
 )
 from bayes_slr.experiments.figures import new_axes
+from bayes_slr.experiments.gap_heads import check_heads_activations
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
     MANY,
@@ -81,15 +82,9 @@ class MultiHeadOptions(Options):
         check_nonempty("activations", self.activations)
         for activation in self.activations:
             check_activation(activation, "activations")
-        configs = [self.config(rho) for rho in self.presence]
-        tilted = configs[0].law.population_scores(configs[0].nu).location_tilt != 0.0
-        for activation in self.activations:
-            if theory_terms_of(activation).log_sink is not None and tilted:
-                raise ConfigError(
-                    f"activations: {activation} has population terms only where the location is "
-                    f"uniform (spiked), not on the {self.variant} variant's location law; leave it "
-                    "out of activations"
-                )
+        configs = [self.config(rho) for rho in self.presence]  # a bad task first
+        for config in configs:
+            check_heads_activations(config, self.activations)
 
     def config(self, presence: float) -> SLRConfig:
         """The task of one presence."""

@@ -25,7 +25,7 @@ from bayes_slr.experiments.base import (
     Result,
 )
 from bayes_slr.interrupts import import_uninterrupted, raise_if_interrupted
-from bayes_slr.numerics.record import JsonObject, structure
+from bayes_slr.numerics.record import JsonObject, converter, structure
 from bayes_slr.progress import show_progress
 from bayes_slr.records import (
     Executor,
@@ -230,21 +230,26 @@ def _prepare_output(
 
 def open_log(experiment: Experiment, path: Path) -> SweepLog:
     """The sweep log of ``experiment`` at ``path``; a point logged before an option was renamed
-    is keyed by the option's name now (:func:`in_current_terms`)."""
+    or added is keyed as this version writes it (:func:`in_current_terms`)."""
     return SweepLog(path, in_current_terms(experiment))
 
 
-def in_current_terms(experiment: Experiment) -> Callable[[Any], Any] | None:
-    """A point's log key written before an option was renamed, with the option's name now
-    (:meth:`~bayes_slr.experiments.base.Options.renamed`); ``None`` when none was renamed."""
+def in_current_terms(experiment: Experiment) -> Callable[[Any], Any]:
+    """A point's log key written before, as this version writes it: an option renamed since under
+    its name now (:meth:`~bayes_slr.experiments.base.Options.renamed`), and an option added since
+    at its declared default (the value under which a run does what it did before the option
+    existed; a key logged since holds every option, so it is unchanged)."""
     options_type = experiment.options_type
-    if not options_type.renamed():
-        return None
+    added = {
+        field.name: converter.unstructure(field.default)
+        for field in options_type.option_fields()
+        if field.name not in experiment.sweep_axes
+    }
 
     def current(key: Any) -> Any:
         if not (isinstance(key, dict) and isinstance(key.get("settings"), dict)):
             return key
-        return {**key, "settings": options_type.with_current_names(key["settings"])}
+        return {**key, "settings": added | options_type.with_current_names(key["settings"])}
 
     return current
 

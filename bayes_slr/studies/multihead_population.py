@@ -26,10 +26,13 @@ BAYES_MATCH = 1e-6
 to about ``1e-9``), hence the optimum over all overlaps."""
 
 
-def optimum_scope(config: SLRConfig, error: float, bayes_error: float) -> str:
-    """:data:`ALL_OVERLAPS` for one head or an optimum at the Bayes error, else
-    :data:`UPPER_BOUND`."""
-    if config.heads == 1 or error - bayes_error <= BAYES_MATCH:
+def optimum_scope(
+    config: SLRConfig, error: float, bayes_error: float, student_heads: int | None = None
+) -> str:
+    """:data:`ALL_OVERLAPS` for one student head on one teacher head or an optimum at the Bayes
+    error, else :data:`UPPER_BOUND` (``student_heads``: the student's ``H_s``, by default the
+    teacher's ``H``)."""
+    if config.heads == (student_heads or config.heads) == 1 or error - bayes_error <= BAYES_MATCH:
         return ALL_OVERLAPS
     return UPPER_BOUND
 

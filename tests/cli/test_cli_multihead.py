@@ -54,7 +54,6 @@ def test_simulate_writes_a_head_axis(tmp_path, capsys):
         (["simulate", "--heads", "0"], "heads must be an integer >= 1"),
         (["bayes-risk", "--variant", "max", "--presence", "0.5"], "presence must be 1 for the max"),
         (["simulate", "--heads", "3", "--D", "5", "--exact-teacher"], "D must be an integer >= 6"),
-        (["gap", "--heads", "2"], "unrecognized arguments: --heads 2"),
     ],
 )
 def test_bad_multi_head_input_is_one_line_and_exit_2(argv, message, capsys):

@@ -38,6 +38,13 @@ def gap() -> str:
     return result.table()
 
 
+def gap_heads() -> float | None:
+    result = bayes_slr.gap(
+        variant="spiked", heads=2, presence=0.5, student_heads=1, alpha=16, lam=1.0, D=8
+    )
+    return result.rows[0].bayes
+
+
 def theory() -> None:
     bayes_slr.theory(alpha=(1.0, 4.0), lam=0.5, bayes=True, simulate=False, channel_draws=8192)
 

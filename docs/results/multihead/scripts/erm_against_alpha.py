@@ -26,21 +26,10 @@ from bayes_slr.formulas.optimum import optimal_population_error
 from bayes_slr.formulas.student_heads import heads_at_optimum
 from bayes_slr.studies.multihead_erm import multihead_erm
 from bayes_slr.studies.multihead_erm_records import MultiHeadERM
+from bayes_slr.studies.multihead_gap_records import matched_cosines
 
 ACTIVATIONS = ("softmax", "bayes_softmax")
 ALPHAS = (8.0, 16.0, 32.0, 64.0, 128.0)
-
-
-def matched_cosines(run: MultiHeadERM) -> tuple[float, float]:
-    """The smallest ``|cosine|`` of a matched pair's keys and values over the seeds."""
-    keys, values = [], []
-    for seed in run.per_seed:
-        o = seed.overlaps
-        for student, teacher in enumerate(o.permutation):
-            if teacher is not None:
-                keys.append(abs(o.cosine_k[student][teacher]))
-                values.append(abs(o.cosine_v[student][teacher]))
-    return min(keys), min(values)
 
 
 def extra_norm(run: MultiHeadERM) -> str:
