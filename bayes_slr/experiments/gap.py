@@ -34,8 +34,6 @@ from bayes_slr.experiments.gap_heads import (
     heads_erm_column,
     heads_lines,
     heads_notes,
-    heads_part,
-    heads_warnings,
     left_out_notes,
     population_cell,
 )
@@ -63,6 +61,7 @@ from bayes_slr.studies.gap import (
     population_point,
 )
 from bayes_slr.studies.multihead_gap import heads_point
+from bayes_slr.studies.multihead_gap_records import heads_part, heads_warnings
 from bayes_slr.studies.multihead_population_records import UPPER_BOUND
 
 

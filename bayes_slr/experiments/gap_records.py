@@ -28,14 +28,6 @@ from bayes_slr.experiments.base import (
     Record,
     option,
 )
-from bayes_slr.experiments.gap_heads import (
-    HEADS_LAM,
-    check_heads_activations,
-    check_heads_lam,
-    check_heads_options,
-    heads_activations,
-    takes_presence,
-)
 from bayes_slr.experiments.task import (
     DEFAULT_D,
     DEFAULT_DELTA,
@@ -57,7 +49,16 @@ from bayes_slr.models.spec import INITS, LengthLaw
 from bayes_slr.models.variants import get_variant
 from bayes_slr.studies.gap_records import BayesValue, ERMError, Estimate
 from bayes_slr.studies.multihead_erm_records import MultiHeadERM
-from bayes_slr.studies.multihead_gap_records import HeadsERMSettings, HeadsGap
+from bayes_slr.studies.multihead_gap_records import (
+    HEADS_LAM,
+    HeadsERMSettings,
+    HeadsGap,
+    check_heads_activations,
+    check_heads_lam,
+    check_heads_options,
+    heads_activations,
+    takes_presence,
+)
 
 DEFAULT_VARIANTS = ("spiked", "max")
 """The two default settings, each at its variant's own ``nu``: spiked ``nu = 2``, max

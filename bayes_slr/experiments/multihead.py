@@ -26,7 +26,6 @@ from bayes_slr.experiments.base import (
     register_experiment,
 )
 from bayes_slr.experiments.figures import new_axes
-from bayes_slr.experiments.gap_heads import check_heads_activations
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
     MANY,
@@ -37,6 +36,7 @@ from bayes_slr.experiments.task import (
     task_option,
 )
 from bayes_slr.models.spec import SLRConfig
+from bayes_slr.studies.multihead_gap_records import check_heads_activations
 from bayes_slr.studies.multihead_population_records import (
     UPPER_BOUND,
     MonteCarloCheck,
