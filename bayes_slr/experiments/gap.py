@@ -37,21 +37,11 @@ from bayes_slr.experiments.gap_heads import (
     left_out_notes,
     population_cell,
 )
-from bayes_slr.experiments.gap_records import (
-    DEFAULT_VARIANTS,
-    ERMError,
-    Estimate,
-    GapOptions,
-    GapPoint,
-    GapRow,
-    GapSolved,
-)
+from bayes_slr.experiments.gap_records import DEFAULT_VARIANTS, GapOptions, GapPoint
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
     task_config,
 )
-from bayes_slr.formulas.optimum_record import OptimalOverlaps
-from bayes_slr.numerics.rounding import ROUNDING
 from bayes_slr.studies.gap import (
     DataSplit,
     bayes_point,
@@ -60,67 +50,10 @@ from bayes_slr.studies.gap import (
     held_out_differences,
     population_point,
 )
+from bayes_slr.studies.gap_records import ERMError, Estimate
+from bayes_slr.studies.gap_rows import GapRow, GapSolved, erm_warnings, gap_row
 from bayes_slr.studies.multihead_gap import heads_point
-from bayes_slr.studies.multihead_gap_records import heads_part, heads_warnings
 from bayes_slr.studies.multihead_population_records import UPPER_BOUND
-
-
-def erm_warnings(activation: str, erm: ERMError, population: float | None) -> list[str]:
-    """Why an ERM number is not to be read as it stands: its own notes (disagreeing starts, no
-    convergence, a ridge at the grid's edge), and a test error above the zero predictor's."""
-    warnings = [f"ERM {activation}: {sentence}" for sentence in erm.notes]
-    if erm.above_zero:
-        reason = (
-            f"its population optimum is {population:.3g} (zero predictor: 1), and the estimation "
-            f"error of 2D parameters from N = alpha D samples exceeds that margin"
-            if population is not None
-            else "no better estimator was found"
-        )
-        warnings.append(
-            f"ERM {activation}: test error {erm.test_error:.3g} is above the zero predictor's "
-            f"{erm.zero_error:.3g} (on the same test sequences) by {erm.excess_over_zero:.3g} "
-            f"+- {erm.excess_over_zero_stderr:.2g}: {reason}"
-        )
-    return warnings
-
-
-def optimum_notes(activation: str, overlaps: OptimalOverlaps) -> list[str]:
-    """The note of a population optimum that is a limit (``|k| -> inf``) or an upper bound."""
-    note = overlaps.note
-    if not note:
-        return []
-    if "no finite optimum" in note:
-        kind = " is a limit (|k| -> inf)"
-    elif "boundary" in note:
-        kind = " is an upper bound on its optimum"
-    else:
-        kind = ""
-    return [f"population {activation}{kind}: {note}"]
-
-
-def row_notes(
-    population: dict[str, float],
-    optimal_overlaps: dict[str, OptimalOverlaps],
-    erm: dict[str, ERMError] | None,
-    activations: Sequence[str],
-) -> tuple[list[str], list[str]]:
-    """What a reader must know with a row: ``(notes, warnings)``.
-
-    Notes: limits and upper bounds of the population optima, the ridge chosen by validation.
-    Warnings (numbers not to read as they stand): :func:`erm_warnings`.
-    """
-    notes, warnings = [], []
-    for activation in activations:
-        if activation in optimal_overlaps:
-            notes += optimum_notes(activation, optimal_overlaps[activation])
-    for activation, part in (erm or {}).items():
-        if part.lam_auto:
-            notes.append(
-                f"ERM {activation}: lam chosen by held-out validation per seed: "
-                + ", ".join(f"{x:.3g}" for x in part.lam)
-            )
-        warnings += erm_warnings(activation, part, population.get(activation))
-    return notes, warnings
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -359,57 +292,21 @@ def _row(
     task: tuple[str, float, int],
     parts: dict[tuple[str, str | None], GapSolved],
 ) -> GapRow:
-    """The row of one task from its solved points (a failed point leaves its part out)."""
+    """The row of one task from its solved points
+    (:func:`~bayes_slr.studies.gap_rows.gap_row`), with the paired differences of a data file
+    without a teacher."""
     variant, nu, L = task
-    activations = options.activations
-    bayes = parts.get(("bayes", None))
-    optima = {
-        a: parts[("population", a)].population for a in activations if ("population", a) in parts
-    }
-    erm = (
-        {a: parts[("erm", a)] for a in activations if ("erm", a) in parts}
-        if options.runs_erm and not options.multihead
-        else None
+    config = task_config(
+        variant, L, options.variable_length, nu, 0.0, 1, options.heads, options.presence
     )
-    population = {a: optimum.error for a, optimum in optima.items()}
-    bayes_error = None if bayes is None else bayes.bayes.error
-    gap = (
-        {}
-        if bayes_error is None
-        else {a: _difference(e, bayes_error) for a, e in population.items()}
-    )
-    erm_errors = None if erm is None else {a: part.erm for a, part in erm.items()}
-    overlaps = {a: optimum.overlaps for a, optimum in optima.items()}
-    notes, warnings = row_notes(population, overlaps, erm_errors, activations)
-    heads = None
-    if options.multihead:
-        config = task_config(
-            variant, L, options.variable_length, nu, 0.0, 1, options.heads, options.presence
-        )
-        erm_parts = {a: parts[("erm", a)].heads_erm for a in activations if ("erm", a) in parts}
-        heads = heads_part(
-            config,
-            options.student_heads,
-            bayes_error,
-            population,
-            erm_parts if options.runs_erm else None,
-        )
-        warnings += heads_warnings(heads)
-    row = GapRow(
-        variant,
-        nu,
-        L,
+    student_heads = (options.student_heads or options.heads) if options.multihead else None
+    row = gap_row(
+        config,
         bool(options.variable_length),
-        bayes_error,
-        None if bayes is None else bayes.bayes.error_bound,
-        population,
-        gap,
-        overlaps,
-        erm=erm_errors,
-        oracle=next((part.oracle for part in (erm or {}).values()), None),
-        notes=tuple(notes),
-        warnings=tuple(warnings),
-        heads=heads,
+        parts,
+        options.activations,
+        options.runs_erm,
+        student_heads,
     )
     if options.data is not None and not options.source.teacher:
         row = dataclasses.replace(row, erm_paired_differences=_held_out(options, row))
@@ -509,10 +406,3 @@ def _lam_column(options: GapOptions) -> str:
 
 
 GAP = register_experiment(Gap())
-
-
-def _difference(error: float, bayes_error: float) -> float:
-    """``error - bayes_error``, with float64 rounding of zero (below :data:`ROUNDING`) stored as
-    an exact 0, so the frame and the JSON hold the 0 the table prints."""
-    difference = error - bayes_error
-    return 0.0 if abs(difference) < ROUNDING else difference

@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from bayes_slr.errors import ConfigError
-from bayes_slr.experiments.gap_records import GapOptions, GapRow
+from bayes_slr.experiments.gap_records import GapOptions
 from bayes_slr.experiments.task import describe_nu
+from bayes_slr.studies.gap_rows import GapRow
 
 YMAX = 1.05
 """Top of the axis: values above it are drawn at the edge with an arrow and their value."""

@@ -35,24 +35,19 @@ from bayes_slr.experiments.task import (
     GIVEN,
     GIVEN_MANY,
     check_nonempty,
-    describe_nu,
     lam_option,
     resolved_nu,
     seed_option,
     task_config,
     task_option,
 )
-from bayes_slr.formulas.optimum_record import OptimalOverlaps, PopulationOptimum
 from bayes_slr.models.data_task import GivenTask, data_task
 from bayes_slr.models.dataset import DEFAULT_HOLDOUT, DataSource, held_out_count
 from bayes_slr.models.spec import INITS, LengthLaw
 from bayes_slr.models.variants import get_variant
-from bayes_slr.studies.gap_records import BayesValue, ERMError, Estimate
-from bayes_slr.studies.multihead_erm_records import MultiHeadERM
 from bayes_slr.studies.multihead_gap_records import (
     HEADS_LAM,
     HeadsERMSettings,
-    HeadsGap,
     check_heads_activations,
     check_heads_lam,
     check_heads_options,
@@ -398,73 +393,3 @@ class GapPoint(Record):
     L: int
     kind: str
     activation: str | None = None
-
-
-@dataclasses.dataclass(frozen=True)
-class GapSolved(Record):
-    """A solved point: the part its ``kind`` computes (the oracle comes with an ERM error: same
-    teachers and test sequences; a multi-head task's ERM is ``heads_erm``)."""
-
-    bayes: BayesValue | None = None
-    population: PopulationOptimum | None = None
-    erm: ERMError | None = None
-    oracle: Estimate | None = None
-    heads_erm: MultiHeadERM | None = None
-
-
-@dataclasses.dataclass(frozen=True)
-class GapRow(Record):
-    """One task (variant, ``nu``, ``L``): population values, and ERM at finite data.
-
-    Attributes
-    ----------
-    variant, nu, L, variable_length : the task.
-    bayes, bayes_error_bound : the population Bayes error with known directions (excess over
-        ``Delta``; a teacher with ``|k*|^2 = |v*|^2 = D``) and its quadrature error bound.
-    population : each activation's population-optimal error (``D, alpha -> inf``).
-    gap : ``population - bayes`` per activation.
-    optimal_overlaps : where each optimum is reached, and its note.
-    erm : each activation's ERM test error (``None`` without ``alpha`` or ``data``).
-    oracle : the known-direction Bayes error of the teachers on the ERM test sequences (mean
-        over seeds and its standard error; ``None`` without ERM or without a teacher).
-    erm_paired_differences : data without a teacher: ``"a - b"`` for every two activations,
-        the mean of the per-sequence difference of their errors on the held-out sequences and
-        its standard error.
-    notes, warnings : lines to read with the row (limits and bounds of the optima, the ridge
-        chosen; numbers not to read as they stand).
-    heads : a multi-head task's heads, presence, the scope of each optimum and ERM with ``H_s``
-        heads (``None`` for one-head SLR); ``bayes``, ``population`` and ``gap`` are then those
-        of docs/multihead.md.
-
-    A part whose point failed is missing (``bayes`` ``None``, an activation absent).
-    """
-
-    variant: str
-    nu: float
-    L: int
-    variable_length: bool
-    bayes: float | None
-    bayes_error_bound: float | None
-    population: dict[str, float]
-    gap: dict[str, float]
-    optimal_overlaps: dict[str, OptimalOverlaps]
-    erm: dict[str, ERMError] | None = None
-    oracle: Estimate | None = None
-    erm_paired_differences: dict[str, Estimate] | None = None
-    notes: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
-    heads: HeadsGap | None = None
-
-    def erm_of(self, activation: str) -> ERMError | MultiHeadERM | None:
-        """The ERM of ``activation`` (with ``H_s`` heads on a multi-head task; ``None`` without
-        ERM or for a failed point): its ``test_error`` and ``stderr``."""
-        if self.heads is not None:
-            return (self.heads.erm or {}).get(activation)
-        return (self.erm or {}).get(activation)
-
-    def describe(self) -> str:
-        """The task as a prefix of its notes: ``spiked nu=2 L=3`` (``L=U1..5`` for variable
-        lengths; ``H=2 rho=0.5`` appended for several heads)."""
-        length = f"U1..{self.L}" if self.variable_length else str(self.L)
-        heads = "" if self.heads is None else f" H={self.heads.heads} rho={self.heads.presence:g}"
-        return f"{self.variant} nu={describe_nu(self.nu)} L={length}{heads}"

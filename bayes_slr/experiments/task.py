@@ -16,7 +16,6 @@ the default"), and :func:`~bayes_slr.models.spec.task_config` turns the values i
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,6 +24,7 @@ from bayes_slr.errors import ConfigError
 from bayes_slr.experiments.base import default_text as _default_text
 from bayes_slr.experiments.base import option
 from bayes_slr.models.spec import SLRConfig, task_config
+from bayes_slr.models.spec import describe_nu as describe_nu  # the commands' import
 from bayes_slr.models.spec import resolved_nu as resolved_nu  # the commands' import
 from bayes_slr.models.variants import variant_names
 
@@ -193,11 +193,6 @@ class OneTask:
     def filled(self) -> dict[str, object]:
         """The variant's default ``nu`` made explicit: the record is complete."""
         return {"nu": self.config().nu}
-
-
-def describe_nu(nu: float) -> str:
-    """``nu`` as printed in tables and titles."""
-    return "inf" if math.isinf(nu) else f"{nu:g}"
 
 
 def check_nonempty(name: str, values: tuple) -> None:

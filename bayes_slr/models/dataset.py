@@ -36,7 +36,7 @@ import numpy as np
 
 from bayes_slr.errors import ConfigError, check_real
 from bayes_slr.models.batch import SLRBatch, Teacher
-from bayes_slr.models.spec import SLRConfig
+from bayes_slr.models.spec import SLRConfig, describe_nu
 from bayes_slr.numerics.record import JsonObject, Record
 from bayes_slr.records import read_json
 
@@ -339,10 +339,9 @@ class DataSource(Record):
 
     def describe(self, config: SLRConfig) -> str:
         """One line: each setting and where it came from."""
-        nu = "inf" if math.isinf(config.nu) else f"{config.nu:g}"
         values = {
             "variant": config.variant,
-            "nu": nu,
+            "nu": describe_nu(config.nu),
             "Delta": f"{config.Delta:g}",
             "length": config.length.describe(),
             "D": self.D,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import numpy as np
@@ -220,6 +221,11 @@ def training_size(alpha: object, D: int) -> int:
             f"alpha must give N = round(alpha * D) >= 1 (D = {D}), got alpha = {alpha:g}"
         )
     return N
+
+
+def describe_nu(nu: float) -> str:
+    """``nu`` as printed in tables and titles."""
+    return "inf" if math.isinf(nu) else f"{nu:g}"
 
 
 def resolved_nu(variant: str, nu: float | None) -> float:

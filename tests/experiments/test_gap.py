@@ -23,15 +23,11 @@ import bayes_slr.studies.erm as erm_module
 from bayes_slr.cli.main import build_parser, main, render
 from bayes_slr.errors import ConfigError
 from bayes_slr.experiments.base import Provenance, default_text
-from bayes_slr.experiments.gap import (
-    ERMError,
-    Estimate,
-    GapOptions,
-    GapResult,
-    GapRow,
-    OptimalOverlaps,
-)
+from bayes_slr.experiments.gap import GapOptions, GapResult
+from bayes_slr.formulas.optimum_record import OptimalOverlaps
 from bayes_slr.records import json_text
+from bayes_slr.studies.gap_records import ERMError, Estimate
+from bayes_slr.studies.gap_rows import GapRow, row_notes
 
 OPT_TOL = 1e-4
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -369,7 +365,7 @@ def _erm(test_error=0.5, notes=(), excess=-0.3):
 def test_erm_row_notes_flag_disagreeing_starts_and_the_zero_predictor():
     erm = _erm(1.08, ["random starts disagree at 1 of 2 seeds"], excess=0.06)
     overlaps = {"linear": OptimalOverlaps(1.0, 1.0, 0.0, 0.5, 0.3, "")}
-    notes, warnings = gap_module.row_notes({"linear": 0.9}, overlaps, {"linear": erm}, ["linear"])
+    notes, warnings = row_notes({"linear": 0.9}, overlaps, {"linear": erm}, ["linear"])
     assert notes == ["ERM linear: lam chosen by held-out validation per seed: 10, 3"]
     assert warnings[0] == "ERM linear: random starts disagree at 1 of 2 seeds"
     assert (
@@ -377,7 +373,7 @@ def test_erm_row_notes_flag_disagreeing_starts_and_the_zero_predictor():
         and "population optimum is 0.9" in warnings[1]
     )
     erm = _erm(1.08, ["random starts disagree at 1 of 2 seeds"], excess=0.01)  # within 2 stderr
-    assert len(gap_module.row_notes({"linear": 0.9}, overlaps, {"linear": erm}, ["linear"])[1]) == 1
+    assert len(row_notes({"linear": 0.9}, overlaps, {"linear": erm}, ["linear"])[1]) == 1
 
 
 def _result(erm_errors: dict, oracle: float = 0.4, L=(3, 5)) -> GapResult:
@@ -388,7 +384,7 @@ def _result(erm_errors: dict, oracle: float = 0.4, L=(3, 5)) -> GapResult:
     for L_ in L:
         population = {a: 0.5 for a in erm_errors}
         erm = {a: _erm(*spec) for a, spec in erm_errors.items()}
-        notes, warnings = gap_module.row_notes(
+        notes, warnings = row_notes(
             population, dict.fromkeys(erm_errors, overlaps), erm, tuple(erm_errors)
         )
         rows.append(

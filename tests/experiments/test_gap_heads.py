@@ -13,10 +13,11 @@ import bayes_slr
 from bayes_slr import LengthLaw, SLRConfig
 from bayes_slr.cli.main import main
 from bayes_slr.experiments import EXPERIMENTS
-from bayes_slr.experiments.gap_records import GapOptions, GapRow
+from bayes_slr.experiments.gap_records import GapOptions
 from bayes_slr.experiments.runner import open_log, sweep_settings
 from bayes_slr.formulas.multihead import multihead_bayes_error_exact
 from bayes_slr.formulas.optimum import optimal_population_error
+from bayes_slr.studies.gap_rows import GapRow
 from bayes_slr.studies.multihead_population_records import ALL_OVERLAPS, UPPER_BOUND
 
 ACTIVATIONS = ("softmax", "bayes_softmax", "linear")

@@ -1,0 +1,210 @@
+"""The rows of ``gap`` (:mod:`bayes_slr.experiments.gap`) and what a row derives from its parts:
+a solved point (the part its ``kind`` computes: the records of :mod:`bayes_slr.studies.gap_records`
+and :mod:`bayes_slr.studies.multihead_gap_records`), the row of one task assembled from them
+(:func:`gap_row`: the gaps to Bayes, the notes and warnings that go with the numbers). It imports
+without JAX."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+from bayes_slr.formulas.optimum_record import OptimalOverlaps, PopulationOptimum
+from bayes_slr.models.spec import SLRConfig, describe_nu
+from bayes_slr.numerics.record import Record
+from bayes_slr.numerics.rounding import ROUNDING
+from bayes_slr.studies.gap_records import BayesValue, ERMError, Estimate
+from bayes_slr.studies.multihead_erm_records import MultiHeadERM
+from bayes_slr.studies.multihead_gap_records import HeadsGap, heads_part, heads_warnings
+
+
+@dataclasses.dataclass(frozen=True)
+class GapSolved(Record):
+    """A solved point: the part its ``kind`` computes (the oracle comes with an ERM error: same
+    teachers and test sequences; a multi-head task's ERM is ``heads_erm``)."""
+
+    bayes: BayesValue | None = None
+    population: PopulationOptimum | None = None
+    erm: ERMError | None = None
+    oracle: Estimate | None = None
+    heads_erm: MultiHeadERM | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class GapRow(Record):
+    """One task (variant, ``nu``, ``L``): population values, and ERM at finite data.
+
+    Attributes
+    ----------
+    variant, nu, L, variable_length : the task.
+    bayes, bayes_error_bound : the population Bayes error with known directions (excess over
+        ``Delta``; a teacher with ``|k*|^2 = |v*|^2 = D``) and its quadrature error bound.
+    population : each activation's population-optimal error (``D, alpha -> inf``).
+    gap : ``population - bayes`` per activation.
+    optimal_overlaps : where each optimum is reached, and its note.
+    erm : each activation's ERM test error (``None`` without ``alpha`` or ``data``).
+    oracle : the known-direction Bayes error of the teachers on the ERM test sequences (mean
+        over seeds and its standard error; ``None`` without ERM or without a teacher).
+    erm_paired_differences : data without a teacher: ``"a - b"`` for every two activations,
+        the mean of the per-sequence difference of their errors on the held-out sequences and
+        its standard error.
+    notes, warnings : lines to read with the row (limits and bounds of the optima, the ridge
+        chosen; numbers not to read as they stand).
+    heads : a multi-head task's heads, presence, the scope of each optimum and ERM with ``H_s``
+        heads (``None`` for one-head SLR); ``bayes``, ``population`` and ``gap`` are then those
+        of docs/multihead.md.
+
+    A part whose point failed is missing (``bayes`` ``None``, an activation absent).
+    """
+
+    variant: str
+    nu: float
+    L: int
+    variable_length: bool
+    bayes: float | None
+    bayes_error_bound: float | None
+    population: dict[str, float]
+    gap: dict[str, float]
+    optimal_overlaps: dict[str, OptimalOverlaps]
+    erm: dict[str, ERMError] | None = None
+    oracle: Estimate | None = None
+    erm_paired_differences: dict[str, Estimate] | None = None
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    heads: HeadsGap | None = None
+
+    def erm_of(self, activation: str) -> ERMError | MultiHeadERM | None:
+        """The ERM of ``activation`` (with ``H_s`` heads on a multi-head task; ``None`` without
+        ERM or for a failed point): its ``test_error`` and ``stderr``."""
+        if self.heads is not None:
+            return (self.heads.erm or {}).get(activation)
+        return (self.erm or {}).get(activation)
+
+    def describe(self) -> str:
+        """The task as a prefix of its notes: ``spiked nu=2 L=3`` (``L=U1..5`` for variable
+        lengths; ``H=2 rho=0.5`` appended for several heads)."""
+        length = f"U1..{self.L}" if self.variable_length else str(self.L)
+        heads = "" if self.heads is None else f" H={self.heads.heads} rho={self.heads.presence:g}"
+        return f"{self.variant} nu={describe_nu(self.nu)} L={length}{heads}"
+
+
+def erm_warnings(activation: str, erm: ERMError, population: float | None) -> list[str]:
+    """Why an ERM number is not to be read as it stands: its own notes (disagreeing starts, no
+    convergence, a ridge at the grid's edge), and a test error above the zero predictor's."""
+    warnings = [f"ERM {activation}: {sentence}" for sentence in erm.notes]
+    if erm.above_zero:
+        reason = (
+            f"its population optimum is {population:.3g} (zero predictor: 1), and the estimation "
+            f"error of 2D parameters from N = alpha D samples exceeds that margin"
+            if population is not None
+            else "no better estimator was found"
+        )
+        warnings.append(
+            f"ERM {activation}: test error {erm.test_error:.3g} is above the zero predictor's "
+            f"{erm.zero_error:.3g} (on the same test sequences) by {erm.excess_over_zero:.3g} "
+            f"+- {erm.excess_over_zero_stderr:.2g}: {reason}"
+        )
+    return warnings
+
+
+def optimum_notes(activation: str, overlaps: OptimalOverlaps) -> list[str]:
+    """The note of a population optimum that is a limit (``|k| -> inf``) or an upper bound."""
+    note = overlaps.note
+    if not note:
+        return []
+    if "no finite optimum" in note:
+        kind = " is a limit (|k| -> inf)"
+    elif "boundary" in note:
+        kind = " is an upper bound on its optimum"
+    else:
+        kind = ""
+    return [f"population {activation}{kind}: {note}"]
+
+
+def row_notes(
+    population: dict[str, float],
+    optimal_overlaps: dict[str, OptimalOverlaps],
+    erm: dict[str, ERMError] | None,
+    activations: Sequence[str],
+) -> tuple[list[str], list[str]]:
+    """What a reader must know with a row: ``(notes, warnings)``.
+
+    Notes: limits and upper bounds of the population optima, the ridge chosen by validation.
+    Warnings (numbers not to read as they stand): :func:`erm_warnings`.
+    """
+    notes, warnings = [], []
+    for activation in activations:
+        if activation in optimal_overlaps:
+            notes += optimum_notes(activation, optimal_overlaps[activation])
+    for activation, part in (erm or {}).items():
+        if part.lam_auto:
+            notes.append(
+                f"ERM {activation}: lam chosen by held-out validation per seed: "
+                + ", ".join(f"{x:.3g}" for x in part.lam)
+            )
+        warnings += erm_warnings(activation, part, population.get(activation))
+    return notes, warnings
+
+
+def gap_row(
+    config: SLRConfig,
+    variable_length: bool,
+    parts: Mapping[tuple[str, str | None], GapSolved],
+    activations: Sequence[str],
+    runs_erm: bool,
+    student_heads: int | None = None,
+) -> GapRow:
+    """The row of the task ``config`` (``L`` its ``Lbar``, of a uniform law with
+    ``variable_length``) from its solved points, keyed by ``(kind, activation)``
+    (a failed point leaves its part out): the gaps to Bayes, the notes and warnings; with
+    ``student_heads`` (a multi-head task, docs/multihead.md) the row's ``heads`` part and ERM
+    with that many heads."""
+    bayes = parts.get(("bayes", None))
+    optima = {
+        a: parts[("population", a)].population for a in activations if ("population", a) in parts
+    }
+    erm = (
+        {a: parts[("erm", a)] for a in activations if ("erm", a) in parts}
+        if runs_erm and student_heads is None
+        else None
+    )
+    population = {a: optimum.error for a, optimum in optima.items()}
+    bayes_error = None if bayes is None else bayes.bayes.error
+    gap = (
+        {}
+        if bayes_error is None
+        else {a: _difference(e, bayes_error) for a, e in population.items()}
+    )
+    erm_errors = None if erm is None else {a: part.erm for a, part in erm.items()}
+    overlaps = {a: optimum.overlaps for a, optimum in optima.items()}
+    notes, warnings = row_notes(population, overlaps, erm_errors, activations)
+    heads = None
+    if student_heads is not None:
+        erm_parts = {a: parts[("erm", a)].heads_erm for a in activations if ("erm", a) in parts}
+        heads = heads_part(
+            config, student_heads, bayes_error, population, erm_parts if runs_erm else None
+        )
+        warnings += heads_warnings(heads)
+    return GapRow(
+        config.variant,
+        config.nu,
+        config.Lbar,
+        variable_length,
+        bayes_error,
+        None if bayes is None else bayes.bayes.error_bound,
+        population,
+        gap,
+        overlaps,
+        erm=erm_errors,
+        oracle=next((part.oracle for part in (erm or {}).values()), None),
+        notes=tuple(notes),
+        warnings=tuple(warnings),
+        heads=heads,
+    )
+
+
+def _difference(error: float, bayes_error: float) -> float:
+    """``error - bayes_error``, with float64 rounding of zero (below :data:`ROUNDING`) stored as
+    an exact 0, so the frame and the JSON hold the 0 the table prints."""
+    difference = error - bayes_error
+    return 0.0 if abs(difference) < ROUNDING else difference
