@@ -38,9 +38,10 @@ from bayes_slr.experiments.task import (
 from bayes_slr.models.spec import INITS
 from bayes_slr.studies.theory_records import (
     BAYES_ESTIMATORS,
-    BayesBranchDiagnostics,
     TheoryRow,
     TheorySettings,
+    bayes_notes,
+    curve_warnings,
 )
 
 DEFAULT_ALPHAS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0)
@@ -128,78 +129,6 @@ class TheoryPoint(Record):
     alpha: float
     estimator: str
     init: str
-
-
-def curve_warnings(rows: Sequence[TheoryRow]) -> list[str]:
-    """One line per point whose number should not be read as it is, and per hard phase.
-
-    Not converged; replica-symmetric but RS-unstable (replicon >= 1: trust simulations there);
-    a hard phase (the ``bayes`` row's fixed point is not AMP's, the ``amp`` row); Bayes-optimal
-    branch not resolved by the Monte Carlo channel.
-    """
-    warnings = []
-    for row in rows:
-        where = f"{row.estimator} ({row.source}, init {row.init}) at alpha={row.alpha:g}"
-        if not row.converged:
-            diverged = not all(math.isfinite(x) for x in row.overlaps.values())
-            why = " (the iteration diverged to non-finite order parameters)" if diverged else ""
-            warnings.append(f"{where}: not converged{why}; do not read its error")
-        if row.rs_stable is False:
-            warnings.append(
-                f"{where}: RS-unstable (replicon {row.diagnostics.replicon:.3g} >= 1); "
-                "the replica-symmetric error is not trustworthy, compare with --simulate"
-            )
-    bayes = {row.alpha: row for row in rows if row.estimator == "bayes" and row.source == "theory"}
-    amp = {row.alpha: row for row in rows if row.estimator == "amp" and row.source == "theory"}
-    for alpha in sorted(set(bayes) & set(amp)):
-        optimal, random = bayes[alpha], amp[alpha]
-        diagnostics = optimal.diagnostics
-        if not isinstance(diagnostics, BayesBranchDiagnostics):
-            continue
-        if diagnostics.hard_phase:
-            warnings.append(
-                f"hard phase at alpha={alpha:g}: AMP (random start, amp row) error "
-                f"{random.test_error:.4g}, Bayes-optimal error {optimal.test_error:.4g} (bayes "
-                f"row: the informed branch, higher free entropy Phi "
-                f"{diagnostics.free_entropy:.6g} > {random.diagnostics.free_entropy:.6g})"
-            )
-        if not diagnostics.certain:
-            warnings.append(
-                f"bayes at alpha={alpha:g}: the two branches' free entropies differ by less than "
-                f"two Monte Carlo standard errors; which one is Bayes-optimal is not resolved "
-                f"(more --channel-draws)"
-            )
-    return warnings
-
-
-def bayes_notes(rows: Sequence[TheoryRow]) -> list[str]:
-    """What the ``bayes`` and ``amp`` rows are, how their channel was computed, and each
-    ``alpha`` where a metastable informed branch exists while AMP's is Bayes-optimal."""
-    branch_rows = [r for r in rows if isinstance(r.diagnostics, BayesBranchDiagnostics)]
-    if not branch_rows:
-        return []
-    notes = [
-        "bayes rows: the global maximiser of the free entropy Phi over the state evolution's "
-        "fixed points (the Bayes-optimal error); amp rows: the fixed point from the "
-        "uninformative start (AMP from a random start); they differ only in a hard phase"
-    ]
-    methods = {(r.diagnostics.method, r.diagnostics.mc_samples) for r in branch_rows}
-    for method, samples in sorted(methods):
-        if method == "quadrature":
-            notes.append("bayes/amp: the channel by quadrature (no Monte Carlo error)")
-        else:
-            notes.append(
-                f"bayes/amp: the channel by Monte Carlo ({samples} draws, --channel-draws; the "
-                f"variant has no quadrature): errors, Phi and I/D carry standard errors"
-            )
-    for row in branch_rows:
-        d = row.diagnostics
-        if row.estimator == "bayes" and d.distinct and not d.hard_phase:
-            notes.append(
-                f"alpha={row.alpha:g}: a metastable informed branch exists (lower free "
-                f"entropy); AMP's fixed point is Bayes-optimal"
-            )
-    return notes
 
 
 TABLE_COLUMNS = [
