@@ -33,7 +33,6 @@ from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
     MANY,
     check_nonempty,
-    describe_nu,
     options_task,
     resolved_nu,
     seed_option,
@@ -42,6 +41,7 @@ from bayes_slr.experiments.task import (
 from bayes_slr.numerics.record import JsonObject
 from bayes_slr.studies.phase_records import (
     MERGE_TOL,
+    SETTINGS,
     THRESHOLDS,
     PhaseCurves,
     PhaseRow,
@@ -51,8 +51,6 @@ from bayes_slr.studies.phase_records import (
 TABLE_THRESHOLDS = THRESHOLDS[1:]
 """The table's columns: alpha_WR is none in SLR by construction (a note says why; the rows and the
 JSON keep it)."""
-SETTINGS = ("Delta", "nu", "L")
-"""The settings a phase diagram may sweep (one of them at a time)."""
 DEFAULT_DELTAS = (0.0, 0.001, 0.002, 0.005)
 """Spiked ``nu = 2``, ``L = 3``: the hard phase is widest at ``Delta = 0`` and closes between
 ``Delta = 0.002`` and ``0.003`` (docs/theory.md part D)."""
@@ -226,7 +224,7 @@ class PhaseResult(Result[PhaseOptions, PhaseRow]):
         header = [swept, *shown, "hard_phase", "method", "evaluations"]
         lines = [
             [
-                _setting_text(row, swept),
+                row.setting_text(swept),
                 *(row.describe(name) for name in shown),
                 row.hard_phase,
                 row.method,
@@ -237,22 +235,9 @@ class PhaseResult(Result[PhaseOptions, PhaseRow]):
         return format_table(header, lines)
 
     def regions(self, row: PhaseRow) -> list[tuple[str, float, float]]:
-        """``(region, start, end)`` over ``[alpha_min, alpha_max]`` for one row: impossible below
-        ``alpha_IT``, hard up to ``alpha_alg``, easy above; easy throughout without a transition
-        (``alpha_IT`` none)."""
-        low, high = self.options.alpha_min, self.options.alpha_max
-
-        def clip(value: float) -> float:
-            return min(max(value, low), high)
-
-        alpha_IT, alpha_alg = row.alpha_IT, row.alpha_alg
-        if math.isnan(alpha_IT):
-            return [("easy", low, high)]
-        jump = alpha_IT if math.isnan(alpha_alg) else alpha_alg
-        edges = [low, clip(alpha_IT), clip(jump), high]
-        names = ("impossible", "hard", "easy")
-        parts = [(name, a, b) for name, a, b in zip(names, edges, edges[1:])]
-        return [part for part in parts if part[2] > part[1]]
+        """``(region, start, end)`` over ``[alpha_min, alpha_max]`` for one row
+        (:meth:`~bayes_slr.studies.phase_records.PhaseRow.regions`)."""
+        return row.regions(self.options.alpha_min, self.options.alpha_max)
 
     def plot(self, ax: Any = None) -> Any:
         """The phase diagram: with threshold curves, the ``(Delta, alpha)`` plane
@@ -287,14 +272,14 @@ class PhaseResult(Result[PhaseOptions, PhaseRow]):
                     label=None if "sp" in labelled else "alpha_sp: the informed branch appears",
                 )
                 labelled.add("sp")
-        ax.set_yticks(range(len(self.rows)), [_setting_text(row, swept) for row in self.rows])
+        ax.set_yticks(range(len(self.rows)), [row.setting_text(swept) for row in self.rows])
         ax.set_ylabel(swept)
         ax.invert_yaxis()
         ax.set_xlim(self.options.alpha_min, self.options.alpha_max)
         ax.set_xlabel("alpha = N / D")
         first = self.rows[0] if self.rows else None
         fixed = [
-            f"{name}={_setting_text(first, name)}" for name in SETTINGS if name != swept and first
+            f"{name}={first.setting_text(name)}" for name in SETTINGS if name != swept and first
         ]
         length = "L ~ U{1..L}" if self.options.variable_length else ""
         ax.set_title(
@@ -373,7 +358,7 @@ class PhaseResult(Result[PhaseOptions, PhaseRow]):
         ax.set_xlabel("Delta (label noise variance)")
         ax.set_ylabel("alpha = N / D")
         first = self.rows[0] if self.rows else None
-        fixed = [f"{name}={_setting_text(first, name)}" for name in ("nu", "L") if first]
+        fixed = [f"{name}={first.setting_text(name)}" for name in ("nu", "L") if first]
         length = ["L ~ U{1..L}"] if self.options.variable_length else []
         ax.set_title(f"{self.options.variant}-SLR, " + ", ".join(fixed + length), fontsize=9)
         if created:
@@ -381,11 +366,6 @@ class PhaseResult(Result[PhaseOptions, PhaseRow]):
         else:
             ax.legend(fontsize=7)
         return ax
-
-
-def _setting_text(row: PhaseRow, name: str) -> str:
-    value = getattr(row, name)
-    return describe_nu(value) if name == "nu" else f"{value:g}"
 
 
 class Phase(Experiment[PhaseOptions, PhasePoint, PhaseRow, PhaseResult]):
@@ -429,26 +409,12 @@ class Phase(Experiment[PhaseOptions, PhasePoint, PhaseRow, PhaseResult]):
         """The rows in the order of the grid, with the conventions and the distinct notes."""
         rows = tuple(row for _, row in solved)
         notes = [VALUE_CONVENTION, PHASE_CONVENTION]
-        for row in rows:
-            where = ", ".join(f"{name}={_setting_text(row, name)}" for name in SETTINGS)
-            missing: dict[str, list[str]] = {}
-            for name in ("alpha_sp", "alpha_IT", "alpha_alg"):
-                if row.statuses[name] == "none":
-                    missing.setdefault(row.notes[name], []).append(name)
-            for note, names in missing.items():
-                notes.append(f"{where}: {', '.join(names)} none: {note}")
+        notes += [note for row in rows for note in row.missing_notes()]
         if rows:
             notes.append(f"alpha_WR: {rows[0].notes['alpha_WR']}")
         curves, why_not = _curves(options, rows)
         notes.append(curves.describe() if curves is not None else why_not)
-        warnings = [
-            f"{', '.join(f'{n}={_setting_text(row, n)}' for n in SETTINGS)}: Monte Carlo channel "
-            f"({row.mc_samples} draws): the draws' own error is not in the tolerance (compare "
-            f"another --seed)"
-            for row in rows
-            if row.method != "quadrature"
-            and any(row.statuses[name] == "located" for name in THRESHOLDS)
-        ]
+        warnings = [warning for row in rows for warning in row.monte_carlo_warnings()]
         return PhaseResult(
             options,
             rows,

@@ -1,17 +1,22 @@
 """The settings and typed records of the phase study (:mod:`bayes_slr.studies.phase`): the
-thresholds of one task, and the threshold curves of ``Delta``. They import without JAX."""
+thresholds of one task with what a row derives from them (its regions of ``alpha``, the notes of
+the thresholds it has none of, the Monte Carlo warning), and the threshold curves of ``Delta``.
+They import without JAX."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
 
+from bayes_slr.models.spec import describe_nu
 from bayes_slr.numerics.record import Record
 
 THRESHOLDS = ("alpha_WR", "alpha_sp", "alpha_IT", "alpha_alg", "alpha_PR")
 """The thresholds of a row, in the order of the table (``alpha_sp <= alpha_IT <= alpha_alg``)."""
 MERGE_TOL = 1e-6
 """Error bound of the ``Delta`` where the threshold curves merge (``--curves``)."""
+SETTINGS = ("Delta", "nu", "L")
+"""The settings a phase diagram may sweep (one of them at a time)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,6 +94,55 @@ class PhaseRow(Record):
         if status in ("below range", "above range"):
             return status
         return "none"
+
+    def setting_text(self, name: str) -> str:
+        """The setting ``name`` (one of :data:`SETTINGS`) as printed: ``nu`` ``inf``, else
+        ``%g``."""
+        value = getattr(self, name)
+        return describe_nu(value) if name == "nu" else f"{value:g}"
+
+    def where(self) -> str:
+        """The task's settings as a prefix of its notes: ``Delta=0, nu=2, L=3``."""
+        return ", ".join(f"{name}={self.setting_text(name)}" for name in SETTINGS)
+
+    def regions(self, low: float, high: float) -> list[tuple[str, float, float]]:
+        """``(region, start, end)`` over ``[low, high]``: impossible below ``alpha_IT``, hard up
+        to ``alpha_alg``, easy above; easy throughout without a transition (``alpha_IT``
+        none)."""
+
+        def clip(value: float) -> float:
+            return min(max(value, low), high)
+
+        if math.isnan(self.alpha_IT):
+            return [("easy", low, high)]
+        jump = self.alpha_IT if math.isnan(self.alpha_alg) else self.alpha_alg
+        edges = [low, clip(self.alpha_IT), clip(jump), high]
+        names = ("impossible", "hard", "easy")
+        parts = [(name, a, b) for name, a, b in zip(names, edges, edges[1:])]
+        return [part for part in parts if part[2] > part[1]]
+
+    def missing_notes(self) -> list[str]:
+        """One note per reason ``alpha_sp``, ``alpha_IT`` or ``alpha_alg`` is none, naming
+        them."""
+        missing: dict[str, list[str]] = {}
+        for name in ("alpha_sp", "alpha_IT", "alpha_alg"):
+            if self.statuses[name] == "none":
+                missing.setdefault(self.notes[name], []).append(name)
+        return [
+            f"{self.where()}: {', '.join(names)} none: {note}" for note, names in missing.items()
+        ]
+
+    def monte_carlo_warnings(self) -> list[str]:
+        """The warnings of a threshold located on a Monte Carlo channel (its draws' own error is
+        not in the tolerance); none by quadrature."""
+        if self.method == "quadrature" or not any(
+            self.statuses[name] == "located" for name in THRESHOLDS
+        ):
+            return []
+        return [
+            f"{self.where()}: Monte Carlo channel ({self.mc_samples} draws): the draws' own error "
+            "is not in the tolerance (compare another --seed)"
+        ]
 
 
 def threshold_value(status: str, value: float | None) -> float:
