@@ -16,8 +16,8 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from bayes_slr.attention.erm_settings import LAM_AUTO, check_lam
-from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.attention.erm_settings import LAM_AUTO
+from bayes_slr.errors import ConfigError
 from bayes_slr.experiments.base import (
     Options,
     option,
@@ -174,7 +174,7 @@ class SamplingOptions(Options):
     @functools.cached_property
     def _resolution(self) -> PosteriorRun:
         run = self.resolve_task(GivenSampling.of(self))
-        run = dataclasses.replace(run, sampling=self.resolve_sampling(run))
+        run = dataclasses.replace(run, sampling=run.filled_sampling(SAMPLING_DEFAULTS))
         settings = run.sampling.settings()
         for alpha in self.simulated_alphas(run):
             check_memory(run.config, alpha, settings)
@@ -198,33 +198,6 @@ class SamplingOptions(Options):
         config = options_task(self, **values_of(task, TASK_SETTINGS))
         task = dataclasses.replace(task, nu=config.nu, Delta=config.Delta)
         return PosteriorRun(task, config, True, given)
-
-    def resolve_sampling(self, run: PosteriorRun) -> GivenSampling:
-        """The sampling and evaluation settings of ``run``, each not given filled in, checked for
-        its task (without a teacher: no fresh test sets)."""
-        from bayes_slr.inference.samplers import check_sampling_arguments
-
-        defaults = SAMPLING_DEFAULTS
-        if not run.teacher:
-            defaults = dataclasses.replace(defaults, N_test=None)
-        sampling = run.sampling.over(defaults)
-        check_int("seed", sampling.seed, 0)
-        check_sampling_arguments(
-            run.config,
-            **values_of(sampling, ("sampler", "chains", "warmup", "samples", "init")),
-        )
-        if sampling.check_start and sampling.chains < 2:
-            raise ConfigError(
-                "chains must be >= 2 with `check_start` (r_hat needs two chains per start), "
-                f"got {sampling.chains}"
-            )
-        if sampling.N_test is not None:
-            check_int("N_test", sampling.N_test, 2)
-        check_int("max_draws", sampling.max_draws, 1)
-        check_lam(sampling.lam)
-        if sampling.exact_teacher:
-            check_int("D", run.config.D, 2 * run.config.heads)
-        return sampling
 
     def task(self) -> SLRConfig:
         """The task the options resolve to."""

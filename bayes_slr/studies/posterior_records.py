@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from bayes_slr.attention.erm_settings import check_lam
+from bayes_slr.errors import ConfigError, check_int
 from bayes_slr.memory import check_fits
 from bayes_slr.models.data_task import GivenTask, refuse_conflict
 from bayes_slr.models.dataset import DataSource
@@ -141,6 +143,35 @@ class PosteriorRun:
     holdout: float | None = None
     data_record: DataSource | None = None
 
+    def filled_sampling(self, defaults: GivenSampling) -> GivenSampling:
+        """The sampling and evaluation settings of this run, each not given taken from
+        ``defaults`` and checked for its task (without a teacher: no fresh test sets)."""
+        from bayes_slr.inference.samplers import check_sampling_arguments
+
+        if not self.teacher:
+            defaults = dataclasses.replace(defaults, N_test=None)
+        sampling = self.sampling.over(defaults)
+        check_int("seed", sampling.seed, 0)
+        check_sampling_arguments(
+            self.config,
+            **{name: getattr(sampling, name) for name in SAMPLER_ARGUMENTS},
+        )
+        if sampling.check_start and sampling.chains < 2:
+            raise ConfigError(
+                "chains must be >= 2 with `check_start` (r_hat needs two chains per start), "
+                f"got {sampling.chains}"
+            )
+        if sampling.N_test is not None:
+            check_int("N_test", sampling.N_test, 2)
+        check_int("max_draws", sampling.max_draws, 1)
+        check_lam(sampling.lam)
+        if sampling.exact_teacher:
+            check_int("D", self.config.D, 2 * self.config.heads)
+        return sampling
+
+
+SAMPLER_ARGUMENTS = ("sampler", "chains", "warmup", "samples", "init")
+"""The settings the sampler registry checks for a task."""
 
 TOKEN_COPIES = 3
 """Copies of the training tokens a posterior holds at its peak (drawn, on the devices, in its
