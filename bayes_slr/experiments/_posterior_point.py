@@ -9,14 +9,12 @@ from pathlib import Path
 
 import xarray as xr
 
-from bayes_slr.errors import ConfigError
 from bayes_slr.experiments.posterior_options import PosteriorOptions, SamplingOptions
 from bayes_slr.experiments.runner import inner_progress
 from bayes_slr.inference import posterior_io
 from bayes_slr.studies.multihead_posterior import multihead_posterior
 from bayes_slr.studies.multihead_posterior_records import MultiHeadPosteriorSummary
-from bayes_slr.studies.posterior import posterior_on_data, sample_tree, summarise
-from bayes_slr.studies.posterior_file import sampled_with
+from bayes_slr.studies.posterior import kept_point, posterior_on_data, sample_tree, summarise
 from bayes_slr.studies.posterior_records import PosteriorSummary
 
 
@@ -58,32 +56,13 @@ def run_posterior(
 
 
 def sweep_point(options: SamplingOptions, alpha: float, folder: Path | None) -> PosteriorSummary:
-    """One point of ``posterior-sweep``; with ``folder``, its posterior is written there
-    atomically once summarised (:func:`point_file`), so a
-    file exists only for a finished point. A file of this very point left by an interrupted
-    run (written, not yet logged) is read instead of sampling again."""
+    """One point of ``posterior-sweep``; with ``folder``, its posterior is kept there in
+    :func:`point_file` (:func:`~bayes_slr.studies.posterior.kept_point`: written once
+    summarised, read back when an interrupted run left it)."""
     path = None if folder is None else point_file(folder, alpha)
-    tree = _earlier_tree(path, options, alpha)
-    if tree is None:
-        tree = sample_tree(
-            options.task(), alpha, options.settings(), options.seed, progress=inner_progress()
-        )
-    summary = summarise(tree, options.settings())
-    if path is not None:
-        posterior_io.save_posterior(tree, path, force=True)
-    return summary
-
-
-def _earlier_tree(path: Path | None, options: SamplingOptions, alpha: float) -> xr.DataTree | None:
-    """The posterior at ``path`` if it was sampled with these settings, else ``None``."""
-    if path is None or not path.is_file():
-        return None
-    try:
-        tree = posterior_io.load_posterior(path)
-    except ConfigError:
-        return None
-    same = sampled_with(tree, options.task(), alpha, options.settings(), options.seed)
-    return tree if same else None
+    return kept_point(
+        options.task(), alpha, options.settings(), options.seed, path, progress=inner_progress()
+    )
 
 
 def point_file(folder: Path, alpha: float) -> Path:

@@ -11,6 +11,7 @@ everything :class:`~bayes_slr.studies.posterior_records.PosteriorSummary` report
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import jax
 import numpy as np
@@ -44,6 +45,7 @@ from bayes_slr.studies.erm import erm_study, seed_keys
 from bayes_slr.studies.posterior_file import (
     CHECK_GROUP,
     StoredERM,
+    sampled_with,
     settings_record,
     store_erm,
     stored_erm,
@@ -144,6 +146,41 @@ def sample_tree(
             )
         )
     return tree
+
+
+def kept_point(
+    config: SLRConfig,
+    alpha: float,
+    settings: SamplingSettings,
+    seed: int,
+    path: Path | None,
+    *,
+    progress: bool = False,
+) -> PosteriorSummary:
+    """The summary of the posterior of ``seed``'s training set at ``alpha``; with ``path``, the
+    posterior is written there atomically once summarised, so a file exists only for a finished
+    point, and a file there sampled with these very settings (left by an interrupted run:
+    written, not yet logged) is read instead of sampling again."""
+    tree = _earlier_tree(path, config, alpha, settings, seed)
+    if tree is None:
+        tree = sample_tree(config, alpha, settings, seed, progress=progress)
+    summary = summarise(tree, settings)
+    if path is not None:
+        posterior_io.save_posterior(tree, path, force=True)
+    return summary
+
+
+def _earlier_tree(
+    path: Path | None, config: SLRConfig, alpha: float, settings: SamplingSettings, seed: int
+) -> xr.DataTree | None:
+    """The posterior at ``path`` if it was sampled with these settings, else ``None``."""
+    if path is None or not path.is_file():
+        return None
+    try:
+        tree = posterior_io.load_posterior(path)
+    except ConfigError:
+        return None
+    return tree if sampled_with(tree, config, alpha, settings, seed) else None
 
 
 def posterior_on_data(

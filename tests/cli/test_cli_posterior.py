@@ -313,6 +313,7 @@ def test_unwritable_outputs_are_refused_before_any_work(
         raise AssertionError("computed before refusing the output")
 
     monkeypatch.setattr(posterior_point, "sample_tree", refuse)
+    monkeypatch.setattr(posterior_study, "sample_tree", refuse)
     afile = tmp_path / "afile"
     afile.write_text("")
     output = [part.replace("AFILE", str(afile)) for part in output]
@@ -359,7 +360,7 @@ def test_sweep_resumes(tmp_path, capsys, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a finished point was sampled again")
 
-    monkeypatch.setattr(posterior_point, "sample_tree", refuse)
+    monkeypatch.setattr(posterior_study, "sample_tree", refuse)
     assert main([*arguments, "--json"]) == 0
     second = _json(capsys)
     assert second["rows"] == first["rows"]
@@ -398,13 +399,13 @@ def test_interrupted_sweep_keeps_no_orphan_file(tmp_path, capsys, monkeypatch):
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
-    sample_tree = posterior_point.sample_tree
-    monkeypatch.setattr(posterior_point, "sample_tree", interrupt)
+    sample_tree = posterior_study.sample_tree
+    monkeypatch.setattr(posterior_study, "sample_tree", interrupt)
     assert main(arguments) == 130
     assert "interrupted: 0 of 2 points finished, nothing kept" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
-    monkeypatch.setattr(posterior_point, "sample_tree", sample_tree)
+    monkeypatch.setattr(posterior_study, "sample_tree", sample_tree)
     monkeypatch.setattr(SweepLog, "append", interrupt)
     assert main(arguments) == 130
     capsys.readouterr()
@@ -413,7 +414,7 @@ def test_interrupted_sweep_keeps_no_orphan_file(tmp_path, capsys, monkeypatch):
     monkeypatch.undo()
     samples = []
     monkeypatch.setattr(
-        posterior_point,
+        posterior_study,
         "sample_tree",
         lambda config, alpha, *args, **kwargs: (
             samples.append(alpha) or sample_tree(config, alpha, *args, **kwargs)
