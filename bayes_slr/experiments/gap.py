@@ -37,7 +37,7 @@ from bayes_slr.experiments.gap_heads import (
     left_out_notes,
     population_cell,
 )
-from bayes_slr.experiments.gap_records import DEFAULT_VARIANTS, GapOptions, GapPoint
+from bayes_slr.experiments.gap_records import GapOptions, GapPoint
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
     task_config,
@@ -51,7 +51,7 @@ from bayes_slr.studies.gap import (
     population_point,
 )
 from bayes_slr.studies.gap_records import ERMError, Estimate
-from bayes_slr.studies.gap_rows import GapRow, GapSolved, erm_warnings, gap_row
+from bayes_slr.studies.gap_rows import DEFAULT_VARIANTS, GapRow, GapSolved, erm_warnings, gap_row
 from bayes_slr.studies.multihead_gap import heads_point
 from bayes_slr.studies.multihead_population_records import UPPER_BOUND
 

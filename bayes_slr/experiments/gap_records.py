@@ -1,6 +1,6 @@
-"""The options and typed records of ``gap`` (:mod:`bayes_slr.experiments.gap`): its settings, a
-point, a solved point and a row (the parts a point computes are the records of
-:mod:`bayes_slr.studies.gap_records`), below the modules that draw
+"""The options and point of ``gap`` (:mod:`bayes_slr.experiments.gap`): its settings, resolved
+into the task as it runs (:class:`~bayes_slr.studies.gap_rows.GapTask`; the solved points and
+rows are the records of :mod:`bayes_slr.studies.gap_rows`), below the modules that draw
 (:mod:`bayes_slr.experiments.gap_figure`) and assemble them, so that neither imports the other's
 importer. It imports without JAX.
 """
@@ -45,6 +45,7 @@ from bayes_slr.models.data_task import GivenTask, data_task
 from bayes_slr.models.dataset import DEFAULT_HOLDOUT, DataSource, held_out_count
 from bayes_slr.models.spec import INITS, LengthLaw
 from bayes_slr.models.variants import get_variant
+from bayes_slr.studies.gap_rows import GAP_TASK, GapTask, variant_settings
 from bayes_slr.studies.multihead_gap_records import (
     HEADS_LAM,
     HeadsERMSettings,
@@ -52,41 +53,11 @@ from bayes_slr.studies.multihead_gap_records import (
     check_heads_lam,
     check_heads_options,
     heads_activations,
-    takes_presence,
 )
 
-DEFAULT_VARIANTS = ("spiked", "max")
-"""The two default settings, each at its variant's own ``nu``: spiked ``nu = 2``, max
-``nu = inf``."""
 DEFAULT_LENGTHS = (2, 3, 5, 10, 30, 100)
 DEFAULT_SEEDS = 4
 KINDS = ("bayes", "population", "erm")
-
-
-@dataclasses.dataclass(frozen=True)
-class GapTask:
-    """The task settings of ``gap`` as it runs: those given, else the data file's or the
-    defaults (``variant`` and ``nu`` ``None``: both default settings).
-
-    Attributes
-    ----------
-    variant, nu, L, variable_length, D, Delta : the task (``nu`` the variant's when not given).
-    seeds : ERM teachers and training sets (1 with a data file).
-    source, n_train : the data file and its training sequences (``None`` without one).
-    """
-
-    variant: str | None
-    nu: float | None
-    L: tuple[int, ...]
-    variable_length: bool
-    D: int
-    Delta: float
-    seeds: int
-    source: DataSource | None = None
-    n_train: int | None = None
-
-
-GAP_TASK = tuple(field.name for field in dataclasses.fields(GapTask))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -367,20 +338,6 @@ class GapOptions(Options):
         if self.lam is not None:
             return self.lam
         return HEADS_LAM if self.multihead else LAM_AUTO
-
-
-def variant_settings(
-    variant: str | None, nu: float | None, presence: float = 1.0
-) -> tuple[tuple[str, float], ...]:
-    """The ``(variant, nu)`` pairs to run: both default settings without ``variant`` (those
-    whose law takes ``presence``: the max law only 1)."""
-    if variant is None:
-        return tuple(
-            (name, resolved_nu(name, None))
-            for name in DEFAULT_VARIANTS
-            if takes_presence(name, presence)
-        )
-    return ((variant, resolved_nu(variant, nu)),)
 
 
 @dataclasses.dataclass(frozen=True)

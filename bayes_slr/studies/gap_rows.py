@@ -1,5 +1,6 @@
-"""The rows of ``gap`` (:mod:`bayes_slr.experiments.gap`) and what a row derives from its parts:
-a solved point (the part its ``kind`` computes: the records of :mod:`bayes_slr.studies.gap_records`
+"""The task settings of ``gap`` (:mod:`bayes_slr.experiments.gap`) as it runs (:class:`GapTask`,
+the ``(variant, nu)`` settings), its rows and what a row derives from its parts: a solved point
+(the part its ``kind`` computes: the records of :mod:`bayes_slr.studies.gap_records`
 and :mod:`bayes_slr.studies.multihead_gap_records`), the row of one task assembled from them
 (:func:`gap_row`: the gaps to Bayes, the notes and warnings that go with the numbers). It imports
 without JAX."""
@@ -10,12 +11,62 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 
 from bayes_slr.formulas.optimum_record import OptimalOverlaps, PopulationOptimum
-from bayes_slr.models.spec import SLRConfig, describe_nu
+from bayes_slr.models.dataset import DataSource
+from bayes_slr.models.spec import SLRConfig, describe_nu, resolved_nu
 from bayes_slr.numerics.record import Record
 from bayes_slr.numerics.rounding import ROUNDING
 from bayes_slr.studies.gap_records import BayesValue, ERMError, Estimate
 from bayes_slr.studies.multihead_erm_records import MultiHeadERM
-from bayes_slr.studies.multihead_gap_records import HeadsGap, heads_part, heads_warnings
+from bayes_slr.studies.multihead_gap_records import (
+    HeadsGap,
+    heads_part,
+    heads_warnings,
+    takes_presence,
+)
+
+DEFAULT_VARIANTS = ("spiked", "max")
+"""The two default settings, each at its variant's own ``nu``: spiked ``nu = 2``, max
+``nu = inf``."""
+
+
+@dataclasses.dataclass(frozen=True)
+class GapTask:
+    """The task settings of ``gap`` as it runs: those given, else the data file's or the
+    defaults (``variant`` and ``nu`` ``None``: both default settings).
+
+    Attributes
+    ----------
+    variant, nu, L, variable_length, D, Delta : the task (``nu`` the variant's when not given).
+    seeds : ERM teachers and training sets (1 with a data file).
+    source, n_train : the data file and its training sequences (``None`` without one).
+    """
+
+    variant: str | None
+    nu: float | None
+    L: tuple[int, ...]
+    variable_length: bool
+    D: int
+    Delta: float
+    seeds: int
+    source: DataSource | None = None
+    n_train: int | None = None
+
+
+GAP_TASK = tuple(field.name for field in dataclasses.fields(GapTask))
+
+
+def variant_settings(
+    variant: str | None, nu: float | None, presence: float = 1.0
+) -> tuple[tuple[str, float], ...]:
+    """The ``(variant, nu)`` pairs to run: both default settings without ``variant`` (those
+    whose law takes ``presence``: the max law only 1)."""
+    if variant is None:
+        return tuple(
+            (name, resolved_nu(name, None))
+            for name in DEFAULT_VARIANTS
+            if takes_presence(name, presence)
+        )
+    return ((variant, resolved_nu(variant, nu)),)
 
 
 @dataclasses.dataclass(frozen=True)
