@@ -22,7 +22,6 @@ from bayes_slr.experiments.base import (
     Options,
     option,
 )
-from bayes_slr.experiments.multihead_posterior_options import resolve_multihead
 from bayes_slr.experiments.task import (
     DEFAULT_D,
     DEFAULT_DELTA,
@@ -40,6 +39,7 @@ from bayes_slr.models.data_task import GivenTask, data_task, refuse_conflict
 from bayes_slr.models.dataset import DataSource
 from bayes_slr.models.spec import INITS, SLRConfig, training_size
 from bayes_slr.numerics.record import JsonObject
+from bayes_slr.studies.multihead_posterior_records import multihead_sampling
 from bayes_slr.studies.posterior_records import (
     GIVEN_SAMPLING,
     GivenSampling,
@@ -262,7 +262,7 @@ class PosteriorOptions(SamplingOptions):
     def resolve_task(self, given: GivenSampling) -> PosteriorRun:
         """The task of the posterior file, of the data file, or of the settings given."""
         if (self.heads, self.presence) != (1, 1.0):
-            given = resolve_multihead(self, given)
+            given = multihead_sampling(given, {"source": self.source, "data": self.data})
         if self.source is not None:
             return self._file_task(given)
         if self.holdout is not None and self.data is None:

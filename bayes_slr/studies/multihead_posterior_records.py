@@ -1,6 +1,7 @@
 """The typed summary of a multi-head posterior (``posterior --heads H --presence rho``,
-docs/multihead.md section 8) and the notes on the parts of the one-head summary it has no
-counterpart of yet. Plain records: importable without JAX.
+docs/multihead.md section 8), the sampling settings it takes (:func:`multihead_sampling`: the
+one-head parts it has no counterpart of yet refused when asked for, else skipped) and the notes
+on what it skips. Plain records: importable without JAX.
 
 Every error is the excess test error ``E[(y - f(X))^2] - Delta``.
 """
@@ -8,11 +9,15 @@ Every error is the excess test error ``E[(y - f(X))^2] - Delta``.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
+from pathlib import Path
 
+from bayes_slr.errors import ConfigError
 from bayes_slr.numerics.record import Record
 from bayes_slr.studies.posterior_records import (
     Diagnostic,
     Estimate,
+    GivenSampling,
     convergence_warnings,
 )
 
@@ -21,6 +26,25 @@ NOT_YET = {
     "check_start": "the start check (chains from the other start read by label-free overlaps)",
 }
 """The one-head parts ``posterior`` skips for a multi-head task (asking for one is refused)."""
+
+
+def multihead_sampling(given: GivenSampling, files: Mapping[str, Path | None]) -> GivenSampling:
+    """The sampling settings ``given`` of a multi-head posterior: refuse a file (``files``: the
+    posterior or data file by its setting's name, ``None`` where not given) and the parts of
+    :data:`NOT_YET` when asked for; those not given set to not run."""
+    for name, path in files.items():
+        if path is not None:
+            raise ConfigError(
+                f"`{name}` does not take `heads` or `presence` yet: a multi-head posterior "
+                "is sampled on simulated data only"
+            )
+    for name, what in NOT_YET.items():
+        if getattr(given, name):
+            raise ConfigError(
+                f"`{name}` is not available with `heads` or `presence` yet: {what} has no "
+                "multi-head counterpart"
+            )
+    return dataclasses.replace(given, **dict.fromkeys(NOT_YET, False))
 
 
 def skipped_notes() -> tuple[str, ...]:
