@@ -38,7 +38,6 @@ from bayes_slr.experiments.heads_dynamics_view import (
     heads_notes,
     heads_table,
     heads_trajectories,
-    optimum_warnings,
     plot_head_overlaps,
 )
 from bayes_slr.experiments.runner import in_current_terms, inner_progress, sweep_records
@@ -66,9 +65,11 @@ from bayes_slr.studies.dynamics_methods import (
     DEFAULT_T_MAX,
     DynamicsRequest,
     DynamicsSettings,
+    check_heads,
     dynamics_method_names,
     dynamics_methods,
     get_dynamics_method,
+    heads_given,
 )
 from bayes_slr.studies.dynamics_ode_methods import (  # noqa: F401 (registers flow, sgd-ode)
     PopulationFlow,
@@ -84,7 +85,11 @@ from bayes_slr.studies.dynamics_state import (
     refuse_foreign_checkpoints,
     train_kept,
 )
-from bayes_slr.studies.heads_dynamics_records import DynamicsRun, HeadsDynamicsRow
+from bayes_slr.studies.heads_dynamics_records import (
+    DynamicsRun,
+    HeadsDynamicsRow,
+    optimum_warnings,
+)
 
 STARTS = ("random", "sphere", "teacher")
 """``random``: ``k, v ~ N(0, 0.01 I_D)``; ``sphere``: uniform on ``|k|^2 = |v|^2 = D``;
@@ -206,7 +211,7 @@ class DynamicsOptions(Options):
         check_int("D", self.D, 1)
         self.config()
         self.settings()
-        self.check_heads()
+        check_heads(self.method, self.request(), self.heads, self.presence, self.student_heads)
 
     def filled(self) -> dict[str, object]:
         """The activations by their records' names, the variant's ``nu``, and the clock and step
@@ -242,31 +247,12 @@ class DynamicsOptions(Options):
             self.presence,
         )
 
-    def heads_given(self) -> tuple[str, ...]:
-        """The multi-head settings given: ``heads`` above 1, ``presence`` below 1,
-        ``student_heads`` other than 1 (none: the one-head dynamics)."""
-        given = (
-            ("heads", self.heads != 1),
-            ("presence", self.presence != 1.0),
-            ("student_heads", self.student_heads not in (None, 1)),
-        )
-        return tuple(name for name, differs in given if differs)
-
     def heads_run(self) -> int | None:
         """``H_s`` of a multi-head run (the teacher's heads by default), ``None`` for the
         one-head dynamics."""
-        if not self.heads_given():
+        if not heads_given(self.heads, self.presence, self.student_heads):
             return None
         return self.heads if self.student_heads is None else self.student_heads
-
-    def check_heads(self) -> None:
-        """Refuse a student of fewer than one head, and a multi-head task or student the method
-        has no equations for, or a start and dimension they do not take."""
-        if self.student_heads is not None:
-            check_int("student_heads", self.student_heads, 1)
-        given = self.heads_given()
-        if given:
-            get_dynamics_method(self.method).check_heads(self.request(), self.heads, given)
 
 
 REQUEST_FIELDS = tuple(field.name for field in dataclasses.fields(DynamicsRequest))

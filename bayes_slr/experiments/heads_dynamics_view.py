@@ -57,13 +57,6 @@ def heads_notes(data: bool) -> tuple[str, ...]:
     )
 
 
-def optimum_warnings(rows: Sequence[Any]) -> list[str]:
-    """One line per activation of ``rows`` whose population optimum has a note (a limit, or
-    none)."""
-    notes = {row.activation: row.optimum_note for row in rows if row.optimum_note}
-    return [f"{activation}: {note}" for activation, note in notes.items()]
-
-
 def _matrix(rows: Sequence[Sequence[float]]) -> str:
     """A small matrix in one cell: rows separated by ``;``."""
     return "; ".join(" ".join(f"{x:.2f}" for x in row) for row in rows)

@@ -227,6 +227,29 @@ class DynamicsMethod:
         return check_real("eta", eta, minimum=0.0, strict=True)
 
 
+def heads_given(heads: int, presence: float, student_heads: int | None) -> tuple[str, ...]:
+    """The multi-head settings given: ``heads`` above 1, ``presence`` below 1, ``student_heads``
+    other than 1 (none: the one-head dynamics)."""
+    given = (
+        ("heads", heads != 1),
+        ("presence", presence != 1.0),
+        ("student_heads", student_heads not in (None, 1)),
+    )
+    return tuple(name for name, differs in given if differs)
+
+
+def check_heads(
+    method: str, request: DynamicsRequest, heads: int, presence: float, student_heads: int | None
+) -> None:
+    """Refuse a student of fewer than one head, and a multi-head task or student ``method`` has
+    no equations for, or a start and dimension they do not take."""
+    if student_heads is not None:
+        check_int("student_heads", student_heads, 1)
+    given = heads_given(heads, presence, student_heads)
+    if given:
+        get_dynamics_method(method).check_heads(request, heads, given)
+
+
 def _takers(name: str) -> list[str]:
     """The registered methods that take the setting ``name``."""
     return [method.name for method in _REGISTRY.items() if name in method.takes]

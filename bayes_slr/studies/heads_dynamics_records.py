@@ -1,5 +1,6 @@
-"""The row of a multi-head ``dynamics`` point (docs/multihead.md, "Dynamics"), and the union of
-the two rows a ``dynamics`` point gives; importable without JAX.
+"""The row of a multi-head ``dynamics`` point (docs/multihead.md, "Dynamics"), the union of
+the two rows a ``dynamics`` point gives and the warnings of their optima; importable without
+JAX.
 
 A point of one-head SLR with one student head is a
 :class:`~bayes_slr.studies.dynamics_records.DynamicsRow`, as before; a point with several heads,
@@ -11,6 +12,7 @@ output) is read back as the record whose fields are its keys, so a one-head row 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 from bayes_slr.attention.multihead_trajectory import HeadsTrajectory, Matrix
 from bayes_slr.numerics.record import Record, register_tagged_union
@@ -74,3 +76,10 @@ class HeadsDynamicsRow(Record):
 DynamicsRun = DynamicsRow | HeadsDynamicsRow
 """A ``dynamics`` point's row: one head, or several (module docstring)."""
 register_tagged_union(DynamicsRun, {"one_head": DynamicsRow, "heads": HeadsDynamicsRow})
+
+
+def optimum_warnings(rows: Sequence[DynamicsRun]) -> list[str]:
+    """One line per activation of ``rows`` whose population optimum has a note (a limit, or
+    none)."""
+    notes = {row.activation: row.optimum_note for row in rows if row.optimum_note}
+    return [f"{activation}: {note}" for activation, note in notes.items()]
