@@ -35,7 +35,7 @@ from bayes_slr.experiments.task import (
     task_option,
 )
 from bayes_slr.inference.sampler_registry import sampler_help
-from bayes_slr.models.data_task import GivenTask, data_task, refuse_conflict
+from bayes_slr.models.data_task import GivenTask, data_task
 from bayes_slr.models.dataset import DataSource
 from bayes_slr.models.spec import INITS, SLRConfig, training_size
 from bayes_slr.numerics.record import JsonObject
@@ -281,34 +281,8 @@ class PosteriorOptions(SamplingOptions):
             )
         if self.holdout is not None:
             raise ConfigError("`holdout` does not apply with `source` (the file fixes the split)")
-        stored = self.stored()
-        config = stored.config
-        origin = f"the posterior file {self.source}"
-        task = GivenTask.of(config)
-        for name, value in (*values_of(task, TASK_SETTINGS).items(), ("alpha", stored.alpha)):
-            if value is not None:
-                refuse_conflict(name, getattr(self, name), value, origin)
-        fixed = GivenSampling(
-            seed=stored.seed,
-            chains=stored.chains,
-            samples=stored.samples,
-            warmup=stored.warmup,
-            init=stored.init,
-            exact_teacher=stored.exact_teacher,
-            check_start=stored.check_start,
-        )
-        sampling = given.kept(fixed, origin)
-        if self.sampler not in (None, stored.kernel):  # the kernel that ran, or the option given
-            refuse_conflict("sampler", self.sampler, stored.sampler, origin)
-        recorded = GivenSampling(
-            sampler=stored.sampler,
-            N_test=stored.N_test,
-            max_draws=stored.max_draws,
-            erm=stored.erm is not None,
-            lam=None if stored.erm is None else stored.erm.lam,
-        )
-        alpha = self.alpha if stored.alpha is None else stored.alpha
-        run = PosteriorRun(task, config, True, sampling.over(recorded), alpha=alpha)
+        given_settings = values_of(self, (*TASK_SETTINGS, "alpha"))
+        run = self.stored().run(given_settings, given)
         return dataclasses.replace(run, data_record=self.data_record)
 
     def _data_task(self, given: GivenSampling) -> PosteriorRun:

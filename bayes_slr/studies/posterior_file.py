@@ -11,16 +11,24 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
 from bayes_slr.errors import ConfigError
+from bayes_slr.models.data_task import GivenTask, refuse_conflict
 from bayes_slr.models.spec import SLRConfig, training_size
 from bayes_slr.numerics.record import JsonObject
 from bayes_slr.records import as_json_values, json_text, read_json
-from bayes_slr.studies.posterior_records import DataRun, ERMComparison, SamplingSettings
+from bayes_slr.studies.posterior_records import (
+    DataRun,
+    ERMComparison,
+    GivenSampling,
+    PosteriorRun,
+    SamplingSettings,
+)
 
 CHECK_GROUP = "check_start_posterior"
 """Group of the draws of the start-check chains (the other start, same data)."""
@@ -76,6 +84,39 @@ class StoredPosterior:
     max_draws: int | None
     erm: StoredERM | None
     data: DataRun | None
+
+    def run(self, given_settings: Mapping[str, object], given: GivenSampling) -> PosteriorRun:
+        """The run that re-summarises this file: its task, ``alpha``, seed, chains, draws,
+        warm-up, start, teacher and start check, each refused where ``given_settings`` (the task
+        settings and ``alpha`` given, ``None``: not given) or ``given`` contradicts it, naming
+        both; the sampler, test sets and ERM it recorded where not given."""
+        origin = f"the posterior file {self.path}"
+        task = GivenTask.of(self.config)
+        stored = {**dataclasses.asdict(task), "alpha": self.alpha}
+        for name, value in given_settings.items():
+            if stored[name] is not None:
+                refuse_conflict(name, value, stored[name], origin)
+        fixed = GivenSampling(
+            seed=self.seed,
+            chains=self.chains,
+            samples=self.samples,
+            warmup=self.warmup,
+            init=self.init,
+            exact_teacher=self.exact_teacher,
+            check_start=self.check_start,
+        )
+        sampling = given.kept(fixed, origin)
+        if given.sampler not in (None, self.kernel):  # the kernel that ran, or the option given
+            refuse_conflict("sampler", given.sampler, self.sampler, origin)
+        recorded = GivenSampling(
+            sampler=self.sampler,
+            N_test=self.N_test,
+            max_draws=self.max_draws,
+            erm=self.erm is not None,
+            lam=None if self.erm is None else self.erm.lam,
+        )
+        alpha = given_settings["alpha"] if self.alpha is None else self.alpha
+        return PosteriorRun(task, self.config, True, sampling.over(recorded), alpha=alpha)
 
 
 def stored_posterior(path: str | os.PathLike) -> StoredPosterior:
