@@ -41,9 +41,9 @@ from bayes_slr.experiments.task import (
     task_config,
     task_option,
 )
-from bayes_slr.models.data_task import GivenTask, data_task
-from bayes_slr.models.dataset import DEFAULT_HOLDOUT, DataSource, held_out_count
-from bayes_slr.models.spec import INITS, LengthLaw
+from bayes_slr.models.data_task import GivenTask
+from bayes_slr.models.dataset import DEFAULT_HOLDOUT, DataSource
+from bayes_slr.models.spec import INITS
 from bayes_slr.models.variants import get_variant
 from bayes_slr.studies.gap_rows import GAP_TASK, GapTask, variant_settings
 from bayes_slr.studies.multihead_gap_records import (
@@ -268,24 +268,7 @@ class GapOptions(Options):
             variable_length=self.variable_length,
             D=self.D,
         )
-        config, source = data_task(self.data, given, DEFAULT_DELTA)
-        if not (config.length.is_fixed or config.length == LengthLaw.uniform(config.Lbar)):
-            raise ConfigError(
-                f"`data`: gap runs fixed or uniform length laws; the config record has "
-                f"{config.length.describe()}"
-            )
-        n_held_out = 0 if source.teacher else held_out_count(self.holdout, source.N)
-        return GapTask(
-            variant=config.variant,
-            nu=config.nu,
-            L=(config.Lbar,),
-            variable_length=not config.length.is_fixed,
-            D=config.D,
-            Delta=config.Delta,
-            seeds=1,
-            source=self.source or source,  # where each setting came from, as given
-            n_train=source.N - n_held_out,
-        )
+        return GapTask.of_file(self.data, given, DEFAULT_DELTA, self.holdout, self.source)
 
     def settings(self) -> tuple[tuple[str, float], ...]:
         """The ``(variant, nu)`` pairs to run: both default settings without ``variant`` (those

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
+from bayes_slr.errors import ConfigError
 from bayes_slr.formulas.optimum_record import OptimalOverlaps, PopulationOptimum
-from bayes_slr.models.dataset import DataSource
-from bayes_slr.models.spec import SLRConfig, describe_nu, resolved_nu
+from bayes_slr.models.data_task import GivenTask, data_task
+from bayes_slr.models.dataset import DataSource, held_out_count
+from bayes_slr.models.spec import LengthLaw, SLRConfig, describe_nu, resolved_nu
 from bayes_slr.numerics.record import Record
 from bayes_slr.numerics.rounding import ROUNDING
 from bayes_slr.studies.gap_records import BayesValue, ERMError, Estimate
@@ -50,6 +53,39 @@ class GapTask:
     seeds: int
     source: DataSource | None = None
     n_train: int | None = None
+
+    @classmethod
+    def of_file(
+        cls,
+        path: Path,
+        given: GivenTask,
+        default_delta: float,
+        holdout: float,
+        source: DataSource | None = None,
+    ) -> GapTask:
+        """The task of the data file ``path`` (``Delta`` ``default_delta`` where neither the
+        file nor ``given`` has one), reconciled with the settings ``given`` beside it
+        (:func:`~bayes_slr.models.data_task.data_task`: a contradiction is refused), and its
+        training sequences (all with a teacher, else those ``holdout`` does not hold out);
+        ``source``: where each setting came from, as given."""
+        config, read = data_task(path, given, default_delta)
+        if not (config.length.is_fixed or config.length == LengthLaw.uniform(config.Lbar)):
+            raise ConfigError(
+                f"`data`: gap runs fixed or uniform length laws; the config record has "
+                f"{config.length.describe()}"
+            )
+        n_held_out = 0 if read.teacher else held_out_count(holdout, read.N)
+        return cls(
+            variant=config.variant,
+            nu=config.nu,
+            L=(config.Lbar,),
+            variable_length=not config.length.is_fixed,
+            D=config.D,
+            Delta=config.Delta,
+            seeds=1,
+            source=source or read,
+            n_train=read.N - n_held_out,
+        )
 
 
 GAP_TASK = tuple(field.name for field in dataclasses.fields(GapTask))
