@@ -25,7 +25,7 @@ def _documented_commands() -> list[tuple[str, str]]:
     found = []
     for document in DOCUMENTS:
         for block in re.findall(r"```[a-z]*\n(.*?)```", document.read_text(), flags=re.S):
-            for line in block.splitlines():
+            for line in block.replace("\\\n", " ").splitlines():  # a continued line is one
                 match = re.match(r"^(?:\$ )?(?:\.venv/bin/)?bayes-slr (.*)$", line.strip())
                 if match:
                     found.append((document.name, match[1].split(" #")[0].strip()))

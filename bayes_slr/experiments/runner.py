@@ -198,9 +198,11 @@ def _solve_record(
     experiment: Experiment, options: Options, folder: Path | None, key: JsonObject
 ) -> dict:
     """``experiment.solve_in`` on a point given as its log key (what the sweep log and Dask
-    carry), with the sweep's output folder."""
+    carry), with the sweep's output folder; a row of a tagged union is written with its tag."""
     point = experiment.point_type.from_dict(key["point"])
-    return experiment.solve_in(options, point, folder).to_dict()
+    return converter.unstructure(
+        experiment.solve_in(options, point, folder), experiment.solved_type
+    )
 
 
 def _prepare_output(

@@ -5,8 +5,9 @@ JAX.
 A point of one-head SLR with one student head is a
 :class:`~bayes_slr.studies.dynamics_records.DynamicsRow`, as before; a point with several heads,
 absent heads or several student heads is a :class:`HeadsDynamicsRow`. :data:`DynamicsRun` is
-their tagged union: a row written without its tag (the rows of a sweep log and of the JSON
-output) is read back as the record whose fields are its keys, so a one-head row reads as it did.
+their tagged union: the sweep log writes each row with its tag (``kind``) and reads it back by
+it; a row written without one (a log written before, or the rows of the JSON output) is read
+as the record whose fields are its keys, so a one-head row reads as it did.
 """
 
 from __future__ import annotations

@@ -106,6 +106,10 @@ def test_the_sweep_log_reads_back_multi_head_rows(tmp_path, capsys, monkeypatch)
     (row,) = first["rows"]
     assert row["student_heads"] == 3 and np.shape(row["cosines_k"]) == (3, 2)
     assert row["population_optimum"] is None and row["permutation"].count(None) == 1
+    (logged,) = [
+        json.loads(line) for line in (tmp_path / "dynamics.jsonl").read_text().splitlines()
+    ]
+    assert logged["result"]["kind"] == "heads"  # the log names the row's kind, read by it
 
     def must_not_run(*args, **kwargs):
         raise AssertionError("a finished point was recomputed")
