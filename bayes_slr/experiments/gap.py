@@ -38,7 +38,7 @@ from bayes_slr.experiments.gap_heads import (
     population_cell,
 )
 from bayes_slr.experiments.gap_records import GapOptions, GapPoint
-from bayes_slr.experiments.tables import format_table
+from bayes_slr.experiments.tables import format_table, plus_minus
 from bayes_slr.experiments.task import (
     task_config,
 )
@@ -84,7 +84,8 @@ class GapResult(Result[GapOptions, GapRow]):
             ]
             line += [row.gap.get(a, "-" if a in row.population else FAILED) for a in activations]
             if with_oracle:
-                line.append("-" if row.oracle is None else _estimate_cell(row.oracle))
+                oracle = row.oracle
+                line.append("-" if oracle is None else plus_minus(oracle.value, oracle.stderr))
             if with_erm and row.heads is not None:
                 line += [erm_cell(row.heads, a) or FAILED for a in activations]
             elif with_erm:
@@ -160,13 +161,9 @@ FAILED = "failed"
 """A table cell whose point failed (listed with the failures)."""
 
 
-def _estimate_cell(estimate: Estimate) -> str:
-    return f"{estimate.value:.4f}+-{estimate.stderr:.4f}"
-
-
 def _erm_cell(erm: ERMError) -> str:
     """``error+-stderr``, and the ridge when chosen by validation."""
-    cell = f"{erm.test_error:.4f}+-{erm.stderr:.4f}"
+    cell = plus_minus(erm.test_error, erm.stderr)
     if erm.lam_auto:
         low, high = min(erm.lam), max(erm.lam)
         cell += f" lam={low:.2g}" + ("" if low == high else f"..{high:.2g}")

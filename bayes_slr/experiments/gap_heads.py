@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bayes_slr.attention.activations import OPTIONAL_ACTIVATIONS
-from bayes_slr.experiments.tables import cell
+from bayes_slr.experiments.tables import cell, plus_minus
 from bayes_slr.studies.multihead_gap_records import (
     HeadsERMSettings,
     HeadsGap,
@@ -60,7 +60,7 @@ def population_cell(value: float, heads: HeadsGap | None, activation: str) -> fl
 def erm_cell(heads: HeadsGap, activation: str) -> str | None:
     """``error+-stderr`` of ERM with ``H_s`` heads (``None`` for a failed point)."""
     erm = (heads.erm or {}).get(activation)
-    return None if erm is None else f"{erm.test_error:.4f}+-{erm.stderr:.4f}"
+    return None if erm is None else plus_minus(erm.test_error, erm.stderr)
 
 
 def heads_lines(heads: HeadsGap | None, prefix: str) -> list[str]:

@@ -26,7 +26,7 @@ from bayes_slr.experiments.base import (
     register_experiment,
 )
 from bayes_slr.experiments.figures import new_axes
-from bayes_slr.experiments.tables import format_table
+from bayes_slr.experiments.tables import format_table, plus_minus
 from bayes_slr.experiments.task import (
     MANY,
     check_nonempty,
@@ -111,7 +111,7 @@ class MultiHeadPoint(Record):
 
 def _check_cell(check: MonteCarloCheck | None) -> list[str]:
     """The Monte Carlo cell of a value (none without checks)."""
-    return [] if check is None else [f"{check.mean:.4f}+-{check.stderr:.4f}"]
+    return [] if check is None else [plus_minus(check.mean, check.stderr)]
 
 
 @dataclasses.dataclass(frozen=True, repr=False)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bayes_slr.experiments.tables import format_table
+from bayes_slr.experiments.tables import format_table, plus_minus
 from bayes_slr.records import json_text
 from bayes_slr.studies.multihead_posterior_records import MultiHeadPosteriorSummary
 from bayes_slr.studies.posterior_records import (
@@ -28,7 +28,7 @@ DIAGNOSTIC_COLUMNS = ("mean", "sd", "mcse_mean", "r_hat", "ess_bulk", "ess_tail"
 
 
 def _pm(error: PredictorError | Any, digits: int = 5) -> str:
-    return f"{error.value:.{digits}f} +- {error.stderr:.{digits}f}"
+    return plus_minus(error.value, error.stderr, digits, " +- ")
 
 
 def divergences_text(row: PosteriorSummary | MultiHeadPosteriorSummary) -> str:
@@ -113,7 +113,7 @@ def posterior_report(row: PosteriorSummary | MultiHeadPosteriorSummary, options:
         )
     for activation, erm in (row.erm or {}).items():
         lines.append(
-            f"ERM {activation} test error: {erm.test_error:.5f} +- {erm.stderr:.5f}"
+            f"ERM {activation} test error: {plus_minus(erm.test_error, erm.stderr, 5, ' +- ')}"
             + ("" if erm.converged else " (not converged)")
         )
     if row.paired_differences:
@@ -160,7 +160,7 @@ def sweep_table(rows: Sequence[PosteriorSummary], activations: Sequence[str]) ->
         ]
         if with_erm:
             line += [
-                f"{row.erm[a].test_error:.4f}+-{row.erm[a].stderr:.4f}" if row.erm else "-"
+                plus_minus(row.erm[a].test_error, row.erm[a].stderr) if row.erm else "-"
                 for a in activations
             ]
         lines.append(line)

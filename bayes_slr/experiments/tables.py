@@ -23,6 +23,12 @@ def cell(value: Any) -> str:
     return str(value)
 
 
+def plus_minus(value: float, stderr: float, digits: int = 4, sep: str = "+-") -> str:
+    """``value+-stderr`` with ``digits`` decimals, as a table cell (``sep`` ``" +- "`` in the
+    lines of a report)."""
+    return f"{value:.{digits}f}{sep}{stderr:.{digits}f}"
+
+
 def format_table(header: list[str], rows: list[list[Any]]) -> str:
     """An aligned plain-text table under a header line and a rule."""
     cells = [header] + [[cell(v) for v in row] for row in rows]
