@@ -400,7 +400,7 @@ def gap(
         the activations compared. Default: every registered activation: softmax linear erf softplus;
         with several heads or presence < 1 also softmax1 bayes_softmax (spiked only).
     student_heads : int | None
-        student heads H_s of the population optima and ERM, >= 1 (docs/multihead.md; 1 with one
+        student heads H_s, >= 1 (of the population optima and ERM, docs/multihead.md; 1 with one
         teacher head always present: the one-head gap). Default: the teacher's heads.
     alpha : float | None
         sample ratio N/D, > 0: adds the ERM test error of each activation and the teachers' oracle

@@ -46,6 +46,7 @@ from bayes_slr.experiments.task import (
     check_nonempty,
     describe_nu,
     resolved_nu,
+    student_heads_option,
     task_config,
     task_option,
 )
@@ -116,10 +117,8 @@ class DynamicsOptions(Options):
     )
     heads: int = task_option("heads")
     presence: float = task_option("presence")
-    student_heads: int | None = option(
-        None,
-        "student heads H_s, >= 1 (methods with multi-head equations: sgd, flow, sgd-ode)",
-        default_text="the teacher's heads",
+    student_heads: int | None = student_heads_option(
+        "methods with multi-head equations: sgd, flow, sgd-ode"
     )
     activations: tuple[str, ...] = option(
         ("softmax",),

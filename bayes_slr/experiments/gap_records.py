@@ -38,6 +38,7 @@ from bayes_slr.experiments.task import (
     lam_option,
     resolved_nu,
     seed_option,
+    student_heads_option,
     task_config,
     task_option,
 )
@@ -93,11 +94,9 @@ class GapOptions(Options):
         default_text="every registered activation: softmax linear erf softplus; with several "
         "heads or presence < 1 also softmax1 bayes_softmax (spiked only)",
     )
-    student_heads: int | None = option(
-        None,
-        "student heads H_s of the population optima and ERM, >= 1 (docs/multihead.md; 1 with one "
-        "teacher head always present: the one-head gap)",
-        default_text="the teacher's heads",
+    student_heads: int | None = student_heads_option(
+        "of the population optima and ERM, docs/multihead.md; 1 with one teacher head always "
+        "present: the one-head gap"
     )
     alpha: float | None = option(
         None,

@@ -157,6 +157,14 @@ def seed_option(
     return option(default, help, **spec)
 
 
+def student_heads_option(applies_to: str) -> Any:
+    """``student_heads``: the student's heads ``H_s`` (``None``: the teacher's ``heads``);
+    ``applies_to`` says where the command uses them."""
+    return option(
+        None, f"student heads H_s, >= 1 ({applies_to})", default_text="the teacher's heads"
+    )
+
+
 def parse_lam(text: str) -> float | str:
     """A command-line ``lam``: ``auto`` or a number (any other word is kept, for
     :func:`check_lam` to refuse with its message)."""
