@@ -10,7 +10,8 @@ sum to ``O(L)`` (a larger step diverges).
 The core, :func:`train`, is a pure JAX function of arrays; :func:`train_problems` is the one
 path of many problems (every start, ridge and seed of
 :func:`bayes_slr.studies.erm.erm_study`), run as the optimiser says (vectorised or one after
-another).
+another). :func:`padded_to_bucket` pads a batch's sequences to one of a few lengths
+(:data:`LENGTH_BUCKETS`) so that one compiled trainer serves several ``L``.
 """
 
 from __future__ import annotations
@@ -48,6 +49,47 @@ from the informed start; from scale 0.1 every random start reached the informed 
 basin. Softmax and linear reach the same minima from either scale. ``k = v = 0`` is a saddle
 point (no gradient on ``k`` when ``v = 0``), so the start is small but not zero.
 """
+
+
+LENGTH_BUCKETS = (3, 10, 30, 100)
+"""Token counts a training set is padded to (:func:`padded_to_bucket`): a sequence of ``Lbar``
+tokens gets the smallest bucket ``>= Lbar`` (``Lbar`` itself beyond the last). Every shape is a
+compilation of the trainer (about two thirds of a cold ERM point, docs/performance.md), so the
+lengths of ``gap``'s default sweep (2, 3, 5, 10, 30, 100) compile four programs instead of six,
+padding at most twice the tokens (5 to 10)."""
+
+
+def bucket_length(Lbar: int, buckets: tuple[int, ...] = LENGTH_BUCKETS) -> int:
+    """The smallest of ``buckets`` that holds ``Lbar`` tokens, or ``Lbar`` beyond them."""
+    return min((b for b in buckets if b >= Lbar), default=Lbar)
+
+
+def padded_to_bucket(batch: SLRBatch, buckets: tuple[int, ...] = LENGTH_BUCKETS) -> SLRBatch:
+    """``batch`` with its token axis padded with zero tokens to :func:`bucket_length`.
+
+    The lengths are unchanged, so the padded tokens are masked: every activation gives them
+    weight 0 (normalised ones a logit of ``-inf``, element-wise ones a zero weight, and their
+    value ``z = 0``), and the objective, its gradient and the predictions are those of the
+    unpadded batch up to the order of summation (float rounding).
+
+    Parameters
+    ----------
+    batch : leaves ``X`` ``(..., N, Lbar, D)``, ``chi_star`` and ``z_star`` ``(..., N, Lbar)``.
+    buckets : the token counts to pad to (:data:`LENGTH_BUCKETS`).
+    """
+    Lbar = batch.X.shape[-2]
+    extra = bucket_length(Lbar, buckets) - Lbar
+    if extra == 0:
+        return batch
+
+    def pad(leaf: jax.Array, axis: int) -> jax.Array:
+        widths = [(0, 0)] * leaf.ndim
+        widths[axis] = (0, extra)
+        return jnp.pad(leaf, widths)
+
+    return batch._replace(
+        X=pad(batch.X, -2), chi_star=pad(batch.chi_star, -1), z_star=pad(batch.z_star, -1)
+    )
 
 
 class ERMFit(NamedTuple):

@@ -42,6 +42,7 @@ from bayes_slr.attention.training import (
     default_learning_rate,
     fit_erm,
     initial_params,
+    padded_to_bucket,
     train_problems,
 )
 from bayes_slr.errors import ConfigError, check_int
@@ -377,6 +378,7 @@ def erm_study(
     trainer = _Trainer.of(config, activation, settings)
     keys = jax.vmap(lambda s: seed_keys(seed, s))(jnp.arange(settings.seeds))
     teachers, batches = _training_sets(config, settings, keys, N, data)
+    batches = padded_to_bucket(batches)  # one compiled trainer for several L
     random_starts, informed = _starts(config, settings, keys, teachers)
     candidates = random_starts if settings.init == "random" else _broadcast(informed, (1,))
     lams, validation = _ridges(trainer, settings, candidates, batches, N)
