@@ -192,8 +192,8 @@ def _vectorised(
     return jax.vmap(over_grid)(starts, X, lengths, y, lams)
 
 
-def _one_by_one(starts, batches: SLRBatch, lams, **training: Any):
-    """Every problem of :func:`train_problems`, one after another, by the compiled
+def _one_by_one(starts, batches: SLRBatch, lams, active: np.ndarray, **training: Any):
+    """Every ``active`` problem of :func:`train_problems`, one after another, by the compiled
     single-problem trainer (:data:`train_jit`), each until its own stopping rule: a vectorised
     ``while_loop`` runs every member as long as its slowest one, and L-BFGS's batched line search
     and memory cost about ten times one problem's iteration per member
@@ -207,11 +207,22 @@ def _one_by_one(starts, batches: SLRBatch, lams, **training: Any):
         X, lengths, y = batches.X[s], batches.lengths[s], batches.y[s]
         for g, k in np.ndindex(grid, count):
             params = jax.tree_util.tree_unflatten(treedef, [leaf[s, g, k] for leaf in leaves])
-            results.append(train_jit(params, X, lengths, y, lam=float(lams[s, g]), **training))
+            results.append(
+                train_jit(params, X, lengths, y, lam=float(lams[s, g]), **training)
+                if active[s, g, k]
+                else _untrained(params)
+            )
     return jax.tree_util.tree_map(
         lambda *members: jnp.stack(members).reshape((seeds, grid, count) + members[0].shape),
         *results,
     )
+
+
+def _untrained(params: AttentionParams) -> tuple[AttentionParams, Any, Any, Any]:
+    """An inactive problem's result: its start, objective and gradient norm ``inf``, no
+    iterations."""
+    inf = jnp.asarray(jnp.inf)
+    return params, inf, inf, jnp.zeros((), jnp.int32)
 
 
 def train_problems(
@@ -225,6 +236,7 @@ def train_problems(
     max_iter: int,
     learning_rate: float = SGD_LEARNING_RATE,
     vectorised: bool | None = None,
+    active: np.ndarray | None = None,
 ) -> tuple[AttentionParams, jax.Array, jax.Array, jax.Array]:
     """Train every start of every ridge of every seed: the one path of many problems.
 
@@ -236,6 +248,9 @@ def train_problems(
     activation, optimizer, tol, max_iter, learning_rate : as :func:`train`.
     vectorised : one vectorised computation (``True``) or one problem after another (``False``);
         by default as the optimiser says (its ``vectorised``).
+    active : boolean ``(seeds, G, S)``, the problems to train (default all); an inactive one
+        comes back as its start with objective and gradient norm ``inf`` and no iterations
+        (one after another it is skipped; vectorised it is trained and its result replaced).
 
     Returns
     -------
@@ -250,9 +265,25 @@ def train_problems(
     )
     if vectorised is None:
         vectorised = get_optimizer(optimizer).vectorised
+    if active is None:
+        active = np.ones(jax.tree_util.tree_leaves(starts)[0].shape[:3], bool)
     if not vectorised:
-        return _one_by_one(starts, batches, lams, **training)
-    return _vectorised(starts, batches.X, batches.lengths, batches.y, jnp.asarray(lams), **training)
+        return _one_by_one(starts, batches, lams, np.asarray(active), **training)
+    params, values, grad_norms, counts = _vectorised(
+        starts, batches.X, batches.lengths, batches.y, jnp.asarray(lams), **training
+    )
+    mask = jnp.asarray(active)
+    params = jax.tree_util.tree_map(
+        lambda new, old: jnp.where(mask.reshape(mask.shape + (1,) * (new.ndim - 3)), new, old),
+        params,
+        starts,
+    )
+    return (
+        params,
+        jnp.where(mask, values, jnp.inf),
+        jnp.where(mask, grad_norms, jnp.inf),
+        jnp.where(mask, counts, 0),
+    )
 
 
 def default_learning_rate(config: SLRConfig, activation: str) -> float:
