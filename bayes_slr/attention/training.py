@@ -51,12 +51,13 @@ point (no gradient on ``k`` when ``v = 0``), so the start is small but not zero.
 """
 
 
-LENGTH_BUCKETS = (3, 10, 30, 100)
+LENGTH_BUCKETS = (3, 5, 10, 30, 100)
 """Token counts a training set is padded to (:func:`padded_to_bucket`): a sequence of ``Lbar``
 tokens gets the smallest bucket ``>= Lbar`` (``Lbar`` itself beyond the last). Every shape is a
-compilation of the trainer (about two thirds of a cold ERM point, docs/performance.md), so the
-lengths of ``gap``'s default sweep (2, 3, 5, 10, 30, 100) compile four programs instead of six,
-padding at most twice the tokens (5 to 10)."""
+compilation of the trainer, so ``L = 2`` and ``3`` share one; the other lengths of ``gap``'s
+default sweep keep their own, because an evaluation costs about its tokens: padded from 5 to
+10, a warm point took as long as at 10 (about 2.5 times its own time) to save one compilation
+of about 10 s (docs/performance.md)."""
 
 
 def bucket_length(Lbar: int, buckets: tuple[int, ...] = LENGTH_BUCKETS) -> int:
