@@ -9,11 +9,20 @@ point is what ``gap --alpha 16`` runs per task and activation: ``erm_study`` at 
 sequences a seed, ``predict_population=False`` (``GapOptions.erm_settings``).
 
 Each code runs the points twice: **cold** (JAX's caches cleared and a fresh persistent
-compilation cache, so that every program is compiled) and **warm** (the same calls again). The
-order is old cold, new cold, old warm, new warm. Printed per point: the four times and the
-ratios old / new; the results side by side: the test errors with their standard errors and
+compilation cache, so that every program is compiled) and **warm** (the same calls again, right
+after its own cold run: another code's cold run clears the caches). The order is old cold, old
+warm, new cold, new warm, and reversed in every other round (``--rounds``, default 2: the load
+of a shared machine drifts, and the first run of a process pays its start); printed per point:
+the four times (means over the rounds) and the ratios old / new; the results side by side:
+the test errors with their standard errors and
 their difference in combined standard errors, the chosen ridge of every seed (and whether each
 is the same or a neighbouring grid value), and whether the notes (the warnings) are the same.
+Each run also prints its compilations: the programs XLA compiled (count and seconds) and the
+compiled shapes of the single-problem L-BFGS trainer.
+
+A sweep over lengths as ``gap --alpha 16 --L 2 3 5 10 --variant spiked --activations softmax``
+runs it is ``--variant spiked --activations softmax --L 2 3 5 10`` (instead of ``--points``;
+``nu = 2`` spiked, ``inf`` max, as ``gap``).
 
 Run: ``.venv/bin/python benchmarks/erm_speed.py [--old REV] [--points readme ...]``.
 """
@@ -53,6 +62,13 @@ POINTS = {
     "spiked30softmax": ("spiked", 30, 2.0, "softmax"),
 }
 """Name: (variant, L, nu, activation)."""
+GAP_NU = {"spiked": 2.0, "max": math.inf}
+"""The ``nu`` of each variant in ``gap``'s default settings."""
+COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+_compilations: list[float] = []
+jax.monitoring.register_event_duration_secs_listener(
+    lambda event, seconds, **_: _compilations.append(seconds) if event == COMPILE_EVENT else None
+)
 
 
 def old_erm(revision: str):
@@ -113,9 +129,16 @@ def run_all(erm_module, points, cache_root: str | None, label: str) -> dict:
         jax.clear_caches()
         enable_compilation_cache(tempfile.mkdtemp(dir=cache_root))
     out = {}
+    _compilations.clear()
     for name in points:
         out[name] = run_point(erm_module, name)
         print(f"  {label} {name}: {out[name][1]:.1f} s", flush=True)
+    trainer = erm_module.train_problems.__globals__["train_jit"]
+    print(
+        f"  {label}: {len(_compilations)} programs compiled in {sum(_compilations):.1f} s; "
+        f"the L-BFGS trainer compiled for {trainer._cache_size()} shapes",
+        flush=True,
+    )
     return out
 
 
@@ -148,18 +171,39 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--old", default="main", help="git revision of the old code")
     parser.add_argument("--points", nargs="+", choices=sorted(POINTS), default=["readme"])
+    parser.add_argument("--variant", choices=sorted(GAP_NU), help="a sweep over --L instead")
+    parser.add_argument("--activations", nargs="+", default=["softmax"])
+    parser.add_argument("--L", nargs="+", type=int, default=[2, 3, 5, 10, 30, 100])
+    parser.add_argument(
+        "--rounds", type=int, default=2, help="rounds, the codes' order reversed in every other"
+    )
     args = parser.parse_args()
+    if args.variant is not None:
+        args.points = []
+        for activation in args.activations:
+            for L in args.L:
+                name = f"{args.variant}{L}{activation}"
+                POINTS[name] = (args.variant, L, GAP_NU[args.variant], activation)
+                args.points.append(name)
     codes = {"old": old_erm(args.old), "new": new_erm}
-    runs = {}
+    rounds: dict[str, list[dict]] = {}
     with tempfile.TemporaryDirectory() as cache_root:
-        for label, cache in (("cold", cache_root), ("warm", None)):
-            for code, module in codes.items():
-                runs[f"{code} {label}"] = run_all(module, args.points, cache, f"{code} {label}")
-    total = {run: sum(seconds for _, seconds in points.values()) for run, points in runs.items()}
+        for round_ in range(args.rounds):
+            for code in list(codes)[:: -1 if round_ % 2 else 1]:
+                for label, cache in (("cold", cache_root), ("warm", None)):
+                    rounds.setdefault(f"{code} {label}", []).append(
+                        run_all(codes[code], args.points, cache, f"{code} {label}")
+                    )
+    runs = {run: every[-1] for run, every in rounds.items()}
+    seconds = {
+        run: {name: sum(r[name][1] for r in every) / len(every) for name in args.points}
+        for run, every in rounds.items()
+    }
+    total = {run: sum(points.values()) for run, points in seconds.items()}
     for name in args.points:
         compare(
             name,
-            {run: points[name][1] for run, points in runs.items()},
+            {run: points[name] for run, points in seconds.items()},
             {code: runs[f"{code} warm"][name][0] for code in codes},
         )
     print(

@@ -10,7 +10,8 @@ sum to ``O(L)`` (a larger step diverges).
 The core, :func:`train`, is a pure JAX function of arrays; :func:`train_problems` is the one
 path of many problems (every start, ridge and seed of
 :func:`bayes_slr.studies.erm.erm_study`), run as the optimiser says (vectorised or one after
-another).
+another). :func:`padded_to_bucket` pads a batch's sequences to one of a few lengths
+(:data:`LENGTH_BUCKETS`) so that one compiled trainer serves several ``L``.
 """
 
 from __future__ import annotations
@@ -48,6 +49,48 @@ from the informed start; from scale 0.1 every random start reached the informed 
 basin. Softmax and linear reach the same minima from either scale. ``k = v = 0`` is a saddle
 point (no gradient on ``k`` when ``v = 0``), so the start is small but not zero.
 """
+
+
+LENGTH_BUCKETS = (3, 5, 10, 30, 100)
+"""Token counts a training set is padded to (:func:`padded_to_bucket`): a sequence of ``Lbar``
+tokens gets the smallest bucket ``>= Lbar`` (``Lbar`` itself beyond the last). Every shape is a
+compilation of the trainer, so ``L = 2`` and ``3`` share one; the other lengths of ``gap``'s
+default sweep keep their own, because an evaluation costs about its tokens: padded from 5 to
+10, a warm point took as long as at 10 (about 2.5 times its own time) to save one compilation
+of about 10 s (docs/performance.md)."""
+
+
+def bucket_length(Lbar: int, buckets: tuple[int, ...] = LENGTH_BUCKETS) -> int:
+    """The smallest of ``buckets`` that holds ``Lbar`` tokens, or ``Lbar`` beyond them."""
+    return min((b for b in buckets if b >= Lbar), default=Lbar)
+
+
+def padded_to_bucket(batch: SLRBatch, buckets: tuple[int, ...] = LENGTH_BUCKETS) -> SLRBatch:
+    """``batch`` with its token axis padded with zero tokens to :func:`bucket_length`.
+
+    The lengths are unchanged, so the padded tokens are masked: every activation gives them
+    weight 0 (normalised ones a logit of ``-inf``, element-wise ones a zero weight, and their
+    value ``z = 0``), and the objective, its gradient and the predictions are those of the
+    unpadded batch up to the order of summation (float rounding).
+
+    Parameters
+    ----------
+    batch : leaves ``X`` ``(..., N, Lbar, D)``, ``chi_star`` and ``z_star`` ``(..., N, Lbar)``.
+    buckets : the token counts to pad to (:data:`LENGTH_BUCKETS`).
+    """
+    Lbar = batch.X.shape[-2]
+    extra = bucket_length(Lbar, buckets) - Lbar
+    if extra == 0:
+        return batch
+
+    def pad(leaf: jax.Array, axis: int) -> jax.Array:
+        widths = [(0, 0)] * leaf.ndim
+        widths[axis] = (0, extra)
+        return jnp.pad(leaf, widths)
+
+    return batch._replace(
+        X=pad(batch.X, -2), chi_star=pad(batch.chi_star, -1), z_star=pad(batch.z_star, -1)
+    )
 
 
 class ERMFit(NamedTuple):
@@ -150,8 +193,8 @@ def _vectorised(
     return jax.vmap(over_grid)(starts, X, lengths, y, lams)
 
 
-def _one_by_one(starts, batches: SLRBatch, lams, **training: Any):
-    """Every problem of :func:`train_problems`, one after another, by the compiled
+def _one_by_one(starts, batches: SLRBatch, lams, active: np.ndarray, **training: Any):
+    """Every ``active`` problem of :func:`train_problems`, one after another, by the compiled
     single-problem trainer (:data:`train_jit`), each until its own stopping rule: a vectorised
     ``while_loop`` runs every member as long as its slowest one, and L-BFGS's batched line search
     and memory cost about ten times one problem's iteration per member
@@ -165,11 +208,22 @@ def _one_by_one(starts, batches: SLRBatch, lams, **training: Any):
         X, lengths, y = batches.X[s], batches.lengths[s], batches.y[s]
         for g, k in np.ndindex(grid, count):
             params = jax.tree_util.tree_unflatten(treedef, [leaf[s, g, k] for leaf in leaves])
-            results.append(train_jit(params, X, lengths, y, lam=float(lams[s, g]), **training))
+            results.append(
+                train_jit(params, X, lengths, y, lam=float(lams[s, g]), **training)
+                if active[s, g, k]
+                else _untrained(params)
+            )
     return jax.tree_util.tree_map(
         lambda *members: jnp.stack(members).reshape((seeds, grid, count) + members[0].shape),
         *results,
     )
+
+
+def _untrained(params: AttentionParams) -> tuple[AttentionParams, Any, Any, Any]:
+    """An inactive problem's result: its start, objective and gradient norm ``inf``, no
+    iterations."""
+    inf = jnp.asarray(jnp.inf)
+    return params, inf, inf, jnp.zeros((), jnp.int32)
 
 
 def train_problems(
@@ -183,6 +237,7 @@ def train_problems(
     max_iter: int,
     learning_rate: float = SGD_LEARNING_RATE,
     vectorised: bool | None = None,
+    active: np.ndarray | None = None,
 ) -> tuple[AttentionParams, jax.Array, jax.Array, jax.Array]:
     """Train every start of every ridge of every seed: the one path of many problems.
 
@@ -194,6 +249,9 @@ def train_problems(
     activation, optimizer, tol, max_iter, learning_rate : as :func:`train`.
     vectorised : one vectorised computation (``True``) or one problem after another (``False``);
         by default as the optimiser says (its ``vectorised``).
+    active : boolean ``(seeds, G, S)``, the problems to train (default all); an inactive one
+        comes back as its start with objective and gradient norm ``inf`` and no iterations
+        (one after another it is skipped; vectorised it is trained and its result replaced).
 
     Returns
     -------
@@ -208,9 +266,25 @@ def train_problems(
     )
     if vectorised is None:
         vectorised = get_optimizer(optimizer).vectorised
+    if active is None:
+        active = np.ones(jax.tree_util.tree_leaves(starts)[0].shape[:3], bool)
     if not vectorised:
-        return _one_by_one(starts, batches, lams, **training)
-    return _vectorised(starts, batches.X, batches.lengths, batches.y, jnp.asarray(lams), **training)
+        return _one_by_one(starts, batches, lams, np.asarray(active), **training)
+    params, values, grad_norms, counts = _vectorised(
+        starts, batches.X, batches.lengths, batches.y, jnp.asarray(lams), **training
+    )
+    mask = jnp.asarray(active)
+    params = jax.tree_util.tree_map(
+        lambda new, old: jnp.where(mask.reshape(mask.shape + (1,) * (new.ndim - 3)), new, old),
+        params,
+        starts,
+    )
+    return (
+        params,
+        jnp.where(mask, values, jnp.inf),
+        jnp.where(mask, grad_norms, jnp.inf),
+        jnp.where(mask, counts, 0),
+    )
 
 
 def default_learning_rate(config: SLRConfig, activation: str) -> float:

@@ -42,6 +42,7 @@ from bayes_slr.attention.training import (
     default_learning_rate,
     fit_erm,
     initial_params,
+    padded_to_bucket,
     train_problems,
 )
 from bayes_slr.errors import ConfigError, check_int
@@ -179,11 +180,11 @@ class _Trainer(NamedTuple):
             default_learning_rate(config, activation),
         )
 
-    def __call__(self, starts, batches: SLRBatch, lams):
-        """Every start (leaves ``(seeds, G, S, ...)``) trained on ``batches`` (leaves ``(seeds,
-        ...)``) at ``lams`` ``(seeds, G)``: ``(params, values, grad_norms, iterations)``
+    def __call__(self, starts, batches: SLRBatch, lams, active: np.ndarray | None = None):
+        """Every (``active``) start (leaves ``(seeds, G, S, ...)``) trained on ``batches`` (leaves
+        ``(seeds, ...)``) at ``lams`` ``(seeds, G)``: ``(params, values, grad_norms, iterations)``
         (:func:`~bayes_slr.attention.training.train_problems`)."""
-        return train_problems(starts, batches, lams, **self._asdict())
+        return train_problems(starts, batches, lams, active=active, **self._asdict())
 
 
 @functools.partial(jax.jit, static_argnames=("activation",))
@@ -232,18 +233,25 @@ def _validation_path(
     Each ``lam`` starts every candidate at its solution for the previous (larger) ``lam``
     (a diverged solution is not handed on: that candidate keeps its previous start): the solution
     moves little between neighbouring values, so a step costs tens of iterations where a cold
-    start at small ``lam`` costs hundreds. The path stops once every seed's validation error has
+    start at small ``lam`` costs hundreds. A candidate whose solution coincides with a
+    lower-objective one's (:func:`_distinct`) would walk the same path from there on: it is
+    left out of the smaller values (the scores take the lowest objective, which the kept one
+    holds). The path stops once every seed's validation error has
     been above its best for ``patience`` consecutive values: the smaller values, the slowest to
     fit (the ridge is what conditions the flat directions of the objective), are then
     left out (``nan`` in the scores).
     """
-    seeds = jax.tree_util.tree_leaves(candidates)[0].shape[0]
+    seeds, count = jax.tree_util.tree_leaves(candidates)[0].shape[:2]
     scores = np.full((seeds, len(lam_grid)), np.nan)
     current = _broadcast(candidates, (1,))
     worse = np.zeros(seeds, int)
+    active = np.ones((seeds, 1, count), bool)
     for position in np.argsort(lam_grid)[::-1]:
-        params, values, _, _ = trainer(current, fit_part, jnp.full((seeds, 1), lam_grid[position]))
+        params, values, _, _ = trainer(
+            current, fit_part, jnp.full((seeds, 1), lam_grid[position]), active
+        )
         values = np.asarray(values)
+        active &= _distinct(params, values)
         scores[:, position] = _scores(params, values, held_out, trainer.activation)[:, 0]
         finite = jnp.asarray(np.isfinite(values))
         current = jax.tree_util.tree_map(
@@ -258,6 +266,39 @@ def _validation_path(
         if np.all(worse >= patience):
             break
     return scores
+
+
+DUPLICATE_TOLERANCE = 1e-3
+"""Two solutions of the validation path are the same one when their parameters differ by at
+most this share of the kept one's norm: above L-BFGS's distance to the minimum at
+``|grad| <= tol`` (at most ``tol`` over the smallest curvature, ``>= lam / N``: ``1.6e-5`` at
+``lam = 100``, ``N = 1600``, where the starts of ``gap``'s points coincide), far below the
+distance between distinct minima (of the order of the norm)."""
+
+
+def _distinct(params, values: np.ndarray) -> np.ndarray:
+    """Which candidates (leaves and ``values`` ``(seeds, 1, S)``) hold a solution of their own:
+    in order of objective, one farther than :data:`DUPLICATE_TOLERANCE` (relative) from every
+    one kept before it; a diverged one (non-finite objective) is kept, to start again from its
+    previous solution."""
+    flat = np.concatenate(
+        [
+            np.asarray(leaf).reshape(leaf.shape[:3] + (-1,))
+            for leaf in jax.tree_util.tree_leaves(params)
+        ],
+        axis=-1,
+    )[:, 0]
+    keep = ~np.isfinite(values)
+    for s, row in enumerate(values[:, 0]):
+        kept: list[np.ndarray] = []
+        for k in np.flatnonzero(np.isfinite(row))[np.argsort(row[np.isfinite(row)])]:
+            if all(
+                np.linalg.norm(flat[s, k] - other) > DUPLICATE_TOLERANCE * np.linalg.norm(other)
+                for other in kept
+            ):
+                kept.append(flat[s, k])
+                keep[s, 0, k] = True
+    return keep
 
 
 def _broadcast(tree, shape):
@@ -377,6 +418,7 @@ def erm_study(
     trainer = _Trainer.of(config, activation, settings)
     keys = jax.vmap(lambda s: seed_keys(seed, s))(jnp.arange(settings.seeds))
     teachers, batches = _training_sets(config, settings, keys, N, data)
+    batches = padded_to_bucket(batches)  # one compiled trainer for several L
     random_starts, informed = _starts(config, settings, keys, teachers)
     candidates = random_starts if settings.init == "random" else _broadcast(informed, (1,))
     lams, validation = _ridges(trainer, settings, candidates, batches, N)
