@@ -418,7 +418,6 @@ def erm_study(
     trainer = _Trainer.of(config, activation, settings)
     keys = jax.vmap(lambda s: seed_keys(seed, s))(jnp.arange(settings.seeds))
     teachers, batches = _training_sets(config, settings, keys, N, data)
-    batches = padded_to_bucket(batches)  # one compiled trainer for several L
     random_starts, informed = _starts(config, settings, keys, teachers)
     candidates = random_starts if settings.init == "random" else _broadcast(informed, (1,))
     lams, validation = _ridges(trainer, settings, candidates, batches, N)
@@ -497,16 +496,19 @@ def _training_sets(
     config: SLRConfig, settings: ERMSettings, keys: jax.Array, N: int, data: GivenData | None
 ) -> tuple[Teacher | None, SLRBatch]:
     """The teachers and training sets of every seed (leaves with leading axis ``seeds``): drawn
-    from each seed's keys, or the given ones (``teachers`` is ``None`` for data without one)."""
+    from each seed's keys, or the given ones (``teachers`` is ``None`` for data without one);
+    the sets padded to their length bucket (:func:`padded_to_bucket`: one compiled trainer
+    serves several ``L``)."""
     if data is None:
         teachers = jax.vmap(lambda k: draw_teacher(k, config.D, exact=settings.exact_teacher))(
             keys[:, 0]
         )
-        return teachers, jax.vmap(lambda k, t: simulate(k, config, t, N))(keys[:, 1], teachers)
-    teachers, batches = (
-        jax.tree_util.tree_map(lambda leaf: jnp.asarray(leaf)[None], part) for part in data
-    )
-    return teachers, batches
+        batches = jax.vmap(lambda k, t: simulate(k, config, t, N))(keys[:, 1], teachers)
+    else:
+        teachers, batches = (
+            jax.tree_util.tree_map(lambda leaf: jnp.asarray(leaf)[None], part) for part in data
+        )
+    return teachers, padded_to_bucket(batches)
 
 
 def _starts(
