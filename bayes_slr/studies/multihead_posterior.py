@@ -36,15 +36,14 @@ from bayes_slr.inference.multihead_predictive import (
     matched_overlaps,
     multihead_bayes_error,
 )
-from bayes_slr.inference.samplers import sample_posterior
 from bayes_slr.models.batch import MultiHeadBatch, Teacher
 from bayes_slr.models.head_states import joint_head_states, joint_state_log_weights
-from bayes_slr.models.simulate import draw_task_teacher, simulate
-from bayes_slr.models.spec import SLRConfig, training_size
+from bayes_slr.models.spec import SLRConfig
 from bayes_slr.studies.multihead_posterior_records import (
     MultiHeadPosteriorSummary,
     skipped_notes,
 )
+from bayes_slr.studies.posterior import sample_chains, seed_training_set
 from bayes_slr.studies.posterior_file import settings_record
 from bayes_slr.studies.posterior_records import (
     Diagnostic,
@@ -70,22 +69,8 @@ def sample_multihead_tree(
     The keys of the teacher, the data and the chains are split from ``seed`` as the one-head
     posterior's are. ``progress``: show the chains' steps (changes no draw).
     """
-    N = training_size(alpha, config.D)
-    key_teacher, key_data, key_sampler = jax.random.split(jax.random.PRNGKey(seed), 3)
-    teacher = draw_task_teacher(key_teacher, config, exact=settings.exact_teacher)
-    batch = simulate(key_data, config, teacher, N)
-    draws = sample_posterior(
-        key_sampler,
-        config,
-        batch,
-        sampler=settings.sampler,
-        chains=settings.chains,
-        warmup=settings.warmup,
-        samples=settings.samples,
-        init=settings.init,
-        teacher=teacher,
-        progress=progress,
-    )
+    N, teacher, batch, key_sampler = seed_training_set(config, alpha, settings, seed)
+    draws = sample_chains(key_sampler, config, batch, teacher, settings, settings.init, progress)
     record = settings_record(settings, alpha, N, draws.sampler)
     tree = arviz_base.from_dict(
         {

@@ -39,7 +39,7 @@ from bayes_slr.models.scoring import (
     held_out_scorer,
     zero_predictor,
 )
-from bayes_slr.models.simulate import SLRBatch, Teacher, draw_teacher, simulate
+from bayes_slr.models.simulate import SLRBatch, Teacher, draw_task_teacher, simulate
 from bayes_slr.models.spec import SLRConfig, training_size
 from bayes_slr.studies.erm import erm_study, seed_keys
 from bayes_slr.studies.posterior_file import (
@@ -83,6 +83,47 @@ def _other_init(init: str) -> str:
     return "informed" if init == "random" else "random"
 
 
+def seed_training_set(
+    config: SLRConfig,
+    alpha: float,
+    settings: SamplingSettings,
+    seed: int,
+    data: tuple[Teacher | None, SLRBatch] | None = None,
+) -> tuple[int, Teacher | None, SLRBatch, jax.Array]:
+    """``N = round(alpha D)``, the teacher and training set of ``seed`` (drawn for ``config``,
+    one head or several, or the given ``data``) and the key of its chains."""
+    N = training_size(alpha, config.D)
+    key_teacher, key_data, key_sampler = jax.random.split(jax.random.PRNGKey(seed), 3)
+    if data is not None:
+        return N, *data, key_sampler
+    teacher = draw_task_teacher(key_teacher, config, exact=settings.exact_teacher)
+    return N, teacher, simulate(key_data, config, teacher, N), key_sampler
+
+
+def sample_chains(
+    key: jax.Array,
+    config: SLRConfig,
+    batch: SLRBatch,
+    teacher: Teacher | None,
+    settings: SamplingSettings,
+    init: str,
+    progress: bool,
+) -> PosteriorDraws:
+    """The chains of ``settings`` (sampler, chains, warm-up, draws) from the start ``init``."""
+    return sample_posterior(
+        key,
+        config,
+        batch,
+        sampler=settings.sampler,
+        chains=settings.chains,
+        warmup=settings.warmup,
+        samples=settings.samples,
+        init=init,
+        teacher=teacher,
+        progress=progress,
+    )
+
+
 def sample_tree(
     config: SLRConfig,
     alpha: float,
@@ -107,34 +148,22 @@ def sample_tree(
     the main chains start at random, with the teacher known) samples the same posterior;
     its draws are stored in the group :data:`~bayes_slr.studies.posterior_file.CHECK_GROUP`.
     """
-    N = training_size(alpha, config.D)
-    key_teacher, key_data, key_sampler = jax.random.split(jax.random.PRNGKey(seed), 3)
-    if data is None:
-        teacher = draw_teacher(key_teacher, config.D, exact=settings.exact_teacher)
-        batch = simulate(key_data, config, teacher, N)
-    else:
-        teacher, batch = data
-    sampling = {
-        "sampler": settings.sampler,
-        "chains": settings.chains,
-        "warmup": settings.warmup,
-        "samples": settings.samples,
-        "teacher": teacher,
-        "progress": progress,
-    }
-    draws = sample_posterior(key_sampler, config, batch, init=settings.init, **sampling)
+    N, teacher, batch, key_sampler = seed_training_set(config, alpha, settings, seed, data)
+    draws = sample_chains(key_sampler, config, batch, teacher, settings, settings.init, progress)
     record = {
         **settings_record(settings, alpha, N, draws.sampler),
         "data": None if about_data is None else about_data.to_dict(),
     }
     tree = posterior_io.to_datatree(draws, config, batch, teacher, seed=seed, settings=record)
     if settings.check_start and teacher is not None:
-        other = sample_posterior(
+        other = sample_chains(
             jax.random.fold_in(key_sampler, 1),
             config,
             batch,
-            init=_other_init(settings.init),
-            **sampling,
+            teacher,
+            settings,
+            _other_init(settings.init),
+            progress,
         )
         tree[CHECK_GROUP] = xr.DataTree(
             xr.Dataset(
