@@ -98,13 +98,15 @@ class Recorder:
     def trainer(self, call):
         """The trainer's ``__call__`` wrapped: time, iterations, evaluations of each call."""
 
-        def wrapper(trainer, starts, batches, lams):
+        def wrapper(trainer, starts, batches, lams, active=None):
             self.evaluations = 0
             start = time.perf_counter()
-            result = jax.block_until_ready(call(trainer, starts, batches, lams))
+            result = jax.block_until_ready(call(trainer, starts, batches, lams, active))
             seconds = time.perf_counter() - start
             jax.effects_barrier()
             iterations = np.asarray(result[3])  # (seeds, G, S)
+            if active is not None:  # the problems trained (coinciding starts leave the path)
+                iterations = iterations[np.asarray(active)]
             self.seconds[self.stage] += seconds
             self.calls.append(
                 {

@@ -50,8 +50,14 @@ from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.studies import erm as new_erm
 
 ROOT = Path(__file__).resolve().parent.parent
-ERM_MODULES = ("attention.erm_settings", "attention.training", "studies.erm")
-"""The modules loaded at the old revision, in import order (``bayes_slr.`` omitted)."""
+ERM_MODULES = (
+    "attention.erm_settings",
+    "attention.optimizers",
+    "attention.training",
+    "studies.erm",
+)
+"""The modules loaded at the old revision, in import order (``bayes_slr.`` omitted); one the
+revision does not have is the current one."""
 ALPHA = 16.0
 POINTS = {
     "readme": ("spiked", 3, 2.0, "softmax"),
@@ -76,13 +82,12 @@ def old_erm(revision: str):
     old = {}
     for name in ERM_MODULES:
         path = f"bayes_slr/{name.replace('.', '/')}.py"
-        source = subprocess.run(
-            ["git", "show", f"{revision}:{path}"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
+        shown = subprocess.run(
+            ["git", "show", f"{revision}:{path}"], cwd=ROOT, capture_output=True, text=True
+        )
+        if shown.returncode != 0:  # not at that revision: the current module serves
+            continue
+        source = shown.stdout
         spec = importlib.util.spec_from_loader(f"_old_{name.replace('.', '_')}", loader=None)
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module  # dataclasses look their module up there

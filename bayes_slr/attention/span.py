@@ -38,12 +38,56 @@ def span_basis(
     ``Q`` orthonormal); the reduced vectors are ``sqrt(4 / D) R``, so a token ``u = Q^T x`` of
     the reduced problem has the scores ``u . a' / 2 = x . a / sqrt(D)`` of ``x``.
     """
-    columns = jnp.stack([teacher.k_star, teacher.v_star, params.k, params.v], axis=1)
+    basis, small_params, small_teacher = _reduced(params, teacher)
+    return basis, jax.tree_util.tree_map(lambda leaf: leaf[0], small_params), small_teacher
+
+
+def span_reduction(
+    config: SLRConfig, teacher: Teacher, estimators: AttentionParams
+) -> tuple[SLRConfig, Teacher, AttentionParams]:
+    """The task of dimension ``m = 2 + 2 S`` whose sequences have the law of the projections of
+    ``config``'s tokens on ``k*, v*`` and the ``S`` estimators' ``k, v`` (module docstring):
+    every estimator's and the teacher's test error, each on the same sequences, at the cost of
+    dimension ``m`` instead of ``D``.
+
+    Parameters
+    ----------
+    config : the task.
+    teacher : ``(k*, v*)`` of shape ``(D,)``.
+    estimators : leaves ``k``, ``v`` of shape ``(S, D)`` and ``c`` of shape ``(S,)``.
+
+    Returns
+    -------
+    ``(config, teacher, estimators)`` of dimension ``m``; those given when ``m >= D`` (nothing
+    to gain).
+    """
+    if 2 + 2 * jnp.shape(estimators.k)[0] >= config.D:
+        return config, teacher, estimators
+    _, small_estimators, small_teacher = _reduced(estimators, teacher)
+    return config.replace(D=small_teacher.k_star.shape[0]), small_teacher, small_estimators
+
+
+def _reduced(estimators: AttentionParams, teacher: Teacher):
+    """``(Q, estimators', teacher')``: ``Q`` an orthonormal basis (``D x m``) of a space holding
+    the ``m = 2 + 2 S`` vectors ``k*, v*`` and each estimator's ``k, v`` (leaves ``(S, D)``, or
+    ``(D,)`` for one), from the QR factorisation of ``[k*, v*, k_1, v_1, ...]``, and the vectors'
+    coordinates scaled by ``sqrt(m / D)``: a token ``u = Q^T x`` then has the scores
+    ``u . a' / sqrt(m) = x . a / sqrt(D)`` of ``x`` (the teacher's and every estimator's)."""
+    k = jnp.reshape(estimators.k, (-1, teacher.k_star.shape[0]))
+    v = jnp.reshape(estimators.v, k.shape)
+    count = k.shape[0]
+    columns = jnp.concatenate(
+        [
+            jnp.stack([teacher.k_star, teacher.v_star]),
+            jnp.stack([k, v], axis=1).reshape(-1, k.shape[1]),
+        ]
+    ).T
     basis, coordinates = jnp.linalg.qr(columns)
-    coordinates = coordinates * math.sqrt(SPAN / columns.shape[0])
+    coordinates = coordinates * math.sqrt(columns.shape[1] / columns.shape[0])
+    pairs = coordinates[:, 2:].T.reshape(count, 2, -1)
     return (
         basis,
-        AttentionParams(coordinates[:, 2], coordinates[:, 3], jnp.asarray(params.c)),
+        AttentionParams(pairs[:, 0], pairs[:, 1], jnp.reshape(jnp.asarray(estimators.c), (count,))),
         Teacher(coordinates[:, 0], coordinates[:, 1]),
     )
 

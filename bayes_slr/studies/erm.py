@@ -37,6 +37,7 @@ from bayes_slr.attention.erm_settings import (
 )
 from bayes_slr.attention.estimators import AttentionParams, attention_predictor, overlaps, predict
 from bayes_slr.attention.optimizers import get_optimizer
+from bayes_slr.attention.span import span_reduction
 from bayes_slr.attention.training import (
     ERMFit,
     default_learning_rate,
@@ -445,7 +446,7 @@ def _seed_records(
             s,
             trained,
             None if teachers is None else jax.tree_util.tree_map(lambda leaf: leaf[s], teachers),
-            _scorer(config, settings, keys[s, 3], teachers, s, test_set),
+            (keys[s, 3], test_set),
             validation[s],
         )
         for s in range(settings.seeds)
@@ -633,20 +634,26 @@ def _train_every_start(
     return _Trained(params, values, grad_norms, counts, selected, lams)
 
 
-def _scorer(
+def _test_errors(
     config: SLRConfig,
     settings: ERMSettings,
-    key: jax.Array,
-    teachers: Teacher | None,
-    s: int,
-    test_set: SLRBatch | None,
-) -> Scorer:
-    """Seed ``s``'s test set: the given held-out sequences, or ``N_test`` fresh sequences of its
-    teacher from ``key``."""
+    fits: AttentionParams,
+    activation: str,
+    teacher: Teacher | None,
+    test: tuple[jax.Array, SLRBatch | None],
+):
+    """Every start's test error on the seed's test set (:func:`_start_test_errors`): the given
+    held-out sequences, or ``N_test`` fresh sequences of its teacher from the key of ``test``
+    ``(key, test_set)``, drawn in the span of the teacher and the fits
+    (:func:`~bayes_slr.attention.span.span_reduction`: the same law of every prediction and
+    label, ``2 + 2 S`` numbers a token instead of ``D``)."""
+    key, test_set = test
     if test_set is not None:
-        return held_out_scorer(config, test_set)
-    teacher = jax.tree_util.tree_map(lambda leaf: leaf[s], teachers)
-    return fresh_sample_scorer(key, config, teacher, settings.N_test)
+        task = None if teacher is None else (config, teacher)
+        return _start_test_errors(held_out_scorer(config, test_set), fits, activation, task)
+    small_config, small_teacher, small_fits = span_reduction(config, teacher, fits)
+    score = fresh_sample_scorer(key, small_config, small_teacher, settings.N_test)
+    return _start_test_errors(score, small_fits, activation, (small_config, small_teacher))
 
 
 def _seed_record(
@@ -656,15 +663,16 @@ def _seed_record(
     s: int,
     trained: _Trained,
     teacher: Teacher | None,
-    score: Scorer,
+    test: tuple[jax.Array, SLRBatch | None],
     validation: RidgeValidation | None,
 ) -> ERMSeed:
     """The per-seed record of :class:`ERMSummary` (its ``per_seed`` entries): every start, the
-    zero predictor and the oracle scored on seed ``s``'s test set."""
+    zero predictor and the oracle scored on seed ``s``'s test set (``test``: its key and the
+    given held-out sequences, :func:`_test_errors`)."""
     starts, tol = settings.starts, settings.tol
     fits = jax.tree_util.tree_map(lambda leaf: leaf[s], trained.params)
-    errors, stderrs, zero, oracle = _start_test_errors(
-        score, fits, trainer.activation, None if teacher is None else (config, teacher)
+    errors, stderrs, zero, oracle = _test_errors(
+        config, settings, fits, trainer.activation, teacher, test
     )
     chosen = int(trained.selected[s])
     fitted = jax.tree_util.tree_map(lambda leaf: leaf[chosen], fits)

@@ -325,12 +325,15 @@ def test_the_lowest_training_loss_random_start_is_reported(small_multistart):
 
 
 def test_zero_predictor_error_is_the_teacher_value_norm(small_multistart):
-    """``E[z*^2]`` on the test samples (Monte Carlo) against ``|v*|^2 / D`` (the teacher): two
-    routes.
+    """``E[z*^2]`` on the test samples (Monte Carlo) against the teacher's closed form: the
+    location's token is ``g + a k* / sqrt(D)`` (spiked, ``a = c_nu``), so ``E[z*^2] = |v*|^2 / D
+    + a^2 (k* . v* / D)^2``: two routes.
     """
-    _, fixed, _ = small_multistart
+    config, fixed, _ = small_multistart
     for record in fixed.per_seed:
-        assert abs(record.zero_error - record.overlaps.rho_v) < 4 * record.zero_stderr
+        o = record.overlaps
+        expected = o.rho_v + config.c_nu**2 * o.kstar_vstar**2
+        assert abs(record.zero_error - expected) < 4 * record.zero_stderr
 
 
 def test_informed_start_is_a_reference_unless_asked_for(small_multistart):
