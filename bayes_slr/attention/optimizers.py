@@ -37,11 +37,11 @@ LBFGS_MEMORY = 100
 """Past steps L-BFGS keeps to approximate the inverse Hessian (optax's default is 10).
 
 The objective has ``2 D (+ 1)`` parameters and is ill-conditioned at small ridges, most of all
-for linear attention at large ``L`` (its values scale with ``L``): with 10 steps the validation
-path of max-SLR ``L = 30`` linear took 398 iterations at ``lam = 0.316``, with 100 it took 123
-(spiked ``L = 30`` linear at ``lam = 0.1``: 440 and 139; softmax 39 and 33; ``L = 3``: the same
-counts), reaching the same objective to ``1e-9``. The memory's work per iteration, ``O(m D)``, is
-far below one evaluation of the objective, ``O(N L D)`` (docs/performance.md)."""
+for linear attention at large ``L`` (its values scale with ``L``): along the validation path of
+max-SLR ``L = 30`` linear, 10 steps took 266 iterations at ``lam = 1`` and 445 at ``0.316``, 100
+steps 102 and 123, to the same objective (``benchmarks/lbfgs_memory.py``; at ``L = 3`` the same
+counts). The memory's work per iteration, ``O(m D)``, is far below one evaluation of the
+objective, ``O(N L D)`` (docs/performance.md)."""
 
 
 class StoppingRule(NamedTuple):

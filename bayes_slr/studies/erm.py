@@ -129,8 +129,8 @@ class ERMSummary(NamedTuple):
     stderr : its standard error (see :func:`erm_study`).
     per_seed : one :class:`~bayes_slr.studies.erm_records.ERMSeed` per seed: the selected
         start's figures, every random start, the informed start, the zero predictor
-        (``E[z*^2]`` on the same test samples: ``|v*|^2/D``, not exactly 1 for a teacher drawn
-        from the prior), the oracle (the teacher's own Bayes predictor with known directions,
+        (``E[z*^2]`` on the same test samples: about ``|v*|^2/D``, not exactly 1 for a teacher
+        drawn from the prior), the oracle (the teacher's own Bayes predictor with known directions,
         docs/model.md section 2: on every sequence no predictor does better) and the choice of
         ``lam="auto"``.
     restarts_agree : all seeds' ``restarts_agree`` (``None`` with one random start).

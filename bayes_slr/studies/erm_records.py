@@ -94,7 +94,7 @@ class ERMSeed(Record):
     restarts_agree : whether the spread is within the tolerance (``None`` with one random start).
     informed : the informed start (the teacher), a reference never selected unless
         ``init="informed"`` (``None`` without a teacher).
-    zero_error, zero_stderr : the zero predictor on the same sequences (``|v*|^2/D``).
+    zero_error, zero_stderr : the zero predictor on the same sequences (about ``|v*|^2/D``).
     oracle : the teacher's Bayes predictor on the same sequences (``None`` without a teacher).
     validation : the choice of ``lam="auto"`` (``None`` for a given ridge).
     """

@@ -33,7 +33,7 @@ class ERMError(Record):
     start_spread : largest spread of the random starts' test errors over the seeds.
     converged : every reported fit reached the gradient tolerance.
     informed_test_error : the informed start's (a reference; ``None`` without a teacher).
-    zero_error : the zero predictor's on the same sequences (``|v*|^2/D`` for a teacher).
+    zero_error : the zero predictor's on the same sequences (about ``|v*|^2/D`` for a teacher).
     excess_over_zero, excess_over_zero_stderr : test error minus the zero predictor's, paired
         per seed, and its standard error.
     notes : sentences that must accompany the number (disagreeing starts, no convergence, a
