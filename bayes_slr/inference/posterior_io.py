@@ -87,48 +87,73 @@ def to_datatree(
     settings : dict, optional
         Further options to record (alpha, chains, warm-up, init, ...).
     """
-    import arviz_base
     import jax.numpy as jnp
 
     from bayes_slr.inference.predictive import training_location_posterior
 
     probs = training_location_posterior(config, batch, jnp.asarray(draws.k), jnp.asarray(draws.v))
-    tree = arviz_base.from_dict(
-        {
-            "posterior": {"k": draws.k, "v": draws.v, **overlaps(draws.k, draws.v, teacher)},
-            "sample_stats": {"lp": draws.log_density, **draws.sample_stats},
-            "observed_data": {"y": np.asarray(batch.y)},
-            "constant_data": {
-                "X": np.asarray(batch.X),
-                "lengths": np.asarray(batch.lengths),
-                "eps_true": np.asarray(batch.eps),
-                **(
-                    {}
-                    if teacher is None
-                    else {
-                        "k_star": np.asarray(teacher.k_star),
-                        "v_star": np.asarray(teacher.v_star),
-                    }
-                ),
-            },
-        },
-        dims={
-            "k": ["dim"],
-            "v": ["dim"],
-            "y": ["sequence"],
-            "X": ["sequence", "token", "dim"],
-            "lengths": ["sequence"],
-            "eps_true": ["sequence"],
-            "k_star": ["dim"],
-            "v_star": ["dim"],
-        },
-        attrs={"posterior": record_attrs(config, draws.sampler, seed, settings)},
+    tree = draws_tree(
+        draws, config, batch, teacher, overlaps(draws.k, draws.v, teacher), seed, settings
     )
     tree[_LOCATION_GROUP] = xr.Dataset(
         {"probs": (("chain", "sequence", "token"), np.asarray(probs))},
         coords={"chain": tree.posterior["chain"].values},
     )
     return tree
+
+
+def draws_tree(
+    draws: PosteriorDraws,
+    config: SLRConfig,
+    batch: SLRBatch,
+    teacher: Teacher | None,
+    draw_overlaps: dict[str, np.ndarray],
+    seed: int | None,
+    settings: JsonObject | None = None,
+    *,
+    head_axis: bool = False,
+    constant: dict[str, tuple[np.ndarray, list[str]]] | None = None,
+) -> xr.DataTree:
+    """The ArviZ ``DataTree`` every posterior shares: the draws of ``k``, ``v`` with
+    ``draw_overlaps`` (posterior), the log-density and the kernel's statistics (sample_stats), the
+    labels (observed_data), the tokens, lengths, true locations and the teacher (constant_data;
+    no teacher for data without one) and the record (:func:`record_attrs`).
+
+    ``head_axis``: the vectors and the true locations have a ``head`` axis (several heads);
+    ``constant``: further constant data, ``name -> (array, dims)``.
+    """
+    import arviz_base
+
+    heads = ["head"] if head_axis else []
+    extra = constant or {}
+    teacher_data = (
+        {}
+        if teacher is None
+        else {"k_star": np.asarray(teacher.k_star), "v_star": np.asarray(teacher.v_star)}
+    )
+    return arviz_base.from_dict(
+        {
+            "posterior": {"k": draws.k, "v": draws.v, **draw_overlaps},
+            "sample_stats": {"lp": draws.log_density, **draws.sample_stats},
+            "observed_data": {"y": np.asarray(batch.y)},
+            "constant_data": {
+                "X": np.asarray(batch.X),
+                "lengths": np.asarray(batch.lengths),
+                "eps_true": np.asarray(batch.eps),
+                **{name: array for name, (array, _) in extra.items()},
+                **teacher_data,
+            },
+        },
+        dims={
+            **{name: [*heads, "dim"] for name in ("k", "v", "k_star", "v_star")},
+            "y": ["sequence"],
+            "X": ["sequence", "token", "dim"],
+            "lengths": ["sequence"],
+            "eps_true": ["sequence", *heads],
+            **{name: dims for name, (_, dims) in extra.items()},
+        },
+        attrs={"posterior": record_attrs(config, draws.sampler, seed, settings)},
+    )
 
 
 def record_attrs(

@@ -23,7 +23,6 @@ Groups of the tree (the one-head file's layout, docs/posterior.md, with a head a
 
 from __future__ import annotations
 
-import arviz_base
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -72,36 +71,16 @@ def sample_multihead_tree(
     N, teacher, batch, key_sampler = seed_training_set(config, alpha, settings, seed)
     draws = sample_chains(key_sampler, config, batch, teacher, settings, settings.init, progress)
     record = settings_record(settings, alpha, N, draws.sampler)
-    tree = arviz_base.from_dict(
-        {
-            "posterior": {
-                "k": draws.k,
-                "v": draws.v,
-                **matched_overlaps(draws.k, draws.v, teacher),
-            },
-            "sample_stats": {"lp": draws.log_density, **draws.sample_stats},
-            "observed_data": {"y": np.asarray(batch.y)},
-            "constant_data": {
-                "X": np.asarray(batch.X),
-                "lengths": np.asarray(batch.lengths),
-                "eps_true": np.asarray(batch.eps),
-                "present": np.asarray(batch.present),
-                "k_star": np.asarray(teacher.k_star),
-                "v_star": np.asarray(teacher.v_star),
-            },
-        },
-        dims={
-            "k": ["head", "dim"],
-            "v": ["head", "dim"],
-            "y": ["sequence"],
-            "X": ["sequence", "token", "dim"],
-            "lengths": ["sequence"],
-            "eps_true": ["sequence", "head"],
-            "present": ["sequence", "head"],
-            "k_star": ["head", "dim"],
-            "v_star": ["head", "dim"],
-        },
-        attrs={"posterior": posterior_io.record_attrs(config, draws.sampler, seed, record)},
+    tree = posterior_io.draws_tree(
+        draws,
+        config,
+        batch,
+        teacher,
+        matched_overlaps(draws.k, draws.v, teacher),
+        seed,
+        record,
+        head_axis=True,
+        constant={"present": (np.asarray(batch.present), ["sequence", "head"])},
     )
     probs = head_state_posterior(config, batch, draws.k, draws.v, settings.max_draws)
     tree[HEAD_STATES_GROUP] = xr.Dataset(
