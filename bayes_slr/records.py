@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from bayes_slr.errors import ConfigError, RunStopped
 from bayes_slr.interrupts import raise_if_interrupted
+from bayes_slr.jax_setup import release_compiled_programs
 from bayes_slr.numerics.record import JsonObject
 from bayes_slr.progress import progress_bar
 
@@ -413,6 +414,7 @@ def run_sweep(
         stops there, the points finished before it are logged.
     """
     points = list(points)
+    solve = ReleasingPrograms(solve)
     results, pending = _logged_and_pending(points, log)
     failures: list[tuple[Point, str]] = []
     bar = progress_bar(
@@ -448,6 +450,22 @@ def run_sweep(
     finally:
         bar.close()
     return _in_order(points, results), failures
+
+
+class ReleasingPrograms:
+    """``solve`` followed, in the process that ran it (this one, or a Dask worker), by
+    :func:`~bayes_slr.jax_setup.release_compiled_programs`: a long sweep never holds so many
+    compiled programs that the kernel's limit on memory maps stops the next one loading."""
+
+    def __init__(self, solve: Solve) -> None:
+        self.solve = solve
+
+    def __call__(self, point: Point) -> Solved:
+        """The point's result; the programs released afterwards when they hold too many maps."""
+        try:
+            return self.solve(point)
+        finally:
+            release_compiled_programs()
 
 
 def _logged_and_pending(

@@ -8,7 +8,7 @@ import jax
 import pytest
 
 import bayes_slr  # noqa: F401  (turns on float64)
-from bayes_slr.jax_setup import enable_compilation_cache
+from bayes_slr.jax_setup import enable_compilation_cache, release_compiled_programs
 
 enable_compilation_cache()
 
@@ -19,6 +19,15 @@ FULL_SIZE = os.environ.get("BAYES_SLR_FULL", "") == "1"
 def full_size() -> bool:
     """True when ``BAYES_SLR_FULL=1``: slow tests run at their full size instead of the CI size."""
     return FULL_SIZE
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled_programs_released():
+    """After each test module, JAX's compiled programs are dropped once they hold half the
+    kernel's limit on memory maps: a test process loads thousands of programs, and at the limit
+    the next one crashes it inside XLA (bayes_slr.jax_setup)."""
+    yield
+    release_compiled_programs()
 
 
 @pytest.fixture
