@@ -534,8 +534,9 @@ def _erm(
 def _rescored(
     stored: StoredERM, config: SLRConfig, teacher: Teacher, N_test: int
 ) -> dict[str, ERMComparison]:
-    """The stored ERM fits scored on ``N_test`` fresh sequences of ERM's own test key (the
-    sequences :func:`~bayes_slr.studies.erm.erm_study` scored the first of)."""
+    """The stored ERM fits scored on ``N_test`` fresh sequences of ERM's own test key, in
+    dimension ``D`` (the law of the sequences :func:`~bayes_slr.studies.erm.erm_study` draws in
+    the span of the teacher and the fits, on other random numbers)."""
     score = fresh_sample_scorer(seed_keys(stored.seed, 0)[3], config, teacher, N_test)
     rows = {}
     for activation, row in stored.rows.items():
