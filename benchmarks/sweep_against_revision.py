@@ -31,12 +31,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 import psutil
+from erm_speed import grid_steps  # this folder: the ridges' distance on the default grid
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = "from bayes_slr.cli.entry import run; run()"
-GRID = np.logspace(-3, 2, 11)
 
 
 def checkout(revision: str, folder: Path) -> Path:
@@ -124,11 +123,6 @@ def finishing_times(samples: list[tuple[float, int]], count: int) -> list[float]
     return [next(t for t, n in samples if n > i) for i in range(count)]
 
 
-def steps_apart(a: float, b: float) -> int:
-    """Grid steps between two ridges of the default grid."""
-    return abs(int(np.argmin(abs(np.log(GRID / a)))) - int(np.argmin(abs(np.log(GRID / b)))))
-
-
 def flattened(row: dict, prefix: str = "") -> dict:
     """``{"a.b": value}`` of a nested row."""
     out = {}
@@ -167,7 +161,7 @@ def compared_rows(old: list[dict], new: list[dict]) -> dict:
                 "new": [eb["test_error"], eb["stderr"]],
                 "combined_stderrs": (eb["test_error"] - ea["test_error"])
                 / math.hypot(ea["stderr"], eb["stderr"]),
-                "lam_steps": [steps_apart(x, y) for x, y in zip(ea["lam"], eb["lam"], strict=True)],
+                "lam_steps": [grid_steps(x, y) for x, y in zip(ea["lam"], eb["lam"], strict=True)],
                 "notes_same": ea["notes"] == eb["notes"],
             }
         )
