@@ -7,6 +7,7 @@ from pathlib import Path
 from bayes_slr.errors import ConfigError as ConfigError
 from bayes_slr.experiments.amp import AMPResult
 from bayes_slr.experiments.bayes_risk import BayesRiskResult
+from bayes_slr.experiments.check import CheckResult
 from bayes_slr.experiments.dynamics import DynamicsResult
 from bayes_slr.experiments.gap import GapResult
 from bayes_slr.experiments.multihead import MultiHeadResult
@@ -28,6 +29,7 @@ __all__ = [
     "__version__",
     "amp",
     "bayes_risk",
+    "check",
     "dynamics",
     "gap",
     "multihead",
@@ -195,6 +197,57 @@ def bayes_risk(
     Returns
     -------
     BayesRiskResult
+    """
+
+def check(
+    *,
+    claims: Path | None = None,
+    level: float | None = None,
+    target_stderr: float | None = None,
+    seed: int = 0,
+    out: str | Path | None = None,
+    force: bool = False,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: bool | None = None,
+) -> CheckResult:
+    """a verdict (holds, fails, undecided) on every claim of a claims file.
+
+    Each claim compares two quantities (the Bayes error, an activation's population optimum, ERM at
+    alpha, the oracle, the zero predictor, the replica prediction, the state evolution, the
+    posterior, a number) at a task by a relation (below, above, equal within a tolerance); the
+    difference is measured with its standard error, paired on the same teachers where both sides
+    have them, teachers added in batches until it is decided, and the verdicts are adjusted over the
+    file (Holm). Without a file: the seed paper's claims (docs/claims.md).
+
+    Parameters
+    ----------
+    claims : pathlib._local.Path | None
+        a claims file (TOML, docs/claims.md): two quantities at a task and a relation per [[claim]].
+        Default: the seed paper's claims shipped with the toolkit.
+    level : float | None
+        family-wise error rate of the verdicts, in (0, 1) (Holm over the file's claims). Default:
+        the file's level, else 0.05.
+    target_stderr : float | None
+        stop adding teachers to a claim once its difference's standard error is below this, > 0.
+        Default: only a decision or the claim's max_teachers stops.
+    seed : int
+        root seed of every claim's teachers and Monte Carlo draws.
+    out : str | pathlib._local.Path | None
+        folder of a sweep (log and summary), or the output file.
+    force : bool
+        overwrite an existing output file.
+    workers : int | None
+        run the points on a local Dask cluster of this many workers.
+    scheduler : str | None
+        run the points on an existing Dask scheduler.
+    progress : bool | None
+        progress bars: on, off, or None to show them in a notebook (widgets) or on a terminal and
+        not when stderr is a file or a pipe.
+
+    Returns
+    -------
+    CheckResult
     """
 
 def dynamics(

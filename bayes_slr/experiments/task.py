@@ -23,15 +23,18 @@ from bayes_slr.attention.erm_settings import LAM_AUTO
 from bayes_slr.errors import ConfigError
 from bayes_slr.experiments.base import default_text as _default_text
 from bayes_slr.experiments.base import option
-from bayes_slr.models.spec import SLRConfig, task_config
+from bayes_slr.models.spec import (
+    DEFAULT_D,
+    DEFAULT_DELTA,
+    DEFAULT_L,
+    DEFAULT_VARIANT,
+    SLRConfig,
+    task_config,
+)
 from bayes_slr.models.spec import describe_nu as describe_nu  # the commands' import
 from bayes_slr.models.spec import resolved_nu as resolved_nu  # the commands' import
 from bayes_slr.models.variants import variant_names
 
-DEFAULT_VARIANT = "spiked"
-DEFAULT_L = 3
-DEFAULT_DELTA = 0.1
-DEFAULT_D = 100
 DEFAULT_SEED = 0
 NU_DEFAULT_TEXT = "the variant's own: spiked 2, max inf"
 

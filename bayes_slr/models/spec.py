@@ -12,6 +12,11 @@ from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.models.variants import TokenLaw, get_variant
 from bayes_slr.numerics.record import JsonObject, converter
 
+DEFAULT_VARIANT = "spiked"
+DEFAULT_L = 3
+DEFAULT_DELTA = 0.1
+DEFAULT_D = 100
+"""The toolkit's default task: every command's, and a claim's."""
 INITS = ("random", "informed")
 """Starts of every iterative method (ERM, samplers, state evolution, AMP): uninformed (random) or at
 the teacher.

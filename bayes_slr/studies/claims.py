@@ -1,0 +1,329 @@
+"""The evidence for a claim: each side measured by the route that fits it, and the difference
+``left - right`` with its standard error, teachers added in batches until it is decided.
+
+A side measured once (:func:`side_value`) is a quadrature (the Bayes error, a population optimum:
+its bound), an equation solved with Monte Carlo inside (the replica prediction, the state
+evolution: their standard errors) or a number. A side measured per teacher (:func:`teacher_batch`)
+is ERM (with the oracle and the zero predictor on the same test sequences of each teacher) or the
+posterior. Two ERM sides at the same seed share their teachers and training sets
+(:func:`~bayes_slr.studies.erm.seed_keys`), so their difference is paired teacher by teacher:
+each teacher's luck cancels. :func:`claim_evidence` adds batches of ``teachers`` (each batch its
+own seed) until the decision's p-value, counted over every batch it could look at and over the
+family's claims, is below the level, the standard error is below a target, or ``max_teachers``
+is reached; batches already stored are read back, never recomputed.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from bayes_slr.models.spec import SLRConfig, task_config
+from bayes_slr.numerics.decision import DifferenceEstimate, decision_p_value, relation_p_values
+from bayes_slr.studies.claims_records import (
+    Claim,
+    ClaimEvidence,
+    ClaimTask,
+    Quantity,
+    SideValue,
+    TeacherValues,
+)
+
+REPLICA_REPEATS = 4
+"""Independent channel draws the replica prediction is solved with: the spread of the four
+solutions gives its standard error."""
+BATCH_SEED_STRIDE = 1_000_003
+"""Batch ``b`` of a claim at root seed ``s`` draws its teachers from seed ``s + b * stride``: the
+batches' teachers are distinct, and the same batch at the same seed is the same teachers."""
+
+
+def claim_config(task: ClaimTask) -> SLRConfig:
+    """The SLR task of a claim (``D`` of its finite-data sides)."""
+    return task_config(
+        task.variant,
+        task.L,
+        task.variable_length,
+        task.nu,
+        task.Delta,
+        task.D,
+        task.heads,
+        task.presence,
+    )
+
+
+def side_value(claim: Claim, quantity: Quantity, seed: int) -> SideValue:
+    """A side measured once, with its standard error or bound."""
+    config = claim_config(claim.task)
+    name = quantity.estimator
+    if name == "value":
+        return SideValue(float(quantity.value))
+    if name == "bayes":
+        return _bayes(config)
+    if name == "population":
+        return _population(config, quantity.activation)
+    if name == "replica":
+        return _replica(config, claim.task, quantity.activation, seed)
+    if name == "state_evolution":
+        return _state_evolution(config, claim.task, seed)
+    raise AssertionError(f"{name} is measured per teacher")
+
+
+def _bayes(config: SLRConfig) -> SideValue:
+    """The Bayes error by quadrature, its bound."""
+    if config.multihead:
+        from bayes_slr.formulas.multihead import multihead_bayes_error_exact as exact
+    else:
+        from bayes_slr.formulas.bayes import bayes_error_exact as exact
+    value = exact(config)
+    return SideValue(float(value.value), bound=float(value.error_bound))
+
+
+def _population(config: SLRConfig, activation: str) -> SideValue:
+    """An activation's population optimum; on a multi-head task, of aligned heads (an upper
+    bound unless it meets the Bayes error)."""
+    from bayes_slr.formulas.optimum import optimal_population_error
+
+    optimum = optimal_population_error(activation, config)
+    error = float(optimum.error)
+    if config.multihead:
+        from bayes_slr.studies.multihead_population import optimum_scope
+        from bayes_slr.studies.multihead_population_records import UPPER_BOUND
+
+        scope = optimum_scope(config, error, _bayes(config).value)
+        return SideValue(error, upper_bound=scope == UPPER_BOUND)
+    return SideValue(error, upper_bound="boundary" in optimum.overlaps.note)
+
+
+def _replica(config: SLRConfig, task: ClaimTask, activation: str, seed: int) -> SideValue:
+    """The replica prediction of ERM at ``alpha`` and ``lam``: mean and standard error of
+    :data:`REPLICA_REPEATS` solutions on independent channel draws."""
+    from bayes_slr.formulas.replica_erm import erm_replica_point
+
+    values = [
+        float(
+            erm_replica_point(
+                config,
+                activation,
+                alpha=task.alpha,
+                lam=float(task.lam),
+                init="random",
+                seed=seed * REPLICA_REPEATS + repeat,
+            ).test_error
+        )
+        for repeat in range(REPLICA_REPEATS)
+    ]
+    return SideValue(float(np.mean(values)), float(np.std(values, ddof=1) / math.sqrt(len(values))))
+
+
+def _state_evolution(config: SLRConfig, task: ClaimTask, seed: int) -> SideValue:
+    """The Bayes-optimal state evolution's error at ``alpha`` (the fixed point of largest free
+    entropy) with its standard error (0 where the channel is a quadrature)."""
+    from bayes_slr.formulas.bayes_channel import BayesChannel
+    from bayes_slr.formulas.phase import bayes_branches
+
+    branches = bayes_branches(config, task.alpha, channel=BayesChannel(config, seed=seed))
+    stderr = float(branches.bayes.test_error_stderr)
+    return SideValue(float(branches.bayes.test_error), 0.0 if math.isnan(stderr) else stderr)
+
+
+def teacher_batch(claim: Claim, batch: int, seed: int) -> TeacherValues:
+    """Batch ``batch`` of ``claim.teachers`` teachers: each per-teacher side's values."""
+    batch_seed = seed + batch * BATCH_SEED_STRIDE
+    if claim.per_teacher == "erm":
+        values = _erm_values(claim, batch_seed)
+    else:
+        values = _posterior_values(claim, batch_seed)
+    left, right = (values.get(_key(q)) for q in (claim.left, claim.right))
+    return TeacherValues(
+        batch,
+        None if left is None else left[0],
+        None if left is None else left[1],
+        None if right is None else right[0],
+        None if right is None else right[1],
+    )
+
+
+PerTeacher = dict[str, tuple[tuple[float, ...], tuple[float, ...]]]
+"""Per-teacher values and standard errors by side key (:func:`_key`)."""
+
+
+def _key(quantity: Quantity) -> str:
+    return quantity.describe()
+
+
+def _erm_values(claim: Claim, batch_seed: int) -> PerTeacher:
+    """ERM of each ERM side's activation on the batch's teachers; the oracle and the zero
+    predictor on the first ERM side's test sequences."""
+    from bayes_slr.attention.erm_settings import ERMSettings
+    from bayes_slr.studies.erm import erm_study
+
+    config = claim_config(claim.task)
+    settings = ERMSettings(
+        lam=claim.task.lam,
+        seeds=claim.teachers,
+        exact_teacher=claim.task.teacher == "exact",
+        predict_population=False,
+    )
+    values: PerTeacher = {}
+    for quantity in (q for q in (claim.left, claim.right) if q.estimator == "erm"):
+        summary = erm_study(
+            config, quantity.activation, settings, batch_seed, alpha=claim.task.alpha
+        )
+        seeds = summary.per_seed
+        values[_key(quantity)] = (
+            tuple(r.test_error for r in seeds),
+            tuple(r.stderr for r in seeds),
+        )
+        values.setdefault(
+            "oracle",
+            (
+                tuple(r.oracle.test_error for r in seeds),
+                tuple(r.oracle.stderr for r in seeds),
+            ),
+        )
+        values.setdefault(
+            "zero",
+            (
+                tuple(r.zero_error for r in seeds),
+                tuple(r.zero_stderr for r in seeds),
+            ),
+        )
+    return values
+
+
+def _posterior_values(claim: Claim, batch_seed: int) -> PerTeacher:
+    """The posterior of each of the batch's teachers, its Bayes-optimal error with the teacher's
+    luck removed: ``bayes - oracle`` (paired on the same sequences) plus the population Bayes
+    error."""
+    from bayes_slr.studies.posterior_scaling import ScalingSampling, teacher_errors
+
+    config = claim_config(claim.task)
+    population = _bayes(config).value
+    sampling = ScalingSampling(exact_teacher=claim.task.teacher == "exact")
+    errors = [
+        teacher_errors(config, claim.task.alpha, batch_seed + i, sampling)
+        for i in range(claim.teachers)
+    ]
+    return {
+        "posterior": (
+            tuple(e.bayes_minus_oracle + population for e in errors),
+            tuple(e.bayes_minus_oracle_stderr for e in errors),
+        )
+    }
+
+
+def estimate(
+    left: SideValue | None, right: SideValue | None, batches: Sequence[TeacherValues]
+) -> tuple[DifferenceEstimate, float, float, int]:
+    """The difference ``left - right`` from the sides measured once (``left``, ``right``) and the
+    per-teacher batches: ``(estimate, left mean, right mean, teachers)``.
+
+    Per teacher, ``d_i = left_i - right_i``; with ``n >= 2`` teachers the standard error of their
+    mean is their spread over ``sqrt(n)`` (which holds each teacher's Monte Carlo error), floored
+    by the pooled Monte Carlo error, with ``n - 1`` degrees of freedom; with one teacher its Monte
+    Carlo error. A side measured once adds its standard error in quadrature and its bound.
+    """
+    once = [side for side in (left, right) if side is not None]
+    extra_var = sum(side.stderr**2 for side in once)
+    bound = sum(side.bound for side in once)
+    if not batches:
+        d = left.value - right.value
+        return DifferenceEstimate(d, math.sqrt(extra_var), bound), left.value, right.value, 0
+    a, a_se = _column(batches, "left", left)
+    b, b_se = _column(batches, "right", right)
+    d, n = a - b, a.size
+    mc_var = float(np.mean(a_se**2 + b_se**2)) / n
+    spread_var = float(np.var(d, ddof=1)) / n if n > 1 else 0.0
+    stderr = math.sqrt(max(spread_var, mc_var) + extra_var)
+    dof = n - 1 if n > 1 else math.inf
+    return (
+        DifferenceEstimate(float(d.mean()), stderr, bound, dof),
+        float(a.mean()),
+        float(b.mean()),
+        n,
+    )
+
+
+def _column(
+    batches: Sequence[TeacherValues], side: str, once: SideValue | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """One side's per-teacher values and Monte Carlo errors over the batches (a side measured
+    once repeated, its error counted separately)."""
+    if once is not None:
+        count = sum(len(b.left or b.right) for b in batches)
+        return np.full(count, once.value), np.zeros(count)
+    values = np.concatenate([getattr(b, side) for b in batches])
+    errors = np.concatenate([getattr(b, f"{side}_stderr") for b in batches])
+    return values, errors
+
+
+def claim_evidence(
+    claim: Claim,
+    seed: int,
+    threshold: float,
+    target_stderr: float | None = None,
+    stored: Callable[[int], TeacherValues | None] = lambda batch: None,
+    store: Callable[[TeacherValues], None] = lambda values: None,
+) -> ClaimEvidence:
+    """The evidence for ``claim``: its sides measured, teachers added batch by batch.
+
+    Parameters
+    ----------
+    claim : the claim.
+    seed : root seed of its teachers and Monte Carlo draws.
+    threshold : the p-value at which its decision stops the batches (the family's level over
+        its number of claims: Holm then decides it whatever the other claims' p-values).
+    target_stderr : stop once the difference's standard error is below it (``None``: only a
+        decision or the cap stops).
+    stored, store : read a batch kept before (``None`` if none), keep a finished one.
+    """
+    start = time.perf_counter()
+    left, right = (
+        None
+        if q.estimator in ("erm", "oracle", "zero", "posterior")
+        else side_value(claim, q, seed)
+        for q in (claim.left, claim.right)
+    )
+    batches: list[TeacherValues] = []
+    stopped = ""
+    while claim.per_teacher is not None:
+        batch = len(batches)
+        values = stored(batch)
+        if values is None:
+            values = teacher_batch(claim, batch, seed)
+            store(values)
+        batches.append(values)
+        found, *_ = estimate(left, right, batches)
+        p = decision_p_value(
+            *relation_p_values(found, claim.relation, claim.tolerance), claim.looks
+        )
+        if p <= threshold:
+            stopped = "decided"
+        elif target_stderr is not None and found.stderr <= target_stderr:
+            stopped = "target stderr"
+        elif (batch + 1) * claim.teachers >= claim.max_teachers:
+            stopped = "cap"
+        if stopped:
+            break
+    found, left_mean, right_mean, teachers = estimate(left, right, batches)
+    bounded = [
+        name for name, side in (("left", left), ("right", right)) if side and side.upper_bound
+    ]
+    one_sided = " and ".join(bounded)
+    return ClaimEvidence(
+        left=left_mean,
+        right=right_mean,
+        difference=found.value,
+        stderr=found.stderr,
+        bound=found.bound,
+        dof=found.dof,
+        teachers=teachers,
+        looks=claim.looks,
+        stopped=stopped,
+        one_sided=one_sided,
+        batches=tuple(batches),
+        seconds=time.perf_counter() - start,
+    )

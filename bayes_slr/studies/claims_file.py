@@ -1,0 +1,233 @@
+"""A claims file (TOML) read into typed :class:`~bayes_slr.studies.claims_records.Claim` records,
+every claim checked before any is evaluated. Imports without JAX.
+
+The format (docs/claims.md)::
+
+    level = 0.05                       # family-wise error rate of the verdicts (Holm)
+
+    [[claim]]
+    name = "softmax reaches the Bayes error"
+    left = "population softmax"        # "ESTIMATOR [ACTIVATION]", or a number
+    relation = "equal"                 # below, above, equal (then tolerance = ...)
+    right = "bayes"
+    tolerance = 1e-4
+    variant = "spiked"                 # the task: variant, nu, L, variable_length, heads,
+    L = [3, 10, 100]                   #   presence, Delta; alpha, D, lam,
+                                       #   teacher ("exact" or "prior") for finite data
+                                       # a list makes one claim per value
+
+A bad file is refused with one line naming the claim and the field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
+from bayes_slr.numerics.decision import RELATIONS
+from bayes_slr.studies.claims_records import ESTIMATORS, Claim, ClaimTask, Quantity
+
+TASK_KEYS = tuple(field.name for field in dataclasses.fields(ClaimTask))
+EXPANDING_KEYS = ("nu", "L", "presence", "alpha", "D")
+"""Task keys whose list value makes one claim per value."""
+CLAIM_KEYS = ("name", "left", "right", "relation", "tolerance", "teachers", "max_teachers")
+DEFAULT_LEVEL = 0.05
+TEACHERS = ("exact", "prior")
+
+
+@dataclasses.dataclass(frozen=True)
+class ClaimsFile:
+    """The claims of a file, expanded and checked, and the family-wise ``level`` of their
+    verdicts."""
+
+    claims: tuple[Claim, ...]
+    level: float
+
+
+def default_claims_path() -> Path:
+    """The shipped claims file: the seed paper's claims (docs/claims.md)."""
+    return Path(str(resources.files("bayes_slr.claims").joinpath("seed_paper.toml")))
+
+
+def read_claims(path: Path) -> ClaimsFile:
+    """The claims of the TOML file ``path``, each checked; ``ConfigError`` naming the claim and
+    the field of the first bad one (nothing is evaluated before every claim passes)."""
+    try:
+        document = tomllib.loads(Path(path).read_text())
+    except OSError as exc:
+        raise ConfigError(f"claims: cannot read {path}: {exc.strerror or exc}") from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"claims: {path} is not a TOML file: {exc}") from exc
+    unknown = set(document) - {"level", "claim"}
+    if unknown:
+        raise ConfigError(
+            f"claims: {path}: unknown top-level key(s) {', '.join(sorted(unknown))}; "
+            "accepted: level, [[claim]]"
+        )
+    level = check_real("level", document.get("level", DEFAULT_LEVEL), minimum=0, strict=True)
+    if level >= 1:
+        raise ConfigError(f"claims: level must be in (0, 1), got {level:g}")
+    entries = document.get("claim")
+    if not isinstance(entries, list) or not entries:
+        raise ConfigError(f"claims: {path} holds no [[claim]] table")
+    claims: list[Claim] = []
+    for number, entry in enumerate(entries, start=1):
+        label = f"claim {number} ({entry.get('name', 'unnamed')!r})"
+        try:
+            claims.extend(_expanded(entry))
+        except ConfigError as exc:
+            raise ConfigError(f"claims: {path}, {label}: {exc}") from exc
+    return ClaimsFile(tuple(claims), level)
+
+
+def _expanded(entry: dict[str, Any]) -> list[Claim]:
+    """The claims of one ``[[claim]]`` table: one per combination of its list-valued task keys."""
+    unknown = set(entry) - set(CLAIM_KEYS) - set(TASK_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"unknown field(s) {', '.join(sorted(unknown))}; accepted: "
+            f"{', '.join(CLAIM_KEYS + TASK_KEYS)}"
+        )
+    for key in ("name", "left", "right", "relation"):
+        if key not in entry:
+            raise ConfigError(f"field {key!r} is missing")
+    axes = {key: entry[key] for key in EXPANDING_KEYS if isinstance(entry.get(key), list)}
+    claims = []
+    for values in itertools.product(*axes.values()):
+        chosen = dict(zip(axes, values, strict=True))
+        suffix = ", ".join(f"{key}={value:g}" for key, value in chosen.items())
+        name = f"{entry['name']} ({suffix})" if suffix else str(entry["name"])
+        claims.append(_claim({**entry, **chosen, "name": name}))
+    return claims
+
+
+def _claim(entry: dict[str, Any]) -> Claim:
+    """One claim, checked: its task, both sides, the relation and the teachers."""
+    relation = entry["relation"]
+    if relation not in RELATIONS:
+        raise ConfigError(
+            f"field 'relation' must be one of {', '.join(RELATIONS)}; got {relation!r}"
+        )
+    tolerance = 0.0
+    if relation == "equal":
+        if "tolerance" not in entry:
+            raise ConfigError("field 'tolerance' is missing (relation 'equal' needs it, > 0)")
+        tolerance = check_real("tolerance", entry["tolerance"], minimum=0, strict=True)
+    elif "tolerance" in entry:
+        raise ConfigError(f"field 'tolerance' is only read with relation 'equal', not {relation!r}")
+    task = _task({key: entry[key] for key in TASK_KEYS if key in entry})
+    claim = Claim(
+        name=str(entry["name"]),
+        task=task,
+        left=_quantity("left", entry["left"]),
+        right=_quantity("right", entry["right"]),
+        relation=relation,
+        tolerance=tolerance,
+        teachers=check_int("teachers", entry.get("teachers", 4), 1),
+        max_teachers=check_int("max_teachers", entry.get("max_teachers", 16), 1),
+    )
+    _check_route(claim, given_alpha="alpha" in entry)
+    return claim
+
+
+def _quantity(side: str, value: Any) -> Quantity:
+    """A side written ``"ESTIMATOR [ACTIVATION]"`` or as a number."""
+    from bayes_slr.attention.activations import check_activation
+
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return Quantity("value", value=check_real(side, value))
+    if not isinstance(value, str) or not value.split():
+        raise ConfigError(f"field {side!r} must be 'ESTIMATOR [ACTIVATION]' or a number")
+    words = value.split()
+    estimator, rest = words[0], words[1:]
+    if estimator not in ESTIMATORS or estimator == "value":
+        known = ", ".join(name for name in ESTIMATORS if name != "value")
+        raise ConfigError(f"field {side!r}: unknown estimator {estimator!r}; known: {known}")
+    spec = ESTIMATORS[estimator]
+    if spec.activation != bool(rest) or len(rest) > 1:
+        need = "one activation after it" if spec.activation else "no activation"
+        raise ConfigError(f"field {side!r}: estimator {estimator!r} takes {need}, got {value!r}")
+    activation = check_activation(rest[0]) if rest else None
+    return Quantity(estimator, activation)
+
+
+def _task(fields: dict[str, Any]) -> ClaimTask:
+    """The task fields, checked by the one function that resolves a task."""
+    from bayes_slr.models.spec import task_config
+
+    task = ClaimTask(**fields)
+    task_config(
+        task.variant,
+        check_int("L", task.L, 1),
+        task.variable_length,
+        task.nu,
+        task.Delta,
+        check_int("D", task.D, 1),
+        check_int("heads", task.heads, 1),
+        task.presence,
+    )
+    if task.alpha is not None:
+        check_real("alpha", task.alpha, minimum=0, strict=True)
+    if task.lam != "auto":
+        check_real("lam", task.lam, minimum=0)
+    check_choice("teacher", task.teacher, TEACHERS)
+    return task
+
+
+def _check_route(claim: Claim, given_alpha: bool) -> None:
+    """Refuse a claim the toolkit has no route for, before any work."""
+    sides = (claim.left, claim.right)
+    specs = [ESTIMATORS[q.estimator] for q in sides]
+    if claim.left == claim.right:
+        raise ConfigError("fields 'left' and 'right' name the same quantity")
+    if claim.max_teachers < claim.teachers:
+        raise ConfigError(
+            f"max_teachers ({claim.max_teachers}) must be >= teachers ({claim.teachers})"
+        )
+    finite = any(spec.finite_data for spec in specs)
+    if finite and claim.task.alpha is None:
+        raise ConfigError("field 'alpha' is missing (a side is measured at finite data)")
+    if given_alpha and not finite:
+        raise ConfigError("field 'alpha' is given but no side is measured at finite data")
+    families = {spec.per_teacher for spec in specs} - {None}
+    if len(families) > 1:
+        raise ConfigError(
+            "no route compares an ERM side with a posterior side: they are measured on "
+            "different teachers"
+        )
+    for side, spec in zip(("left", "right"), specs, strict=True):
+        _check_side(claim, side, spec, sides)
+
+
+def _check_side(claim: Claim, side: str, spec: Any, sides: tuple[Quantity, ...]) -> None:
+    """Refuse one side without a route at the claim's task."""
+    task = claim.task
+    if task.multihead and not spec.multihead:
+        raise ConfigError(
+            f"field {side!r}: no route computes {spec.name} on a multi-head task "
+            "(heads > 1 or presence < 1); bayes and population do"
+        )
+    if spec.name in ("oracle", "zero") and not any(q.estimator == "erm" for q in sides):
+        raise ConfigError(
+            f"field {side!r}: {spec.name} is measured on ERM's test sequences: the other side "
+            "must be 'erm ACTIVATION'"
+        )
+    if spec.name == "replica" and task.lam == "auto":
+        raise ConfigError(f"field {side!r}: the replica prediction needs a numeric 'lam', not auto")
+    if spec.name == "posterior" and math.isinf(_nu(task)):
+        raise ConfigError(
+            f"field {side!r}: the posterior needs a finite nu (max-SLR's default is inf)"
+        )
+
+
+def _nu(task: ClaimTask) -> float:
+    """The task's ``nu`` (the variant's default when not given)."""
+    from bayes_slr.models.spec import resolved_nu
+
+    return resolved_nu(task.variant, task.nu)
