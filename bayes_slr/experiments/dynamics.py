@@ -63,7 +63,11 @@ from bayes_slr.studies.dynamics_erm import (
 )
 from bayes_slr.studies.dynamics_methods import (
     DEFAULT_BATCH,
+    DEFAULT_LOG_POINTS,
+    DEFAULT_N_TEST,
+    DEFAULT_ODE_DRAWS,
     DEFAULT_T_MAX,
+    DEFAULT_TOLERANCE,
     DynamicsRequest,
     DynamicsSettings,
     check_heads,
@@ -185,15 +189,16 @@ class DynamicsOptions(Options):
         DEFAULT_REPLICA_SAMPLES,
         "channel draws of the replica ERM equations, >= 2 (gd with --compare-erm)",
     )
-    log_points: int = option(40, "about this many log-spaced logged steps, >= 2")
-    N_test: int = option(20_000, "test sequences per logged point, >= 2 (gd, sgd)")
+    log_points: int = option(DEFAULT_LOG_POINTS, "about this many log-spaced logged steps, >= 2")
+    N_test: int = option(DEFAULT_N_TEST, "test sequences per logged point, >= 2 (gd, sgd)")
     ode_draws: int = option(
-        2**16,
+        DEFAULT_ODE_DRAWS,
         "Monte Carlo draws of the ODEs' terms, an even number >= 2 (flow, sgd-ode)",
         aliases=("--mc-samples",),
     )
     tolerance: float = option(
-        0.01, "reached: the final test error at most this far above the population optimum, > 0"
+        DEFAULT_TOLERANCE,
+        "reached: the final test error at most this far above the population optimum, > 0",
     )
 
     def validate(self) -> None:

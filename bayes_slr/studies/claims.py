@@ -24,6 +24,7 @@ import numpy as np
 from bayes_slr.models.spec import SLRConfig, task_config
 from bayes_slr.numerics.decision import DifferenceEstimate, decision_p_value, relation_p_values
 from bayes_slr.studies.claims_records import (
+    ESTIMATORS,
     Claim,
     ClaimEvidence,
     ClaimTask,
@@ -132,10 +133,8 @@ def _state_evolution(config: SLRConfig, task: ClaimTask, seed: int) -> SideValue
 def teacher_batch(claim: Claim, batch: int, seed: int) -> TeacherValues:
     """Batch ``batch`` of ``claim.teachers`` teachers: each per-teacher side's values."""
     batch_seed = seed + batch * BATCH_SEED_STRIDE
-    if claim.per_teacher == "erm":
-        values = _erm_values(claim, batch_seed)
-    else:
-        values = _posterior_values(claim, batch_seed)
+    family = {"erm": _erm_values, "posterior": _posterior_values, "sgd": _sgd_values}
+    values = family[claim.per_teacher](claim, batch_seed)
     left, right = (values.get(_key(q)) for q in (claim.left, claim.right))
     return TeacherValues(
         batch,
@@ -215,6 +214,28 @@ def _posterior_values(claim: Claim, batch_seed: int) -> PerTeacher:
     }
 
 
+def _sgd_values(claim: Claim, batch_seed: int) -> PerTeacher:
+    """Online SGD of each SGD side's activation (the ``dynamics`` command's defaults at the
+    claim's ``D``), one run per teacher of the batch: its final test error."""
+    from bayes_slr.studies.dynamics import dynamics_point
+    from bayes_slr.studies.dynamics_methods import DynamicsRequest, get_dynamics_method
+
+    config = claim_config(claim.task)
+    method = get_dynamics_method("sgd")
+    settings = method.settings(DynamicsRequest(D=claim.task.D))
+    values: PerTeacher = {}
+    for quantity in (q for q in (claim.left, claim.right) if q.estimator == "sgd"):
+        runs = [
+            dynamics_point(config, quantity.activation, batch_seed + i, settings)
+            for i in range(claim.teachers)
+        ]
+        values[_key(quantity)] = (
+            tuple(run.final_error for run in runs),
+            tuple(run.final_stderr for run in runs),
+        )
+    return values
+
+
 def estimate(
     left: SideValue | None, right: SideValue | None, batches: Sequence[TeacherValues]
 ) -> tuple[DifferenceEstimate, float, float, int]:
@@ -282,9 +303,7 @@ def claim_evidence(
     """
     start = time.perf_counter()
     left, right = (
-        None
-        if q.estimator in ("erm", "oracle", "zero", "posterior")
-        else side_value(claim, q, seed)
+        None if ESTIMATORS[q.estimator].per_teacher else side_value(claim, q, seed)
         for q in (claim.left, claim.right)
     )
     batches: list[TeacherValues] = []

@@ -198,8 +198,8 @@ def _check_route(claim: Claim, given_alpha: bool) -> None:
     families = {spec.per_teacher for spec in specs} - {None}
     if len(families) > 1:
         raise ConfigError(
-            "no route compares an ERM side with a posterior side: they are measured on "
-            "different teachers"
+            f"no route compares sides measured on different teachers "
+            f"({' and '.join(sorted(families))}): a difference is paired on one family"
         )
     for side, spec in zip(("left", "right"), specs, strict=True):
         _check_side(claim, side, spec, sides)
@@ -218,6 +218,8 @@ def _check_side(claim: Claim, side: str, spec: Any, sides: tuple[Quantity, ...])
             f"field {side!r}: {spec.name} is measured on ERM's test sequences: the other side "
             "must be 'erm ACTIVATION'"
         )
+    if spec.name == "sgd" and (task.alpha is not None):
+        raise ConfigError(f"field {side!r}: online SGD sees fresh sequences: it takes no 'alpha'")
     if spec.name == "replica" and task.lam == "auto":
         raise ConfigError(f"field {side!r}: the replica prediction needs a numeric 'lam', not auto")
     if spec.name == "posterior" and math.isinf(_nu(task)):

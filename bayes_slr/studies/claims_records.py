@@ -95,6 +95,13 @@ ESTIMATORS: dict[str, EstimatorSpec] = {
             finite_data=True,
             per_teacher="posterior",
         ),
+        EstimatorSpec(
+            "sgd",
+            "online SGD's test error at the end of its run (the dynamics command's defaults: "
+            "fresh sequences every step, from a random start), per teacher",
+            activation=True,
+            per_teacher="sgd",
+        ),
         EstimatorSpec("value", "a number given in the file (value = ...)"),
     )
 }
@@ -150,8 +157,9 @@ class ClaimTask(Record):
         """Whether the task has several heads or absent ones."""
         return self.heads > 1 or self.presence < 1
 
-    def describe(self) -> str:
-        """``spiked nu=2 L=3 alpha=16 D=50``: the task as a table shows it."""
+    def describe(self, sized: bool = False) -> str:
+        """``spiked nu=2 L=3 alpha=16 D=50``: the task as a table shows it (``D`` with ``alpha``,
+        or when ``sized``: a side measured at dimension ``D``)."""
         from bayes_slr.models.spec import describe_nu, resolved_nu
 
         length = f"U1..{self.L}" if self.variable_length else str(self.L)
@@ -159,8 +167,9 @@ class ClaimTask(Record):
         if self.multihead:
             text += f" H={self.heads} rho={self.presence:g}"
         if self.alpha is not None:
-            text += f" alpha={self.alpha:g} D={self.D}"
-            text += "" if self.teacher == "exact" else " prior teachers"
+            text += f" alpha={self.alpha:g}"
+        if self.alpha is not None or sized:
+            text += f" D={self.D}" + ("" if self.teacher == "exact" else " prior teachers")
         return text
 
 

@@ -113,7 +113,7 @@ def verdicts(
         rows.append(
             ClaimVerdict(
                 name=claim.name,
-                task=claim.task.describe(),
+                task=claim.task.describe(sized=claim.per_teacher is not None),
                 statement=claim.statement(),
                 left=evidence.left,
                 right=evidence.right,
@@ -135,15 +135,8 @@ def verdicts(
 def to_decide(claim: Claim, evidence: ClaimEvidence, level: float) -> str:
     """What would decide an undecided claim at ``level`` (its share of the family's)."""
     if evidence.one_sided:
-        sides = (
-            "side is an upper bound"
-            if " and " not in evidence.one_sided
-            else "sides are upper bounds"
-        )
-        return (
-            f"the {evidence.one_sided} {sides} (heads aligned one to one): the optimum over all "
-            "overlaps would decide it"
-        )
+        bounds = "an upper bound" if " and " not in evidence.one_sided else "upper bounds"
+        return f"{evidence.one_sided}: {bounds} (aligned heads); needs the all-overlap optimum"
     found = estimate_of(evidence)
     if evidence.stderr <= 0:
         if evidence.bound > 0:
@@ -168,7 +161,7 @@ def evidence_text(verdict: ClaimVerdict) -> str:
     """``-0.0912 +- 0.0104 (8 teachers)``: the difference as a table cell, its digits matched to
     its error."""
     error = max(verdict.stderr, verdict.bound)
-    digits = 6 if error <= 0 else max(1, min(8, 1 - math.floor(math.log10(error))))
+    digits = 6 if error <= 0 else max(1, min(6, 1 - math.floor(math.log10(error))))
     text = f"{verdict.difference:+.{digits}f}"
     if verdict.stderr > 0:
         text += f" +- {verdict.stderr:.{digits}f}"

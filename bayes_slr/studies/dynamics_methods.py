@@ -25,6 +25,7 @@ from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics.record import Record
 from bayes_slr.registry import Registry
+from bayes_slr.studies.dynamics_erm import DEFAULT_REPLICA_SAMPLES
 
 DEFAULT_T_MAX = 40.0
 DEFAULT_BATCH = 32
@@ -32,6 +33,13 @@ DEFAULT_BATCH = 32
 the error it ends at by about ``0.23 eta / B`` (softmax, spiked ``nu = 2``, ``L = 3``: the SGD ODE
 ends 0.058 above the optimum at ``eta / B = 1/4``, 0.007 at ``1/32``): the default ``1/32`` ends
 within the default tolerance."""
+DEFAULT_LOG_POINTS = 40
+DEFAULT_N_TEST = 20_000
+DEFAULT_ODE_DRAWS = 2**16
+DEFAULT_TOLERANCE = 0.01
+"""The defaults of a request (the ``dynamics`` command's): logged points, test sequences per
+logged point, the ODEs' Monte Carlo draws, and how far above the population optimum counts as
+reaching it."""
 T_MIN = 1e-2
 """First logged time after 0 of an ODE."""
 
@@ -54,20 +62,20 @@ class DynamicsRequest(Record):
     """
 
     D: int
-    start: str
-    sphere: bool
-    t_max: float | None
-    steps: int | None
-    eta: float | None
-    batch: int | None
-    alpha: float | None
-    lam: float
-    compare_erm: bool
-    replica_samples: int
-    log_points: int
-    N_test: int
-    ode_draws: int
-    tolerance: float
+    start: str = "random"
+    sphere: bool = False
+    t_max: float | None = None
+    steps: int | None = None
+    eta: float | None = None
+    batch: int | None = None
+    alpha: float | None = None
+    lam: float = 0.0
+    compare_erm: bool = True
+    replica_samples: int = DEFAULT_REPLICA_SAMPLES
+    log_points: int = DEFAULT_LOG_POINTS
+    N_test: int = DEFAULT_N_TEST
+    ode_draws: int = DEFAULT_ODE_DRAWS
+    tolerance: float = DEFAULT_TOLERANCE
 
     def __post_init__(self) -> None:
         check_int("D", self.D, 1)

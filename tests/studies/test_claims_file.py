@@ -87,7 +87,7 @@ CLAIM = 'name = "c"\nleft = "population linear"\nrelation = "above"\nright = "ba
         (
             CLAIM.replace("population linear", "erm linear").replace('"bayes"', '"posterior"')
             + "alpha = 4\n",
-            "no route compares an ERM side with a posterior side",
+            "no route compares sides measured on different teachers (erm and posterior)",
         ),
         (
             CLAIM.replace('"bayes"', '"posterior"') + 'alpha = 4\nvariant = "max"\n',
@@ -124,3 +124,10 @@ def test_a_bad_file_is_refused(tmp_path, text, named) -> None:
 def test_a_missing_file_is_refused(tmp_path) -> None:
     with pytest.raises(ConfigError, match="cannot read"):
         read_claims(tmp_path / "absent.toml")
+
+
+def test_online_sgd_is_measured_per_teacher(tmp_path) -> None:
+    """``sgd ACT`` runs on fresh sequences: no ``alpha``, its own teachers."""
+    text = CLAIM.replace("population linear", "sgd softmax") + "D = 200\n"
+    (claim,) = read_claims(_file(tmp_path, "[[claim]]\n" + text)).claims
+    assert claim.per_teacher == "sgd" and claim.task.D == 200
