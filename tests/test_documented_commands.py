@@ -17,7 +17,7 @@ from bayes_slr.experiments import EXPERIMENTS
 
 ROOT = Path(__file__).parent.parent
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-NEEDS_A_FILE = ("--data", "--from")
+NEEDS_A_FILE = ("--data", "--from", "--claims")
 """Options whose validation reads a file the example made before (checked by their own tests)."""
 
 

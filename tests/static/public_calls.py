@@ -79,3 +79,8 @@ def multihead() -> float:
 
 def exported() -> tuple[type[Exception], type, type]:
     return ConfigError, LengthLaw, SLRConfig
+
+
+def check() -> str:
+    result = bayes_slr.check(claims=Path("claims.toml"), level=0.01, target_stderr=0.005)
+    return result.rows[0].verdict
