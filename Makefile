@@ -11,7 +11,7 @@ PYENV_ROOT ?= $(HOME)/.pyenv
 comma := ,
 IS_RECENT := import sys; print(sys.executable) if sys.version_info >= ($(subst .,$(comma),$(MIN_PYTHON))) else sys.exit(1)
 
-.PHONY: demo test test-variation format clean
+.PHONY: demo test docs test-variation format clean
 
 # A .venv made by an older Python (or whose interpreter no longer runs) is made again.
 ifneq ($(wildcard $(VENV)),)
@@ -42,18 +42,26 @@ $(BIN)/python:
 	"$$py" -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# Reinstall only when the dependency declarations change.
+# Reinstall only when the dependency declarations change (the extras' too: they are declared
+# in pyproject.toml and pinned in constraints.txt).
 $(STAMP): $(BIN)/python pyproject.toml constraints.txt
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,docs]'
 	touch $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/bayes-slr gap
 
+# The documentation site (Sphinx, MyST, the committed notebooks unexecuted) in docs/_build/html.
+DOCS_BUILD := $(BIN)/python -m sphinx -b html -q docs docs/_build/html
+docs: $(STAMP)
+	$(DOCS_BUILD)
+	@echo "open docs/_build/html/index.html"
+
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(DOCS_BUILD) -E -n -W --keep-going
 	$(BIN)/python -m pytest -n 2 --dist loadfile --nbmake tests notebooks
 
 # The whole suite under conditions that change floating-point rounding (one XLA thread, one core,
@@ -66,4 +74,4 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache docs/_build docs/gallery docs/reference/generated

@@ -19,13 +19,15 @@
 # Every public function of `bayes_slr` once, at small sizes (about a minute and a half on 2
 # cores), as a notebook shows it: each result renders as a table with its notes and its warnings
 # highlighted, progress shows as widgets (and nowhere when nobody watches), NumPy values are
-# accepted as arguments, `to_pandas()` gives tidy frames, and the warnings of a result reach
-# Python's `warnings` under the toolkit's categories (`bayes_slr.ConvergenceWarning`, ...). The
-# test suite runs this notebook and checks that it writes nothing on stderr.
+# accepted as arguments, `to_pandas()` gives tidy frames, `plot()` draws the figure, and the
+# warnings of a result reach Python's `warnings` under the toolkit's categories
+# (`bayes_slr.ConvergenceWarning`, ...). The test suite runs this notebook and checks that it
+# writes nothing on stderr.
 
 # %%
 import warnings
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 import bayes_slr
@@ -55,6 +57,15 @@ gap
 
 # %%
 gap.to_pandas().head()
+
+# %% [markdown]
+# **Every result draws its figure** with `plot()` (on a new figure, or on the axes given as
+# `ax=`; `save_plot(path)` writes it): here each activation's population error against `L`,
+# beside the Bayes error.
+
+# %%
+gap.plot()
+plt.show()
 
 # %% [markdown]
 # **Replica theory** of ERM along alpha (a NumPy array) and **GAMP** at `D = 200`:
@@ -105,3 +116,11 @@ flow
 
 # %%
 flow.trajectories().tail(3)
+
+# %% [markdown]
+# Its figure: the test error along the flow (log time axis), with the Bayes error and the
+# population optimum it should reach.
+
+# %%
+flow.plot()
+plt.show()
