@@ -405,8 +405,11 @@ def test_gap_on_data_agrees_with_the_teacher_route(files, held_out_runs, capsys)
     route = reference.erm["softmax"].test_error - reference.erm["linear"].test_error
     route_stderr = math.hypot(reference.erm["softmax"].stderr, reference.erm["linear"].stderr)
     assert abs(paired.value - route) < 4 * math.hypot(paired.stderr, route_stderr)
-    assert reference.erm_paired_differences is None
-    assert f"  softmax - linear: {paired.value:+.4f} +- {paired.stderr:.4f}" in held.table()
+    by_teacher = reference.erm_paired_differences["softmax - linear"]  # one teacher, its sequences
+    assert by_teacher.n == 1 and by_teacher.value == pytest.approx(route, abs=1e-12)
+    symbol = {1: ">", -1: "<", 0: "~"}[paired.sign()]
+    assert f"softmax {symbol} linear {paired.value:+.4f}+-{paired.stderr:.4f}" in held.table()
+    assert "held-out sequences:" in held.table() and "1 teacher:" in teacher.table()
 
 
 def _bad_files(folder) -> dict[str, tuple]:
