@@ -217,10 +217,11 @@ def _paired_lines(row: GapRow, activations: Sequence[str]) -> list[str]:
     differences = row.erm_paired_differences or {}
     if not differences:
         return []
-    found = [a for a in activations if any(name.startswith(f"{a} - ") for name in differences)]
-    with_oracle = any(name.endswith(" - oracle") for name in differences)
+    sides = {side for name in differences for side in name.split(" - ", 1)}
+    found = [a for a in activations if a in sides]
     teachers = max(d.n or 1 for d in differences.values())
-    scope = f"{teachers} teacher{'s' * (teachers > 1)}" if with_oracle else "held-out sequences"
+    drawn = row.oracle is not None or row.heads is not None  # else held-out sequences of a file
+    scope = f"{teachers} teacher{'s' * (teachers > 1)}" if drawn else "held-out sequences"
     pairs = []
     for a, b in itertools.combinations(found, 2):
         d = differences.get(difference_name(a, b))

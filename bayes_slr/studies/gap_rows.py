@@ -139,7 +139,8 @@ class GapRow(Record):
         sequences (:func:`erm_differences`): ``"a - b"`` for every two activations, then
         ``"a - oracle"`` and ``"a - zero"`` for each, the mean over teachers of the per-teacher
         difference with its standard error and teacher count; for data without a teacher the
-        pairs of activations are those on the held-out sequences.
+        pairs of activations are those on the held-out sequences; multi-head ERM: the pairs of
+        activations (:func:`heads_erm_differences`).
     notes, warnings : lines to read with the row (limits and bounds of the optima, the ridge
         chosen; numbers not to read as they stand).
     heads : a multi-head task's heads, presence, the scope of each optimum and ERM with ``H_s``
@@ -217,6 +218,28 @@ def erm_differences(
         differences[difference_name(a, "oracle")] = t.minus_oracle_difference()
     for a, t in teachers.items():
         differences[difference_name(a, "zero")] = t.minus_zero_difference()
+    return differences
+
+
+def heads_erm_differences(
+    erm: Mapping[str, MultiHeadERM], activations: Sequence[str]
+) -> dict[str, PairedDifference]:
+    """``"a - b"`` for every two activations of multi-head ERM: seed ``s``'s teacher, training
+    set and test sequences are the same for every activation
+    (:func:`~bayes_slr.studies.multihead_erm.multihead_erm`), so the per-seed difference is paired
+    over teachers; its per-teacher Monte Carlo error, the floor of the standard error, is taken
+    as that of independent sequences ``sqrt(se_a^2 + se_b^2)`` (the shared sequences correlate
+    the two, typically positively, which this ignores)."""
+    found = [a for a in activations if a in erm]
+    differences = {}
+    for a, b in itertools.combinations(found, 2):
+        seeds_a, seeds_b = erm[a].per_seed, erm[b].per_seed
+        differences[difference_name(a, b)] = paired_difference(
+            [s.test_error for s in seeds_a],
+            [s.test_error for s in seeds_b],
+            [s.test_stderr for s in seeds_a],
+            [s.test_stderr for s in seeds_b],
+        )
     return differences
 
 
@@ -311,12 +334,14 @@ def gap_row(
     overlaps = {a: optimum.overlaps for a, optimum in optima.items()}
     notes, warnings = row_notes(population, overlaps, erm_errors, activations)
     heads = None
+    differences = None if erm_errors is None else erm_differences(erm_errors, activations)
     if student_heads is not None:
         erm_parts = {a: parts[("erm", a)].heads_erm for a in activations if ("erm", a) in parts}
         heads = heads_part(
             config, student_heads, bayes_error, population, erm_parts if runs_erm else None
         )
         warnings += heads_warnings(heads)
+        differences = heads_erm_differences(erm_parts, activations) if runs_erm else None
     return GapRow(
         config.variant,
         config.nu,
@@ -329,9 +354,7 @@ def gap_row(
         overlaps,
         erm=erm_errors,
         oracle=next((part.oracle for part in (erm or {}).values()), None),
-        erm_paired_differences=None
-        if erm_errors is None
-        else erm_differences(erm_errors, activations),
+        erm_paired_differences=differences,
         notes=tuple(notes),
         warnings=tuple(warnings),
         heads=heads,
