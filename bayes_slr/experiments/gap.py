@@ -164,7 +164,8 @@ class GapResult(Result[GapOptions, GapRow]):
         difference): the task, ``difference`` (``"softmax - linear"``, ``"softmax - oracle"``,
         ...), its sides ``a`` and ``b``, ``value``, ``stderr``, the teachers ``n``,
         ``unpaired_stderr`` (the two sides' errors taken apart; pairs of activations) and
-        ``sign`` (``+1``/``-1`` decided at 2 standard errors, ``0`` undecided)."""
+        ``sign`` (``+1``/``-1`` decided at 95%, ``0`` undecided:
+        :meth:`~bayes_slr.numerics.paired.PairedDifference.sign`)."""
         import pandas as pd
 
         tidy = []
@@ -176,7 +177,7 @@ class GapResult(Result[GapOptions, GapRow]):
                     task
                     | {"variable_length": row.variable_length, "difference": name, "a": a, "b": b}
                     | d.to_dict()
-                    | {"sign": d.sign(DECIDED_AT)}
+                    | {"sign": d.sign()}
                 )
         return pd.DataFrame(tidy)
 
@@ -196,17 +197,14 @@ def _erm_cell(erm: ERMError) -> str:
 
 PAIRED_HEADER = (
     "ERM paired differences (mean over the teachers of the per-teacher difference +- its stderr, "
-    "docs/erm.md; <, >: the sign decided at 2 stderr, ~: undecided):"
+    "docs/erm.md; <, >: the sign decided at 95% (Student's t over the teachers), ~: undecided):"
 )
 """The line above the paired differences of the rows."""
-
-DECIDED_AT = 2.0
-"""Standard errors at which a table calls the sign of a difference decided."""
 
 
 def _relation(a: str, b: str, difference: PairedDifference) -> str:
     """``a < b -0.0912+-0.0123``: the decided relation and the difference."""
-    symbol = {1: ">", -1: "<", 0: "~"}[difference.sign(DECIDED_AT)]
+    symbol = {1: ">", -1: "<", 0: "~"}[difference.sign()]
     return f"{a} {symbol} {b} {difference.value:+.4f}+-{difference.stderr:.4f}"
 
 

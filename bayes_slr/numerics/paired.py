@@ -21,6 +21,9 @@ import numpy as np
 from bayes_slr.errors import ConfigError
 from bayes_slr.numerics.record import Record
 
+DECISION_LEVEL = 0.95
+"""The two-sided level at which a difference's sign is called decided."""
+
 
 @dataclasses.dataclass(frozen=True)
 class PairedDifference(Record):
@@ -41,10 +44,22 @@ class PairedDifference(Record):
     n: int | None = None
     unpaired_stderr: float | None = None
 
-    def sign(self, z: float = 2.0) -> int:
-        """``+1`` or ``-1`` where the difference is more than ``z`` standard errors from zero (its
-        sign decided), else ``0`` (undecided)."""
-        if not abs(self.value) > z * self.stderr:
+    def critical_value(self, level: float = DECISION_LEVEL) -> float:
+        """How many standard errors a two-sided test at ``level`` needs: Student's t quantile
+        with ``n - 1`` degrees of freedom over ``n >= 2`` teachers (the standard error is their
+        spread), the normal quantile for one (its Monte Carlo error over many sequences)."""
+        from scipy import stats
+
+        quantile = 0.5 + level / 2
+        if self.n is None or self.n < 2:
+            return float(stats.norm.ppf(quantile))
+        return float(stats.t.ppf(quantile, self.n - 1))
+
+    def sign(self, level: float = DECISION_LEVEL) -> int:
+        """``+1`` or ``-1`` where the difference is further from zero than
+        :meth:`critical_value` standard errors (its sign decided at ``level``), else ``0``
+        (undecided)."""
+        if not abs(self.value) > self.critical_value(level) * self.stderr:
             return 0
         return 1 if self.value > 0 else -1
 

@@ -78,13 +78,32 @@ def test_the_spread_is_floored_by_the_monte_carlo_error():
 
 
 @pytest.mark.parametrize(
-    "value, stderr, sign", [(0.3, 0.1, 1), (-0.3, 0.1, -1), (0.15, 0.1, 0), (0.0, 0.0, 0)]
+    "value, stderr, n, sign",
+    [
+        (0.3, 0.1, 1, 1),  # normal: 1.96 stderr
+        (-0.3, 0.1, 1, -1),
+        (0.15, 0.1, 1, 0),
+        (0.3, 0.1, 3, 0),  # Student t with 2 degrees of freedom: 4.30 stderr
+        (0.45, 0.1, 3, 1),
+        (-0.33, 0.1, 4, -1),  # 3 degrees of freedom: 3.18 stderr
+        (0.0, 0.0, 3, 0),
+    ],
 )
-def test_sign_is_decided_beyond_two_stderr(value, stderr, sign):
-    assert PairedDifference(value, stderr, 3).sign() == sign
-    assert PairedDifference(value, stderr, 3).sign(z=1.0) == (
-        0 if value == 0 else math.copysign(1, value)
-    )
+def test_sign_is_decided_beyond_the_critical_value(value, stderr, n, sign):
+    """The sign is decided beyond Student's t quantile over the teachers (normal for one)."""
+    assert PairedDifference(value, stderr, n).sign() == sign
+
+
+def test_the_decision_level_keeps_its_promise():
+    """A true difference of zero is called decided in about 5% of simulated studies of 4
+    teachers without Monte Carlo noise (Student's t is exact there): within 4 binomial standard
+    errors (0.005 over 2000)."""
+    rng = np.random.default_rng(6)
+    wrong = 0
+    for _ in range(2000):
+        a, b = rng.normal(0.0, 0.1, 4), np.zeros(4)
+        wrong += paired_difference(a, b, np.zeros(4), np.zeros(4)).sign() != 0
+    assert abs(wrong / 2000 - 0.05) < 4 * math.sqrt(0.05 * 0.95 / 2000)
 
 
 @pytest.mark.parametrize(
