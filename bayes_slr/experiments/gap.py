@@ -42,6 +42,7 @@ from bayes_slr.experiments.tables import format_table, plus_minus
 from bayes_slr.experiments.task import (
     task_config,
 )
+from bayes_slr.numerics.paired import PairedDifference, difference_name
 from bayes_slr.studies.gap import (
     DataSplit,
     bayes_point,
@@ -50,7 +51,7 @@ from bayes_slr.studies.gap import (
     held_out_differences,
     population_point,
 )
-from bayes_slr.studies.gap_records import ERMError, Estimate
+from bayes_slr.studies.gap_records import ERMError
 from bayes_slr.studies.gap_rows import DEFAULT_VARIANTS, GapRow, GapSolved, erm_warnings, gap_row
 from bayes_slr.studies.multihead_gap import heads_point
 from bayes_slr.studies.multihead_population_records import UPPER_BOUND
@@ -97,10 +98,12 @@ class GapResult(Result[GapOptions, GapRow]):
                     line.append(cell)
             lines.append(line)
         text = [format_table(header, lines)]
+        paired = [line for row in self.rows for line in _paired_lines(row, activations)]
+        text += [PAIRED_HEADER, *paired] if paired else []
         if starred:
             text.append("*: see the warnings below")
         for row in self.rows:
-            text += _paired_lines(row) + heads_lines(row.heads, row.describe())
+            text += heads_lines(row.heads, row.describe())
         return "\n".join(text)
 
     def plot(self, ax: Any = None) -> Any:
@@ -156,6 +159,28 @@ class GapResult(Result[GapOptions, GapRow]):
             tidy.append(entry)
         return tidy
 
+    def differences_to_pandas(self) -> Any:
+        """A ``pandas.DataFrame`` of the ERM paired differences, one tidy row per (task,
+        difference): the task, ``difference`` (``"softmax - linear"``, ``"softmax - oracle"``,
+        ...), its sides ``a`` and ``b``, ``value``, ``stderr``, the teachers ``n``,
+        ``unpaired_stderr`` (the two sides' errors taken apart; pairs of activations) and
+        ``sign`` (``+1``/``-1`` decided at 95%, ``0`` undecided:
+        :meth:`~bayes_slr.numerics.paired.PairedDifference.sign`)."""
+        import pandas as pd
+
+        tidy = []
+        for row in self.rows:
+            for name, d in (row.erm_paired_differences or {}).items():
+                a, b = name.split(" - ", 1)
+                task = {"variant": row.variant, "nu": row.nu, "L": row.L}
+                tidy.append(
+                    task
+                    | {"variable_length": row.variable_length, "difference": name, "a": a, "b": b}
+                    | d.to_dict()
+                    | {"sign": d.sign()}
+                )
+        return pd.DataFrame(tidy)
+
 
 FAILED = "failed"
 """A table cell whose point failed (listed with the failures)."""
@@ -170,18 +195,47 @@ def _erm_cell(erm: ERMError) -> str:
     return cell
 
 
-def _paired_lines(row: GapRow) -> list[str]:
-    """The paired differences of a ``data`` row's ERM errors (held-out sequences), one line
-    each."""
-    if not row.erm_paired_differences:
+PAIRED_HEADER = (
+    "ERM paired differences (mean over the teachers of the per-teacher difference +- its stderr, "
+    "docs/erm.md; <, >: the sign decided at 95% (Student's t over the teachers), ~: undecided):"
+)
+"""The line above the paired differences of the rows."""
+
+
+def _relation(a: str, b: str, difference: PairedDifference) -> str:
+    """``a < b -0.0912+-0.0123``: the decided relation and the difference."""
+    symbol = {1: ">", -1: "<", 0: "~"}[difference.sign()]
+    return f"{a} {symbol} {b} {difference.value:+.4f}+-{difference.stderr:.4f}"
+
+
+def _paired_lines(row: GapRow, activations: Sequence[str]) -> list[str]:
+    """The paired differences of a row's ERM errors: the pairs of activations (with the unpaired
+    error of the two taken apart), then each activation against the oracle and the zero
+    predictor, on one line each."""
+    differences = row.erm_paired_differences or {}
+    if not differences:
         return []
-    return [
-        "ERM paired differences on the same held-out sequences (mean of the per-sequence "
-        "difference of the errors +- its stderr):"
-    ] + [
-        f"  {name}: {d.value:+.4f} +- {d.stderr:.4f}"
-        for name, d in row.erm_paired_differences.items()
-    ]
+    sides = {side for name in differences for side in name.split(" - ", 1)}
+    found = [a for a in activations if a in sides]
+    teachers = max(d.n or 1 for d in differences.values())
+    drawn = row.oracle is not None or row.heads is not None  # else held-out sequences of a file
+    scope = f"{teachers} teacher{'s' * (teachers > 1)}" if drawn else "held-out sequences"
+    pairs = []
+    for a, b in itertools.combinations(found, 2):
+        d = differences.get(difference_name(a, b))
+        if d is not None:
+            unpaired = "" if d.unpaired_stderr is None else f" (unpaired +-{d.unpaired_stderr:.4f})"
+            pairs.append(_relation(a, b, d) + unpaired)
+    lines = [" ".join([f"  {row.describe()}, {scope}:", "; ".join(pairs)]).rstrip()]
+    for reference in ("oracle", "zero"):
+        found_reference = [
+            _relation(a, reference, differences[difference_name(a, reference)])
+            for a in found
+            if difference_name(a, reference) in differences
+        ]
+        if found_reference:
+            lines.append(f"    vs {reference}: " + ", ".join(found_reference))
+    return lines
 
 
 class Gap(Experiment[GapOptions, GapPoint, GapSolved, GapResult]):
@@ -306,7 +360,10 @@ def _row(
         student_heads,
     )
     if options.data is not None and not options.source.teacher:
-        row = dataclasses.replace(row, erm_paired_differences=_held_out(options, row))
+        held_out = _held_out(options, row)
+        if held_out is not None:
+            together = held_out | (row.erm_paired_differences or {})
+            row = dataclasses.replace(row, erm_paired_differences=together)
     return row
 
 
@@ -315,7 +372,7 @@ def _split(options: GapOptions) -> DataSplit | None:
     return None if options.data is None else data_split(options.data, options.holdout, options.seed)
 
 
-def _held_out(options: GapOptions, row: GapRow) -> dict[str, Estimate] | None:
+def _held_out(options: GapOptions, row: GapRow) -> dict[str, PairedDifference] | None:
     """The paired differences of a data row without a teacher on its held-out sequences
     (:func:`~bayes_slr.studies.gap.held_out_differences`); ``None`` when a fit is missing
     (a failed point)."""

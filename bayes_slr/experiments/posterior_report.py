@@ -17,6 +17,8 @@ from bayes_slr.studies.posterior_records import (
 
 LABELS = {
     "bayes": "Bayes-optimal",
+    "plain": "plain mean f",
+    "oracle": "oracle",
     "erm_softmax": "ERM softmax",
     "erm_linear": "ERM linear",
     "zero": "zero",
@@ -118,7 +120,7 @@ def posterior_report(row: PosteriorSummary | MultiHeadPosteriorSummary, options:
         )
     if row.paired_differences:
         lines.append(
-            f"paired differences on the same {row.n_test} held-out sequences (mean of the "
+            f"paired differences on the same {row.n_test} {row.test_set} (mean of the "
             "per-sequence difference of the errors +- its stderr):"
         )
         for name, difference in row.paired_differences.items():

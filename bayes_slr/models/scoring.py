@@ -24,6 +24,7 @@ import numpy as np
 from bayes_slr.errors import ConfigError, check_int
 from bayes_slr.models.simulate import SLRBatch, Teacher, iterate_batches, mean_from_sums
 from bayes_slr.models.spec import SLRConfig
+from bayes_slr.numerics.paired import difference_name
 
 
 class Predictor(Protocol):
@@ -122,11 +123,6 @@ Pairs = Sequence[tuple[str, str]]
 Scorer = Callable[..., "ExcessError | dict[str, ExcessError]"]
 """A test set with its estimator: ``score(predict, pairs=())`` is :func:`excess_test_error` or
 :func:`held_out_error` (``pairs`` adds paired differences, :func:`difference_name`)."""
-
-
-def difference_name(a: str, b: str) -> str:
-    """The key of the paired difference ``a - b`` in a scored dict: ``"a - b"``."""
-    return f"{a} - {b}"
 
 
 def _paired_columns(columns: dict[str, np.ndarray], pairs: Pairs) -> dict[str, np.ndarray]:

@@ -51,6 +51,7 @@ from bayes_slr.formulas.population import population_error
 from bayes_slr.inference.location import known_directions_predictor
 from bayes_slr.models.scoring import (
     Scorer,
+    difference_name,
     excess_test_error,
     fresh_sample_scorer,
     held_out_scorer,
@@ -58,6 +59,7 @@ from bayes_slr.models.scoring import (
 )
 from bayes_slr.models.simulate import SLRBatch, Teacher, draw_teacher, simulate
 from bayes_slr.models.spec import SLRConfig, training_size
+from bayes_slr.numerics.paired import PairedDifference, teacher_mean
 from bayes_slr.studies.erm_records import (
     ERMSeed,
     FitOverlaps,
@@ -326,19 +328,15 @@ def seed_keys(seed: int, index: int | jax.Array) -> jax.Array:
 
 
 def seed_mean(errors: np.ndarray, stderrs: np.ndarray) -> tuple[float, float]:
-    """Mean of per-seed estimates and its standard error.
+    """Mean of per-seed estimates and its standard error
+    (:func:`~bayes_slr.numerics.paired.teacher_mean`).
 
     With several seeds the spread across seeds (which contains each seed's Monte Carlo
     error) gives the standard error; it is floored by the pooled Monte Carlo error, so
     that a few seeds agreeing by chance cannot report less than the Monte Carlo noise.
     One seed: its Monte Carlo standard error.
     """
-    errors, stderrs = np.asarray(errors, float), np.asarray(stderrs, float)
-    seeds = errors.size
-    pooled_mc = float(np.mean(stderrs**2) / seeds)
-    if seeds == 1:
-        return float(errors[0]), float(stderrs[0])
-    return float(errors.mean()), float(np.sqrt(max(errors.var(ddof=1) / seeds, pooled_mc)))
+    return teacher_mean(errors, stderrs)
 
 
 GivenData = tuple[Teacher | None, SLRBatch]
@@ -641,8 +639,10 @@ def _test_errors(
     activation: str,
     teacher: Teacher | None,
     test: tuple[jax.Array, SLRBatch | None],
+    chosen: int,
 ):
-    """Every start's test error on the seed's test set (:func:`_start_test_errors`): the given
+    """Every start's test error on the seed's test set (:func:`_start_test_errors`, the
+    ``chosen`` start paired with the zero predictor and the oracle): the given
     held-out sequences, or ``N_test`` fresh sequences of its teacher from the key of ``test``
     ``(key, test_set)``, drawn in the span of the teacher and the fits
     (:func:`~bayes_slr.attention.span.span_reduction`: the same law of every prediction and
@@ -650,10 +650,10 @@ def _test_errors(
     key, test_set = test
     if test_set is not None:
         task = None if teacher is None else (config, teacher)
-        return _start_test_errors(held_out_scorer(config, test_set), fits, activation, task)
+        return _start_test_errors(held_out_scorer(config, test_set), fits, activation, task, chosen)
     small_config, small_teacher, small_fits = span_reduction(config, teacher, fits)
     score = fresh_sample_scorer(key, small_config, small_teacher, settings.N_test)
-    return _start_test_errors(score, small_fits, activation, (small_config, small_teacher))
+    return _start_test_errors(score, small_fits, activation, (small_config, small_teacher), chosen)
 
 
 def _seed_record(
@@ -671,10 +671,10 @@ def _seed_record(
     given held-out sequences, :func:`_test_errors`)."""
     starts, tol = settings.starts, settings.tol
     fits = jax.tree_util.tree_map(lambda leaf: leaf[s], trained.params)
-    errors, stderrs, zero, oracle = _test_errors(
-        config, settings, fits, trainer.activation, teacher, test
-    )
     chosen = int(trained.selected[s])
+    errors, stderrs, zero, oracle, paired = _test_errors(
+        config, settings, fits, trainer.activation, teacher, test, chosen
+    )
     fitted = jax.tree_util.tree_map(lambda leaf: leaf[chosen], fits)
     fitted_overlaps = None if teacher is None else FitOverlaps(**overlaps(fitted, teacher))
     spread = float(np.ptp(errors[:starts]))
@@ -716,33 +716,42 @@ def _seed_record(
         zero_stderr=zero.stderr,
         oracle=None if oracle is None else OracleError(oracle.value, oracle.stderr),
         validation=validation,
+        minus_zero=paired["zero"],
+        minus_oracle=paired.get("oracle"),
     )
 
 
 def _start_test_errors(
-    score: Scorer, fits, activation: str, task: tuple[SLRConfig, Teacher] | None
+    score: Scorer, fits, activation: str, task: tuple[SLRConfig, Teacher] | None, chosen: int
 ):
-    """Test errors (values, stderrs) of every start (leading axis of ``fits``), and the zero
+    """Test errors (values, stderrs) of every start (leading axis of ``fits``), the zero
     predictor's and the oracle's (``None`` without a ``task``: config and teacher), on the same
-    sequences.
+    sequences, and the ``chosen`` start minus each of those two, paired per sequence
+    (:class:`~bayes_slr.numerics.paired.PairedDifference` keyed ``"zero"``, ``"oracle"``).
     """
     starts = jax.tree_util.tree_leaves(fits)[0].shape[0]
     oracle = None if task is None else known_directions_predictor(*task)
+    references = ("zero",) if oracle is None else ("zero", "oracle")
 
     def every_start(X, lengths):
         predictions = jax.vmap(lambda p: predict(p, X, lengths, activation))(fits)  # (starts, n)
-        references = {"zero": zero_predictor(X, lengths)}
+        out = {str(i): predictions[i] for i in range(starts)} | {"zero": zero_predictor(X, lengths)}
         if oracle is not None:
-            references["oracle"] = oracle(X, lengths)
-        return {**{str(i): predictions[i] for i in range(starts)}, **references}
+            out["oracle"] = oracle(X, lengths)
+        return out
 
-    errors = score(every_start)
+    errors = score(every_start, pairs=[(str(chosen), name) for name in references])
     per_start = [errors[str(i)] for i in range(starts)]
+    paired = {}
+    for name in references:
+        difference = errors[difference_name(str(chosen), name)]
+        paired[name] = PairedDifference(difference.value, difference.stderr, 1)
     return (
         np.array([e.value for e in per_start]),
         np.array([e.stderr for e in per_start]),
         errors["zero"],
         errors.get("oracle"),
+        paired,
     )
 
 

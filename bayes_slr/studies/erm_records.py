@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from bayes_slr.numerics.paired import PairedDifference
 from bayes_slr.numerics.record import Record
 
 
@@ -97,6 +98,10 @@ class ERMSeed(Record):
     zero_error, zero_stderr : the zero predictor on the same sequences (about ``|v*|^2/D``).
     oracle : the teacher's Bayes predictor on the same sequences (``None`` without a teacher).
     validation : the choice of ``lam="auto"`` (``None`` for a given ridge).
+    minus_zero, minus_oracle : the selected start's test error minus the zero predictor's and
+        minus the oracle's, paired on the same sequences: the mean of the per-sequence difference
+        and its standard error over the sequences (``n = 1`` teacher; ``minus_oracle`` ``None``
+        without a teacher; both ``None`` in records written before they were stored).
     """
 
     seed: int
@@ -119,3 +124,5 @@ class ERMSeed(Record):
     zero_stderr: float
     oracle: OracleError | None
     validation: RidgeValidation | None
+    minus_zero: PairedDifference | None = None
+    minus_oracle: PairedDifference | None = None

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,15 @@ import numpy as np
 from bayes_slr.attention.erm_settings import ERMSettings
 from bayes_slr.formulas.optimum_record import PopulationOptimum
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.studies.gap_records import BayesValue, ERMError, Estimate, FittedParameters
+from bayes_slr.numerics.paired import PairedDifference
+from bayes_slr.studies.erm_records import ERMSeed
+from bayes_slr.studies.gap_records import (
+    BayesValue,
+    ERMError,
+    Estimate,
+    FittedParameters,
+    TeacherErrors,
+)
 
 
 def bayes_point(config: SLRConfig) -> BayesValue:
@@ -88,7 +95,8 @@ def erm_point(
         test_set=None if split is None else split.test,
     )
     per_seed = summary.per_seed
-    zero_diffs = [r.test_error - r.zero_error for r in per_seed]
+    teachers = teacher_errors(per_seed)
+    minus_zero = teachers.minus_zero_difference()
     k, v, c = (np.asarray(leaf[0], dtype=float) for leaf in summary.params)
     held_out = split is not None and split.test is not None
     fit = FittedParameters(tuple(k.tolist()), tuple(v.tolist()), float(c)) if held_out else None
@@ -102,11 +110,12 @@ def erm_point(
         converged=all(r.converged for r in per_seed),
         informed_test_error=summary.informed_test_error,
         zero_error=summary.zero_error,
-        # paired with the test error (same test samples): the spread over seeds of the difference
-        excess_over_zero=sum(zero_diffs) / len(zero_diffs),
-        excess_over_zero_stderr=_paired_stderr(zero_diffs, [r.stderr for r in per_seed]),
+        # paired with the test error (same teachers and test sequences)
+        excess_over_zero=minus_zero.value,
+        excess_over_zero_stderr=minus_zero.stderr,
         notes=summary.notes,
         fit=fit,
+        teachers=teachers,
     )
     oracle = (
         None
@@ -116,16 +125,43 @@ def erm_point(
     return erm, oracle
 
 
+def teacher_errors(per_seed: Sequence[ERMSeed]) -> TeacherErrors:
+    """The per-teacher figures of an ERM point from its seeds' records (with their paired
+    differences to the zero predictor and the oracle, :func:`~bayes_slr.studies.erm.erm_study`)."""
+    zero = [_pair(r.minus_zero) for r in per_seed]
+    has_oracle = all(r.oracle is not None for r in per_seed)
+    oracle = [_pair(r.minus_oracle) for r in per_seed] if has_oracle else None
+    return TeacherErrors(
+        test_error=tuple(r.test_error for r in per_seed),
+        stderr=tuple(r.stderr for r in per_seed),
+        zero_error=tuple(r.zero_error for r in per_seed),
+        zero_stderr=tuple(r.zero_stderr for r in per_seed),
+        minus_zero=tuple(value for value, _ in zero),
+        minus_zero_stderr=tuple(stderr for _, stderr in zero),
+        oracle_error=tuple(r.oracle.test_error for r in per_seed) if has_oracle else None,
+        oracle_stderr=tuple(r.oracle.stderr for r in per_seed) if has_oracle else None,
+        minus_oracle=None if oracle is None else tuple(value for value, _ in oracle),
+        minus_oracle_stderr=None if oracle is None else tuple(stderr for _, stderr in oracle),
+    )
+
+
+def _pair(difference: PairedDifference | None) -> tuple[float, float]:
+    """A per-sequence paired difference as ``(value, stderr)`` (every scored seed has one)."""
+    if difference is None:
+        raise ValueError("a seed scored without its paired differences")
+    return difference.value, difference.stderr
+
+
 def held_out_differences(
     config: SLRConfig, fits: dict[str, FittedParameters], test: Any
-) -> dict[str, Estimate]:
+) -> dict[str, PairedDifference]:
     """Paired differences of the ERM errors of every two activations' ``fits`` (in their order)
     on the held-out sequences ``test``.
 
     The fits stored by :func:`erm_point` are scored together on the held-out sequences
     (:func:`~bayes_slr.models.scoring.held_out_error` with ``pairs``): each difference ``a - b``
     (``a`` before ``b``) is the mean of the per-sequence difference of the two errors, its
-    ``stderr`` that difference's standard error over the sequences.
+    ``stderr`` that difference's standard error over the sequences (``n = 1`` data set).
     """
     import jax.numpy as jnp
 
@@ -146,18 +182,8 @@ def held_out_differences(
         pairs=pairs,
     )
     return {
-        difference_name(a, b): Estimate(
-            errors[difference_name(a, b)].value, errors[difference_name(a, b)].stderr
+        difference_name(a, b): PairedDifference(
+            errors[difference_name(a, b)].value, errors[difference_name(a, b)].stderr, 1
         )
         for a, b in pairs
     }
-
-
-def _paired_stderr(diffs: Sequence[float], stderrs: Sequence[float]) -> float:
-    """Standard error of the mean of per-seed differences (one seed: its Monte Carlo error as a
-    bound)."""
-    n = len(diffs)
-    if n == 1:
-        return float(stderrs[0])
-    mean = sum(diffs) / n
-    return math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1) / n)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from bayes_slr.numerics.paired import PairedDifference, paired_difference
 from bayes_slr.numerics.record import Record
 from bayes_slr.studies.posterior_records import Estimate as Estimate  # one estimate record
 
@@ -18,6 +19,54 @@ class FittedParameters(Record):
     k: tuple[float, ...]
     v: tuple[float, ...]
     c: float
+
+
+@dataclasses.dataclass(frozen=True)
+class TeacherErrors(Record):
+    """The per-teacher figures of an ERM point, teacher ``i`` of every tuple the same (teacher
+    ``i`` of root seed ``s`` is the same for every activation: ``seed_keys(s, i)``), from which
+    its means and every paired difference are derived again.
+
+    Attributes
+    ----------
+    test_error, stderr : each teacher's ERM test error and its Monte Carlo standard error.
+    zero_error, zero_stderr : the zero predictor's on the same sequences.
+    minus_zero, minus_zero_stderr : ERM minus the zero predictor, the mean of the per-sequence
+        difference and its standard error over the sequences.
+    oracle_error, oracle_stderr, minus_oracle, minus_oracle_stderr : the same for the oracle
+        (``None`` without a teacher).
+    """
+
+    test_error: tuple[float, ...]
+    stderr: tuple[float, ...]
+    zero_error: tuple[float, ...]
+    zero_stderr: tuple[float, ...]
+    minus_zero: tuple[float, ...]
+    minus_zero_stderr: tuple[float, ...]
+    oracle_error: tuple[float, ...] | None = None
+    oracle_stderr: tuple[float, ...] | None = None
+    minus_oracle: tuple[float, ...] | None = None
+    minus_oracle_stderr: tuple[float, ...] | None = None
+
+    def minus_zero_difference(self) -> PairedDifference:
+        """ERM minus the zero predictor, paired teacher by teacher and, within a teacher,
+        sequence by sequence (:func:`~bayes_slr.numerics.paired.paired_difference`)."""
+        return paired_difference(
+            self.test_error, self.zero_error, self.stderr, self.zero_stderr, self.minus_zero_stderr
+        )
+
+    def minus_oracle_difference(self) -> PairedDifference | None:
+        """ERM minus the oracle, paired as :meth:`minus_zero_difference` (``None`` without a
+        teacher)."""
+        if self.oracle_error is None or self.oracle_stderr is None:
+            return None
+        return paired_difference(
+            self.test_error,
+            self.oracle_error,
+            self.stderr,
+            self.oracle_stderr,
+            self.minus_oracle_stderr,
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,6 +88,7 @@ class ERMError(Record):
     notes : sentences that must accompany the number (disagreeing starts, no convergence, a
         ridge at the edge of the grid); printed as warnings.
     fit : the selected fit, for data without a teacher (else ``None``).
+    teachers : the per-teacher figures (``None`` in a record written before they were stored).
     """
 
     test_error: float
@@ -54,6 +104,7 @@ class ERMError(Record):
     excess_over_zero_stderr: float
     notes: tuple[str, ...] = ()
     fit: FittedParameters | None = None
+    teachers: TeacherErrors | None = None
 
     @property
     def above_zero(self) -> bool:

@@ -8,6 +8,8 @@ without JAX."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from bayes_slr.formulas.optimum_record import OptimalOverlaps, PopulationOptimum
 from bayes_slr.models.data_task import GivenTask, data_task
 from bayes_slr.models.dataset import DataSource, held_out_count
 from bayes_slr.models.spec import LengthLaw, SLRConfig, describe_nu, resolved_nu
+from bayes_slr.numerics.paired import PairedDifference, difference_name, paired_difference
 from bayes_slr.numerics.record import Record
 from bayes_slr.numerics.rounding import ROUNDING
 from bayes_slr.studies.gap_records import BayesValue, ERMError, Estimate
@@ -132,9 +135,12 @@ class GapRow(Record):
     erm : each activation's ERM test error (``None`` without ``alpha`` or ``data``).
     oracle : the known-direction Bayes error of the teachers on the ERM test sequences (mean
         over seeds and its standard error; ``None`` without ERM or without a teacher).
-    erm_paired_differences : data without a teacher: ``"a - b"`` for every two activations,
-        the mean of the per-sequence difference of their errors on the held-out sequences and
-        its standard error.
+    erm_paired_differences : the ERM errors compared where they share teachers and test
+        sequences (:func:`erm_differences`): ``"a - b"`` for every two activations, then
+        ``"a - oracle"`` and ``"a - zero"`` for each, the mean over teachers of the per-teacher
+        difference with its standard error and teacher count; for data without a teacher the
+        pairs of activations are those on the held-out sequences; multi-head ERM: the pairs of
+        activations (:func:`heads_erm_differences`).
     notes, warnings : lines to read with the row (limits and bounds of the optima, the ridge
         chosen; numbers not to read as they stand).
     heads : a multi-head task's heads, presence, the scope of each optimum and ERM with ``H_s``
@@ -155,7 +161,7 @@ class GapRow(Record):
     optimal_overlaps: dict[str, OptimalOverlaps]
     erm: dict[str, ERMError] | None = None
     oracle: Estimate | None = None
-    erm_paired_differences: dict[str, Estimate] | None = None
+    erm_paired_differences: dict[str, PairedDifference] | None = None
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     heads: HeadsGap | None = None
@@ -173,6 +179,68 @@ class GapRow(Record):
         length = f"U1..{self.L}" if self.variable_length else str(self.L)
         heads = "" if self.heads is None else f" H={self.heads.heads} rho={self.heads.presence:g}"
         return f"{self.variant} nu={describe_nu(self.nu)} L={length}{heads}"
+
+
+def erm_differences(
+    erm: Mapping[str, ERMError], activations: Sequence[str]
+) -> dict[str, PairedDifference] | None:
+    """The paired differences of the ERM errors of one task (``None`` for records written before
+    the per-teacher figures were stored).
+
+    Teacher ``i`` and its training set are the same for every activation (``seed_keys(seed,
+    i)``), and so are the random numbers of its test sequences: each activation's are drawn from
+    the same key in the span of the teacher and its own fits, the teacher's coordinates first
+    (:func:`~bayes_slr.attention.span.span_reduction`), so the zero predictor and the oracle
+    score the same on them for every activation, and each activation's excess over them is
+    paired sequence by sequence
+    (:meth:`~bayes_slr.studies.gap_records.TeacherErrors.minus_oracle_difference`). ``"a - b"``
+    is the per-teacher difference of ``a - oracle`` and ``b - oracle`` (``a - b`` itself: the
+    oracle terms cancel; unbiased for the teacher's ``a - b`` on any sequences), paired over
+    teachers; its per-teacher Monte Carlo error, the floor of its standard error, is taken as
+    that of two independent paired differences ``sqrt(se_{a-o}^2 + se_{b-o}^2)`` (the
+    sequences' shared random numbers correlate the two, typically positively, which this
+    ignores). Its ``unpaired_stderr`` is the two ERM errors' combined ``sqrt(se_a^2 + se_b^2)``.
+    Without a teacher (held-out data) only the differences to the zero predictor (the pairs of
+    activations are :func:`~bayes_slr.studies.gap.held_out_differences`)."""
+    teachers = {a: erm[a].teachers for a in activations if a in erm}
+    if not teachers or any(t is None for t in teachers.values()):
+        return None
+    differences = {}
+    with_oracle = {a: t for a, t in teachers.items() if t.minus_oracle is not None}
+    for a, b in itertools.combinations(with_oracle, 2):
+        ta, tb = with_oracle[a], with_oracle[b]
+        paired = paired_difference(
+            ta.minus_oracle, tb.minus_oracle, ta.minus_oracle_stderr, tb.minus_oracle_stderr
+        )
+        unpaired = math.hypot(erm[a].stderr, erm[b].stderr)
+        differences[difference_name(a, b)] = dataclasses.replace(paired, unpaired_stderr=unpaired)
+    for a, t in with_oracle.items():
+        differences[difference_name(a, "oracle")] = t.minus_oracle_difference()
+    for a, t in teachers.items():
+        differences[difference_name(a, "zero")] = t.minus_zero_difference()
+    return differences
+
+
+def heads_erm_differences(
+    erm: Mapping[str, MultiHeadERM], activations: Sequence[str]
+) -> dict[str, PairedDifference]:
+    """``"a - b"`` for every two activations of multi-head ERM: seed ``s``'s teacher, training
+    set and test sequences are the same for every activation
+    (:func:`~bayes_slr.studies.multihead_erm.multihead_erm`), so the per-seed difference is paired
+    over teachers; its per-teacher Monte Carlo error, the floor of the standard error, is taken
+    as that of independent sequences ``sqrt(se_a^2 + se_b^2)`` (the shared sequences correlate
+    the two, typically positively, which this ignores)."""
+    found = [a for a in activations if a in erm]
+    differences = {}
+    for a, b in itertools.combinations(found, 2):
+        seeds_a, seeds_b = erm[a].per_seed, erm[b].per_seed
+        differences[difference_name(a, b)] = paired_difference(
+            [s.test_error for s in seeds_a],
+            [s.test_error for s in seeds_b],
+            [s.test_stderr for s in seeds_a],
+            [s.test_stderr for s in seeds_b],
+        )
+    return differences
 
 
 def erm_warnings(activation: str, erm: ERMError, population: float | None) -> list[str]:
@@ -266,12 +334,14 @@ def gap_row(
     overlaps = {a: optimum.overlaps for a, optimum in optima.items()}
     notes, warnings = row_notes(population, overlaps, erm_errors, activations)
     heads = None
+    differences = None if erm_errors is None else erm_differences(erm_errors, activations)
     if student_heads is not None:
         erm_parts = {a: parts[("erm", a)].heads_erm for a in activations if ("erm", a) in parts}
         heads = heads_part(
             config, student_heads, bayes_error, population, erm_parts if runs_erm else None
         )
         warnings += heads_warnings(heads)
+        differences = heads_erm_differences(erm_parts, activations) if runs_erm else None
     return GapRow(
         config.variant,
         config.nu,
@@ -284,6 +354,7 @@ def gap_row(
         overlaps,
         erm=erm_errors,
         oracle=next((part.oracle for part in (erm or {}).values()), None),
+        erm_paired_differences=differences,
         notes=tuple(notes),
         warnings=tuple(warnings),
         heads=heads,

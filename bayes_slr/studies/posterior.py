@@ -69,13 +69,17 @@ from bayes_slr.studies.posterior_records import (
 )
 
 PAIRED_DIFFERENCES = (
+    ("bayes", "oracle"),
+    ("plain", "bayes"),
     ("bayes", "erm_softmax"),
     ("bayes", "erm_linear"),
     ("erm_softmax", "erm_linear"),
     ("bayes", "zero"),
 )
-"""Differences reported on held-out sequences (data without a teacher), paired on the same
-sequences; the ERM ones only with the ERM comparison. ``bayes`` is the Bayes-optimal predictor,
+"""Differences reported on the posterior's test sequences (fresh sequences of the teacher, or the
+held-out sequences of data without one), paired on the same sequences; the oracle's only with a
+teacher, the ERM ones only with the ERM comparison. ``bayes`` is the Bayes-optimal predictor,
+``plain`` the plain posterior mean of ``f``, ``oracle`` the teacher's known-direction predictor,
 ``erm_<a>`` ERM."""
 
 
@@ -279,9 +283,9 @@ def summarise(
     A tree without a teacher (bring-your-own data) is scored on ``held_out`` (required then):
     every error is the held-out mean of ``(y - f)^2`` minus ``Delta``, and the oracle error, the
     overlaps ``m_k, m_v`` and the start check are absent (``notes`` says so).
-    ``paired_differences`` then holds :data:`PAIRED_DIFFERENCES`: every predictor is scored in
-    one pass over the held-out sequences, and each difference is the mean over them of the
-    per-sequence difference of the two errors, with its standard error (over sequences,
+    ``paired_differences`` holds :data:`PAIRED_DIFFERENCES`: every predictor (the oracle and ERM's
+    too) is scored in one pass over the test sequences, and each difference is the mean over them
+    of the per-sequence difference of the two errors, with its standard error (over sequences,
     combined with the posterior predictor's draw jackknife).
     """
     record, config = posterior_io.record_of(tree), posterior_io.config_of(tree)
@@ -307,7 +311,7 @@ def summarise(
     importance = ImportanceESS(**errors.importance_ess)
     recorded = record["config"]
     notes = (*(_teacherless_notes(errors.bayes.n_test) if teacher is None else []), *erm_notes)
-    oracle_error, overlaps = _teacher_references(score, config, teacher, table)
+    oracle_error, overlaps = _teacher_references(errors, teacher, table)
     warnings = posterior_warnings(
         convergence["rhat_max"], convergence["ess_bulk_min"], divergences, start_check, importance
     )
@@ -350,17 +354,14 @@ def _scored_errors(
     erm_predictors: dict[str, Predictor],
 ) -> tuple[PosteriorErrors, list[tuple[str, str]]]:
     """The errors of the posterior predictors of ``tree`` and of the predictors scored beside
-    them on the same test set (the zero predictor; ERM's without a teacher), and the paired
-    differences among them (without a teacher: those of :data:`PAIRED_DIFFERENCES` it has)."""
+    them on the same test set (the zero predictor, the oracle with a teacher, ERM's), and the
+    paired differences among them (those of :data:`PAIRED_DIFFERENCES` it has)."""
     k, v = posterior_io.draws_of(tree)
     others = {"zero": zero_predictor}
-    if teacher is None:
-        others.update({f"erm_{a}": f for a, f in erm_predictors.items()})
-    paired = (
-        [pair for pair in PAIRED_DIFFERENCES if set(pair) <= {"bayes", *others}]
-        if teacher is None
-        else []
-    )
+    if teacher is not None:
+        others["oracle"] = known_directions_predictor(config, teacher)
+    others.update({f"erm_{a}": f for a, f in erm_predictors.items()})
+    paired = [pair for pair in PAIRED_DIFFERENCES if set(pair) <= {"bayes", "plain", *others}]
     errors = scored_posterior_errors(
         score, config, k, v, max_draws=settings.max_draws, others=others, pairs=paired
     )
@@ -368,14 +369,15 @@ def _scored_errors(
 
 
 def _teacher_references(
-    score: Scorer, config: SLRConfig, teacher: Teacher | None, table: dict[str, dict[str, float]]
+    errors: PosteriorErrors, teacher: Teacher | None, table: dict[str, dict[str, float]]
 ) -> tuple[Estimate | None, dict[str, float] | None]:
-    """The error of the teacher's known-direction (oracle) predictor and the posterior mean
-    overlaps with the teacher; ``None`` both without a teacher."""
+    """The error of the teacher's known-direction (oracle) predictor, scored beside the
+    posterior's, and the posterior mean overlaps with the teacher; ``None`` both without a
+    teacher."""
     if teacher is None:
         return None, None
-    oracle = _estimate(score(known_directions_predictor(config, teacher)))
-    return oracle, {name: table[name]["mean"] for name in posterior_io.OVERLAPS}
+    overlaps = {name: table[name]["mean"] for name in posterior_io.OVERLAPS}
+    return _estimate(errors.others["oracle"]), overlaps
 
 
 def _divergences(tree: xr.DataTree) -> int | None:
@@ -481,16 +483,19 @@ def _erm(
     stored in ``tree`` (with a teacher); scored on the posterior's test set (fresh sequences of
     the teacher, or ``held_out``).
 
-    Returns the rows per activation, the fitted predictors (to score again beside the
-    posterior's) and notes.
+    Returns the rows per activation, the fitted predictors (stored or trained: scored again
+    beside the posterior's, on its test sequences) and notes.
     """
     stored = stored_erm(tree)
     if teacher is not None and stored is not None and stored.lam == settings.lam:
+        predictors = {
+            a: attention_predictor(AttentionParams(*fit), a) for a, fit in stored.fits.items()
+        }
         if stored.N_test == settings.N_test:
-            return stored.rows, {}, []
+            return stored.rows, predictors, []
         return (
             _rescored(stored, config, teacher, settings.N_test),
-            {},
+            predictors,
             [
                 f"ERM: the fits stored in the file, scored on {settings.N_test} fresh test "
                 f"sequences (stored scores: {stored.N_test})"

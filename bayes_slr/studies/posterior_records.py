@@ -322,8 +322,11 @@ class PosteriorSummary(Record):
     oracle_error : the known-direction error of this teacher (``None`` without a teacher).
     population_bayes_error : ``alpha -> inf``, ``D -> inf`` (docs/model.md section 2).
     prior_predictive_error : the zero predictor (the posterior mean at ``alpha -> 0``).
-    paired_differences : without a teacher, differences of two predictors' errors on the same
-        held-out sequences (``"bayes - erm_softmax"``, ...); ``None`` with a teacher.
+    paired_differences : differences of two predictors' errors on the same test sequences
+        (``"bayes - oracle"``, ``"plain - bayes"``, ``"bayes - erm_softmax"``, ...:
+        :data:`~bayes_slr.studies.posterior.PAIRED_DIFFERENCES`), each the mean of the
+        per-sequence difference with its standard error; ``None`` in records written before a
+        teacher's were stored.
     rhat_max, ess_bulk_min, ess_tail_min : worst diagnostics over :attr:`diagnostics`.
     divergences : divergent transitions (NUTS); ``None`` for samplers without the notion
         (Gibbs, Gibbs-HMC).

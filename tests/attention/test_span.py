@@ -71,7 +71,11 @@ def test_span_drawn_errors_are_the_full_dimensional_ones(config, activation) -> 
     fits = off_manifold_fits(keys[1], teacher, config.D)
     N_test = 40_000
     full = erm._start_test_errors(
-        fresh_sample_scorer(keys[2], config, teacher, N_test), fits, activation, (config, teacher)
+        fresh_sample_scorer(keys[2], config, teacher, N_test),
+        fits,
+        activation,
+        (config, teacher),
+        0,
     )
     small_config, small_teacher, small_fits = span_reduction(config, teacher, fits)
     reduced = erm._start_test_errors(
@@ -79,9 +83,14 @@ def test_span_drawn_errors_are_the_full_dimensional_ones(config, activation) -> 
         small_fits,
         activation,
         (small_config, small_teacher),
+        0,
     )
     errors, stderrs = full[0], full[1]
     small_errors, small_stderrs = reduced[0], reduced[1]
     assert np.all(np.abs(errors - small_errors) <= 4 * np.hypot(stderrs, small_stderrs))
-    for a, b in zip(full[2:], reduced[2:], strict=True):  # the zero predictor, the oracle
+    for a, b in zip(full[2:4], reduced[2:4], strict=True):  # the zero predictor, the oracle
         assert abs(a.value - b.value) <= 4 * math.hypot(a.stderr, b.stderr)
+    for name, part in (("zero", full[2]), ("oracle", full[3])):  # start 0 paired with each
+        paired = full[4][name]
+        assert paired.value == pytest.approx(errors[0] - part.value, abs=1e-12)
+        assert paired.stderr <= math.hypot(stderrs[0], part.stderr)

@@ -274,32 +274,45 @@ def _errors(run: dict) -> dict[str, dict]:
         f"erm_{a}": {"value": run["erm"][a]["test_error"], "stderr": run["erm"][a]["stderr"]}
         for a in ("softmax", "linear")
     }
-    return {"bayes": run["bayes_error"], "zero": run["prior_predictive_error"], **erm}
+    references = {"zero": run["prior_predictive_error"], "oracle": run["oracle_error"]}
+    return {
+        "bayes": run["bayes_error"],
+        "plain": run["posterior_mean_f_error"],
+        **references,
+        **erm,
+    }
 
 
 def test_paired_differences_on_held_out_sequences(held_out_runs):
     """The paired difference is the difference of the two held-out errors (same sequences) with a
-    smaller stderr
-    than the unpaired hypot (the errors covary: same noise, same hard sequences), and Bayes - ERM
-    softmax agrees
-    with the teacher route's difference (same draws and fits, fresh sequences) within 4 combined SE.
-    """
+    smaller stderr than the unpaired hypot (the errors covary: same noise, same hard sequences),
+    and Bayes - ERM softmax agrees with the teacher route's difference (same draws and fits, fresh
+    sequences) within 4 combined SE. With the teacher every difference is on its fresh sequences:
+    those of the posterior predictors, the oracle and the zero predictor are the differences of
+    their errors, ERM's (scored again on the posterior's sequences) within 4 combined SE of the
+    difference of the errors on ERM's own."""
     held, teacher = held_out_runs["stripped"], held_out_runs["train"]
-    assert (
-        teacher["paired_differences"] is None
-        and held_out_runs["plain"]["paired_differences"] == held["paired_differences"]
-    )
+    assert held_out_runs["plain"]["paired_differences"] == held["paired_differences"]
+    assert {name for name in held["paired_differences"]} == {
+        difference_name(a, b) for a, b in PAIRED_DIFFERENCES if "oracle" not in (a, b)
+    }
+    assert set(teacher["paired_differences"]) == {difference_name(*p) for p in PAIRED_DIFFERENCES}
     unpaired, by_teacher = _errors(held), _errors(teacher)
-    for a, b in PAIRED_DIFFERENCES:
-        paired = held["paired_differences"][difference_name(a, b)]
-        assert paired["value"] == pytest.approx(
-            unpaired[a]["value"] - unpaired[b]["value"], abs=1e-6
-        ), (a, b)
-        assert paired["stderr"] < math.hypot(unpaired[a]["stderr"], unpaired[b]["stderr"]), (a, b)
+    for run, errors in ((held, unpaired), (teacher, by_teacher)):
+        for name, paired in run["paired_differences"].items():
+            a, b = name.split(" - ")
+            combined = math.hypot(errors[a]["stderr"], errors[b]["stderr"])
+            difference = errors[a]["value"] - errors[b]["value"]
+            if run is teacher and "erm_linear" in (a, b) or "erm_softmax" in (a, b):
+                assert abs(paired["value"] - difference) < 4 * math.hypot(
+                    paired["stderr"], combined
+                )
+                continue
+            assert paired["value"] == pytest.approx(difference, abs=1e-6), name
+            assert paired["stderr"] < combined, name
     paired = held["paired_differences"][difference_name("bayes", "erm_softmax")]
-    route = by_teacher["bayes"]["value"] - by_teacher["erm_softmax"]["value"]
-    route_stderr = math.hypot(by_teacher["bayes"]["stderr"], by_teacher["erm_softmax"]["stderr"])
-    assert abs(paired["value"] - route) < 4 * math.hypot(paired["stderr"], route_stderr)
+    route = teacher["paired_differences"][difference_name("bayes", "erm_softmax")]
+    assert abs(paired["value"] - route["value"]) < 4 * math.hypot(paired["stderr"], route["stderr"])
     assert paired["stderr_draws"] == pytest.approx(held["bayes_error"]["stderr_draws"], rel=1e-6)
 
 
@@ -405,8 +418,11 @@ def test_gap_on_data_agrees_with_the_teacher_route(files, held_out_runs, capsys)
     route = reference.erm["softmax"].test_error - reference.erm["linear"].test_error
     route_stderr = math.hypot(reference.erm["softmax"].stderr, reference.erm["linear"].stderr)
     assert abs(paired.value - route) < 4 * math.hypot(paired.stderr, route_stderr)
-    assert reference.erm_paired_differences is None
-    assert f"  softmax - linear: {paired.value:+.4f} +- {paired.stderr:.4f}" in held.table()
+    by_teacher = reference.erm_paired_differences["softmax - linear"]  # one teacher, its sequences
+    assert by_teacher.n == 1 and by_teacher.value == pytest.approx(route, abs=1e-12)
+    symbol = {1: ">", -1: "<", 0: "~"}[paired.sign()]
+    assert f"softmax {symbol} linear {paired.value:+.4f}+-{paired.stderr:.4f}" in held.table()
+    assert "held-out sequences:" in held.table() and "1 teacher:" in teacher.table()
 
 
 def _bad_files(folder) -> dict[str, tuple]:

@@ -148,6 +148,12 @@ def test_from_file_reproduces_summary_without_training_erm(posterior_file, capsy
         summary["bayes_error"]["value"], rel=1e-12
     )
     assert resummarised["erm"] == summary["erm"]
+    # the stored fits scored again beside the posterior's predictors: the same paired differences
+    differences = summary["paired_differences"]
+    assert "erm_softmax - erm_linear" in differences and "bayes - oracle" in differences
+    for name, difference in differences.items():
+        again_difference = resummarised["paired_differences"][name]
+        assert again_difference["value"] == pytest.approx(difference["value"], rel=1e-9, abs=1e-12)
     assert {k: v for k, v in again["config"].items() if k != "source"} == {
         k: v for k, v in output["config"].items() if k != "source"
     }
@@ -209,6 +215,8 @@ def test_posterior_text_report_and_plot(tmp_path, capsys):
     assert "r_hat max" in out and "Bayes-optimal test error" in out and plot.stat().st_size > 0
     assert "posterior mean of f" in out and "start_agreement" in out
     assert "divergences not applicable (the gibbs sampler has no divergent transitions)" in out
+    # the teacher's oracle on the same fresh sequences, paired (ERM too, when it runs)
+    assert "paired differences on the same" in out and "  Bayes-optimal - oracle: +" in out
 
 
 def test_public_api_keeps_the_tree_and_draws_on_given_axes(posterior_file):

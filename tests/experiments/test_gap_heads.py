@@ -5,6 +5,7 @@ with ``H_s`` heads lies above the Bayes error; bad input is one line and exit st
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -94,7 +95,7 @@ def test_tiny_erm_with_two_heads_lies_above_the_bayes_error():
         L=(3,),
         heads=2,
         presence=0.5,
-        activations=("bayes_softmax",),
+        activations=("bayes_softmax", "softmax"),
         alpha=16,
         D=6,
         seeds=2,
@@ -115,8 +116,14 @@ def test_tiny_erm_with_two_heads_lies_above_the_bayes_error():
     ax = result.plot()
     labels = [text.get_text() for text in ax.get_legend().get_texts()]
     assert "bayes_softmax ERM" in labels
-    (tidy,) = result.tidy_rows()
+    tidy = result.tidy_rows()[0]
     assert tidy["erm.test_error"] == erm.test_error and tidy["scope"] == ALL_OVERLAPS
+    # the two activations on the same teachers, training sets and test sequences, paired
+    d = row.erm_paired_differences["bayes_softmax - softmax"]
+    other = row.heads.erm["softmax"]
+    assert d.n == 2 and d.value == pytest.approx(erm.test_error - other.test_error, abs=1e-12)
+    assert d.unpaired_stderr == pytest.approx(math.hypot(erm.stderr, other.stderr))
+    assert "2 teachers: bayes_softmax " in result.table()
 
 
 @pytest.mark.parametrize(
