@@ -23,6 +23,7 @@ import numpy as np
 
 from bayes_slr.models.spec import SLRConfig, task_config
 from bayes_slr.numerics.decision import DifferenceEstimate, decision_p_value, relation_p_values
+from bayes_slr.numerics.paired import paired_difference
 from bayes_slr.studies.claims_records import (
     ESTIMATORS,
     Claim,
@@ -242,10 +243,10 @@ def estimate(
     """The difference ``left - right`` from the sides measured once (``left``, ``right``) and the
     per-teacher batches: ``(estimate, left mean, right mean, teachers)``.
 
-    Per teacher, ``d_i = left_i - right_i``; with ``n >= 2`` teachers the standard error of their
-    mean is their spread over ``sqrt(n)`` (which holds each teacher's Monte Carlo error), floored
-    by the pooled Monte Carlo error, with ``n - 1`` degrees of freedom; with one teacher its Monte
-    Carlo error. A side measured once adds its standard error in quadrature and its bound.
+    Per teacher, ``d_i = left_i - right_i``, their mean and its standard error by
+    :func:`~bayes_slr.numerics.paired.paired_difference` (the spread over teachers, floored by the
+    pooled Monte Carlo error; one teacher: its Monte Carlo error), with ``n - 1`` degrees of
+    freedom. A side measured once adds its standard error in quadrature and its bound.
     """
     once = [side for side in (left, right) if side is not None]
     extra_var = sum(side.stderr**2 for side in once)
@@ -255,16 +256,14 @@ def estimate(
         return DifferenceEstimate(d, math.sqrt(extra_var), bound), left.value, right.value, 0
     a, a_se = _column(batches, "left", left)
     b, b_se = _column(batches, "right", right)
-    d, n = a - b, a.size
-    mc_var = float(np.mean(a_se**2 + b_se**2)) / n
-    spread_var = float(np.var(d, ddof=1)) / n if n > 1 else 0.0
-    stderr = math.sqrt(max(spread_var, mc_var) + extra_var)
-    dof = n - 1 if n > 1 else math.inf
+    paired = paired_difference(a, b, a_se, b_se)
+    stderr = math.sqrt(paired.stderr**2 + extra_var)
+    dof = paired.n - 1 if paired.n > 1 else math.inf
     return (
-        DifferenceEstimate(float(d.mean()), stderr, bound, dof),
+        DifferenceEstimate(paired.value, stderr, bound, dof),
         float(a.mean()),
         float(b.mean()),
-        n,
+        paired.n,
     )
 
 
