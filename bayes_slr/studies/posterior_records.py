@@ -146,7 +146,7 @@ class PosteriorRun:
     def filled_sampling(self, defaults: GivenSampling) -> GivenSampling:
         """The sampling and evaluation settings of this run, each not given taken from
         ``defaults`` and checked for its task (without a teacher: no fresh test sets)."""
-        from bayes_slr.inference.samplers import check_sampling_arguments
+        from bayes_slr.inference.sampler_registry import check_sampling_arguments
 
         if not self.teacher:
             defaults = dataclasses.replace(defaults, N_test=None)
