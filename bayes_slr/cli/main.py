@@ -26,6 +26,7 @@ from bayes_slr.cli.flags import OneLineErrorParser, add_option_flags, given_opti
 from bayes_slr.errors import ConfigError, RunStopped
 from bayes_slr.experiments import EXPERIMENTS, run_experiment
 from bayes_slr.experiments.base import Experiment, Result
+from bayes_slr.experiments.figures import check_plot_file
 from bayes_slr.interrupts import interrupt_guard, raise_if_interrupted
 from bayes_slr.records import check_output_file, json_text
 from bayes_slr.warning_categories import BayesSLRWarning
@@ -175,6 +176,7 @@ def _run(args: argparse.Namespace, experiment: Experiment, flags: dict[str, str]
     out = getattr(args, "out", None)
     plot = getattr(args, "plot", None)
     if plot is not None:
+        check_plot_file(plot)
         redrawn = args.force or (experiment.output == "folder" and out is not None)
         check_output_file(plot, force=redrawn, name="plot")
     with warnings.catch_warnings():  # printed after the table: not a second time by Python

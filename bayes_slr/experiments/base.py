@@ -375,6 +375,8 @@ class Experiment[O: Options, P: Record, S: Record, R: Result](abc.ABC):
         (one output file, e.g. a posterior or a data set), or ``None`` (no output file).
     output_help : what the output file holds, or what a folder holds besides the log and the
         summary (the ``--out`` help).
+    output_suffixes : the suffixes an output file (``output == "file"``) may have, the first the
+        one to give (``.npz``): any other is refused before any work.
     sweep_axes : the options whose values are spread over the points (e.g. ``alpha``): a point's
         key in the log is its own fields and every other option.
     progress_label : what the progress bar counts (the points; an experiment whose points are
@@ -390,6 +392,7 @@ class Experiment[O: Options, P: Record, S: Record, R: Result](abc.ABC):
     result_type: ClassVar[type[Result]]
     output: ClassVar[str | None] = "folder"
     output_help: ClassVar[str] = ""
+    output_suffixes: ClassVar[tuple[str, ...]] = ()
     sweep_axes: ClassVar[tuple[str, ...]] = ()
     progress_label: ClassVar[str] = "points"
 

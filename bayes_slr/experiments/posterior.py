@@ -124,6 +124,7 @@ class Posterior(Experiment[PosteriorOptions, PosteriorPoint, PosteriorSample, Po
         "netCDF file of the posterior (ArviZ DataTree: draws, data, teacher, start-check chains, "
         "ERM fits); re-summarise it with --from"
     )
+    output_suffixes: ClassVar[tuple[str, ...]] = (".nc", ".nc4", ".netcdf")
 
     def points(self, options: PosteriorOptions) -> list[PosteriorPoint]:
         """The one point."""

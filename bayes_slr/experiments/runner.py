@@ -32,6 +32,7 @@ from bayes_slr.records import (
     SweepLog,
     atomic_write,
     check_output_file,
+    check_suffix,
     json_text,
     prepare_output_folder,
     run_context,
@@ -214,6 +215,7 @@ def _prepare_output(
     if experiment.output is None:
         raise ConfigError(f"`out`: {experiment.name} writes no output file")
     if experiment.output == "file":
+        check_suffix(out, experiment.output_suffixes, f"{experiment.name} writes")
         experiment.check_output(options, check_output_file(out, force=force))
         return None
     experiment.check_output(options, Path(out))
