@@ -43,11 +43,19 @@ def number(text: str) -> float:
 
 
 def integer(text: str) -> int:
-    """Parse an integer."""
+    """Parse an integer, written as one or as a whole number (``1e3``, ``10.0``), as the Python
+    API accepts it."""
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value.is_integer():
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    return int(value)
 
 
 PARSERS: dict[type, Any] = {int: integer, float: number, str: str, Path: Path}

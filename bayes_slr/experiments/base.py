@@ -130,7 +130,9 @@ class Options(Record):
 
     Subclasses declare their fields with :func:`option` and override :meth:`validate`, which
     raises :class:`~bayes_slr.errors.ConfigError` on a bad value and changes nothing: the options
-    keep the values as given (a list as a tuple, a NumPy number as the Python number). A default
+    keep the values as given (a list as a tuple, a NumPy number as the Python number, a
+    whole-number float such as ``1e3`` of an integer option as the ``int``; a float that is not
+    whole is refused by the option's check). A default
     that depends on another option or on a data file (the variant's ``nu``, a file's task) is
     filled in by :meth:`filled`, and :meth:`resolved` returns the options as they run, which is
     what the runner solves, logs and reports.
@@ -144,9 +146,13 @@ class Options(Record):
                 value = from_numpy(field.name, value)
                 self._set(field.name, value)
             if isinstance(value, list):
-                self._set(field.name, tuple(value))
+                value = tuple(value)
+                self._set(field.name, value)
             elif _is_tuple_type(types_[field.name]) and isinstance(value, (int, float, str)):
-                self._set(field.name, (value,))  # one value where a list is expected
+                value = (value,)  # one value where a list is expected
+                self._set(field.name, value)
+            if _is_int_type(types_[field.name]):  # 1e3 and 10.0 as typed: whole numbers
+                self._set(field.name, _whole_as_int(value))
         self.validate()
 
     def validate(self) -> None:
@@ -432,6 +438,25 @@ EXPERIMENTS: Registry[Experiment] = Registry("experiment", Experiment)
 def register_experiment(experiment: Experiment) -> Experiment:
     """Add ``experiment`` to :data:`EXPERIMENTS` (a command and an API function) and return it."""
     return EXPERIMENTS.register(experiment)
+
+
+def _whole_as_int(value: Any) -> Any:
+    """A float that is a whole number as the ``int`` (in a tuple, each); anything else as is."""
+    if isinstance(value, tuple):
+        return tuple(_whole_as_int(item) for item in value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _is_int_type(annotation: Any) -> bool:
+    """Whether a resolved field type holds integers only: ``int``, ``int | None``,
+    ``tuple[int, ...]`` (or ``| None``), never a type that also admits ``float``."""
+    if is_optional(annotation):
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    if typing.get_origin(annotation) is tuple:
+        return set(typing.get_args(annotation)) <= {int, Ellipsis}
+    return annotation is int
 
 
 def _is_tuple_type(annotation: Any) -> bool:
