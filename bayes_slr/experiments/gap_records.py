@@ -44,7 +44,7 @@ from bayes_slr.experiments.task import (
 )
 from bayes_slr.memory import check_erm_memory
 from bayes_slr.models.data_task import GivenTask
-from bayes_slr.models.dataset import DEFAULT_HOLDOUT, DataSource
+from bayes_slr.models.dataset import DEFAULT_HOLDOUT, DataSource, check_holdout
 from bayes_slr.models.spec import INITS, training_size
 from bayes_slr.models.variants import get_variant
 from bayes_slr.studies.gap_rows import GAP_TASK, GapTask, variant_settings
@@ -225,6 +225,7 @@ class GapOptions(Options):
             check_real("Delta", self.Delta, minimum=0.0)
         if self.seeds is not None:
             check_int("seeds", self.seeds, 1)
+        check_holdout(self.holdout)
 
     def filled(self) -> dict[str, object]:
         """The settings as they run: the activations, the ridge and the student heads (given or
