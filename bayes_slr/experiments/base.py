@@ -279,19 +279,20 @@ class Result[O: Options, R: Record]:
         }
 
     def tidy_rows(self) -> list[dict[str, Any]]:
-        """One flat dict per point (nested fields joined by dots): the rows of :meth:`to_pandas`.
+        """One flat dict per point, every cell a scalar (:func:`~bayes_slr.numerics.record.flatten`:
+        nested fields joined by ``_``): the rows of :meth:`to_pandas`, with its column names.
 
         Subclasses with one row per several measured quantities override it to stay tidy.
         """
         return [flatten(row.to_dict()) for row in self.rows]
 
     def to_pandas(self) -> Any:
-        """A ``pandas.DataFrame``, one tidy row per point, with snake_case column names (nested
-        fields joined by ``_``, so every column is an attribute of the frame)."""
+        """A ``pandas.DataFrame`` of :meth:`tidy_rows`, one tidy row per point, with snake_case
+        column names (nested fields joined by ``_``, so every column is an attribute of the
+        frame)."""
         import pandas as pd
 
-        frame = pd.DataFrame(self.tidy_rows())
-        return frame.rename(columns=lambda name: str(name).replace(".", "_"))
+        return pd.DataFrame(self.tidy_rows())
 
     @abc.abstractmethod
     def rows_table(self) -> str:

@@ -145,7 +145,7 @@ class MultiHeadResult(Result[MultiHeadOptions, MultiHeadPopulationRow]):
 
     def tidy_rows(self) -> list[dict[str, Any]]:
         """One row per (presence, activation): the task, the Bayes error and its check, the
-        activation's optimum, scope, overlaps (``overlaps.*``) and check (``mc.*``)."""
+        activation's optimum, scope, overlaps (``overlaps_*``) and check (``mc_*``)."""
         tidy = []
         for row in self.rows:
             task = {k: v for k, v in row.to_dict().items() if k not in ("optima", "bayes_mc")}

@@ -90,7 +90,7 @@ class PosteriorResult(Result[PosteriorOptions, PosteriorSummary | MultiHeadPoste
 
 
 def tidy_summary(row: PosteriorSummary | MultiHeadPosteriorSummary) -> dict[str, Any]:
-    """A summary as one flat dict (nested fields joined by dots), without its diagnostics table
+    """A summary as one flat dict (nested fields joined by ``_``), without its diagnostics table
     and its notes and warnings (lines of text)."""
     data = row.to_dict()
     for name in ("diagnostics", "notes", "warnings"):

@@ -369,6 +369,21 @@ class PosteriorSummary(Record):
             self.rhat_max, self.ess_bulk_min, self.divergences, self.start_check
         )
 
+    def __repr__(self) -> str:
+        return summary_repr(self)
+
+
+def summary_repr(summary: Record) -> str:
+    """A posterior summary in one line: the run, the Bayes error with its standard error, the
+    worst diagnostics, how many notes and warnings (every field: ``to_dict()``)."""
+    error = summary.bayes_error
+    return (
+        f"{type(summary).__name__}(alpha={summary.alpha:g}, sampler={summary.sampler}, "
+        f"n_test={summary.n_test}, bayes_error={error.value:.4g} +- {error.stderr:.2g}, "
+        f"rhat_max={summary.rhat_max:.3g}, ess_bulk_min={summary.ess_bulk_min:.0f}, "
+        f"{len(summary.notes)} notes, {len(summary.warnings)} warnings; every field: .to_dict())"
+    )
+
 
 def convergence_warnings(
     rhat_max: float, ess_bulk_min: float, divergences: int | None, start_check: StartCheck | None
