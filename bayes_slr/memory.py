@@ -158,9 +158,9 @@ its steps through the span of four vectors, so at ``D = 1e7`` it fits in about 8
 it impractical there is its ``t_max D / eta`` steps of ``O(D)`` work, not its memory."""
 
 
-def check_dynamics_memory(where: str, D: int, L: int, heads: int, tokens: int, hint: str) -> None:
+def check_dynamics_memory(where: str, D: int, heads: int, tokens: int, hint: str) -> None:
     """Refuse a training run of ``heads`` heads in dimension ``D`` holding ``tokens`` token
-    entries (a gd training set, a multi-head run's batch and test set; none for one-head online
+    entries (a multi-head run's batches and test set; none for one-head online
     SGD, whose steps draw through the span) that would not fit in memory."""
     check_float64(
         where,

@@ -241,7 +241,7 @@ class DynamicsOptions(Options):
         if self.heads_run() is not None and self.method == SGD.name:  # full batches, a test set
             tokens = (settings.N_test + CHUNK_COPIES * settings.batch) * config.Lbar * config.D
         check_dynamics_memory(
-            where, config.D, config.Lbar, max(heads, config.heads), tokens, "use a smaller D or L"
+            where, config.D, max(heads, config.heads), tokens, "use a smaller D or L"
         )
 
     def filled(self) -> dict[str, object]:

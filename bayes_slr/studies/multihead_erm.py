@@ -179,6 +179,17 @@ def _seed_fit(
     )
 
 
+def _over_seeds(
+    per_seed: tuple[MultiHeadERMSeed, ...], value: str, stderr: str
+) -> tuple[float, float]:
+    """The mean over seeds of the field ``value`` and its standard error (:func:`seed_mean`,
+    each seed's error the field ``stderr``)."""
+    return seed_mean(
+        np.asarray([getattr(s, value) for s in per_seed]),
+        np.asarray([getattr(s, stderr) for s in per_seed]),
+    )
+
+
 def multihead_erm(
     config: SLRConfig,
     activation: str,
@@ -241,13 +252,8 @@ def multihead_erm(
         _seed_fit(config, activation, student_heads, N, first + offset, options)
         for offset in range(check_int("seeds", seeds, 1))
     )
-    mean, stderr = seed_mean(
-        np.asarray([s.test_error for s in per_seed]), np.asarray([s.test_stderr for s in per_seed])
-    )
-    excess, excess_stderr = seed_mean(
-        np.asarray([s.excess_over_zero for s in per_seed]),
-        np.asarray([s.excess_over_zero_stderr for s in per_seed]),
-    )
+    mean, stderr = _over_seeds(per_seed, "test_error", "test_stderr")
+    excess, excess_stderr = _over_seeds(per_seed, "excess_over_zero", "excess_over_zero_stderr")
     return MultiHeadERM(
         activation,
         student_heads,
