@@ -16,8 +16,10 @@ imported when a computation starts.
 from typing import Any
 
 from bayes_slr.jax_setup import configure_jax
+from bayes_slr.warning_categories import filter_from_environment
 
 configure_jax()
+filter_from_environment()  # BAYES_SLR_WARNINGS=error: a script fails on a result's warning
 
 __version__ = "0.1.0"
 

@@ -40,6 +40,10 @@ from bayes_slr.numerics.record import JsonObject
 from bayes_slr.records import Point, Running, Solve
 
 ALLOWED_FAILURES = 3  # times a point is run again after the worker running it died
+CONNECT_SECONDS = 5
+"""How long connecting to a ``scheduler`` may take before it is refused as unreachable (a
+scheduler that answers connects in well under a second on a network; an address nothing listens
+on is refused in these seconds, not Dask's default 30)."""
 POLL_SECONDS = 1.0  # how often a run that reports its running points asks the scheduler
 
 
@@ -124,7 +128,7 @@ class DaskExecutor:
 
         if self.scheduler is not None:
             try:
-                self._client = Client(self.scheduler, timeout="30s")
+                self._client = Client(self.scheduler, timeout=f"{CONNECT_SECONDS}s")
             except (OSError, TimeoutError) as exc:
                 raise ConfigError(
                     f"--scheduler: cannot connect to {self.scheduler} ({exc})"

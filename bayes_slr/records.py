@@ -160,6 +160,20 @@ def check_output_file(path: str | os.PathLike, *, force: bool, name: str = "out"
     return path
 
 
+def check_suffix(
+    path: str | os.PathLike, suffixes: Sequence[str], what: str, name: str = "out"
+) -> None:
+    """Refuse (``ConfigError`` naming ``name``) a file whose suffix is not one of ``suffixes``
+    (any suffix when empty), ``what`` saying what is written (``"posterior writes"``)."""
+    suffix = Path(path).suffix
+    if suffixes and suffix.lower() not in suffixes:
+        raise ConfigError(
+            f"`{name}`: {what} {', '.join(suffixes)} files, got {str(path)!r} "
+            f"({'no suffix' if not suffix else 'suffix ' + suffix}); name it e.g. "
+            f"{Path(path).with_suffix(suffixes[0]).name}"
+        )
+
+
 def prepare_output_folder(path: str | os.PathLike, *, name: str = "out") -> Path:
     """Create the output folder ``path`` (and its parents) if needed and check that files can be
     written in it; ``ConfigError`` naming ``name`` otherwise. Called before any work."""

@@ -228,7 +228,9 @@ def test_posterior_shows_its_chains_warm_up_and_sampling_without_changing_them(c
         quiet = bayes_slr.posterior(**settings, check_start=False, progress=False)
     assert "chains from random starts (2) warm-up" in err and "sampling" in err
     assert capsys.readouterr().err == ""
-    assert (shown.tree.posterior["k"].values == quiet.tree.posterior["k"].values).all()
+    assert (
+        shown.tree["posterior_vectors"]["k"].values == quiet.tree["posterior_vectors"]["k"].values
+    ).all()
 
 
 def test_every_public_member_of_a_result_is_documented():

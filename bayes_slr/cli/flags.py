@@ -30,6 +30,24 @@ class OneLineErrorParser(argparse.ArgumentParser):
         """Print ``<prog>: error: <message>`` and a pointer to ``--help``, then exit 2."""
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
+    def parse_args(self, args: Any = None, namespace: Any = None) -> argparse.Namespace:
+        """Parse ``args``; a word no parser knows is refused by the command it was given to
+        (``bayes-slr theory: error: unrecognized arguments: --heads 2``, pointing to that
+        command's ``--help``), not by the top level."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self.command_parser(getattr(parsed, "command", None)).error(
+                f"unrecognized arguments: {' '.join(extras)}"
+            )
+        return parsed
+
+    def command_parser(self, command: str | None) -> argparse.ArgumentParser:
+        """The parser of subcommand ``command`` (this parser when there is none)."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+                return action.choices[command]
+        return self
+
 
 def number(text: str) -> float:
     """Parse a real number; ``inf`` is accepted (the options say where), ``nan`` is not."""
@@ -43,11 +61,19 @@ def number(text: str) -> float:
 
 
 def integer(text: str) -> int:
-    """Parse an integer."""
+    """Parse an integer, written as one or as a whole number (``1e3``, ``10.0``), as the Python
+    API accepts it."""
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value.is_integer():
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    return int(value)
 
 
 PARSERS: dict[type, Any] = {int: integer, float: number, str: str, Path: Path}

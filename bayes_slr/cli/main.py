@@ -9,8 +9,9 @@ only once the options are valid, so a bad value is refused at once.
 
 Exit codes: 0 success, 2 bad input (one line on stderr, nothing written), 3 a sweep finished with
 failed points (the others are kept) or a run stopped (a divergence: one line saying what was kept;
-points finished before it stay logged, nothing else written), 130 interrupted (finished points of
-a sweep kept).
+points finished before it stay logged, nothing else written), 4 with ``--strict``: the result has
+warnings (its output was written and printed as without ``--strict``; failed points take
+precedence: 3), 130 interrupted (finished points of a sweep kept).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from bayes_slr.cli.flags import OneLineErrorParser, add_option_flags, given_opti
 from bayes_slr.errors import ConfigError, RunStopped
 from bayes_slr.experiments import EXPERIMENTS, run_experiment
 from bayes_slr.experiments.base import Experiment, Result
+from bayes_slr.experiments.figures import check_plot_file
 from bayes_slr.interrupts import interrupt_guard, raise_if_interrupted
 from bayes_slr.records import check_output_file, json_text
 from bayes_slr.warning_categories import BayesSLRWarning
@@ -37,6 +39,9 @@ RUN_FLAGS = {
     "plot": "--plot",
 }
 """Flags of the run itself (the keyword arguments of the API functions besides the options)."""
+
+STRICT_EXIT = 4
+"""The exit code of a command run with ``--strict`` whose result has warnings."""
 
 
 def add_run_flags(parser: argparse.ArgumentParser, experiment: Experiment) -> None:
@@ -76,6 +81,11 @@ def add_run_flags(parser: argparse.ArgumentParser, experiment: Experiment) -> No
     if experiment.output == "file" or experiment.result_type.has_plot():
         parser.add_argument("--force", action="store_true", help="overwrite existing output files")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help=f"exit {STRICT_EXIT} when the result has warnings (after writing and printing it)",
+    )
     shown = parser.add_mutually_exclusive_group()
     shown.add_argument("--quiet", action="store_true", help="no progress bar")
     shown.add_argument(
@@ -166,6 +176,7 @@ def _run(args: argparse.Namespace, experiment: Experiment, flags: dict[str, str]
     out = getattr(args, "out", None)
     plot = getattr(args, "plot", None)
     if plot is not None:
+        check_plot_file(plot)
         redrawn = args.force or (experiment.output == "folder" and out is not None)
         check_output_file(plot, force=redrawn, name="plot")
     with warnings.catch_warnings():  # printed after the table: not a second time by Python
@@ -201,6 +212,13 @@ def _run(args: argparse.Namespace, experiment: Experiment, flags: dict[str, str]
             file=sys.stderr,
         )
         return 3
+    if args.strict and result.warnings:
+        print(
+            f"bayes-slr {args.command}: {len(result.warnings)} warning(s) with --strict "
+            f"(output written): exit {STRICT_EXIT}",
+            file=sys.stderr,
+        )
+        return STRICT_EXIT
     return 0
 
 

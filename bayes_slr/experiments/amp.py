@@ -21,6 +21,7 @@ from bayes_slr.experiments.base import (
     Provenance,
     Record,
     Result,
+    flatten,
     option,
     register_experiment,
 )
@@ -164,15 +165,13 @@ class AMPResult(Result[AMPOptions, AMPRow]):
         """One flat row per run (the per-iteration histories left out: see ``rows``)."""
         tidy = []
         for row in self.rows:
-            flat = {
-                k: v for k, v in row.to_dict().items() if k not in ("history", "state_evolution")
-            }
-            flat.update({f"overlaps.{k}": v for k, v in flat.pop("overlaps").items()})
-            if row.state_evolution is not None:
-                se = row.state_evolution.to_dict()
-                se.pop("iterates")
-                flat.update({f"state_evolution.{k}": v for k, v in se.items()})
-            tidy.append(flat)
+            data = row.to_dict()
+            data.pop("history")
+            if data["state_evolution"] is not None:
+                data["state_evolution"].pop("iterates")
+            else:
+                data.pop("state_evolution")
+            tidy.append(flatten(data))
         return tidy
 
     def plot(self, ax: Any = None) -> Any:

@@ -130,7 +130,9 @@ class Options(Record):
 
     Subclasses declare their fields with :func:`option` and override :meth:`validate`, which
     raises :class:`~bayes_slr.errors.ConfigError` on a bad value and changes nothing: the options
-    keep the values as given (a list as a tuple, a NumPy number as the Python number). A default
+    keep the values as given (a list as a tuple, a NumPy number as the Python number, a
+    whole-number float such as ``1e3`` of an integer option as the ``int``; a float that is not
+    whole is refused by the option's check). A default
     that depends on another option or on a data file (the variant's ``nu``, a file's task) is
     filled in by :meth:`filled`, and :meth:`resolved` returns the options as they run, which is
     what the runner solves, logs and reports.
@@ -144,9 +146,13 @@ class Options(Record):
                 value = from_numpy(field.name, value)
                 self._set(field.name, value)
             if isinstance(value, list):
-                self._set(field.name, tuple(value))
+                value = tuple(value)
+                self._set(field.name, value)
             elif _is_tuple_type(types_[field.name]) and isinstance(value, (int, float, str)):
-                self._set(field.name, (value,))  # one value where a list is expected
+                value = (value,)  # one value where a list is expected
+                self._set(field.name, value)
+            if _is_int_type(types_[field.name]):  # 1e3 and 10.0 as typed: whole numbers
+                self._set(field.name, _whole_as_int(value))
         self.validate()
 
     def validate(self) -> None:
@@ -273,19 +279,20 @@ class Result[O: Options, R: Record]:
         }
 
     def tidy_rows(self) -> list[dict[str, Any]]:
-        """One flat dict per point (nested fields joined by dots): the rows of :meth:`to_pandas`.
+        """One flat dict per point, every cell a scalar (:func:`~bayes_slr.numerics.record.flatten`:
+        nested fields joined by ``_``): the rows of :meth:`to_pandas`, with its column names.
 
         Subclasses with one row per several measured quantities override it to stay tidy.
         """
         return [flatten(row.to_dict()) for row in self.rows]
 
     def to_pandas(self) -> Any:
-        """A ``pandas.DataFrame``, one tidy row per point, with snake_case column names (nested
-        fields joined by ``_``, so every column is an attribute of the frame)."""
+        """A ``pandas.DataFrame`` of :meth:`tidy_rows`, one tidy row per point, with snake_case
+        column names (nested fields joined by ``_``, so every column is an attribute of the
+        frame)."""
         import pandas as pd
 
-        frame = pd.DataFrame(self.tidy_rows())
-        return frame.rename(columns=lambda name: str(name).replace(".", "_"))
+        return pd.DataFrame(self.tidy_rows())
 
     @abc.abstractmethod
     def rows_table(self) -> str:
@@ -375,6 +382,8 @@ class Experiment[O: Options, P: Record, S: Record, R: Result](abc.ABC):
         (one output file, e.g. a posterior or a data set), or ``None`` (no output file).
     output_help : what the output file holds, or what a folder holds besides the log and the
         summary (the ``--out`` help).
+    output_suffixes : the suffixes an output file (``output == "file"``) may have, the first the
+        one to give (``.npz``): any other is refused before any work.
     sweep_axes : the options whose values are spread over the points (e.g. ``alpha``): a point's
         key in the log is its own fields and every other option.
     progress_label : what the progress bar counts (the points; an experiment whose points are
@@ -390,6 +399,7 @@ class Experiment[O: Options, P: Record, S: Record, R: Result](abc.ABC):
     result_type: ClassVar[type[Result]]
     output: ClassVar[str | None] = "folder"
     output_help: ClassVar[str] = ""
+    output_suffixes: ClassVar[tuple[str, ...]] = ()
     sweep_axes: ClassVar[tuple[str, ...]] = ()
     progress_label: ClassVar[str] = "points"
 
@@ -429,6 +439,25 @@ EXPERIMENTS: Registry[Experiment] = Registry("experiment", Experiment)
 def register_experiment(experiment: Experiment) -> Experiment:
     """Add ``experiment`` to :data:`EXPERIMENTS` (a command and an API function) and return it."""
     return EXPERIMENTS.register(experiment)
+
+
+def _whole_as_int(value: Any) -> Any:
+    """A float that is a whole number as the ``int`` (in a tuple, each); anything else as is."""
+    if isinstance(value, tuple):
+        return tuple(_whole_as_int(item) for item in value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _is_int_type(annotation: Any) -> bool:
+    """Whether a resolved field type holds integers only: ``int``, ``int | None``,
+    ``tuple[int, ...]`` (or ``| None``), never a type that also admits ``float``."""
+    if is_optional(annotation):
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    if typing.get_origin(annotation) is tuple:
+        return set(typing.get_args(annotation)) <= {int, Ellipsis}
+    return annotation is int
 
 
 def _is_tuple_type(annotation: Any) -> bool:

@@ -114,10 +114,18 @@ class BayesRiskResult(Result[BayesRiskOptions, BayesRiskRow]):
         """One line per ``(L, nu)``; the ``stderr`` field is headed ``bound`` for the exact
         method (the quadrature's error bound, not a standard error)."""
         columns = COLUMNS + (HEAD_COLUMNS if self.options.config(1, 0.0).multihead else ())
-        header = [
-            "bound" if c == "stderr" and self.options.method == "exact" else c for c in columns
-        ]
+        header = [self._name(c) for c in columns]
         return format_table(header, [[getattr(r, c) for c in columns] for r in self.rows])
+
+    def tidy_rows(self) -> list[dict[str, Any]]:
+        """The rows with the table's names: ``stderr`` is ``bound`` for the exact method."""
+        return [
+            {self._name(name): value for name, value in row.items()} for row in super().tidy_rows()
+        ]
+
+    def _name(self, field: str) -> str:
+        """The name the table and ``to_pandas`` give a field of a row."""
+        return "bound" if field == "stderr" and self.options.method == "exact" else field
 
     def plot(self, ax: Any = None) -> Any:
         """Bayes error against ``nu``, one curve per ``L``, with standard-error bars (rows with

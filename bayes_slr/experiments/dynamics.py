@@ -50,7 +50,13 @@ from bayes_slr.experiments.task import (
     task_config,
     task_option,
 )
-from bayes_slr.models.spec import SLRConfig
+from bayes_slr.memory import (
+    CHUNK_COPIES,
+    check_channel_memory,
+    check_dynamics_memory,
+    check_erm_memory,
+)
+from bayes_slr.models.spec import SLRConfig, training_size
 from bayes_slr.records import SweepLog
 from bayes_slr.studies.dynamics import dynamics_point
 from bayes_slr.studies.dynamics_data_methods import GD, SGD
@@ -216,6 +222,32 @@ class DynamicsOptions(Options):
         self.config()
         self.settings()
         check_heads(self.method, self.request(), self.heads, self.presence, self.student_heads)
+        self._check_memory(self.config())
+
+    def _check_memory(self, config: SLRConfig) -> None:
+        """Refuse a run that would not fit in memory (:mod:`bayes_slr.memory`), before any."""
+        settings = self.settings()
+        where = f"D = {config.D}, L = {config.Lbar}"
+        if self.method == GD.name:
+            N = training_size(settings.alpha, config.D)
+            check_erm_memory(
+                f"{where}, alpha = {settings.alpha:g}",
+                N,
+                config.Lbar,
+                config.D,
+                1,
+                "use a smaller D, alpha or L",
+            )
+            return
+        if self.method != SGD.name:  # the ODEs: their draws, and the start drawn at D
+            check_channel_memory(self.ode_draws, config.Lbar, "use fewer ode_draws")
+        heads = self.heads_run() or 1
+        tokens = 0
+        if self.heads_run() is not None and self.method == SGD.name:  # full batches, a test set
+            tokens = (settings.N_test + CHUNK_COPIES * settings.batch) * config.Lbar * config.D
+        check_dynamics_memory(
+            where, config.D, max(heads, config.heads), tokens, "use a smaller D or L"
+        )
 
     def filled(self) -> dict[str, object]:
         """The activations by their records' names, the variant's ``nu``, and the clock and step

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bayes_slr.records import atomic_write
+from bayes_slr.records import atomic_write, check_suffix
 
 
 def new_axes(ax: Any = None, *, size: tuple[float, float] = (6.4, 4.4)) -> Any:
@@ -25,9 +25,25 @@ def new_axes(ax: Any = None, *, size: tuple[float, float] = (6.4, 4.4)) -> Any:
     return ax
 
 
+def plot_formats() -> tuple[str, ...]:
+    """The suffixes of the image formats matplotlib writes (``.png`` first)."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    return (".png", *(f".{name}" for name in formats if name != "png"))
+
+
+def check_plot_file(path: str | Path, name: str = "plot") -> None:
+    """Refuse (``ConfigError`` naming ``name``) an image path whose suffix is not a format
+    matplotlib writes: called before any work."""
+    check_suffix(path, plot_formats(), "matplotlib writes", name=name)
+
+
 def save_figure(draw: Callable[[Any], Any], path: str | Path) -> Path:
     """Call ``draw(None)`` (which makes a new figure and returns its axes, or an array of them),
-    write the figure to ``path`` (format from the suffix) atomically, and close it."""
+    write the figure to ``path`` (format from the suffix) atomically, and close it (a suffix
+    that is not an image format is refused before drawing: :func:`check_plot_file`)."""
+    check_plot_file(path, "path")
     import matplotlib
 
     if "matplotlib.pyplot" not in sys.modules:

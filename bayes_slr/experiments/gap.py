@@ -129,7 +129,7 @@ class GapResult(Result[GapOptions, GapRow]):
     def tidy_rows(self) -> list[dict[str, Any]]:
         """One row per (task, activation): the task, ``activation``, the population Bayes error,
         the activation's population optimum (``population``), ``gap``, its overlaps
-        (``optimum.*``), the oracle and the ERM error (``erm.*``; the fit left out). Tidy per
+        (``optimum_*``), the oracle and the ERM error (``erm_*``; the fit left out). Tidy per
         activation because every measured quantity but the Bayes error and the oracle belongs
         to one activation: ``sns.lineplot(df, x="L", y="population", hue="activation")``."""
         tidy = []
@@ -148,14 +148,14 @@ class GapResult(Result[GapOptions, GapRow]):
                 "gap": row.gap.get(activation),
             }
             if overlaps is not None:
-                entry.update(flatten(overlaps.to_dict(), "optimum."))
+                entry.update(flatten(overlaps.to_dict(), "optimum_"))
             entry |= heads_entry(row.heads, activation)
             if self.options.runs_erm and row.heads is None:
                 entry["oracle"] = None if row.oracle is None else row.oracle.value
                 entry["oracle_stderr"] = None if row.oracle is None else row.oracle.stderr
                 if erm is not None:
-                    fields = flatten(erm.to_dict(), "erm.")
-                    entry.update({k: v for k, v in fields.items() if not k.startswith("erm.fit")})
+                    fields = flatten(erm.to_dict(), "erm_")
+                    entry.update({k: v for k, v in fields.items() if not k.startswith("erm_fit")})
             tidy.append(entry)
         return tidy
 

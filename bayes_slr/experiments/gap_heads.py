@@ -108,7 +108,7 @@ def heads_erm_column(settings: HeadsERMSettings, alpha: float, D: int) -> str:
 
 def heads_entry(heads: HeadsGap | None, activation: str) -> dict[str, object]:
     """A tidy row's multi-head fields of one activation: the heads, the optimum's scope and
-    ERM with ``H_s`` heads (``erm.*``, ``erm_gap``, the smallest matched cosines)."""
+    ERM with ``H_s`` heads (``erm_*``, ``erm_gap``, the smallest matched cosines)."""
     if heads is None:
         return {}
     entry: dict[str, object] = {
@@ -121,10 +121,10 @@ def heads_entry(heads: HeadsGap | None, activation: str) -> dict[str, object]:
     if erm is not None:
         key, value = matched_cosines(erm)
         entry |= {
-            "erm.test_error": erm.test_error,
-            "erm.stderr": erm.stderr,
+            "erm_test_error": erm.test_error,
+            "erm_stderr": erm.stderr,
             "erm_gap": (heads.erm_gap or {}).get(activation),
-            "erm.min_cos_k": key,
-            "erm.min_cos_v": value,
+            "erm_min_cos_k": key,
+            "erm_min_cos_v": value,
         }
     return entry

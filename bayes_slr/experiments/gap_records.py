@@ -42,9 +42,10 @@ from bayes_slr.experiments.task import (
     task_config,
     task_option,
 )
+from bayes_slr.memory import check_erm_memory
 from bayes_slr.models.data_task import GivenTask
-from bayes_slr.models.dataset import DEFAULT_HOLDOUT, DataSource
-from bayes_slr.models.spec import INITS
+from bayes_slr.models.dataset import DEFAULT_HOLDOUT, DataSource, check_holdout
+from bayes_slr.models.spec import INITS, training_size
 from bayes_slr.models.variants import get_variant
 from bayes_slr.studies.gap_rows import GAP_TASK, GapTask, variant_settings
 from bayes_slr.studies.multihead_gap_records import (
@@ -182,6 +183,22 @@ class GapOptions(Options):
             )
             if self.multihead:
                 check_heads_activations(config, activations)
+        self._check_memory(task)
+
+    def _check_memory(self, task: GapTask) -> None:
+        """Refuse simulated ERM whose training sets would not fit in memory (before drawing)."""
+        if self.alpha is None or self.data is not None:
+            return
+        N = training_size(self.alpha, task.D)
+        seeds = self.heads_settings().seeds if self.multihead else task.seeds
+        check_erm_memory(
+            f"alpha = {self.alpha:g}, D = {task.D}, L = {max(task.L)}, seeds = {seeds}",
+            N,
+            max(task.L),
+            task.D,
+            seeds,
+            "use a smaller alpha, D, L or seeds",
+        )
 
     def _check_values(self) -> None:
         """Refuse an unknown activation and any value out of range (each on its own)."""
@@ -208,6 +225,7 @@ class GapOptions(Options):
             check_real("Delta", self.Delta, minimum=0.0)
         if self.seeds is not None:
             check_int("seeds", self.seeds, 1)
+        check_holdout(self.holdout)
 
     def filled(self) -> dict[str, object]:
         """The settings as they run: the activations, the ridge and the student heads (given or

@@ -35,6 +35,7 @@ from bayes_slr.experiments.task import (
     seed_option,
     task_option,
 )
+from bayes_slr.memory import check_mc_memory
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.studies.multihead_gap_records import check_heads_activations
 from bayes_slr.studies.multihead_population_records import (
@@ -85,6 +86,7 @@ class MultiHeadOptions(Options):
         configs = [self.config(rho) for rho in self.presence]  # a bad task first
         for config in configs:
             check_heads_activations(config, self.activations)
+            check_mc_memory(self.mc_sequences, config.Lbar, config.heads, "use a smaller L")
 
     def config(self, presence: float) -> SLRConfig:
         """The task of one presence."""
@@ -143,7 +145,7 @@ class MultiHeadResult(Result[MultiHeadOptions, MultiHeadPopulationRow]):
 
     def tidy_rows(self) -> list[dict[str, Any]]:
         """One row per (presence, activation): the task, the Bayes error and its check, the
-        activation's optimum, scope, overlaps (``overlaps.*``) and check (``mc.*``)."""
+        activation's optimum, scope, overlaps (``overlaps_*``) and check (``mc_*``)."""
         tidy = []
         for row in self.rows:
             task = {k: v for k, v in row.to_dict().items() if k not in ("optima", "bayes_mc")}

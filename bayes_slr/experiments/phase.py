@@ -38,6 +38,7 @@ from bayes_slr.experiments.task import (
     seed_option,
     task_option,
 )
+from bayes_slr.memory import check_channel_memory
 from bayes_slr.numerics.record import JsonObject
 from bayes_slr.studies.phase_records import (
     MERGE_TOL,
@@ -148,6 +149,7 @@ class PhaseOptions(Options):
         for point in self.grid():
             config = options_task(self, nu=point.nu, L=point.L, Delta=point.Delta)
             config.law.check_bayes_theory_nu(config.nu)
+            check_channel_memory(self.channel_draws, config.Lbar, "use fewer channel_draws")
 
     def filled(self) -> dict[str, object]:
         """The variant's default ``nu`` made explicit: the record is complete."""

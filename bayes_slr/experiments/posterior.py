@@ -90,7 +90,7 @@ class PosteriorResult(Result[PosteriorOptions, PosteriorSummary | MultiHeadPoste
 
 
 def tidy_summary(row: PosteriorSummary | MultiHeadPosteriorSummary) -> dict[str, Any]:
-    """A summary as one flat dict (nested fields joined by dots), without its diagnostics table
+    """A summary as one flat dict (nested fields joined by ``_``), without its diagnostics table
     and its notes and warnings (lines of text)."""
     data = row.to_dict()
     for name in ("diagnostics", "notes", "warnings"):
@@ -124,6 +124,7 @@ class Posterior(Experiment[PosteriorOptions, PosteriorPoint, PosteriorSample, Po
         "netCDF file of the posterior (ArviZ DataTree: draws, data, teacher, start-check chains, "
         "ERM fits); re-summarise it with --from"
     )
+    output_suffixes: ClassVar[tuple[str, ...]] = (".nc", ".nc4", ".netcdf")
 
     def points(self, options: PosteriorOptions) -> list[PosteriorPoint]:
         """The one point."""

@@ -32,6 +32,7 @@ from bayes_slr.records import (
     SweepLog,
     atomic_write,
     check_output_file,
+    check_suffix,
     json_text,
     prepare_output_folder,
     run_context,
@@ -115,7 +116,7 @@ def run_experiment(
     """
     if not isinstance(options, experiment.options_type):
         raise TypeError(f"{experiment.name} takes {experiment.options_type.__name__}")
-    _check_executor(workers, scheduler)
+    workers = _check_executor(workers, scheduler)
     progress = show_progress(progress)
     options = options.resolved()  # every default filled in: what is solved, logged, reported
     points = experiment.points(options)
@@ -214,6 +215,7 @@ def _prepare_output(
     if experiment.output is None:
         raise ConfigError(f"`out`: {experiment.name} writes no output file")
     if experiment.output == "file":
+        check_suffix(out, experiment.output_suffixes, f"{experiment.name} writes")
         experiment.check_output(options, check_output_file(out, force=force))
         return None
     experiment.check_output(options, Path(out))
@@ -278,12 +280,12 @@ def _write_output(experiment: Experiment, result: Result, out: Path) -> None:
         atomic_write(summary, lambda tmp: tmp.write_text(json_text(result.to_json()) + "\n"))
 
 
-def _check_executor(workers: int | None, scheduler: str | None) -> None:
-    """Refuse ``workers`` below 1, or ``workers`` with ``scheduler``, before any work."""
+def _check_executor(workers: int | None, scheduler: str | None) -> int | None:
+    """Refuse ``workers`` below 1, or ``workers`` with ``scheduler``, before any work; the
+    ``workers`` as an ``int`` (``2.0`` as ``2``)."""
     if workers is not None and scheduler is not None:
         raise ConfigError("workers and scheduler exclude each other (give one)")
-    if workers is not None:
-        check_int("workers", workers, 1)
+    return None if workers is None else check_int("workers", workers, 1)
 
 
 @contextlib.contextmanager

@@ -123,6 +123,7 @@ class Simulate(Experiment[SimulateOptions, SimulatePoint, SimulatedData, Simulat
     result_type = SimulateResult
     output: ClassVar[str | None] = "file"
     output_help: ClassVar[str] = "the .npz file to write"
+    output_suffixes: ClassVar[tuple[str, ...]] = (".npz",)
 
     def points(self, options: SimulateOptions) -> list[SimulatePoint]:
         """One data set."""

@@ -35,7 +35,8 @@ from bayes_slr.experiments.task import (
     seed_option,
     task_option,
 )
-from bayes_slr.models.spec import INITS
+from bayes_slr.memory import check_channel_memory, check_erm_memory
+from bayes_slr.models.spec import INITS, SLRConfig, training_size
 from bayes_slr.studies.theory_records import (
     BAYES_ESTIMATORS,
     TheoryRow,
@@ -114,6 +115,24 @@ class TheoryOptions(OneTask, Options):
         if self.simulate is not None:
             check_int("simulate", self.simulate, 2)
             check_int("seeds", self.seeds, 2)
+        self._check_memory(config)
+
+    def _check_memory(self, config: SLRConfig) -> None:
+        """Refuse channel draws or simulations that would not fit in memory (before any)."""
+        check_channel_memory(self.channel_draws, config.Lbar, "use fewer channel_draws")
+        if self.simulate is None:
+            return
+        settings = self.settings()
+        for alpha in self.alpha:
+            D = settings.dimension(alpha)
+            check_erm_memory(
+                f"simulate = {self.simulate} (alpha = {alpha:g}, D = {D}), seeds = {self.seeds}",
+                training_size(alpha, D),
+                config.Lbar,
+                D,
+                self.seeds,
+                "use a smaller simulate, seeds or L",
+            )
 
     def settings(self) -> TheorySettings:
         """How the rows are solved."""

@@ -28,10 +28,11 @@ from bayes_slr.formulas.population import check_config
 from bayes_slr.formulas.student_heads import check_student_heads
 from bayes_slr.formulas.student_heads_records import StudentHead
 from bayes_slr.inference.bayes_risk import draw_population_heads
+from bayes_slr.memory import MC_SEQUENCES_PER_BATCH
 from bayes_slr.models.simulate import StreamedMean, mean_from_sums
 from bayes_slr.models.spec import SLRConfig
 
-BATCH = 20_000
+BATCH = MC_SEQUENCES_PER_BATCH
 """Sequences per compiled step."""
 
 

@@ -16,7 +16,7 @@ import arviz_stats
 import numpy as np
 import xarray as xr
 
-from bayes_slr.inference.posterior_io import OVERLAPS
+from bayes_slr.inference.posterior_io import OVERLAPS, VECTORS_GROUP
 from bayes_slr.records import atomic_write
 
 COORDINATES_SUMMARISED = 3  # k[0..2] and v[0..2] are summarised next to the overlaps
@@ -30,10 +30,11 @@ def diagnostics_table(tree: xr.DataTree) -> dict[str, dict[str, float]]:
     With one chain ``r_hat`` is nan.
     """
     posterior = tree.posterior.to_dataset()
-    D = posterior.sizes["dim"]
+    vectors = tree[VECTORS_GROUP].to_dataset()
+    D = vectors.sizes["dim"]
     selected = posterior[present_overlaps(tree)].assign(
         {
-            f"{name}[{i}]": posterior[name].isel(dim=i, drop=True)
+            f"{name}[{i}]": vectors[name].isel(dim=i, drop=True)
             for name in ("k", "v")
             for i in range(min(COORDINATES_SUMMARISED, D))
         }

@@ -4,9 +4,15 @@ back.
 Groups of the tree written by :func:`to_datatree` (the layout is the one ArviZ 0.23's
 ``InferenceData`` wrote, so files from before the move to ArviZ 1.x load unchanged):
 
-* ``posterior``: ``k``, ``v`` (``chain, draw, dim``) and the overlaps ``m_k = k.k*/D``,
-  ``m_v = v.v*/D``, ``q_k = k.k/D``, ``q_v = v.v/D`` (``chain, draw``); its attributes
-  hold the task, the sampler, the seed and the package versions (``bayes_slr`` key).
+* ``posterior``: the overlaps ``m_k = k.k*/D``, ``m_v = v.v*/D``, ``q_k = k.k/D``,
+  ``q_v = v.v/D`` (``chain, draw``); its attributes hold the task, the sampler, the seed and the
+  package versions (``bayes_slr`` key). What ArviZ plots and summarises by default
+  (``az.plot_trace(tree)``, ``az.plot_dist``, ``az.summary``): four panels, whatever ``D``.
+* ``posterior_vectors`` (:data:`VECTORS_GROUP`): the draws of ``k``, ``v`` (``chain, draw,
+  dim``), kept out of ``posterior``, as a plot of every coordinate exceeds ArviZ's
+  ``plot.max_subplots`` (40) from ``D = 19``; ``az.plot_trace(tree,
+  group="posterior_vectors", coords={"dim": [0, 1]})`` draws some. Files written before, with
+  ``k`` and ``v`` in ``posterior``, are read into this layout (:func:`load_posterior`).
 * ``sample_stats``: ``lp`` (joint log-density, location summed out) and the sampler's
   statistics (NUTS: ``diverging``, ``acceptance_rate``, ``n_steps``).
 * ``observed_data``: ``y`` (``sequence``); ``constant_data``: ``X``, ``lengths``, the
@@ -35,10 +41,13 @@ if TYPE_CHECKING:
     from bayes_slr.inference.samplers import PosteriorDraws
 
 OVERLAPS = ("m_k", "m_v", "q_k", "q_v")
+VECTORS_GROUP = "posterior_vectors"
+"""The group of the draws of ``k`` and ``v`` (module docstring)."""
 _ATTRIBUTE = "bayes_slr"
 _LOCATION_GROUP = "location_posterior"
 _REQUIRED = {
-    "posterior": ("k", "v", *OVERLAPS),
+    "posterior": ("q_k", "q_v"),
+    VECTORS_GROUP: ("k", "v"),
     "constant_data": ("X", "lengths", "eps_true", "k_star", "v_star"),
     "observed_data": ("y",),
     _LOCATION_GROUP: ("probs",),
@@ -133,7 +142,8 @@ def draws_tree(
     )
     return arviz_base.from_dict(
         {
-            "posterior": {"k": draws.k, "v": draws.v, **draw_overlaps},
+            "posterior": draw_overlaps,
+            VECTORS_GROUP: {"k": draws.k, "v": draws.v},
             "sample_stats": {"lp": draws.log_density, **draws.sample_stats},
             "observed_data": {"y": np.asarray(batch.y)},
             "constant_data": {
@@ -212,7 +222,7 @@ def batch_of(tree: xr.DataTree) -> SLRBatch:
 
 def draws_of(tree: xr.DataTree) -> tuple[np.ndarray, np.ndarray]:
     """Draws ``(chains, draws, D)`` of ``k`` and ``v``."""
-    return tree.posterior["k"].values, tree.posterior["v"].values
+    return tree[VECTORS_GROUP]["k"].values, tree[VECTORS_GROUP]["v"].values
 
 
 def save_posterior(tree: xr.DataTree, path: str | os.PathLike, *, force: bool = False) -> Path:
@@ -268,6 +278,7 @@ def load_posterior(path: str | os.PathLike) -> xr.DataTree:
             f"{path} is not a readable bayes-slr posterior netCDF file ({type(exc).__name__}: "
             f"{exc})"
         ) from exc
+    tree = _vectors_in_their_group(tree)
     missing = [
         f"{group}/{name}"
         for group, names in _REQUIRED.items()
@@ -283,4 +294,19 @@ def load_posterior(path: str | os.PathLike) -> xr.DataTree:
             f"{path} is not a bayes-slr posterior file this version can read (written by "
             f"{_writer(tree)}: {exc})"
         ) from exc
+    return tree
+
+
+def _vectors_in_their_group(tree: xr.DataTree) -> xr.DataTree:
+    """``tree`` in this version's layout: ``k`` and ``v`` of a file written with them in
+    ``posterior`` moved to :data:`VECTORS_GROUP` (the other variables and attributes kept)."""
+    if VECTORS_GROUP in tree.children or "posterior" not in tree.children:
+        return tree
+    posterior = tree["posterior"].to_dataset()
+    vectors = [name for name in ("k", "v") if name in posterior]
+    if not vectors:
+        return tree
+    tree = tree.copy()
+    tree[VECTORS_GROUP] = xr.DataTree(posterior[vectors])
+    tree["posterior"] = xr.DataTree(posterior.drop_vars(vectors))
     return tree

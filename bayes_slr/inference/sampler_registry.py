@@ -150,7 +150,8 @@ def check_sampling_arguments(
         raise ConfigError(
             "nu must be finite (>= 0) for posterior sampling: at nu = inf the max-SLR likelihood "
             "is an argmax indicator, which no sampler here supports (no gradient, no conjugate "
-            "form)"
+            f"form); give a finite `nu`, e.g. `nu` 2 (the {config.law.name} variant's default is "
+            "inf)"
         )
     name = resolve_sampler(config, sampler)
     chosen = get_sampler(name)

@@ -29,6 +29,7 @@ import json
 import math
 import os
 import zipfile
+from numbers import Real
 from pathlib import Path
 from typing import NamedTuple
 
@@ -279,13 +280,22 @@ def load_dataset(path: str | os.PathLike) -> Dataset:
     return Dataset(X, lengths, y, eps, _teacher(arrays, D), record)
 
 
+def check_holdout(fraction: object) -> float:
+    """``fraction`` as a float, or ``ConfigError`` unless it is in ``(0, 1)`` (checked whether or
+    not the data hold a teacher: a value out of range is bad input even where it is not used)."""
+    share = check_real("holdout", fraction) if isinstance(fraction, Real) else math.nan
+    if not 0 < share < 1:
+        raise ConfigError(f"holdout must be in (0, 1), got {fraction!r}")
+    return share
+
+
 def held_out_count(fraction: float, N: int) -> int:
     """``round(fraction N)``, or ``ConfigError`` unless it leaves at least two sequences held out
     and one for training.
     """
-    fraction = check_real("holdout", fraction, minimum=0.0, strict=True)
+    fraction = check_holdout(fraction)
     n_out = round(fraction * N)
-    if fraction >= 1 or n_out < 2 or n_out >= N:
+    if n_out < 2 or n_out >= N:
         raise ConfigError(
             f"holdout must be in (0, 1) and hold out 2..N-1 sequences (N = {N}), "
             f"got {fraction:g} ({n_out} held out)"

@@ -139,12 +139,24 @@ def from_numpy(name: str, value: Any) -> Any:
 
 
 def flatten(record: JsonObject, prefix: str = "") -> JsonObject:
-    """``{"a": {"b": 1}}`` as ``{"a.b": 1}``; lists stay values."""
+    """A JSON object as one tidy row, every cell a scalar: ``{"a": {"b": 1}}`` as ``{"a_b": 1}``
+    (the names of ``pandas`` columns and attributes), a list of numbers as one column per item
+    (``{"lam": [0.1, 1]}`` as ``{"lam_0": 0.1, "lam_1": 1}``), a list of lines of text as one
+    cell (joined by ``"; "``); any other list stays a value."""
     flat: JsonObject = {}
     for key, value in record.items():
         name = f"{prefix}{key}"
         if isinstance(value, dict):
-            flat.update(flatten(value, f"{name}."))
+            flat.update(flatten(value, f"{name}_"))
+        elif isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+            flat[name] = "; ".join(value)
+        elif isinstance(value, (list, tuple)) and all(_is_number(v) for v in value):
+            flat.update({f"{name}_{i}": item for i, item in enumerate(value)})
         else:
             flat[name] = value
     return flat
+
+
+def _is_number(value: object) -> bool:
+    """A JSON number or null (a missing number)."""
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))

@@ -109,7 +109,26 @@ class ERMError(Record):
     @property
     def above_zero(self) -> bool:
         """Worse than the zero predictor by more than two standard errors."""
-        return self.excess_over_zero > 2.0 * self.excess_over_zero_stderr
+        return above_zero(self.excess_over_zero, self.excess_over_zero_stderr)
+
+
+def above_zero(excess_over_zero: float | None, stderr: float | None) -> bool:
+    """Whether a paired excess over the zero predictor exceeds two standard errors (``False``
+    when it was not recorded)."""
+    if excess_over_zero is None or stderr is None:
+        return False
+    return excess_over_zero > 2.0 * stderr
+
+
+def above_zero_warning(
+    activation: str, test_error: float, zero_error: float, excess: float, stderr: float, reason: str
+) -> str:
+    """The warning of ERM worse than the zero predictor on the same test sequences (one head or
+    several)."""
+    return (
+        f"ERM {activation}: test error {test_error:.3g} is above the zero predictor's "
+        f"{zero_error:.3g} (on the same test sequences) by {excess:.3g} +- {stderr:.2g}: {reason}"
+    )
 
 
 @dataclasses.dataclass(frozen=True)

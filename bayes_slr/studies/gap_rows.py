@@ -21,7 +21,7 @@ from bayes_slr.models.spec import LengthLaw, SLRConfig, describe_nu, resolved_nu
 from bayes_slr.numerics.paired import PairedDifference, difference_name, paired_difference
 from bayes_slr.numerics.record import Record
 from bayes_slr.numerics.rounding import ROUNDING
-from bayes_slr.studies.gap_records import BayesValue, ERMError, Estimate
+from bayes_slr.studies.gap_records import BayesValue, ERMError, Estimate, above_zero_warning
 from bayes_slr.studies.multihead_erm_records import MultiHeadERM
 from bayes_slr.studies.multihead_gap_records import (
     HeadsGap,
@@ -255,9 +255,14 @@ def erm_warnings(activation: str, erm: ERMError, population: float | None) -> li
             else "no better estimator was found"
         )
         warnings.append(
-            f"ERM {activation}: test error {erm.test_error:.3g} is above the zero predictor's "
-            f"{erm.zero_error:.3g} (on the same test sequences) by {erm.excess_over_zero:.3g} "
-            f"+- {erm.excess_over_zero_stderr:.2g}: {reason}"
+            above_zero_warning(
+                activation,
+                erm.test_error,
+                erm.zero_error,
+                erm.excess_over_zero,
+                erm.excess_over_zero_stderr,
+                reason,
+            )
         )
     return warnings
 

@@ -150,13 +150,18 @@ def _seed_fit(
     losses = np.asarray(losses, float)
     best = int(np.nanargmin(np.where(np.isfinite(losses), losses, np.nan)))
     fit = jax.tree_util.tree_map(lambda leaf: leaf[best], params)
-    test = streamed_mean(
-        lambda sample: (sample.y - predict(fit, sample.X, sample.lengths, activation)) ** 2,
-        key_test,
-        config.replace(Delta=0.0),  # y is the signal: the squared error is the excess error
-        teacher,
-        options.N_test,
-    )
+    signal = config.replace(Delta=0.0)  # y is the signal: the squared error is the excess error
+
+    def squared_error(sample):
+        return (sample.y - predict(fit, sample.X, sample.lengths, activation)) ** 2
+
+    def scored(values):
+        return streamed_mean(values, key_test, signal, teacher, options.N_test)
+
+    test = scored(squared_error)
+    # the zero predictor, and the paired difference, on the same test sequences (same key)
+    zero = scored(lambda sample: sample.y**2)
+    excess = scored(lambda sample: squared_error(sample) - sample.y**2)
     grad_norm = float(grad_norms[best])
     return MultiHeadERMSeed(
         seed=seed,
@@ -168,6 +173,20 @@ def _seed_fit(
         converged=grad_norm <= options.tol,
         start_losses=tuple(float(x) for x in losses),
         overlaps=head_overlaps(fit, teacher),
+        zero_error=float(zero.mean),
+        excess_over_zero=float(excess.mean),
+        excess_over_zero_stderr=float(excess.stderr),
+    )
+
+
+def _over_seeds(
+    per_seed: tuple[MultiHeadERMSeed, ...], value: str, stderr: str
+) -> tuple[float, float]:
+    """The mean over seeds of the field ``value`` and its standard error (:func:`seed_mean`,
+    each seed's error the field ``stderr``)."""
+    return seed_mean(
+        np.asarray([getattr(s, value) for s in per_seed]),
+        np.asarray([getattr(s, stderr) for s in per_seed]),
     )
 
 
@@ -233,9 +252,8 @@ def multihead_erm(
         _seed_fit(config, activation, student_heads, N, first + offset, options)
         for offset in range(check_int("seeds", seeds, 1))
     )
-    mean, stderr = seed_mean(
-        np.asarray([s.test_error for s in per_seed]), np.asarray([s.test_stderr for s in per_seed])
-    )
+    mean, stderr = _over_seeds(per_seed, "test_error", "test_stderr")
+    excess, excess_stderr = _over_seeds(per_seed, "excess_over_zero", "excess_over_zero_stderr")
     return MultiHeadERM(
         activation,
         student_heads,
@@ -245,4 +263,7 @@ def multihead_erm(
         mean,
         stderr,
         per_seed,
+        float(np.mean([s.zero_error for s in per_seed])),
+        excess,
+        excess_stderr,
     )

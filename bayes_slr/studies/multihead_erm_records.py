@@ -49,6 +49,9 @@ class MultiHeadERMSeed(Record):
     grad_norm : the norm of its gradient; ``converged`` whether it is at most ``tol``.
     start_losses : every random start's objective (the multi-start's spread).
     overlaps : the selected fit's overlaps with the teacher and the permutation it found.
+    zero_error : the zero predictor's excess error on the same test sequences.
+    excess_over_zero, excess_over_zero_stderr : ``test_error - zero_error`` on those sequences,
+        paired, and its standard error (``None`` in rows logged before they were recorded).
     """
 
     seed: int
@@ -60,6 +63,9 @@ class MultiHeadERMSeed(Record):
     converged: bool
     start_losses: tuple[float, ...]
     overlaps: HeadOverlaps
+    zero_error: float | None = None
+    excess_over_zero: float | None = None
+    excess_over_zero_stderr: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,6 +79,9 @@ class MultiHeadERM(Record):
     stderr : its standard error (:func:`~bayes_slr.studies.erm.seed_mean`: the spread over
         seeds, floored by the test sets' pooled standard error; one seed: its test set's).
     per_seed : one :class:`MultiHeadERMSeed` per seed.
+    zero_error : mean over seeds of the zero predictor's error on the same test sequences.
+    excess_over_zero, excess_over_zero_stderr : mean over seeds of the paired ``test_error -
+        zero_error`` and its standard error (as ``stderr``); ``None`` in rows logged before.
     """
 
     activation: str
@@ -83,3 +92,6 @@ class MultiHeadERM(Record):
     test_error: float
     stderr: float
     per_seed: tuple[MultiHeadERMSeed, ...]
+    zero_error: float | None = None
+    excess_over_zero: float | None = None
+    excess_over_zero_stderr: float | None = None

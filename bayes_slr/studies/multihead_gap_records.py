@@ -21,7 +21,7 @@ from bayes_slr.formulas.optimum_record import PopulationOptimum
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.models.variants import get_variant
 from bayes_slr.numerics.record import Record
-from bayes_slr.studies.gap_records import BayesValue
+from bayes_slr.studies.gap_records import BayesValue, above_zero, above_zero_warning
 from bayes_slr.studies.multihead_erm_records import MultiHeadERM
 from bayes_slr.studies.multihead_population import optimum_scope
 
@@ -219,7 +219,8 @@ def heads_part(
 
 
 def heads_warnings(heads: HeadsGap | None) -> list[str]:
-    """ERM fits that did not reach the gradient tolerance."""
+    """ERM fits that did not reach the gradient tolerance, and ERM worse than the zero predictor
+    (the one-head warning, :func:`~bayes_slr.studies.gap_records.above_zero_warning`)."""
     warnings = []
     for activation, erm in ((heads.erm or {}) if heads is not None else {}).items():
         stalled = [seed for seed in erm.per_seed if not seed.converged]
@@ -227,5 +228,17 @@ def heads_warnings(heads: HeadsGap | None) -> list[str]:
             warnings.append(
                 f"ERM {activation}: seed(s) {', '.join(str(s.seed) for s in stalled)} stopped "
                 f"with |grad| up to {max(s.grad_norm for s in stalled):.2g}, above the tolerance"
+            )
+        if above_zero(erm.excess_over_zero, erm.excess_over_zero_stderr):
+            warnings.append(
+                above_zero_warning(
+                    activation,
+                    erm.test_error,
+                    erm.zero_error,
+                    erm.excess_over_zero,
+                    erm.excess_over_zero_stderr,
+                    f"the estimation error of {2 * erm.student_heads}D parameters from N = alpha "
+                    "D samples exceeds what they explain",
+                )
             )
     return warnings

@@ -145,8 +145,7 @@ def summarise_multihead(tree: xr.DataTree, settings: SamplingSettings) -> MultiH
         key_test,
         config,
         teacher,
-        posterior["k"].values,
-        posterior["v"].values,
+        *posterior_io.draws_of(tree),
         N_test=settings.N_test,
         max_draws=settings.max_draws,
     )

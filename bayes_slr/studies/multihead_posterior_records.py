@@ -19,6 +19,7 @@ from bayes_slr.studies.posterior_records import (
     Estimate,
     GivenSampling,
     convergence_warnings,
+    summary_repr,
 )
 
 NOT_YET = {
@@ -99,6 +100,9 @@ class MultiHeadPosteriorSummary(Record):
     overlaps: dict[str, float]
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return summary_repr(self)
 
     @property
     def converged(self) -> bool:

@@ -146,7 +146,7 @@ class PosteriorRun:
     def filled_sampling(self, defaults: GivenSampling) -> GivenSampling:
         """The sampling and evaluation settings of this run, each not given taken from
         ``defaults`` and checked for its task (without a teacher: no fresh test sets)."""
-        from bayes_slr.inference.samplers import check_sampling_arguments
+        from bayes_slr.inference.sampler_registry import check_sampling_arguments
 
         if not self.teacher:
             defaults = dataclasses.replace(defaults, N_test=None)
@@ -371,6 +371,21 @@ class PosteriorSummary(Record):
         return not convergence_warnings(
             self.rhat_max, self.ess_bulk_min, self.divergences, self.start_check
         )
+
+    def __repr__(self) -> str:
+        return summary_repr(self)
+
+
+def summary_repr(summary: Record) -> str:
+    """A posterior summary in one line: the run, the Bayes error with its standard error, the
+    worst diagnostics, how many notes and warnings (every field: ``to_dict()``)."""
+    error = summary.bayes_error
+    return (
+        f"{type(summary).__name__}(alpha={summary.alpha:g}, sampler={summary.sampler}, "
+        f"n_test={summary.n_test}, bayes_error={error.value:.4g} +- {error.stderr:.2g}, "
+        f"rhat_max={summary.rhat_max:.3g}, ess_bulk_min={summary.ess_bulk_min:.0f}, "
+        f"{len(summary.notes)} notes, {len(summary.warnings)} warnings; every field: .to_dict())"
+    )
 
 
 def convergence_warnings(

@@ -83,17 +83,18 @@ def no_work(monkeypatch):
         (["bayes-risk", "--out", "/proc/riskout"], "--out: cannot create folder /proc/riskout"),
         (["theory", "--plot", "{tmp}/afile/x.png"], "--plot: {tmp}/afile is not a folder"),
         (["theory", "--out", "{tmp}/afile/sub"], "--out: cannot create folder {tmp}/afile/sub"),
-        (["simulate", "--out", "{tmp}/afile"], "--out: {tmp}/afile exists; set --force"),
+        (["simulate", "--out", "{tmp}/old.npz"], "--out: {tmp}/old.npz exists; set --force"),
         (["amp", "--out", "{tmp}/afile", "--D", "50"], "--out: {tmp}/afile is a file"),
     ],
 )
 def test_unwritable_outputs_are_refused_before_any_work(argv, message, tmp_path, capsys, no_work):
     (tmp_path / "afile").write_text("not a folder")
+    (tmp_path / "old.npz").write_text("an earlier data set")
     argv = [word.format(tmp=tmp_path) for word in argv]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message.format(tmp=tmp_path) in err and err.count("\n") == 1 and "Traceback" not in err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "old.npz"]
 
 
 def test_written_files_get_the_users_usual_mode(tmp_path):

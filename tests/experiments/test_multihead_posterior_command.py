@@ -67,7 +67,7 @@ def test_posterior_is_no_better_than_the_known_directions(gibbs):
 def test_file_has_a_head_axis_and_the_settings(gibbs):
     _, path = gibbs
     with xr.open_datatree(path, engine="h5netcdf") as tree:
-        assert tree.posterior["k"].dims == ("chain", "draw", "head", "dim")
+        assert tree["posterior_vectors"]["k"].dims == ("chain", "draw", "head", "dim")
         assert tree.constant_data["eps_true"].dims == ("sequence", "head")
         probs = tree.head_states["probs"]
         assert probs.dims == ("chain", "sequence", "head", "state") and probs.shape[-1] == 4

@@ -265,7 +265,9 @@ def test_netcdf_round_trip_and_bad_files(nuts_and_gibbs, tmp_path):
     path = posterior_io.save_posterior(tree, tmp_path / "post.nc")
     loaded = posterior_io.load_posterior(path)
     assert posterior_io.config_of(loaded) == SPIKED
-    np.testing.assert_array_equal(loaded.posterior["k"].values, tree.posterior["k"].values)
+    np.testing.assert_array_equal(
+        loaded["posterior_vectors"]["k"].values, tree["posterior_vectors"]["k"].values
+    )
     np.testing.assert_array_equal(
         loaded.location_posterior["probs"].values, tree.location_posterior["probs"].values
     )
