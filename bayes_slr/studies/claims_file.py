@@ -39,6 +39,9 @@ EXPANDING_KEYS = ("nu", "L", "presence", "alpha", "D")
 CLAIM_KEYS = ("name", "left", "right", "relation", "tolerance", "teachers", "max_teachers")
 DEFAULT_LEVEL = 0.05
 TEACHERS = ("exact", "prior")
+REPLICA_DRAWS = 8192
+"""Channel draws of each replica solution (the default of
+:func:`~bayes_slr.formulas.replica_erm.erm_replica_point`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -203,6 +206,26 @@ def _check_route(claim: Claim, given_alpha: bool) -> None:
         )
     for side, spec in zip(("left", "right"), specs, strict=True):
         _check_side(claim, side, spec, sides)
+        _check_memory(claim, spec)
+
+
+def _check_memory(claim: Claim, spec: Any) -> None:
+    """Refuse a side whose computation would not fit in memory (:mod:`bayes_slr.memory`)."""
+    from bayes_slr.memory import check_channel_memory, check_dynamics_memory, check_erm_memory
+    from bayes_slr.models.spec import training_size
+
+    task = claim.task
+    where = f"D = {task.D}, L = {task.L}"
+    hint = "use a smaller D, L, alpha or teachers"
+    if spec.per_teacher in ("erm", "posterior"):
+        seeds = claim.teachers if spec.per_teacher == "erm" else 1
+        N = training_size(task.alpha, task.D)
+        where += f", alpha = {task.alpha:g}, teachers = {seeds}"
+        check_erm_memory(where, N, task.L, task.D, seeds, hint)
+    elif spec.per_teacher == "sgd":
+        check_dynamics_memory(where, task.D, 1, 0, hint)
+    elif spec.name == "replica":
+        check_channel_memory(REPLICA_DRAWS, task.L, "use a smaller L")
 
 
 def _check_side(claim: Claim, side: str, spec: Any, sides: tuple[Quantity, ...]) -> None:

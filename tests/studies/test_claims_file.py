@@ -131,3 +131,13 @@ def test_online_sgd_is_measured_per_teacher(tmp_path) -> None:
     text = CLAIM.replace("population linear", "sgd softmax") + "D = 200\n"
     (claim,) = read_claims(_file(tmp_path, "[[claim]]\n" + text)).claims
     assert claim.per_teacher == "sgd" and claim.task.D == 200
+
+
+@pytest.mark.parametrize("side", ["erm linear", "posterior", "sgd softmax"])
+def test_a_claim_too_large_for_memory_is_refused_before_work(tmp_path, side) -> None:
+    alpha = "" if side.startswith("sgd") else "alpha = 4\n"
+    D = 10**9 if side.startswith("sgd") else 10**7  # online SGD holds D-vectors, not tokens
+    text = CLAIM.replace("population linear", side) + alpha + f"D = {D}\n"
+    with pytest.raises(ConfigError, match="GiB") as raised:
+        read_claims(_file(tmp_path, "[[claim]]\n" + text))
+    assert "claim 1 ('c')" in str(raised.value)
