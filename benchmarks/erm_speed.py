@@ -117,7 +117,7 @@ def _modules_replaced(replacements: dict):
                 sys.modules[name] = module
 
 
-def run_point(erm_module, name: str):
+def run_point(erm_module, name: str, seeds: int = DEFAULT_SEEDS):
     """One point with ``erm_module``'s ``erm_study``: ``(summary, seconds, iterations)``, the
     last the L-BFGS iterations of every problem it trained (every call of its
     ``train_problems``: the validation path and the refit)."""
@@ -138,7 +138,7 @@ def run_point(erm_module, name: str):
             config,
             activation,
             alpha=ALPHA,
-            seeds=DEFAULT_SEEDS,
+            seeds=seeds,
             predict_population=False,
         )
         seconds = time.perf_counter() - start
@@ -147,7 +147,9 @@ def run_point(erm_module, name: str):
     return summary, seconds, sum(iterations)
 
 
-def run_all(erm_module, points, cache_root: str | None, label: str) -> dict:
+def run_all(
+    erm_module, points, cache_root: str | None, label: str, seeds: int = DEFAULT_SEEDS
+) -> dict:
     """Every point, cold when ``cache_root`` is given (caches cleared, a fresh persistent one);
     each point's time is printed as it ends (``label``: the code and the run)."""
     if cache_root is not None:
@@ -156,7 +158,7 @@ def run_all(erm_module, points, cache_root: str | None, label: str) -> dict:
     out = {}
     _compilations.clear()
     for name in points:
-        out[name] = run_point(erm_module, name)
+        out[name] = run_point(erm_module, name, seeds)
         print(f"  {label} {name}: {out[name][1]:.1f} s, {out[name][2]} iterations", flush=True)
     trainer = erm_module.train_problems.__globals__["train_jit"]
     print(
@@ -203,6 +205,9 @@ def main() -> None:
     parser.add_argument(
         "--rounds", type=int, default=2, help="rounds, the codes' order reversed in every other"
     )
+    parser.add_argument(
+        "--seeds", type=int, default=DEFAULT_SEEDS, help="teachers a point (a smaller point)"
+    )
     args = parser.parse_args()
     if args.variant is not None:
         args.points = []
@@ -218,7 +223,7 @@ def main() -> None:
             for code in list(codes)[:: -1 if round_ % 2 else 1]:
                 for label, cache in (("cold", cache_root), ("warm", None)):
                     rounds.setdefault(f"{code} {label}", []).append(
-                        run_all(codes[code], args.points, cache, f"{code} {label}")
+                        run_all(codes[code], args.points, cache, f"{code} {label}", args.seeds)
                     )
     runs = {run: every[-1] for run, every in rounds.items()}
     seconds = {

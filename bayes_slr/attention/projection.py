@@ -27,6 +27,24 @@ from bayes_slr.attention.activations import attention_weights
 from bayes_slr.attention.estimators import AttentionParams
 from bayes_slr.models.simulate import token_mask
 
+MIN_TOKENS_PER_VALUE = 0.1
+"""Variable projection is used when the padded length is at least this share of the number of
+values ``H D`` (:func:`pays_off`). Its evaluation costs a ``H D x H D`` Gram matrix and solve
+(``N (H D)^2``) on top of about twice the full objective's passes over the tokens
+(``N Lbar H D``); it saves iterations and evaluations, most for linear attention at large
+``L``. One solve at ``D = 100``, ``N = 1600``, ``lam = 1`` and ``0.1``, 4 random starts and the
+informed one (``benchmarks/erm_projection.py``, beside other jobs): ``L = 3`` softmax x0.43 and
+x0.45 (121 and 178 evaluations against 136 and 302, 2-3 times the time each), linear x0.67 and
+x0.94; ``L = 5`` erf x2.0 and x0.80; ``L = 10`` softmax x0.83 and x1.5, linear x1.1 and x6.3;
+``L = 30`` softmax x3.4 and x2.7, linear x9.7 and x28; ``L = 100`` (``lam = 0.1``) softmax x1.1,
+linear x4.9."""
+
+
+def pays_off(Lbar: int, values: int) -> bool:
+    """Whether variable projection is used for ``Lbar`` tokens and ``values`` value coordinates
+    (:data:`MIN_TOKENS_PER_VALUE`)."""
+    return Lbar >= MIN_TOKENS_PER_VALUE * values
+
 
 class Keys(NamedTuple):
     """The parameters L-BFGS runs over under variable projection: keys ``k`` and erf offsets

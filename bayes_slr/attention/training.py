@@ -139,7 +139,7 @@ def train(
     tol: float,
     max_iter: int,
     learning_rate: float = SGD_LEARNING_RATE,
-    projected: bool = True,
+    projected: bool | None = None,
 ) -> tuple[AttentionParams, jax.Array, jax.Array, jax.Array]:
     """Pure-JAX training from ``params``: ``(params, objective, grad_norm, iterations)``.
 
@@ -149,9 +149,12 @@ def train(
     ``c`` is trained for ``erf`` only (its gradient is zero otherwise). ``projected``: the
     problem carries its variable projection (:mod:`~bayes_slr.attention.projection`: ``v`` in
     closed form, the start's ``v`` unused), which L-BFGS runs over ``k, c`` alone; else, or for
-    an optimiser that does not use it, over every parameter.
+    an optimiser that does not use it, over every parameter. By default where it pays off
+    (:func:`~bayes_slr.attention.projection.pays_off`: ``Lbar >= 0.1 H D``).
     """
     N = y.shape[0]
+    if projected is None:
+        projected = projection.pays_off(X.shape[-2], params.v.size)
 
     def value_fn(p: AttentionParams) -> jax.Array:
         return objective(p, X, lengths, y, activation, lam)
