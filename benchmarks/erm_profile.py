@@ -12,8 +12,9 @@ Each point runs three times:
 1. **cold** (a fresh persistent compilation cache and JAX's in-memory caches cleared): the stages'
    times include tracing and compilation;
 2. **warm**: the same call again; ``cold - warm`` per stage is its compilation;
-3. **counted** (caches cleared, the training objective wrapped in a ``jax.debug.callback`` that
-   counts its evaluations): the objective's evaluations on every call of the L-BFGS trainer, per
+3. **counted** (caches cleared, the training objective, full or profiled over ``v``
+   (``attention/projection.py``), wrapped in a ``jax.debug.callback`` that counts its
+   evaluations): the objective's evaluations on every call of the L-BFGS trainer, per
    ridge value of the validation path and for the refit. The trainer now solves each problem (seed
    x ridge value x start) on its own; the code this profile was first run on used one vectorised
    loop, which runs until its slowest member stops, so that its cost was its batched evaluations
@@ -46,7 +47,7 @@ import jax
 import numpy as np
 
 import bayes_slr  # noqa: F401  (float64)
-from bayes_slr.attention import training
+from bayes_slr.attention import projection, training
 from bayes_slr.attention.erm_settings import DEFAULT_N_TEST, DEFAULT_STARTS
 from bayes_slr.experiments.gap_records import DEFAULT_SEEDS
 from bayes_slr.experiments.task import DEFAULT_D, DEFAULT_DELTA
@@ -130,7 +131,8 @@ class Recorder:
         return wrapper
 
     def objective(self, original):
-        """The objective, counting each (per-member) evaluation."""
+        """The objective (full, or profiled over ``v``: its first argument has ``k`` either
+        way), counting each (per-member) evaluation."""
 
         def counted(params, X, lengths, y, activation, lam):
             # an argument batched over every member, so that a vectorised call counts each
@@ -165,9 +167,16 @@ def run_point(config: SLRConfig, activation: str, recorder: Recorder):
             erm_module._Trainer, "__call__", recorder.trainer(erm_module._Trainer.__call__)
         ),
     ]
-    if recorder.count_evaluations:
+    if recorder.count_evaluations:  # the full objective and the profiled one (projection.py)
         patches.append(
             mock.patch.object(training, "objective", recorder.objective(training.objective))
+        )
+        patches.append(
+            mock.patch.object(
+                projection,
+                "profiled_objective",
+                recorder.objective(projection.profiled_objective),
+            )
         )
     for patch in patches:
         patch.start()

@@ -13,7 +13,9 @@ compilation cache, so that every program is compiled) and **warm** (the same cal
 after its own cold run: another code's cold run clears the caches). The order is old cold, old
 warm, new cold, new warm, and reversed in every other round (``--rounds``, default 2: the load
 of a shared machine drifts, and the first run of a process pays its start); printed per point:
-the four times (means over the rounds) and the ratios old / new; the results side by side:
+the four times (means over the rounds) and the ratios old / new, the L-BFGS iterations of all
+the problems each code trained (validation path and refit, the last warm run); the results side
+by side:
 the test errors with their standard errors and
 their difference in combined standard errors, the chosen ridge of every seed (and whether each
 is the same or a neighbouring grid value), and whether the notes (the warnings) are the same.
@@ -40,6 +42,7 @@ import time
 from pathlib import Path
 
 import jax
+import numpy as np
 
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr.attention.erm_settings import DEFAULT_LAM_GRID
@@ -66,6 +69,8 @@ POINTS = {
     "max3softplus": ("max", 3, math.inf, "softplus"),
     "max30linear": ("max", 30, math.inf, "linear"),
     "spiked30softmax": ("spiked", 30, 2.0, "softmax"),
+    "max100linear": ("max", 100, math.inf, "linear"),
+    "spiked100softmax": ("spiked", 100, 2.0, "softmax"),
 }
 """Name: (variant, L, nu, activation)."""
 GAP_NU = {"spiked": 2.0, "max": math.inf}
@@ -112,22 +117,39 @@ def _modules_replaced(replacements: dict):
                 sys.modules[name] = module
 
 
-def run_point(erm_module, name: str):
-    """One point with ``erm_module``'s ``erm_study``: ``(summary, seconds)``."""
+def run_point(erm_module, name: str, seeds: int = DEFAULT_SEEDS):
+    """One point with ``erm_module``'s ``erm_study``: ``(summary, seconds, iterations)``, the
+    last the L-BFGS iterations of every problem it trained (every call of its
+    ``train_problems``: the validation path and the refit)."""
     variant, L, nu, activation = POINTS[name]
     config = SLRConfig(variant, DEFAULT_D, LengthLaw.fixed(L), nu, DEFAULT_DELTA)
-    start = time.perf_counter()
-    summary = erm_module.erm_study(
-        config,
-        activation,
-        alpha=ALPHA,
-        seeds=DEFAULT_SEEDS,
-        predict_population=False,
-    )
-    return summary, time.perf_counter() - start
+    iterations = []
+    trainer = erm_module.train_problems
+
+    def counted(*args, **kwargs):
+        result = trainer(*args, **kwargs)
+        iterations.append(int(np.sum(np.asarray(result[3]))))
+        return result
+
+    erm_module.train_problems = counted
+    try:
+        start = time.perf_counter()
+        summary = erm_module.erm_study(
+            config,
+            activation,
+            alpha=ALPHA,
+            seeds=seeds,
+            predict_population=False,
+        )
+        seconds = time.perf_counter() - start
+    finally:
+        erm_module.train_problems = trainer
+    return summary, seconds, sum(iterations)
 
 
-def run_all(erm_module, points, cache_root: str | None, label: str) -> dict:
+def run_all(
+    erm_module, points, cache_root: str | None, label: str, seeds: int = DEFAULT_SEEDS
+) -> dict:
     """Every point, cold when ``cache_root`` is given (caches cleared, a fresh persistent one);
     each point's time is printed as it ends (``label``: the code and the run)."""
     if cache_root is not None:
@@ -136,8 +158,8 @@ def run_all(erm_module, points, cache_root: str | None, label: str) -> dict:
     out = {}
     _compilations.clear()
     for name in points:
-        out[name] = run_point(erm_module, name)
-        print(f"  {label} {name}: {out[name][1]:.1f} s", flush=True)
+        out[name] = run_point(erm_module, name, seeds)
+        print(f"  {label} {name}: {out[name][1]:.1f} s, {out[name][2]} iterations", flush=True)
     trainer = erm_module.train_problems.__globals__["train_jit"]
     print(
         f"  {label}: {len(_compilations)} programs compiled in {sum(_compilations):.1f} s; "
@@ -153,15 +175,16 @@ def grid_steps(old_lam: float, new_lam: float) -> int:
     return abs(grid.index(old_lam) - grid.index(new_lam))
 
 
-def compare(name: str, times: dict, results: dict) -> None:
-    """Print one point's times, ratios and results, old against new."""
+def compare(name: str, times: dict, results: dict, iterations: dict) -> None:
+    """Print one point's times, ratios, iterations and results, old against new."""
     old, new = results["old"], results["new"]
     combined = math.hypot(old.stderr, new.stderr)
     steps = [grid_steps(a, b) for a, b in zip(old.lam, new.lam, strict=True)]
     print(
         f"{name}: cold old {times['old cold']:.1f} s new {times['new cold']:.1f} s "
         f"(x{times['old cold'] / times['new cold']:.2f}); warm old {times['old warm']:.1f} s "
-        f"new {times['new warm']:.1f} s (x{times['old warm'] / times['new warm']:.2f})\n"
+        f"new {times['new warm']:.1f} s (x{times['old warm'] / times['new warm']:.2f}); "
+        f"L-BFGS iterations old {iterations['old']} new {iterations['new']}\n"
         f"  test error old {old.test_error:.4f} +- {old.stderr:.4f}, new {new.test_error:.4f} +- "
         f"{new.stderr:.4f}: {abs(old.test_error - new.test_error) / combined:.2f} combined "
         f"stderrs\n  lam old {', '.join(f'{x:g}' for x in old.lam)}; new "
@@ -182,6 +205,9 @@ def main() -> None:
     parser.add_argument(
         "--rounds", type=int, default=2, help="rounds, the codes' order reversed in every other"
     )
+    parser.add_argument(
+        "--seeds", type=int, default=DEFAULT_SEEDS, help="teachers a point (a smaller point)"
+    )
     args = parser.parse_args()
     if args.variant is not None:
         args.points = []
@@ -197,7 +223,7 @@ def main() -> None:
             for code in list(codes)[:: -1 if round_ % 2 else 1]:
                 for label, cache in (("cold", cache_root), ("warm", None)):
                     rounds.setdefault(f"{code} {label}", []).append(
-                        run_all(codes[code], args.points, cache, f"{code} {label}")
+                        run_all(codes[code], args.points, cache, f"{code} {label}", args.seeds)
                     )
     runs = {run: every[-1] for run, every in rounds.items()}
     seconds = {
@@ -210,6 +236,7 @@ def main() -> None:
             name,
             {run: points[name] for run, points in seconds.items()},
             {code: runs[f"{code} warm"][name][0] for code in codes},
+            {code: runs[f"{code} warm"][name][2] for code in codes},
         )
     print(
         f"all points: cold x{total['old cold'] / total['new cold']:.2f} "

@@ -59,6 +59,22 @@ class StoppingRule(NamedTuple):
     learning_rate: float
 
 
+class Profile(NamedTuple):
+    """The objective minimised in closed form over some parameters (variable projection,
+    :mod:`bayes_slr.attention.projection`): an optimiser may run over the rest alone.
+
+    Attributes
+    ----------
+    reduce : params -> the parameters left to the optimiser.
+    value_fn : the objective of those, minimised over the others (same minima).
+    expand : those -> the full parameters, the others at their minimiser.
+    """
+
+    reduce: Callable[[Any], Any]
+    value_fn: Callable[[Any], Any]
+    expand: Callable[[Any], Any]
+
+
 @dataclasses.dataclass(frozen=True)
 class Problem:
     """One ERM problem as an optimiser sees it.
@@ -69,11 +85,14 @@ class Problem:
     sample_loss : ``(params, x, length, target) -> loss`` of one sample, the regulariser spread
         evenly over the samples (the SGD pass sums these).
     samples : ``(X, lengths, y)``, the training set.
+    profile : the objective with some parameters in closed form (:class:`Profile`), if it
+        has one; an optimiser may use it or not.
     """
 
     value_fn: Callable[[Any], Any]
     sample_loss: Callable[..., Any]
     samples: tuple[Any, Any, Any]
+    profile: Profile | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,9 +136,20 @@ class LBFGS(Optimizer):
     def minimise(
         self, params: Any, problem: Problem, rule: StoppingRule
     ) -> tuple[Any, Any, Any, Any]:
-        """Iterate in a ``lax.while_loop`` until the stopping rule or a non-finite objective."""
-        value_fn = problem.value_fn
-        solver = self.transformation(rule, problem.samples[0].shape[-1])
+        """Iterate in a ``lax.while_loop`` until the stopping rule or a non-finite objective;
+        over the reduced parameters of ``problem.profile`` where it has one (the objective and
+        the gradient norm reported are the full objective's at the expanded parameters)."""
+        profile = problem.profile
+        if profile is None:
+            return self._loop(params, problem.value_fn, rule)
+        reduced, _, _, count = self._loop(profile.reduce(params), profile.value_fn, rule)
+        params = profile.expand(reduced)
+        value, grad = jax.value_and_grad(problem.value_fn)(params)
+        return params, value, optax.tree_utils.tree_norm(grad), count
+
+    def _loop(self, params: Any, value_fn: Callable[[Any], Any], rule: StoppingRule):
+        """L-BFGS on ``value_fn`` from ``params``: ``(params, objective, grad_norm, count)``."""
+        solver = self.transformation(rule, jax.tree_util.tree_leaves(params)[0].shape[-1])
         value_and_grad = optax.value_and_grad_from_state(value_fn)
 
         def step(carry):

@@ -24,10 +24,11 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from bayes_slr.attention import projection
 from bayes_slr.attention.activations import get_activation
 from bayes_slr.attention.erm_settings import check_training_options
 from bayes_slr.attention.estimators import AttentionParams, informed_params, predict, random_params
-from bayes_slr.attention.optimizers import Problem, StoppingRule, get_optimizer
+from bayes_slr.attention.optimizers import Problem, Profile, StoppingRule, get_optimizer
 from bayes_slr.errors import ConfigError, check_choice, check_real
 from bayes_slr.models.simulate import SLRBatch, Teacher
 from bayes_slr.models.spec import INITS, SLRConfig
@@ -138,15 +139,22 @@ def train(
     tol: float,
     max_iter: int,
     learning_rate: float = SGD_LEARNING_RATE,
+    projected: bool | None = None,
 ) -> tuple[AttentionParams, jax.Array, jax.Array, jax.Array]:
     """Pure-JAX training from ``params``: ``(params, objective, grad_norm, iterations)``.
 
-    Arguments are not validated (use :func:`fit_erm`); ``activation`` and ``optimizer`` (a
-    registered name, :mod:`~bayes_slr.attention.optimizers`) must be static under ``jit``;
-    ``vmap`` over ``params, X, lengths, y`` runs seeds at once. The erf offset ``c`` is trained
-    for ``erf`` only (its gradient is zero otherwise).
+    Arguments are not validated (use :func:`fit_erm`); ``activation``, ``optimizer`` (a
+    registered name, :mod:`~bayes_slr.attention.optimizers`) and ``projected`` must be static
+    under ``jit``; ``vmap`` over ``params, X, lengths, y`` runs seeds at once. The erf offset
+    ``c`` is trained for ``erf`` only (its gradient is zero otherwise). ``projected``: the
+    problem carries its variable projection (:mod:`~bayes_slr.attention.projection`: ``v`` in
+    closed form, the start's ``v`` unused), which L-BFGS runs over ``k, c`` alone; else, or for
+    an optimiser that does not use it, over every parameter. By default where it pays off
+    (:func:`~bayes_slr.attention.projection.pays_off`: ``Lbar >= 0.1 H D``).
     """
     N = y.shape[0]
+    if projected is None:
+        projected = projection.pays_off(X.shape[-2], params.v.size)
 
     def value_fn(p: AttentionParams) -> jax.Array:
         return objective(p, X, lengths, y, activation, lam)
@@ -156,14 +164,23 @@ def train(
         penalty = sum(jnp.sum(leaf**2) for leaf in jax.tree_util.tree_leaves(p))
         return 0.5 * residual**2 + 0.5 * lam * penalty / N
 
+    profile = (
+        Profile(
+            projection.keys_of,
+            lambda keys: projection.profiled_objective(keys, X, lengths, y, activation, lam),
+            lambda keys: projection.with_values(keys, X, lengths, y, activation, lam),
+        )
+        if projected
+        else None
+    )
     return get_optimizer(optimizer).minimise(
         params,
-        Problem(value_fn, sample_loss, (X, lengths, y)),
+        Problem(value_fn, sample_loss, (X, lengths, y), profile),
         StoppingRule(tol, max_iter, learning_rate),
     )
 
 
-train_jit = jax.jit(train, static_argnames=("activation", "optimizer"))
+train_jit = jax.jit(train, static_argnames=("activation", "optimizer", "projected"))
 
 
 @functools.partial(jax.jit, static_argnames=("activation", "optimizer"))
