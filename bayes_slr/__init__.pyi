@@ -353,7 +353,8 @@ def dynamics(
         1e-06 (L-BFGS's stopping rule), objective gap within max(gradient norm) x distance, test
         errors within 2 combined standard errors.
     replica_samples : int
-        channel draws of the replica ERM equations, >= 2 (gd with compare_erm).
+        channel points of the replica ERM equations, shared by 8 scramblings, >= 16 (gd with
+        compare_erm).
     log_points : int
         about this many log-spaced logged steps, >= 2.
     N_test : int
@@ -964,6 +965,7 @@ def theory(
     bayes: bool = False,
     erm_init: str = "random",
     channel_draws: int = 4096,
+    replicates: int = 8,
     seed: int = 0,
     simulate: int | None = None,
     seeds: int = 5,
@@ -1003,7 +1005,11 @@ def theory(
     erm_init : str
         start of the ERM state evolution: random (uninformed) or informed.
     channel_draws : int
-        channel draws of the equations, >= 2 (ERM; Bayes only where the variant has no quadrature).
+        channel draws of the equations (ERM: Sobol points shared by the replicates, at least 2 each;
+        Bayes only where the variant has no quadrature: Monte Carlo draws, >= 2).
+    replicates : int
+        independent Sobol scramblings per ERM point, >= 2: the point is solved on all their points,
+        each again alone; their spread is its standard error.
     seed : int
         seed of the channel draws and of the simulations.
     simulate : int | None

@@ -36,7 +36,7 @@
 # `sqrt(N D) = 1000` with 5 teachers). Its points are stored, resumable, in
 # `docs/results/finite_alpha/notebook/` (one folder per setting), so re-executing it from the
 # repository is a re-plot in seconds; an empty folder recomputes everything (about 25 minutes
-# on 2 busy cores). CI runs a small size (`alpha = 4` only, 128 draws, `sqrt(N D) = 40`, the
+# on 2 busy cores). CI runs a small size (`alpha = 4` only, 1024 draws, `sqrt(N D) = 40`, the
 # scan near `alpha = 1` at 1.1 only) and stores nothing. Full size, after `make test` made the
 # virtual environment (one variable, `BAYES_SLR_FULL`, for every notebook):
 # `BAYES_SLR_FULL=1 .venv/bin/jupyter execute --inplace notebooks/finite_alpha.ipynb`
@@ -62,7 +62,7 @@ SETTINGS = {
 }
 TASK = {"L": 3, "Delta": 0.0, "activations": ("softmax", "linear"), "lam": 1.0}
 ALPHAS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0) if FULL else (4.0,)
-MC = 2048 if FULL else 128
+MC = 2048 if FULL else 1024
 SIZE, TEACHERS = (200, 3) if FULL else (40, 2)
 ROOT = Path.cwd() if (Path.cwd() / "docs").is_dir() else Path.cwd().parent
 STORE = ROOT / "docs" / "results" / "finite_alpha" / "notebook" if FULL else None

@@ -106,7 +106,14 @@ STARTS = ("random", "sphere", "teacher")
 """``random``: ``k, v ~ N(0, 0.01 I_D)``; ``sphere``: uniform on ``|k|^2 = |v|^2 = D``;
 ``teacher``: ``k = c_nu k*``, ``v = v*`` (the core's ``informed`` start)."""
 
-ERM_COLUMNS = ("lbfgs_error", "replica_error", "objective_gap", "erm_reach_time", "at_minimum")
+ERM_COLUMNS = (
+    "lbfgs_error",
+    "replica_error",
+    "replica_stderr",
+    "objective_gap",
+    "erm_reach_time",
+    "at_minimum",
+)
 """The comparison's columns of the ``dynamics`` table (the rest is in ``--json``)."""
 
 
@@ -193,7 +200,8 @@ class DynamicsOptions(Options):
     )
     replica_samples: int = option(
         DEFAULT_REPLICA_SAMPLES,
-        "channel draws of the replica ERM equations, >= 2 (gd with --compare-erm)",
+        "channel points of the replica ERM equations, shared by 8 scramblings, >= 16 (gd with "
+        "--compare-erm)",
     )
     log_points: int = option(DEFAULT_LOG_POINTS, "about this many log-spaced logged steps, >= 2")
     N_test: int = option(DEFAULT_N_TEST, "test sequences per logged point, >= 2 (gd, sgd)")

@@ -35,8 +35,10 @@ from bayes_slr.experiments.task import (
     seed_option,
     task_option,
 )
+from bayes_slr.formulas.result import REPLICA_DRAWS, REPLICA_REPLICATES
 from bayes_slr.memory import check_channel_memory, check_erm_memory
 from bayes_slr.models.spec import INITS, SLRConfig, training_size
+from bayes_slr.numerics.rounding import matched_digits
 from bayes_slr.studies.theory_records import (
     BAYES_ESTIMATORS,
     TheoryRow,
@@ -46,6 +48,7 @@ from bayes_slr.studies.theory_records import (
 )
 
 DEFAULT_ALPHAS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0)
+ERM_DRAWS, ERM_REPLICATES = REPLICA_DRAWS, REPLICA_REPLICATES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,10 +82,15 @@ class TheoryOptions(OneTask, Options):
         choices=INITS,
     )
     channel_draws: int = option(
-        4096,
-        "channel draws of the equations, >= 2 (ERM; Bayes only where the variant has no "
-        "quadrature)",
+        ERM_DRAWS,
+        "channel draws of the equations (ERM: Sobol points shared by the replicates, at least 2 "
+        "each; Bayes only where the variant has no quadrature: Monte Carlo draws, >= 2)",
         aliases=("--mc-samples",),
+    )
+    replicates: int = option(
+        ERM_REPLICATES,
+        "independent Sobol scramblings per ERM point, >= 2: the point is solved on all their "
+        "points, each again alone; their spread is its standard error",
     )
     seed: int = seed_option("seed of the channel draws and of the simulations")
     simulate: int | None = option(
@@ -107,6 +115,9 @@ class TheoryOptions(OneTask, Options):
         check_real("lam", self.lam, minimum=0.0)
         check_choice("erm_init", self.erm_init, INITS)
         check_int("channel_draws", self.channel_draws, 2)
+        check_int("replicates", self.replicates, 2)
+        if self.activations:
+            check_int("channel_draws", self.channel_draws, 2 * self.replicates)
         check_int("seed", self.seed, 0)
         if self.bayes:  # the variant's own check: no JAX before the options are valid
             config.law.check_bayes_theory_nu(config.nu)
@@ -136,7 +147,9 @@ class TheoryOptions(OneTask, Options):
 
     def settings(self) -> TheorySettings:
         """How the rows are solved."""
-        return TheorySettings(self.lam, self.channel_draws, self.simulate, self.seeds)
+        return TheorySettings(
+            self.lam, self.channel_draws, self.simulate, self.seeds, self.replicates
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -165,6 +178,15 @@ TABLE_COLUMNS = [
 ]
 
 
+def _error_cells(row: TheoryRow) -> tuple[Any, Any]:
+    """The test error and its standard error, to the decimal of the error's second significant
+    digit; 0 where no random draw enters, blank where the error is not known."""
+    matched = matched_digits(row.test_error, row.stderr)
+    if matched is not None:
+        return matched
+    return row.test_error, "" if row.stderr is None else row.stderr
+
+
 def _information(row: TheoryRow) -> Any:
     """``I / D`` of a ``bayes`` row (blank elsewhere)."""
     value = getattr(row.diagnostics, "mutual_information", math.nan)
@@ -181,14 +203,14 @@ class TheoryResult(Result[TheoryOptions, TheoryRow]):
         def line(row: TheoryRow) -> list[Any]:
             diagnostics = row.diagnostics
             iterations = getattr(diagnostics, "iterations", getattr(diagnostics, "evaluations", ""))
-            stderr = "" if not row.stderr else row.stderr  # none, or exact (no draws)
             stable = "" if row.rs_stable is None else row.rs_stable
+            error, stderr = _error_cells(row)
             return [
                 row.source,
                 row.alpha,
                 row.estimator,
                 "" if row.source == "population" else row.init,
-                row.test_error,
+                error,
                 stderr,
                 row.converged,
                 stable,
@@ -205,7 +227,8 @@ class TheoryResult(Result[TheoryOptions, TheoryRow]):
         config = options.config()
         title = (
             f"{config.variant} nu={describe_nu(config.nu)}, {config.length.describe()}, "
-            f"Delta={config.Delta:g}, lam={options.lam:g}, {options.channel_draws} draws"
+            f"Delta={config.Delta:g}, lam={options.lam:g}, {options.channel_draws} draws x "
+            f"{options.replicates} scramblings"
         )
         if options.simulate is not None:
             title += f"\nL-BFGS at sqrt(ND)={options.simulate}, {options.seeds} exact teachers"

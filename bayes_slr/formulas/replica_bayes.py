@@ -240,6 +240,7 @@ def bayes_replica_point(
         alpha=alpha,
         estimator="bayes",
         test_error=errors["bayes"],
+        stderr=errors["bayes_stderr"],
         overlaps={"q_k": q_k, "q_v": q_v},
         converged=bool(result.converged) and finite,
         init=init,

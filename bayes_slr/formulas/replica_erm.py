@@ -19,18 +19,27 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from bayes_slr.attention.activations import attention_weights, get_activation, theory_terms_of
-from bayes_slr.errors import check_real
-from bayes_slr.formulas.channel import ChannelDraws, draw_channel, student_fields
+from bayes_slr.errors import check_int, check_real
+from bayes_slr.formulas.channel import ChannelDraws, quasi_random_channel, student_fields
 from bayes_slr.formulas.fixed_point import FixedPointResult, damped_fixed_point
 from bayes_slr.formulas.population import population_error
-from bayes_slr.formulas.result import ERMTheoryDiagnostics, TheoryPoint, check_solver_options
+from bayes_slr.formulas.result import (
+    REPLICA_DRAWS,
+    REPLICA_REPLICATES,
+    ERMTheoryDiagnostics,
+    TheoryPoint,
+    check_solver_options,
+)
 from bayes_slr.models.spec import SLRConfig
 
 NEWTON_STEPS = 12
 BACKTRACK_STEPS = 20
 VHAT_FLOOR = 1e-3
+DEFAULT_DRAWS = REPLICA_DRAWS
+DEFAULT_REPLICATES = REPLICA_REPLICATES
 OFFSET_STEP_MAX = 1.0
 """Trust radius of one step on the erf offset ``c``: the scale of the activation's argument
 ``c + chi`` (``erf`` goes from linear to saturated over about one unit of it)."""
@@ -209,8 +218,8 @@ def _update(
     return ERMOrderParameters(m, q, V, c)
 
 
-def _replicon(params: ERMOrderParameters, sol: ProxSolution, alpha) -> tuple[jax.Array, jax.Array]:
-    """Largest replicon eigenvalue of the RS fixed point and its Monte Carlo standard error.
+def _replicon(params: ERMOrderParameters, sol: ProxSolution, alpha) -> jax.Array:
+    """Largest replicon eigenvalue of the RS fixed point.
 
     A replica-symmetry-breaking perturbation ``dq_{ab}`` (``a, b in {k, v}``) of the
     off-diagonal overlaps is mapped, through the channel and the ridge side, to
@@ -219,9 +228,7 @@ def _replicon(params: ERMOrderParameters, sol: ProxSolution, alpha) -> tuple[jax
     de Almeida-Thouless condition; for plain ridge regression ``alpha V^2/(1+V)^2``).
     ``J = V^{-1} H^{-1} V^{-1} - V^{-1}`` is symmetric, so is the average ``K`` above, and
     ``T = W K`` (``W = diag(V_a V_b)``) is similar to the symmetric ``W^{1/2} K W^{1/2}``:
-    its eigenvalues are real. The standard error is that of the per-draw contributions
-    ``e^T (W^{1/2} K_n W^{1/2}) e`` along its top unit eigenvector ``e`` (``K_n`` the term
-    of draw ``n``); it leaves out that the fixed point itself moves with the draws.
+    its eigenvalues are real.
     """
     n, size = sol.jacobian.shape[:2]
     J = sol.jacobian.reshape(n, size // 2, 2, size // 2, 2)
@@ -229,10 +236,7 @@ def _replicon(params: ERMOrderParameters, sol: ProxSolution, alpha) -> tuple[jax
     per_draw = alpha * jnp.einsum("nlamc,nlbmd->nabcd", J, J).reshape(n, 4, 4)
     per_draw = per_draw * root_w[None, :, None] * root_w[None, None, :]
     mean = jnp.mean(per_draw, axis=0)
-    eigenvalues, eigenvectors = jnp.linalg.eigh(0.5 * (mean + mean.T))
-    top = eigenvectors[:, -1]
-    contributions = jnp.einsum("i,nij,j->n", top, per_draw, top)
-    return eigenvalues[-1], jnp.std(contributions) / jnp.sqrt(n)
+    return jnp.linalg.eigvalsh(0.5 * (mean + mean.T))[-1]
 
 
 @functools.partial(jax.jit, static_argnames=("activation", "max_iter"))
@@ -245,7 +249,7 @@ def _solve(draws, start, activation, alpha, lam, damping, tol, max_iter):
         max_iter=max_iter,
     )
     sol = _channel_average(result.x, draws, activation)
-    replicon, replicon_stderr = _replicon(result.x, sol, alpha)
+    replicon = _replicon(result.x, sol, alpha)
     fitted = student_fields(draws, result.x.m, result.x.q) + sol.f_out * result.x.V
     losses = jax.vmap(_sample_loss, in_axes=(0, None, 0, 0, None))(
         fitted, result.x.c, draws.y, draws.mask, activation
@@ -255,7 +259,6 @@ def _solve(draws, start, activation, alpha, lam, damping, tol, max_iter):
         "prox_max_stationarity": jnp.max(sol.stationarity),
         "prox_min_curvature": jnp.min(sol.min_curvature),
         "replicon": replicon,
-        "replicon_stderr": replicon_stderr,
     }
     return result, diagnostics
 
@@ -275,13 +278,27 @@ def erm_replica_point(
     alpha: float,
     lam: float,
     init: str = "random",
-    mc_samples: int = 8192,
+    mc_samples: int = DEFAULT_DRAWS,
+    replicates: int = DEFAULT_REPLICATES,
     seed: int = 0,
     damping: float = 0.5,
     tol: float = 1e-7,
     max_iter: int = 500,
 ) -> TheoryPoint:
-    """Solve the replica-symmetric ERM equations at one ``alpha`` and report the test error.
+    """Solve the replica-symmetric ERM equations at one ``alpha`` and report the test error with
+    its standard error.
+
+    The channel averages are randomised quasi-Monte Carlo: the equations are solved once per
+    independent scrambling of a Sobol sequence of ``mc_samples`` points
+    of ``mc_samples / replicates`` points
+    (:func:`~bayes_slr.formulas.channel.quasi_random_channel`). The point is the solve on all
+    the points together (its averages are the mean of the replicates'; a fixed point's bias falls
+    like the inverse of its points, so pooling matters at small errors); each replicate is
+    solved again from it, and the spread of their numbers over ``sqrt(replicates)`` is the
+    point's standard error (to first order the pooled fixed point is their mean; the fixed
+    point's movement with the draws is included). The proximal checks are the pooled solve's: a
+    replicate needs its iteration to converge, and a proximal problem it leaves unsolved (one
+    draw in hundreds, at small ridge) only widens the spread.
 
     Parameters
     ----------
@@ -295,57 +312,141 @@ def erm_replica_point(
     init : {"random", "informed"}: the uninformed (random) or the informed start
         Start of the iteration: at the teacher, or with overlaps ``0.01``.
     mc_samples : int
-        Number of channel draws (common random numbers), ``>= 2``.
+        Channel points, all replicates together (each solve's common random numbers), at least
+        two per replicate; a power of two per replicate keeps the Sobol sequences balanced.
+    replicates : int
+        Independent scramblings, each solved, ``>= 2``.
     seed : int
-        Seed of the channel draws.
+        Seed of the scramblings.
     damping, tol, max_iter :
         Of the damped fixed-point iteration (see :func:`damped_fixed_point`).
 
     Returns
     -------
     TheoryPoint
-        ``test_error`` is docs/model.md section 4 at the fixed-point overlaps; ``converged`` is
-        False if the iteration did not reach ``tol`` or a proximal problem was left
-        unsolved (then ``test_error`` is still reported but must not be trusted).
-        ``diagnostics`` (:class:`~bayes_slr.formulas.result.ERMTheoryDiagnostics`):
-        ``train_objective`` is the RS prediction of the per-sample training
-        objective of :func:`bayes_slr.attention.training.objective` (mean loss at the
-        proximal solutions plus ``lam (q_k + q_v) / (2 alpha)``).
-        ``replicon`` (with ``replicon_stderr``) is the de Almeida-Thouless
-        eigenvalue and ``rs_stable`` whether it is below 1 (false when the
-        iteration broke down and left no replicon, NaN): an unstable
-        replica-symmetric point is a converged solution of the RS equations that does
-        not describe ERM (docs/theory.md).
+        ``test_error`` is docs/model.md section 4 at the fixed-point overlaps, with ``stderr``;
+        ``converged`` is False if an iteration did not reach ``tol`` or a proximal problem was
+        left unsolved (then ``test_error`` is still reported but must
+        not be trusted). ``diagnostics``
+        (:class:`~bayes_slr.formulas.result.ERMTheoryDiagnostics`): ``train_objective`` is the
+        RS prediction of the per-sample training objective of
+        :func:`bayes_slr.attention.training.objective` (mean loss at the proximal solutions plus
+        ``lam (q_k + q_v) / (2 alpha)``). ``replicon`` (with ``replicon_stderr``) is the de
+        Almeida-Thouless eigenvalue and ``rs_stable`` whether it is below 1 (false when the
+        iteration broke down and left no replicon, NaN): an unstable replica-symmetric point is
+        a converged solution of the RS equations that does not describe ERM (docs/theory.md).
     """
     activation = theory_terms_of(activation).name
     alpha = check_real("alpha", alpha, minimum=0.0, strict=True)
     lam = check_real("lam", lam, minimum=0.0)
     init, mc_samples, damping, max_iter = check_solver_options(init, mc_samples, damping, max_iter)
-    draws = draw_channel(jax.random.PRNGKey(seed), config, mc_samples)
-    result, diagnostics = _solve(
-        draws, _start(init, alpha, lam), activation, alpha, lam, damping, tol, max_iter
-    )
-    params = result.x
-    m_k, m_v = (float(x) for x in params.m)
-    q_k, q_v = (float(x) for x in params.q)
-    V_k, V_v = (float(x) for x in params.V)
-    c = float(params.c)
-    finite = all(math.isfinite(x) for x in (m_k, q_k, V_k, m_v, q_v, V_v, c))
-    error = (
-        float(population_error(activation, config, m_k, q_k, m_v, q_v, c)) if finite else math.nan
-    )
-    overlaps = {"m_k": m_k, "q_k": q_k, "V_k": V_k, "m_v": m_v, "q_v": q_v, "V_v": V_v}
-    if get_activation(activation).has_offset:
-        overlaps["c"] = c
+    replicates = check_int("replicates", replicates, 2)
+    points = check_int("mc_samples", mc_samples, 2 * replicates) // replicates
+    channels = [
+        quasi_random_channel(config, points, key)
+        for key in np.random.SeedSequence(seed).spawn(replicates)
+    ]
+    iteration = (damping, tol, max_iter)
+    pooled = jax.tree_util.tree_map(lambda *parts: jnp.concatenate(parts), *channels)
+    point = _solve_once(config, activation, alpha, lam, pooled, _start(init, alpha, lam), iteration)
+    solves = [
+        _solve_once(config, activation, alpha, lam, draws, point.x, iteration) for draws in channels
+    ]
+    stderr = {name: _stderr([s.numbers[name] for s in solves]) for name in point.numbers}
+    overlaps = {name: value for name, value in point.numbers.items() if name in OVERLAP_NAMES}
+    everything = [point, *solves]
     return TheoryPoint(
         alpha=alpha,
         estimator=activation,
-        test_error=error,
+        test_error=point.numbers["test_error"],
+        stderr=stderr["test_error"],
         overlaps=overlaps,
-        converged=finite and _solved(result, diagnostics, max(V_k, V_v), alpha),
+        converged=point.converged and all(s.iterated for s in solves),
         init=init,
-        diagnostics=_point_diagnostics(result, diagnostics, mc_samples, lam),
+        diagnostics=ERMTheoryDiagnostics(
+            residual=max(s.residual for s in everything),
+            iterations=point.iterations,
+            prox_max_stationarity=point.stationarity,
+            prox_min_curvature=point.curvature,
+            train_objective=point.numbers["train_objective"],
+            replicon=point.numbers["replicon"],
+            replicon_stderr=stderr["replicon"],
+            rs_stable=point.numbers["replicon"] < 1.0,
+            test_error_stderr=stderr["test_error"],
+            overlaps_stderr={name: stderr[name] for name in overlaps},
+            mc_samples=mc_samples,
+            replicates=replicates,
+            lam=lam,
+        ),
     )
+
+
+OVERLAP_NAMES = ("m_k", "q_k", "V_k", "m_v", "q_v", "V_v", "c")
+
+
+class _Solve(NamedTuple):
+    """One solve: its fixed point, its numbers (the overlaps, the test error, the training
+    objective and the replicon) and its checks (``converged``: the iteration reached its
+    tolerance with every proximal problem solved; ``iterated``: the iteration did)."""
+
+    x: ERMOrderParameters
+    numbers: dict[str, float]
+    converged: bool
+    iterated: bool
+    residual: float
+    iterations: int
+    stationarity: float
+    curvature: float
+
+
+def _solve_once(config, activation, alpha, lam, draws, start, iteration) -> _Solve:
+    """Solve the equations on ``draws`` from ``start``; ``iteration`` is ``(damping, tol,
+    max_iter)``."""
+    result, diagnostics = _solve(draws, start, activation, alpha, lam, *iteration)
+    params = result.x
+    numbers = {
+        f"{name}_{a}": float(getattr(params, name)[i])
+        for i, a in enumerate("kv")
+        for name in ("m", "q", "V")
+    }
+    if get_activation(activation).has_offset:
+        numbers["c"] = float(params.c)
+    finite = all(math.isfinite(x) for x in numbers.values())
+    c = numbers.get("c", 0.0)
+    numbers["test_error"] = (
+        float(
+            population_error(
+                activation,
+                config,
+                numbers["m_k"],
+                numbers["q_k"],
+                numbers["m_v"],
+                numbers["q_v"],
+                c,
+            )
+        )
+        if finite
+        else math.nan
+    )
+    numbers["train_objective"] = float(diagnostics["train_objective"])
+    numbers["replicon"] = float(diagnostics["replicon"])
+    V_max = max(numbers["V_k"], numbers["V_v"])
+    return _Solve(
+        params,
+        numbers,
+        finite and _solved(result, diagnostics, V_max, alpha),
+        finite and bool(result.converged),
+        float(result.residual),
+        int(result.iterations),
+        float(diagnostics["prox_max_stationarity"]),
+        float(diagnostics["prox_min_curvature"]),
+    )
+
+
+def _stderr(values: list[float]) -> float:
+    """The standard error of the mean of independent replicates (their spread over
+    ``sqrt(count)``)."""
+    return float(np.std(values, ddof=1) / math.sqrt(len(values)))
 
 
 def _solved(
@@ -359,24 +460,4 @@ def _solved(
         and float(diagnostics["prox_max_stationarity"]) < 1e-6
         and float(diagnostics["prox_min_curvature"]) > 0
         and not floor_active
-    )
-
-
-def _point_diagnostics(
-    result: FixedPointResult, diagnostics: dict[str, jax.Array], mc_samples: int, lam: float
-) -> ERMTheoryDiagnostics:
-    """The diagnostics a point reports: the iteration, the proximal problems, the RS prediction
-    of the training objective and the replicon (``rs_stable``: below 1; false when NaN)."""
-    replicon = float(diagnostics["replicon"])
-    return ERMTheoryDiagnostics(
-        residual=float(result.residual),
-        iterations=int(result.iterations),
-        prox_max_stationarity=float(diagnostics["prox_max_stationarity"]),
-        prox_min_curvature=float(diagnostics["prox_min_curvature"]),
-        train_objective=float(diagnostics["train_objective"]),
-        replicon=replicon,
-        replicon_stderr=float(diagnostics["replicon_stderr"]),
-        rs_stable=replicon < 1.0,
-        mc_samples=mc_samples,
-        lam=lam,
     )

@@ -4,10 +4,17 @@ equations solved), and the solver options it shares."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
 from bayes_slr.models.spec import INITS
 from bayes_slr.numerics.record import Record
+
+REPLICA_DRAWS = 4096
+"""Channel points of a replica ERM solve, all replicates together (the default of every caller:
+:func:`~bayes_slr.formulas.replica_erm.erm_replica_point`, ``theory``, a claim)."""
+REPLICA_REPLICATES = 8
+"""Independent scramblings solved per replica ERM point (their spread is its standard error)."""
 
 
 def check_solver_options(
@@ -28,7 +35,13 @@ def check_solver_options(
 
 @dataclasses.dataclass(frozen=True)
 class ERMTheoryDiagnostics(Record):
-    """Checks of an ERM fixed point (docs/theory.md part A)."""
+    """Checks of an ERM fixed point (docs/theory.md part A): the largest residual over the solves;
+    the iterations, proximal stationarity and curvature, training objective and replicon of the
+    solve on all the points; the standard errors (spread over the ``replicates``
+    independent scramblings sharing ``mc_samples`` points, over the square root of their
+    number) of the replicon, the test error and the overlaps (rows logged before them, from one
+    Monte Carlo solve: ``nan``, empty, one replicate, and a ``replicon_stderr`` from the per-draw
+    spread)."""
 
     residual: float
     iterations: int
@@ -40,6 +53,9 @@ class ERMTheoryDiagnostics(Record):
     rs_stable: bool
     mc_samples: int
     lam: float
+    test_error_stderr: float = math.nan
+    overlaps_stderr: dict[str, float] = dataclasses.field(default_factory=dict)
+    replicates: int = 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,6 +82,7 @@ class TheoryPoint:
     alpha : samples per dimension.
     estimator : an activation name (ERM) or ``"bayes"``.
     test_error : excess test error (docs/model.md convention) at the fixed point.
+    stderr : its standard error (the draws' error propagated to the fixed point; 0 with none).
     overlaps : order parameters at the fixed point.
     converged : whether the fixed point was reached to tolerance (never trust the error otherwise).
     init : ``"random"`` (uninformed) or ``"informed"`` start of the iteration.
@@ -75,6 +92,7 @@ class TheoryPoint:
     alpha: float
     estimator: str
     test_error: float
+    stderr: float
     overlaps: dict[str, float]
     converged: bool
     init: str

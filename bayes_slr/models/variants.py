@@ -408,6 +408,28 @@ class TokenLaw(abc.ABC):
         Bayes error is ``1 - q_v`` times it), or ``None`` where no closed form is known."""
         return None
 
+    @abc.abstractmethod
+    def channel_location(
+        self, nu: float, chi: jax.Array, mask: jax.Array, u: jax.Array
+    ) -> tuple[jax.Array, jax.Array]:
+        """The key projections and location of the replica channel's draws from quasi-random
+        inputs (:func:`~bayes_slr.formulas.channel.quasi_random_channel`).
+
+        Parameters
+        ----------
+        nu : the task's ``nu``.
+        chi : ``(n, Lbar)`` i.i.d. ``N(0, 1)`` key projections ``k*.x_l / sqrt(D)`` (``|k*|^2 =
+            D``), zero on padding.
+        mask : ``(n, Lbar)`` True on real tokens.
+        u : ``(n,)`` uniforms on ``(0, 1)``, one per sample, for a location drawn given the tokens.
+
+        Returns
+        -------
+        ``(chi, eps)``: the key projections under the SLR law and the location, a smooth function
+        of the inputs where the law allows. The channel's averages are symmetric in the real tokens,
+        so a location independent of the tokens may be placed at token 0.
+        """
+
     def __repr__(self) -> str:
         return f"<token law {self.name}>"
 
@@ -445,6 +467,12 @@ class PlantedLaw(TokenLaw):
         eps = jnp.floor(jax.random.uniform(key, lengths.shape) * lengths).astype(jnp.int32)
         spike = self.amplitude(nu) / math.sqrt(X.shape[-1]) * k_star
         return X + jax.nn.one_hot(eps, X.shape[-2])[..., None] * spike, eps
+
+    def channel_location(self, nu, chi, mask, u):
+        """The location (uniform, independent of the tokens) at token 0, its key projection
+        shifted by ``a(nu)``; ``u`` is not used."""
+        eps = jnp.zeros(chi.shape[:-1], dtype=jnp.int32)
+        return chi.at[..., 0].add(self.amplitude(nu)), eps
 
     def sample_tokens_and_location(self, k, mask, nu, X):
         Lbar, D = mask.shape[-1], k.shape[-1]
@@ -562,6 +590,13 @@ class TiltedLaw(TokenLaw):
             jnp.int32
         )
         return X, eps
+
+    def channel_location(self, nu, chi, mask, u):
+        """The tokens unchanged; the location by the inverse distribution function of
+        ``softmax(t chi)`` at ``u`` (the argmax at ``nu = inf``, ``u`` then unused)."""
+        cumulative = jnp.cumsum(jnp.exp(self.location_log_weights(chi, mask, nu)), axis=-1)
+        eps = jnp.sum((cumulative < u[..., None] * cumulative[..., -1:]) & mask, axis=-1)
+        return chi, jnp.minimum(eps, jnp.sum(mask, axis=-1) - 1).astype(jnp.int32)
 
     def sample_tokens_and_location(self, k, mask, nu, X):
         Lbar, D = mask.shape[-1], k.shape[-1]

@@ -84,8 +84,8 @@ def register_tagged_union(union: Any, kinds: dict[str, type[Record]], tag: str =
     """Make ``union`` (of the records ``kinds`` names) a tagged union: a value is written with
     ``tag`` naming its kind and read back by that tag, never guessed from its fields. A dict
     without the tag (written before the union carried one) is the record whose fields are
-    exactly its keys; ``ConfigError`` when no tag and no record's fields fit, or the tag is
-    unknown."""
+    exactly its keys (fields added since with a default may be missing); ``ConfigError`` when
+    no tag and no record's fields fit, or the tag is unknown."""
     if set(typing.get_args(union)) != set(kinds.values()):
         raise TypeError(f"the kinds {sorted(kinds)} are not the members of {union}")
     if any(tag in _field_names(record) for record in kinds.values()):
@@ -109,8 +109,13 @@ def register_tagged_union(union: Any, kinds: dict[str, type[Record]], tag: str =
 
 
 def _untagged_kind(kinds: dict[str, type[Record]], names: set[str]) -> str:
-    """The kind of an untagged record written before: the one whose fields are ``names``."""
-    found = [kind for kind, record in kinds.items() if _field_names(record) == names]
+    """The kind of an untagged record written before: the one whose fields are ``names``, up to
+    fields added since with a default."""
+    found = [
+        kind
+        for kind, record in kinds.items()
+        if _required_names(record) <= names <= _field_names(record)
+    ]
     if len(found) != 1:
         raise ConfigError(f"no one record has exactly the fields {', '.join(sorted(names))}")
     return found[0]
@@ -118,6 +123,14 @@ def _untagged_kind(kinds: dict[str, type[Record]], names: set[str]) -> str:
 
 def _field_names(record: type[Record]) -> set[str]:
     return {field.name for field in dataclasses.fields(record)}
+
+
+def _required_names(record: type[Record]) -> set[str]:
+    return {
+        field.name
+        for field in dataclasses.fields(record)
+        if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
+    }
 
 
 def is_numpy(value: Any) -> bool:

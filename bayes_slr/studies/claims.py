@@ -34,9 +34,6 @@ from bayes_slr.studies.claims_records import (
     TeacherValues,
 )
 
-REPLICA_REPEATS = 4
-"""Independent channel draws the replica prediction is solved with: the spread of the four
-solutions gives its standard error."""
 BATCH_SEED_STRIDE = 1_000_003
 """Batch ``b`` of a claim at root seed ``s`` draws its teachers from seed ``s + b * stride``: the
 batches' teachers are distinct, and the same batch at the same seed is the same teachers."""
@@ -100,24 +97,15 @@ def _population(config: SLRConfig, activation: str) -> SideValue:
 
 
 def _replica(config: SLRConfig, task: ClaimTask, activation: str, seed: int) -> SideValue:
-    """The replica prediction of ERM at ``alpha`` and ``lam``: mean and standard error of
-    :data:`REPLICA_REPEATS` solutions on independent channel draws."""
+    """The replica prediction of ERM at ``alpha`` and ``lam``, with its standard error (the
+    spread of its solutions on independent scramblings of the channel's quasi-random draws,
+    :func:`~bayes_slr.formulas.replica_erm.erm_replica_point`)."""
     from bayes_slr.formulas.replica_erm import erm_replica_point
 
-    values = [
-        float(
-            erm_replica_point(
-                config,
-                activation,
-                alpha=task.alpha,
-                lam=float(task.lam),
-                init="random",
-                seed=seed * REPLICA_REPEATS + repeat,
-            ).test_error
-        )
-        for repeat in range(REPLICA_REPEATS)
-    ]
-    return SideValue(float(np.mean(values)), float(np.std(values, ddof=1) / math.sqrt(len(values))))
+    point = erm_replica_point(
+        config, activation, alpha=task.alpha, lam=float(task.lam), init="random", seed=seed
+    )
+    return SideValue(float(point.test_error), float(point.stderr))
 
 
 def _state_evolution(config: SLRConfig, task: ClaimTask, seed: int) -> SideValue:

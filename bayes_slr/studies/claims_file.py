@@ -39,9 +39,6 @@ EXPANDING_KEYS = ("nu", "L", "presence", "alpha", "D")
 CLAIM_KEYS = ("name", "left", "right", "relation", "tolerance", "teachers", "max_teachers")
 DEFAULT_LEVEL = 0.05
 TEACHERS = ("exact", "prior")
-REPLICA_DRAWS = 8192
-"""Channel draws of each replica solution (the default of
-:func:`~bayes_slr.formulas.replica_erm.erm_replica_point`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -211,6 +208,7 @@ def _check_route(claim: Claim, given_alpha: bool) -> None:
 
 def _check_memory(claim: Claim, spec: Any) -> None:
     """Refuse a side whose computation would not fit in memory (:mod:`bayes_slr.memory`)."""
+    from bayes_slr.formulas.result import REPLICA_DRAWS
     from bayes_slr.memory import check_channel_memory, check_dynamics_memory, check_erm_memory
     from bayes_slr.models.spec import training_size
 

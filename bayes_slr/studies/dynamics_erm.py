@@ -52,10 +52,9 @@ ERROR_SIGMAS = 2.0
 """Test errors agree within this many combined Monte Carlo standard errors (the agreement rule of
 ``erm_study``'s restarts)."""
 DEFAULT_REPLICA_SAMPLES = 8192
-"""Channel draws of the replica ERM equations (the theory's own default): at ``alpha = 4``,
-``lam = 1``, ``L = 3`` the error moves by 0.006 to 0.019 from 2048 to 8192 draws and by 0.004
-between two draw seeds at 8192 (docs/dynamics.md, "Finite alpha"); a point costs 15 to 60 s, once
-per activation."""
+"""Channel points of the replica ERM equations, shared by 8 independent scramblings (docs/theory.md
+part A); the error comes with its standard error (``replica_stderr``); a point costs 15 to 60 s,
+once per activation."""
 ERM_NOTE = (
     "lbfgs_error: the multi-start L-BFGS minimum of the same objective on the same training set, "
     "on the run's test sequences; replica_error: the replica-symmetric ERM error (D -> inf); "
@@ -92,8 +91,9 @@ class ERMComparison(Record):
     erm_reach_time : first logged time from which GD's test error stays within
         ``error_tolerance`` of ``lbfgs_error`` (``None``: not at the end); ``erm_reach_step`` the
         step.
-    replica_error, replica_objective : the replica-symmetric ERM test error and training objective
-        at ``(alpha, lam)`` (``D -> inf``); ``None`` where ``replica_note`` says why.
+    replica_error, replica_stderr, replica_objective : the replica-symmetric ERM test error, its
+        standard error (over the channel's scramblings) and the training objective at ``(alpha,
+        lam)`` (``D -> inf``); ``None`` where ``replica_note`` says why.
     replica_replicon : its de Almeida-Thouless eigenvalue (``>= 1``: RS-unstable); ``None`` without
         a solution.
     replica_note : empty, or why there is no replica number.
@@ -122,16 +122,19 @@ class ERMComparison(Record):
     erm_reach_time: float | None
     erm_reach_step: int | None
     replica_error: float | None
+    replica_stderr: float | None
     replica_objective: float | None
     replica_replicon: float | None
     replica_note: str
 
 
 class ReplicaReference(NamedTuple):
-    """The replica-symmetric ERM point of a setting: its error and training objective (``None``
+    """The replica-symmetric ERM point of a setting: its error, standard error and training
+    objective (``None``
     where ``note`` says why), and its replicon (``None`` without a solution)."""
 
     error: float | None
+    stderr: float | None
     objective: float | None
     replicon: float | None
     note: str
@@ -155,16 +158,17 @@ def replica_reference(
     try:
         point = erm_replica_point(config, activation, alpha=alpha, lam=lam, mc_samples=samples)
     except ConfigError as exc:
-        return ReplicaReference(None, None, None, f"no replica theory: {exc}")
+        return ReplicaReference(None, None, None, None, f"no replica theory: {exc}")
     replicon = point.diagnostics.replicon
     replicon = None if math.isnan(replicon) else float(replicon)
     if not point.converged or replicon is None:
         last = "" if replicon is None else f" (replicon {replicon:.3g} at the last iterate)"
         return ReplicaReference(
-            None, None, replicon, f"replica equations did not converge{last}: no number"
+            None, None, None, replicon, f"replica equations did not converge{last}: no number"
         )
     if replicon >= 1.0:
         return ReplicaReference(
+            None,
             None,
             None,
             replicon,
@@ -172,7 +176,7 @@ def replica_reference(
             "not describe ERM",
         )
     return ReplicaReference(
-        point.test_error, float(point.diagnostics.train_objective), replicon, ""
+        point.test_error, point.stderr, float(point.diagnostics.train_objective), replicon, ""
     )
 
 
@@ -277,6 +281,7 @@ def compare_with_erm(trajectory: Any, replica_samples: int) -> ERMComparison:
         erm_reach_time=None if reached is None else float(reached.time),
         erm_reach_step=None if reached is None else int(reached.step),
         replica_error=replica.error,
+        replica_stderr=replica.stderr,
         replica_objective=replica.objective,
         replica_replicon=replica.replicon,
         replica_note=replica.note,

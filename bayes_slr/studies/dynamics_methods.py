@@ -82,7 +82,7 @@ class DynamicsRequest(Record):
         check_real("lam", self.lam, minimum=0.0)
         check_int("log_points", self.log_points, 2)
         check_int("N_test", self.N_test, 2)
-        check_int("replica_samples", self.replica_samples, 2)
+        check_int("replica_samples", self.replica_samples, 16)  # 8 scramblings, 2 points each
         samples = check_int("ode_draws", self.ode_draws, 2)
         if samples % 2:
             raise ConfigError(f"ode_draws must be an even integer >= 2, got {samples}")

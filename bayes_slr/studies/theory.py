@@ -49,6 +49,7 @@ def theory_row(
         lam=settings.lam,
         init=init,
         mc_samples=settings.channel_draws,
+        replicates=settings.replicates,
         seed=seed,
     )
     return TheoryRow(
@@ -57,6 +58,7 @@ def theory_row(
         estimator=solved.estimator,
         init=solved.init,
         test_error=float(solved.test_error),
+        stderr=float(solved.stderr),
         overlaps={name: float(value) for name, value in solved.overlaps.items()},
         converged=bool(solved.converged),
         diagnostics=solved.diagnostics,
@@ -95,6 +97,7 @@ def _bayes_branch_row(
         estimator=estimator,
         init="informed" if branch == "informed" else "random",
         test_error=float(fixed.test_error),
+        stderr=float(fixed.test_error_stderr),
         overlaps={"q_k": float(solved.q_k), "q_v": float(solved.q_v)},
         converged=bool(solved.converged) and math.isfinite(fixed.test_error),
         diagnostics=BayesBranchDiagnostics(
@@ -142,6 +145,7 @@ def _simulation_row(
         estimator=activation,
         init="random",
         test_error=summary.test_error,
+        stderr=summary.stderr,
         overlaps=overlaps,
         converged=all(s.converged for s in summary.per_seed),
         diagnostics=SimulationDiagnostics(
@@ -164,13 +168,13 @@ def _population_row(config: SLRConfig, estimator: str) -> TheoryRow:
         from bayes_slr.formulas.bayes import bayes_error_exact
 
         exact = bayes_error_exact(config)
-        error, overlaps = exact.value, {"q_k": 1.0, "q_v": 1.0}
+        error, stderr, overlaps = exact.value, 0.0, {"q_k": 1.0, "q_v": 1.0}
         diagnostics = PopulationDiagnostics(float(exact.error_bound), "")
     else:
         from bayes_slr.formulas.optimum import optimal_population_error
 
         optimum = optimal_population_error(estimator, config)
-        error = optimum.error
+        error, stderr = optimum.error, None
         overlaps = {name: getattr(optimum.overlaps, name) for name in ("m_k", "q_k", "m_v", "q_v")}
         diagnostics = PopulationDiagnostics(None, optimum.overlaps.note)
     return TheoryRow(
@@ -179,6 +183,7 @@ def _population_row(config: SLRConfig, estimator: str) -> TheoryRow:
         estimator=estimator,
         init="random",
         test_error=float(error),
+        stderr=stderr,
         overlaps=overlaps,
         converged=True,
         diagnostics=diagnostics,

@@ -23,16 +23,19 @@ class TheorySettings(Record):
     Attributes
     ----------
     lam : the ridge of ERM, ``>= 0``.
-    channel_draws : the channel draws of the equations (ERM; Bayes where the variant has no
-        quadrature).
+    channel_draws : the channel draws of the equations (ERM: all replicates together; Bayes
+        where the variant has no quadrature).
     simulate : the size ``sqrt(N D)`` of the L-BFGS simulations (``None``: none).
     seeds : teachers per simulated point.
+    replicates : independent channel scramblings solved per ERM point (their spread is its
+        standard error).
     """
 
     lam: float
     channel_draws: int
     simulate: int | None
     seeds: int
+    replicates: int
 
     def dimension(self, alpha: float) -> int:
         """``D`` of the simulation at ``alpha`` (at least 2)."""
@@ -130,6 +133,10 @@ class TheoryRow(Record):
     init : start of the iteration (``random`` or ``informed``; for ``bayes``, the start whose
         fixed point is Bayes-optimal).
     test_error : excess test error at the fixed point (mean over teachers for a simulation).
+    stderr : its standard error: over independent channel scramblings (ERM), propagated from the
+        channel's draws (a Monte Carlo Bayes channel), over teachers (a simulation); 0 where no
+        random draw enters (a quadrature); ``None`` where it is not known (an activation's
+        population optimum, a numerical search; an ERM row logged before the field).
     overlaps : the order parameters (means over teachers for a simulation).
     converged : whether the fixed point (every simulated fit) was reached: never read the error
         otherwise.
@@ -141,18 +148,21 @@ class TheoryRow(Record):
     estimator: str
     init: str
     test_error: float
+    stderr: float | None = dataclasses.field(default=None, kw_only=True)
     overlaps: dict[str, float]
     converged: bool
     diagnostics: Diagnostics
 
-    @property
-    def stderr(self) -> float | None:
-        """The standard error of ``test_error`` where it has one."""
-        if isinstance(self.diagnostics, SimulationDiagnostics):
-            return self.diagnostics.stderr
-        if isinstance(self.diagnostics, BayesTheoryDiagnostics | BayesBranchDiagnostics):
-            return self.diagnostics.test_error_stderr
-        return None
+    def __post_init__(self) -> None:
+        """A row logged before ``stderr`` was a field reads it from its diagnostics, where they
+        held it (a simulation's, a Bayes fixed point's); an ERM row of then has none."""
+        if self.stderr is None and isinstance(
+            self.diagnostics,
+            SimulationDiagnostics | BayesTheoryDiagnostics | BayesBranchDiagnostics,
+        ):
+            held = getattr(self.diagnostics, "stderr", None)
+            held = getattr(self.diagnostics, "test_error_stderr", held)
+            object.__setattr__(self, "stderr", held)
 
     @property
     def rs_stable(self) -> bool | None:

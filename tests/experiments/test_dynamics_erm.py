@@ -57,7 +57,7 @@ def test_converged_gradient_descent_ends_at_the_lbfgs_minimum(capsys):
     assert abs(row.final_error - erm.lbfgs_error) <= erm.error_tolerance
     assert erm.at_minimum and erm.erm_reach_time is not None
     assert erm.erm_reach_step == round(erm.erm_reach_time / 0.2)
-    assert erm.replica_note == "" and 0.0 < erm.replica_error < 1.5
+    assert erm.replica_note == "" and 0.0 < erm.replica_error < 1.5 and erm.replica_stderr > 0
     assert erm.replica_replicon < 1.0
 
 

@@ -212,6 +212,8 @@ def solved_numbers(point) -> dict[str, float]:
     for name, value in point.diagnostics.to_dict().items():
         if name not in skipped and isinstance(value, float):
             numbers[name] = value
+        if isinstance(value, dict):  # the overlaps' standard errors
+            numbers |= {f"{name}/{key}": entry for key, entry in value.items()}
     return numbers
 
 
@@ -258,9 +260,9 @@ def solve_propagation(output: dict, seed: int) -> list[float]:
         if estimator == "bayes":
             solve = lambda **tol: bayes_replica_point(config, **options, **tol)  # noqa: E731
         else:
-            lam = row["diagnostics"]["lam"]
+            lam, replicates = row["diagnostics"]["lam"], row["diagnostics"]["replicates"]
             solve = lambda **tol: erm_replica_point(  # noqa: E731
-                config, estimator, lam=lam, **options, **tol
+                config, estimator, lam=lam, replicates=replicates, **options, **tol
             )
         stopped = solve()
         tight = solve(tol=1e-4 * solver_tolerance(estimator))
@@ -283,7 +285,7 @@ def theory_rule(factors: tuple[float, ...]) -> Rule:
         estimator = old_output["rows"][index]["estimator"]
         tol = solver_tolerance(estimator)
         name = path.rsplit("/", 1)[1]
-        if name in {"alpha", "mc_samples", "lam"}:
+        if name in {"alpha", "mc_samples", "replicates", "lam"}:
             return exact(path, recorded, current)
         if old_output["rows"][index]["source"] == "population":
             if name == "test_error":

@@ -89,7 +89,9 @@ COMMANDS: dict[str, list[str]] = {
         "1",
         "--bayes",
         "--mc-samples",
-        "256",
+        "512",
+        "--replicates",
+        "4",
         "--json",
     ],
 }
