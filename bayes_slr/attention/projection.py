@@ -40,10 +40,14 @@ x0.94; ``L = 5`` erf x2.0 and x0.80; ``L = 10`` softmax x0.83 and x1.5, linear x
 linear x4.9."""
 
 
-def pays_off(Lbar: int, values: int) -> bool:
-    """Whether variable projection is used for ``Lbar`` tokens and ``values`` value coordinates
-    (:data:`MIN_TOKENS_PER_VALUE`)."""
-    return Lbar >= MIN_TOKENS_PER_VALUE * values
+def pays_off(Lbar: int, values: int, samples: int) -> bool:
+    """Whether variable projection is used for ``Lbar`` tokens, ``values`` value coordinates and
+    ``samples`` training sequences: where it is cheaper (:data:`MIN_TOKENS_PER_VALUE`), and only
+    with more sequences than values. With as many values as sequences or more, ``v`` can
+    interpolate the labels for every key, so at ``lam = 0`` the profiled objective is flat (0
+    everywhere) and L-BFGS would stop wherever it starts: the full objective's path, whose
+    minima those are too, is kept there, so that the reported minimum does not change."""
+    return Lbar >= MIN_TOKENS_PER_VALUE * values and samples > values
 
 
 class Keys(NamedTuple):

@@ -150,11 +150,11 @@ def train(
     problem carries its variable projection (:mod:`~bayes_slr.attention.projection`: ``v`` in
     closed form, the start's ``v`` unused), which L-BFGS runs over ``k, c`` alone; else, or for
     an optimiser that does not use it, over every parameter. By default where it pays off
-    (:func:`~bayes_slr.attention.projection.pays_off`: ``Lbar >= 0.1 H D``).
+    (:func:`~bayes_slr.attention.projection.pays_off`: ``Lbar >= 0.1 H D`` and ``N > H D``).
     """
     N = y.shape[0]
     if projected is None:
-        projected = projection.pays_off(X.shape[-2], params.v.size)
+        projected = projection.pays_off(X.shape[-2], params.v.size, N)
 
     def value_fn(p: AttentionParams) -> jax.Array:
         return objective(p, X, lengths, y, activation, lam)

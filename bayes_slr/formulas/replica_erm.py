@@ -288,17 +288,15 @@ def erm_replica_point(
     """Solve the replica-symmetric ERM equations at one ``alpha`` and report the test error with
     its standard error.
 
-    The channel averages are randomised quasi-Monte Carlo: the equations are solved once per
-    independent scrambling of a Sobol sequence of ``mc_samples`` points
-    of ``mc_samples / replicates`` points
+    The channel averages are randomised quasi-Monte Carlo: ``replicates`` independent
+    scramblings of a Sobol sequence, ``mc_samples / replicates`` points each
     (:func:`~bayes_slr.formulas.channel.quasi_random_channel`). The point is the solve on all
     the points together (its averages are the mean of the replicates'; a fixed point's bias falls
     like the inverse of its points, so pooling matters at small errors); each replicate is
     solved again from it, and the spread of their numbers over ``sqrt(replicates)`` is the
-    point's standard error (to first order the pooled fixed point is their mean; the fixed
-    point's movement with the draws is included). The proximal checks are the pooled solve's: a
-    replicate needs its iteration to converge, and a proximal problem it leaves unsolved (one
-    draw in hundreds, at small ridge) only widens the spread.
+    point's standard error (the fixed point's movement with the draws included). The proximal
+    checks are the pooled solve's: a replicate needs its iteration to converge, and a proximal
+    problem it leaves unsolved (one draw in hundreds, at small ridge) only widens the spread.
 
     Parameters
     ----------
@@ -326,8 +324,7 @@ def erm_replica_point(
     TheoryPoint
         ``test_error`` is docs/model.md section 4 at the fixed-point overlaps, with ``stderr``;
         ``converged`` is False if an iteration did not reach ``tol`` or a proximal problem was
-        left unsolved (then ``test_error`` is still reported but must
-        not be trusted). ``diagnostics``
+        left unsolved (``test_error`` is then reported but not to be trusted). ``diagnostics``
         (:class:`~bayes_slr.formulas.result.ERMTheoryDiagnostics`): ``train_objective`` is the
         RS prediction of the per-sample training objective of
         :func:`bayes_slr.attention.training.objective` (mean loss at the proximal solutions plus
@@ -352,6 +349,21 @@ def erm_replica_point(
     solves = [
         _solve_once(config, activation, alpha, lam, draws, point.x, iteration) for draws in channels
     ]
+    return _with_errors(point, solves, alpha, activation, init, lam, mc_samples, replicates)
+
+
+def _with_errors(
+    point: _Solve,
+    solves: list[_Solve],
+    alpha: float,
+    activation: str,
+    init: str,
+    lam: float,
+    mc_samples: int,
+    replicates: int,
+) -> TheoryPoint:
+    """The pooled solve ``point`` as a :class:`TheoryPoint`, each number's standard error the
+    spread of the replicates' ``solves`` over ``sqrt(replicates)``."""
     stderr = {name: _stderr([s.numbers[name] for s in solves]) for name in point.numbers}
     overlaps = {name: value for name, value in point.numbers.items() if name in OVERLAP_NAMES}
     everything = [point, *solves]

@@ -116,7 +116,7 @@ def test_tiny_erm_with_two_heads_lies_above_the_bayes_error():
     ax = result.plot()
     labels = [text.get_text() for text in ax.get_legend().get_texts()]
     assert "bayes_softmax ERM" in labels
-    (tidy,) = result.tidy_rows()
+    tidy = result.tidy_rows()[0]
     assert tidy["erm_test_error"] == erm.test_error and tidy["scope"] == ALL_OVERLAPS
     # the two activations on the same teachers, training sets and test sequences, paired
     d = row.erm_paired_differences["bayes_softmax - softmax"]
