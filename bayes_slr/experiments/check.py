@@ -97,11 +97,12 @@ class CheckResult(Result[CheckOptions, ClaimVerdict]):
     """The verdicts of ``check``."""
 
     def rows_table(self) -> str:
-        """One line per claim: the claim, its task, the evidence ``left - right`` +- its
-        standard error, the verdict and what would decide an undecided one."""
-        header = ["claim", "task", "states", "evidence (left - right)", "verdict", "to decide"]
+        """One line per claim: the claim, its verdict, the evidence ``left - right`` +- its
+        standard error, what it states, its task, and what would decide an undecided one (the
+        decision first: a narrow screen shows it)."""
+        header = ["claim", "verdict", "evidence (left - right)", "states", "task", "to decide"]
         rows = [
-            [r.name, r.task, r.statement, evidence_text(r), r.verdict, r.to_decide]
+            [r.name, r.verdict, evidence_text(r), r.statement, r.task, r.to_decide]
             for r in self.rows
         ]
         return format_table(header, rows)

@@ -124,19 +124,23 @@ def draws_to_decide(
     tolerance: float,
     draws: int,
     level: float,
+    fixed_stderr: float = 0.0,
 ) -> int | None:
     """About how many draws (teachers, sequences) of the kind that gave ``estimate`` from
-    ``draws`` would decide it at ``level``, if the difference is what it is now: the standard
-    error shrinks as ``1 / sqrt(draws)``. ``None`` when no number of draws would (no spread,
-    or a difference exactly on the boundary of the relation)."""
+    ``draws`` would decide it at ``level``, if the difference is what it is now: the part of the
+    standard error that comes from the draws shrinks as ``1 / sqrt(draws)``, the part
+    ``fixed_stderr`` of a quantity measured once does not. ``None`` when no number of draws
+    would (no spread from the draws, a difference on the boundary of the relation, or a fixed
+    error too large by itself)."""
     d, se = estimate.value, estimate.stderr
-    if se <= 0 or draws < 1:
+    varying = se**2 - fixed_stderr**2
+    if varying <= 0 or draws < 1:
         return None
     if relation == "equal":
         margin = abs(abs(d) - tolerance) - estimate.bound
     else:
         margin = abs(d) - estimate.bound
-    if margin <= 0:
+    room = (margin / critical_z(level)) ** 2 - fixed_stderr**2
+    if margin <= 0 or room <= 0:
         return None
-    needed = draws * (critical_z(level) * se / margin) ** 2
-    return max(draws + 1, math.ceil(needed))
+    return max(draws + 1, math.ceil(draws * varying / room))

@@ -332,4 +332,5 @@ def claim_evidence(
         one_sided=one_sided,
         batches=tuple(batches),
         seconds=time.perf_counter() - start,
+        fixed_stderr=math.sqrt(sum(side.stderr**2 for side in (left, right) if side is not None)),
     )

@@ -258,6 +258,8 @@ class ClaimEvidence(Record):
         bounds on what they name (a multi-head optimum over aligned heads); ``""`` for none.
     batches : the per-teacher values of every batch.
     seconds : wall time spent on the claim (including batches read back from a folder).
+    fixed_stderr : the part of ``stderr`` from the sides measured once (more teachers do not
+        shrink it).
     """
 
     left: float
@@ -272,3 +274,4 @@ class ClaimEvidence(Record):
     one_sided: str
     batches: tuple[TeacherValues, ...]
     seconds: float
+    fixed_stderr: float = 0.0

@@ -149,9 +149,20 @@ def to_decide(claim: Claim, evidence: ClaimEvidence, level: float) -> str:
             return "no number of draws: the difference sits on the boundary of the relation"
         return f"about {needed}x the Monte Carlo draws"
     needed = draws_to_decide(
-        found, claim.relation, claim.tolerance, evidence.teachers, level / looks
+        found,
+        claim.relation,
+        claim.tolerance,
+        evidence.teachers,
+        level / looks,
+        evidence.fixed_stderr,
     )
     if needed is None:
+        if evidence.fixed_stderr > 0:
+            return (
+                f"no number of teachers alone: the error of the side measured once "
+                f"({evidence.fixed_stderr:.2g}) must shrink too, or the difference sits on the "
+                "boundary of the relation"
+            )
         return "no number of teachers: the difference sits on the boundary of the relation"
     cap = "" if needed <= claim.max_teachers else f" (raise max_teachers from {claim.max_teachers})"
     return f"about {needed} teachers{cap}"

@@ -216,3 +216,15 @@ def test_an_upper_bound_decides_one_direction_only(relation, other, difference, 
     )
     (verdict,) = verdicts((claim,), (_evidence(difference, "left"),), LEVEL)
     assert verdict.verdict == expected
+
+
+def test_teachers_do_not_shrink_an_error_measured_once() -> None:
+    """A difference whose standard error is mostly a side measured once (a replica's): more
+    teachers cannot decide it when that part alone is too wide, and take more of them when it
+    is part of the error."""
+    wide = DifferenceEstimate(0.0, 0.012)
+    assert draws_to_decide(wide, "equal", 0.02, 8, 0.05, fixed_stderr=0.011) is None
+    narrow = DifferenceEstimate(-0.1, 0.1)
+    assert draws_to_decide(narrow, "below", 0.0, 4, 0.05, fixed_stderr=0.02) > draws_to_decide(
+        narrow, "below", 0.0, 4, 0.05
+    )
