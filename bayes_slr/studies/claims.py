@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from bayes_slr.models.spec import SLRConfig, task_config
-from bayes_slr.numerics.decision import DifferenceEstimate, decision_p_value, relation_p_values
+from bayes_slr.numerics.decision import DifferenceEstimate, decision_p_value
 from bayes_slr.numerics.paired import paired_difference
 from bayes_slr.studies.claims_records import (
     ESTIMATORS,
@@ -33,6 +33,7 @@ from bayes_slr.studies.claims_records import (
     SideValue,
     TeacherValues,
 )
+from bayes_slr.studies.claims_verdict import claim_p_values
 
 BATCH_SEED_STRIDE = 1_000_003
 """Batch ``b`` of a claim at root seed ``s`` draws its teachers from seed ``s + b * stride``: the
@@ -293,6 +294,10 @@ def claim_evidence(
         None if ESTIMATORS[q.estimator].per_teacher else side_value(claim, q, seed)
         for q in (claim.left, claim.right)
     )
+    bounded = [
+        name for name, side in (("left", left), ("right", right)) if side and side.upper_bound
+    ]
+    one_sided = " and ".join(bounded)
     batches: list[TeacherValues] = []
     stopped = ""
     while claim.per_teacher is not None:
@@ -303,9 +308,7 @@ def claim_evidence(
             store(values)
         batches.append(values)
         found, *_ = estimate(left, right, batches)
-        p = decision_p_value(
-            *relation_p_values(found, claim.relation, claim.tolerance), claim.looks
-        )
+        p = decision_p_value(*claim_p_values(claim, found, one_sided), claim.looks)
         if p <= threshold:
             stopped = "decided"
         elif target_stderr is not None and found.stderr <= target_stderr:
@@ -315,10 +318,6 @@ def claim_evidence(
         if stopped:
             break
     found, left_mean, right_mean, teachers = estimate(left, right, batches)
-    bounded = [
-        name for name, side in (("left", left), ("right", right)) if side and side.upper_bound
-    ]
-    one_sided = " and ".join(bounded)
     return ClaimEvidence(
         left=left_mean,
         right=right_mean,

@@ -68,16 +68,19 @@ def estimate_of(evidence: ClaimEvidence) -> DifferenceEstimate:
     return DifferenceEstimate(evidence.difference, evidence.stderr, evidence.bound, evidence.dof)
 
 
-def claim_p_values(claim: Claim, evidence: ClaimEvidence) -> tuple[float, float]:
-    """``(p_holds, p_fails)`` of ``claim``, a direction that an upper-bound side cannot support
-    set to 1 (module docstring)."""
-    found = estimate_of(evidence)
+def claim_p_values(
+    claim: Claim, found: DifferenceEstimate, one_sided: str = ""
+) -> tuple[float, float]:
+    """``(p_holds, p_fails)`` of ``claim`` from the estimate ``found``, a direction that an
+    upper-bound side (``one_sided``: ``"left"``, ``"right"``, ``"left and right"`` or ``""``)
+    cannot support set to 1 (module docstring). The one decision rule: the batches of teachers
+    stop by it and the verdicts are read from it."""
     holds, fails = relation_p_values(found, claim.relation, claim.tolerance)
-    if not evidence.one_sided:
+    if not one_sided:
         return holds, fails
-    if evidence.one_sided == "left and right":
+    if one_sided == "left and right":
         return 1.0, 1.0  # both true values lie anywhere below their bounds
-    left_bounded = evidence.one_sided == "left"
+    left_bounded = one_sided == "left"
     other = claim.right if left_bounded else claim.left
     if claim.relation != "equal":
         # a bounded left makes the true difference <= measured: it can show 'below' only
@@ -101,7 +104,10 @@ def verdicts(
     """Every claim's verdict at family-wise ``level`` (Holm over the family of ``family_size``
     claims, by default these: a claim of the family without evidence counts as undecided)."""
     family_size = len(claims) if family_size is None else family_size
-    tests = [claim_p_values(c, e) for c, e in zip(claims, evidences, strict=True)]
+    tests = [
+        claim_p_values(c, estimate_of(e), e.one_sided)
+        for c, e in zip(claims, evidences, strict=True)
+    ]
     p_values = [decision_p_value(h, f, e.looks) for (h, f), e in zip(tests, evidences, strict=True)]
     missing = [1.0] * (family_size - len(claims))
     rejected = holm_rejections(p_values + missing, level)[: len(claims)]
