@@ -15,6 +15,7 @@ is reached; batches already stored are read back, never recomputed.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -71,8 +72,10 @@ def side_value(claim: Claim, quantity: Quantity, seed: int) -> SideValue:
     raise AssertionError(f"{name} is measured per teacher")
 
 
+@functools.lru_cache(maxsize=8)
 def _bayes(config: SLRConfig) -> SideValue:
-    """The Bayes error by quadrature, its bound."""
+    """The Bayes error by quadrature, its bound (kept: a multi-head optimum's scope and the
+    claim's Bayes side ask for the same quadrature)."""
     if config.multihead:
         from bayes_slr.formulas.multihead import multihead_bayes_error_exact as exact
     else:
