@@ -519,6 +519,8 @@ def multihead(
     presence: float | Sequence[float] = (0.25, 0.5, 0.75, 1.0),
     activations: str | Sequence[str] = ("softmax", "softmax1", "bayes_softmax", "linear"),
     mc_sequences: int = 20000,
+    search_sequences: int = 50000,
+    paired_sequences: int = 500000,
     seed: int = 0,
     out: str | Path | None = None,
     force: bool = False,
@@ -532,8 +534,10 @@ def multihead(
     known directions (quadrature) and each activation's population optimum of H student heads
     aligned one to one with the teacher's (quadrature), each checked by Monte Carlo (mean +-
     standard error, the same draws for every activation). An optimum is over all overlaps for one
-    head or where it equals the Bayes error; otherwise heads mixing teacher heads may do better and
-    it is marked as an upper bound.
+    head or where it equals the Bayes error; otherwise heads mixing teacher heads may do better: it
+    is marked as an upper bound, and the optimum over all overlaps is searched beside it (several
+    starts on one sample of sequences) and scored against it on the same fresh sequences (paired
+    difference).
 
     Parameters
     ----------
@@ -554,6 +558,11 @@ def multihead(
         activations whose population optimum is computed (theory terms needed).
     mc_sequences : int
         Monte Carlo sequences of each check, >= 2, or 0 for no check.
+    search_sequences : int
+        sequences of the sample on which the optimum over all overlaps is searched where the aligned
+        optimum is an upper bound, >= 2, or 0 for no search.
+    paired_sequences : int
+        fresh sequences on which the optimum found and the aligned one are compared, >= 2.
     seed : int
         seed of the Monte Carlo draws (the same for every point).
     out : str | pathlib._local.Path | None

@@ -3,8 +3,9 @@
 One row per ``rho`` (docs/multihead.md sections 3 to 6): the Bayes error with known directions
 (quadrature) and each activation's population optimum of ``H`` student heads aligned one to one
 with the teacher's, each with its Monte Carlo check (mean +- standard error). The table marks
-the optima that are only upper bounds on the optimum over all overlaps. The computation is
-:func:`bayes_slr.studies.multihead_population.population_row`.
+the optima that are only upper bounds on the optimum over all overlaps, and beside each of them
+shows the optimum over all overlaps (searched, by Monte Carlo) and its paired difference with the
+aligned one. The computation is :func:`bayes_slr.studies.multihead_population.population_row`.
 """
 
 from __future__ import annotations
@@ -35,7 +36,12 @@ from bayes_slr.experiments.task import (
     seed_option,
     task_option,
 )
-from bayes_slr.memory import check_mc_memory
+from bayes_slr.formulas.student_heads_records import (
+    CHECK_SEQUENCES,
+    SEARCH_SEQUENCES,
+    AllOverlapsOptimum,
+)
+from bayes_slr.memory import MC_ENTRIES, check_float64, check_mc_memory
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.studies.multihead_gap_records import check_heads_activations
 from bayes_slr.studies.multihead_population_records import (
@@ -70,15 +76,27 @@ class MultiHeadOptions(Options):
     mc_sequences: int = option(
         20_000, "Monte Carlo sequences of each check, >= 2, or 0 for no check"
     )
+    search_sequences: int = option(
+        SEARCH_SEQUENCES,
+        "sequences of the sample on which the optimum over all overlaps is searched where the "
+        "aligned optimum is an upper bound, >= 2, or 0 for no search",
+    )
+    paired_sequences: int = option(
+        CHECK_SEQUENCES,
+        "fresh sequences on which the optimum found and the aligned one are compared, >= 2",
+    )
     seed: int = seed_option("seed of the Monte Carlo draws (the same for every point)")
 
     def validate(self) -> None:
         """Refuse a bad task (``presence`` outside ``(0, 1]``, ``heads < 1``, the max law with
         ``presence < 1``), an activation without theory terms (or with a constant in its
-        denominator on a tilted location law), or a check of one sequence."""
+        denominator on a tilted location law), a check or a search of one sequence, or a search
+        sample that does not fit in memory."""
         check_int("seed", self.seed, 0)
-        if check_int("mc_sequences", self.mc_sequences, 0) == 1:
-            raise ConfigError("mc_sequences must be 0 (no check) or >= 2, got 1")
+        for name in ("mc_sequences", "search_sequences"):
+            if check_int(name, getattr(self, name), 0) == 1:
+                raise ConfigError(f"{name} must be 0 (none) or >= 2, got 1")
+        check_int("paired_sequences", self.paired_sequences, 2)
         check_nonempty("presence", self.presence)
         check_nonempty("activations", self.activations)
         for activation in self.activations:
@@ -87,6 +105,12 @@ class MultiHeadOptions(Options):
         for config in configs:
             check_heads_activations(config, self.activations)
             check_mc_memory(self.mc_sequences, config.Lbar, config.heads, "use a smaller L")
+            check_float64(
+                f"L = {config.Lbar}, heads = {config.heads}",
+                MC_ENTRIES * self.search_sequences * config.Lbar * config.heads,
+                f"{MC_ENTRIES} numbers per sequence, token and head of the search sample",
+                "use a smaller --search-sequences or L",
+            )
 
     def config(self, presence: float) -> SLRConfig:
         """The task of one presence."""
@@ -101,7 +125,9 @@ class MultiHeadOptions(Options):
 
     def settings(self) -> PopulationSettings:
         """What the study computes at each presence."""
-        return PopulationSettings(self.activations, self.mc_sequences)
+        return PopulationSettings(
+            self.activations, self.mc_sequences, self.search_sequences, self.paired_sequences
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,18 +148,25 @@ class MultiHeadResult(Result[MultiHeadOptions, MultiHeadPopulationRow]):
 
     def rows_table(self) -> str:
         """One line per ``rho``: the Bayes error and each activation's optimum, each followed
-        by its Monte Carlo check; ``^`` marks an upper bound (heads aligned one to one)."""
+        by its Monte Carlo check; ``^`` marks an upper bound (heads aligned one to one), beside
+        which the optimum over all overlaps and its paired difference are shown where searched."""
         checks = self.options.mc_sequences > 0
+        searched = [
+            any(row.optima[i].all_overlaps is not None for row in self.rows)
+            for i in range(len(self.options.activations))
+        ]
         header = ["rho", "bayes"] + (["MC"] if checks else [])
-        for activation in self.options.activations:
+        for activation, search in zip(self.options.activations, searched, strict=True):
             header += [activation] + (["MC"] if checks else [])
+            header += [f"{activation} all", "all - aligned"] if search else []
         lines, bounded = [], False
         for row in self.rows:
             line = [f"{row.presence:g}", f"{row.bayes_error:.6f}", *_check_cell(row.bayes_mc)]
-            for optimum in row.optima:
+            for optimum, search in zip(row.optima, searched, strict=True):
                 mark = " ^" if optimum.scope == UPPER_BOUND else ""
                 bounded = bounded or bool(mark)
                 line += [f"{optimum.error:.6f}{mark}", *_check_cell(optimum.mc)]
+                line += _all_overlaps_cells(optimum.all_overlaps) if search else []
             lines.append(line)
         text = [format_table(header, lines)]
         if bounded:
@@ -141,11 +174,21 @@ class MultiHeadResult(Result[MultiHeadOptions, MultiHeadPopulationRow]):
                 "^: optimum of heads aligned one to one, an upper bound on the optimum over all "
                 "overlaps; unmarked optima are over all overlaps"
             )
+        if any(searched):
+            text.append(
+                "all: the optimum over all overlaps (heads may mix teacher heads), searched on "
+                f"{self.options.search_sequences} sequences and scored on "
+                f"{self.options.paired_sequences} fresh ones; all - aligned: its difference with "
+                "the aligned optimum on the same sequences (+- paired standard error); "
+                "'=': the aligned optimum is over all overlaps"
+            )
         return "\n".join(text)
 
     def tidy_rows(self) -> list[dict[str, Any]]:
         """One row per (presence, activation): the task, the Bayes error and its check, the
-        activation's optimum, scope, overlaps (``overlaps_*``) and check (``mc_*``)."""
+        activation's optimum, scope, overlaps (``overlaps_*``), check (``mc_*``) and optimum
+        over all overlaps (``all_overlaps_*``, ``None`` where the aligned one is over all
+        overlaps or not searched)."""
         tidy = []
         for row in self.rows:
             task = {k: v for k, v in row.to_dict().items() if k not in ("optima", "bayes_mc")}
@@ -156,8 +199,9 @@ class MultiHeadResult(Result[MultiHeadOptions, MultiHeadPopulationRow]):
         return tidy
 
     def plot(self, ax: Any = None) -> Any:
-        """Error against ``rho``: each activation's optimum (dashed where an upper bound) and the
-        Bayes error (black), with the Monte Carlo checks as error bars."""
+        """Error against ``rho``: each activation's optimum of aligned heads and the Bayes error
+        (black), with the Monte Carlo checks as error bars, and the optima over all overlaps
+        where searched (crosses, two-standard-error bars)."""
         ax = new_axes(ax, size=(6.4, 4.4))
         rows = sorted(self.rows, key=lambda r: r.presence)
         rho = [r.presence for r in rows]
@@ -165,6 +209,17 @@ class MultiHeadResult(Result[MultiHeadOptions, MultiHeadPopulationRow]):
             optima = [r.optima[index] for r in rows]
             line = ax.plot(rho, [o.error for o in optima], "o-", ms=4, label=activation)[0]
             _error_bars(ax, rho, [o.mc for o in optima], line.get_color())
+            searched = [(x, o.all_overlaps) for x, o in zip(rho, optima, strict=True)]
+            searched = [(x, found) for x, found in searched if found is not None]
+            if searched:
+                ax.errorbar(
+                    [x for x, _ in searched],
+                    [found.error for _, found in searched],
+                    yerr=[2 * found.stderr for _, found in searched],
+                    fmt="x",
+                    color=line.get_color(),
+                    capsize=3,
+                )
         ax.plot(rho, [r.bayes_error for r in rows], "k--", lw=1.2, label="Bayes", zorder=5)
         _error_bars(ax, rho, [r.bayes_mc for r in rows], "black")
         o = self.options
@@ -178,6 +233,17 @@ class MultiHeadResult(Result[MultiHeadOptions, MultiHeadPopulationRow]):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
         return ax
+
+
+def _all_overlaps_cells(found: AllOverlapsOptimum | None) -> list[str]:
+    """The optimum over all overlaps and its paired difference with the aligned one (``=`` where
+    the aligned optimum is over all overlaps)."""
+    if found is None:
+        return ["=", "="]
+    return [
+        plus_minus(found.error, found.stderr, 5),
+        plus_minus(found.difference, found.difference_stderr, 5),
+    ]
 
 
 def _check_dict(check: MonteCarloCheck | None) -> dict[str, Any]:
@@ -212,7 +278,9 @@ class MultiHead(
         "H student heads aligned one to one with the teacher's (quadrature), each checked by "
         "Monte Carlo (mean +- standard error, the same draws for every activation). An optimum "
         "is over all overlaps for one head or where it equals the Bayes error; otherwise heads "
-        "mixing teacher heads may do better and it is marked as an upper bound."
+        "mixing teacher heads may do better: it is marked as an upper bound, and the optimum "
+        "over all overlaps is searched beside it (several starts on one sample of sequences) "
+        "and scored against it on the same fresh sequences (paired difference)."
     )
     options_type = MultiHeadOptions
     point_type = MultiHeadPoint

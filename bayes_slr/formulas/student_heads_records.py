@@ -7,6 +7,14 @@ import dataclasses
 
 from bayes_slr.numerics.record import Record
 
+SEARCH_SEQUENCES = 50_000
+"""Default sequences of the sample the search over all overlaps minimises on
+(:func:`~bayes_slr.formulas.student_heads_search.all_overlaps_optimum`): the point found is off
+the optimum by ``O(n^-1/2)``, which costs ``O(1/n)`` in error, below the check's standard
+error."""
+CHECK_SEQUENCES = 500_000
+"""Default fresh sequences of the search's paired check against the aligned optimum."""
+
 
 @dataclasses.dataclass(frozen=True)
 class StudentHead(Record):
@@ -52,3 +60,47 @@ class StudentHeadsOptimum(Record):
     aligned_error: float
     heads: tuple[StudentHead, ...]
     note: str
+
+
+@dataclasses.dataclass(frozen=True)
+class AllOverlapsOptimum(Record):
+    """The population optimum of ``H_s`` student heads over all their overlaps with the teacher
+    heads (heads may mix teacher heads), found by search and certified
+    (:func:`~bayes_slr.formulas.student_heads_search.all_overlaps_optimum`).
+
+    Attributes
+    ----------
+    error, stderr : the error at the point found, by Monte Carlo on ``sequences`` fresh
+        sequences (unbiased at that point: the optimum is at most this, up to its error).
+    aligned_error : the optimum of heads aligned one to one (quadrature).
+    aligned_mc, aligned_mc_stderr : the error at the aligned optimum on the same sequences.
+    difference, difference_stderr : ``error - aligned_mc``, paired on the same sequences.
+    sequences : fresh sequences of the check.
+    m_k : ``H_s x H`` key overlaps ``k_j.k_h*/D``.
+    q_k : ``H_s x H_s`` Gram matrix of the keys ``k_j.k_j'/D``.
+    m_v : ``H_s x H`` value overlaps ``v_j.v_h*/D``.
+    q_v : ``H_s x H_s`` Gram matrix of the values (``m_v m_v^T``: no residual).
+    c : the heads' offsets (empty for an activation without one).
+    starts : the names of the search's starts.
+    start_errors : each start's final error on the search sample.
+    agreeing : how many starts ended within ``1e-4`` of the best on the search sample.
+    search_sequences : sequences of the search sample.
+    """
+
+    error: float
+    stderr: float
+    aligned_error: float
+    aligned_mc: float
+    aligned_mc_stderr: float
+    difference: float
+    difference_stderr: float
+    sequences: int
+    m_k: tuple[tuple[float, ...], ...]
+    q_k: tuple[tuple[float, ...], ...]
+    m_v: tuple[tuple[float, ...], ...]
+    q_v: tuple[tuple[float, ...], ...]
+    c: tuple[float, ...]
+    starts: tuple[str, ...]
+    start_errors: tuple[float, ...]
+    agreeing: int
+    search_sequences: int

@@ -50,8 +50,9 @@ ESTIMATORS: dict[str, EstimatorSpec] = {
         EstimatorSpec(
             "population",
             "an activation's population-optimal error (D, alpha -> inf); for a multi-head task "
-            "the optimum of heads aligned one to one, an upper bound unless it is over all "
-            "overlaps",
+            "over all overlaps: the optimum of heads aligned one to one where it is the optimum "
+            "(one head, or the Bayes error), else searched and scored by Monte Carlo, with its "
+            "standard error",
             activation=True,
             multihead=True,
         ),

@@ -5,12 +5,15 @@ Carlo with its standard error.
 
 An aligned optimum is an optimum over all overlaps when there is one head (nothing else to
 align with) or when it equals the Bayes error (which no estimator beats); otherwise it is an
-upper bound: heads that mix teacher heads may do better (docs/multihead.md section 6).
+upper bound: heads that mix teacher heads may do better (docs/multihead.md section 6), and the
+optimum over all overlaps is searched beside it
+(:func:`~bayes_slr.formulas.student_heads_search.all_overlaps_optimum`).
 """
 
 from __future__ import annotations
 
 from bayes_slr.formulas.optimum_record import PopulationOptimum
+from bayes_slr.formulas.student_heads_records import AllOverlapsOptimum
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.studies.multihead_population_records import (
     ALL_OVERLAPS,
@@ -60,6 +63,22 @@ def _optimum_mc(
     return MonteCarloCheck(float(estimate.mean), float(estimate.stderr), int(estimate.count))
 
 
+def _all_overlaps(
+    activation: str, config: SLRConfig, settings: PopulationSettings, seed: int
+) -> AllOverlapsOptimum:
+    """The optimum of ``H`` student heads over all overlaps, by search and paired check."""
+    from bayes_slr.formulas.student_heads_search import all_overlaps_optimum
+
+    return all_overlaps_optimum(
+        activation,
+        config,
+        config.heads,
+        settings.search_sequences,
+        settings.check_sequences,
+        seed,
+    )
+
+
 def population_row(
     config: SLRConfig, settings: PopulationSettings, seed: int
 ) -> MultiHeadPopulationRow:
@@ -70,14 +89,15 @@ def population_row(
     ----------
     config : the task (``heads``, ``presence``, variant, length law, ``nu``); ``D`` and
         ``Delta`` are ignored.
-    settings : the activations and the size of each Monte Carlo check (0: none).
+    settings : the activations, the size of each Monte Carlo check (0: none) and of the search
+        over all overlaps where an aligned optimum is an upper bound (0: none).
     seed : seed of every Monte Carlo check (the same sequences for every activation).
 
     Returns
     -------
     MultiHeadPopulationRow
         The Bayes error (quadrature, its bound, Monte Carlo) and per activation its optimum,
-        overlaps, scope and Monte Carlo check.
+        overlaps, scope, Monte Carlo check and optimum over all overlaps.
     """
     from bayes_slr.formulas.multihead import multihead_bayes_error_exact
     from bayes_slr.formulas.optimum import optimal_population_error
@@ -87,14 +107,18 @@ def population_row(
     optima = []
     for activation in settings.activations:
         optimum = optimal_population_error(activation, config)
+        scope = optimum_scope(config, optimum.error, bayes.value)
         optima.append(
             ActivationOptimum(
                 activation,
                 float(optimum.error),
                 optimum.overlaps,
-                optimum_scope(config, optimum.error, bayes.value),
+                scope,
                 _optimum_mc(activation, config, optimum, settings.mc_sequences, seed)
                 if checks
+                else None,
+                _all_overlaps(activation, config, settings, seed)
+                if scope == UPPER_BOUND and settings.search_sequences > 0
                 else None,
             )
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from bayes_slr.formulas.optimum_record import OptimalOverlaps
+from bayes_slr.formulas.student_heads_records import AllOverlapsOptimum
 from bayes_slr.numerics.record import Record
 
 ALL_OVERLAPS = "all overlaps"
@@ -24,10 +25,15 @@ class PopulationSettings(Record):
     activations : the activations whose population optimum is computed (each needs theory
         terms).
     mc_sequences : sequences of each Monte Carlo check, or 0 for none.
+    search_sequences : sequences of the sample on which the optimum over all overlaps is searched
+        where the aligned one is an upper bound, or 0 for no search.
+    check_sequences : fresh sequences of the search's paired check against the aligned optimum.
     """
 
     activations: tuple[str, ...]
     mc_sequences: int
+    search_sequences: int = 0
+    check_sequences: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,7 +48,8 @@ class MonteCarloCheck(Record):
 
 @dataclasses.dataclass(frozen=True)
 class ActivationOptimum(Record):
-    """The population optimum of ``H`` aligned student heads of one activation.
+    """The population optimum of ``H`` aligned student heads of one activation, and where it is
+    an upper bound, the optimum over all overlaps.
 
     Attributes
     ----------
@@ -51,6 +58,8 @@ class ActivationOptimum(Record):
     overlaps : the per-head overlaps (and offset) that reach it, with the optimum's note.
     scope : :data:`ALL_OVERLAPS` or :data:`UPPER_BOUND`.
     mc : the error at ``overlaps`` by Monte Carlo (``None`` without a check).
+    all_overlaps : the optimum over all overlaps by search with its paired check against this
+        one (``None`` where the scope is :data:`ALL_OVERLAPS` or without a search).
     """
 
     activation: str
@@ -58,6 +67,7 @@ class ActivationOptimum(Record):
     overlaps: OptimalOverlaps
     scope: str
     mc: MonteCarloCheck | None
+    all_overlaps: AllOverlapsOptimum | None = None
 
 
 @dataclasses.dataclass(frozen=True)
