@@ -178,9 +178,10 @@ class MultiHeadResult(Result[MultiHeadOptions, MultiHeadPopulationRow]):
             text.append(
                 "all: the optimum over all overlaps (heads may mix teacher heads), searched on "
                 f"{self.options.search_sequences} sequences and scored on "
-                f"{self.options.paired_sequences} fresh ones; all - aligned: its difference with "
-                "the aligned optimum on the same sequences (+- paired standard error); "
-                "'=': the aligned optimum is over all overlaps"
+                f"{self.options.paired_sequences} fresh ones; all - aligned: the point searched "
+                "minus the aligned optimum on the same sequences (+- paired standard error; where "
+                "it is >= 0, all is the aligned point's score); '=': the aligned optimum is over "
+                "all overlaps"
             )
         return "\n".join(text)
 

@@ -70,13 +70,16 @@ class AllOverlapsOptimum(Record):
 
     Attributes
     ----------
-    error, stderr : the error at the point found, by Monte Carlo on ``sequences`` fresh
+    error, stderr : the error at the best point known, by Monte Carlo on ``sequences`` fresh
         sequences (unbiased at that point: the optimum is at most this, up to its error).
+    searched : whether that point is the search's (``True``) or the aligned optimum, which the
+        point searched did not beat on the fresh sequences (``False``).
     aligned_error : the optimum of heads aligned one to one (quadrature).
     aligned_mc, aligned_mc_stderr : the error at the aligned optimum on the same sequences.
-    difference, difference_stderr : ``error - aligned_mc``, paired on the same sequences.
+    difference, difference_stderr : the point searched minus the aligned optimum, paired on the
+        same sequences.
     sequences : fresh sequences of the check.
-    m_k : ``H_s x H`` key overlaps ``k_j.k_h*/D``.
+    m_k : ``H_s x H`` key overlaps ``k_j.k_h*/D`` (of the best point known, as the next ones).
     q_k : ``H_s x H_s`` Gram matrix of the keys ``k_j.k_j'/D``.
     m_v : ``H_s x H`` value overlaps ``v_j.v_h*/D``.
     q_v : ``H_s x H_s`` Gram matrix of the values (``m_v m_v^T``: no residual).
@@ -89,6 +92,7 @@ class AllOverlapsOptimum(Record):
 
     error: float
     stderr: float
+    searched: bool
     aligned_error: float
     aligned_mc: float
     aligned_mc_stderr: float

@@ -234,7 +234,7 @@ class TeacherValues(Record):
 @dataclasses.dataclass(frozen=True)
 class SideValue(Record):
     """A side measured once: its value, standard error and bound (a quadrature's), and whether
-    it is only an upper bound on what it names (a multi-head optimum of aligned heads)."""
+    it is only an upper bound on what it names (an optimum on its search's boundary)."""
 
     value: float
     stderr: float = 0.0
@@ -256,7 +256,7 @@ class ClaimEvidence(Record):
     stopped : why no more teachers were added (``"decided"``, ``"target stderr"``, ``"cap"``,
         ``""`` without teachers).
     one_sided : ``"left"``, ``"right"`` or ``"left and right"``: the sides that are only upper
-        bounds on what they name (a multi-head optimum over aligned heads); ``""`` for none.
+        bounds on what they name (an optimum on its search's boundary); ``""`` for none.
     batches : the per-teacher values of every batch.
     seconds : wall time spent on the claim (including batches read back from a folder).
     fixed_stderr : the part of ``stderr`` from the sides measured once (more teachers do not

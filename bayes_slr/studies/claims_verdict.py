@@ -2,8 +2,8 @@
 ``undecided`` (with what it would take), Holm-adjusted over the family. A verdict is computed
 from the evidence every time, never stored. Imports without JAX.
 
-A side that is only an upper bound on what it names (a multi-head optimum over heads aligned one
-to one, ``T <= U``) supports a conclusion in one direction only: ``left`` an upper bound makes
+A side that is only an upper bound on what it names (a population optimum found on its search's
+boundary, ``T <= U``) supports a conclusion in one direction only: ``left`` an upper bound makes
 ``left - right`` no larger than measured, so it can show ``below`` but never ``above``. When the
 other side is the Bayes error of the same task, no predictor does better (docs/model.md section
 2), which bounds the true value from the other side: ``equal`` can then hold.
@@ -142,7 +142,7 @@ def to_decide(claim: Claim, evidence: ClaimEvidence, level: float) -> str:
     """What would decide an undecided claim at ``level`` (its share of the family's)."""
     if evidence.one_sided:
         bounds = "an upper bound" if " and " not in evidence.one_sided else "upper bounds"
-        return f"{evidence.one_sided}: {bounds} (aligned heads); needs the all-overlap optimum"
+        return f"{evidence.one_sided}: {bounds} (an optimum on its search's boundary)"
     found = estimate_of(evidence)
     if evidence.stderr <= 0:
         if evidence.bound > 0:
