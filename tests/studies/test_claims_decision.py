@@ -228,3 +228,31 @@ def test_teachers_do_not_shrink_an_error_measured_once() -> None:
     assert draws_to_decide(narrow, "below", 0.0, 4, 0.05, fixed_stderr=0.02) > draws_to_decide(
         narrow, "below", 0.0, 4, 0.05
     )
+
+
+def test_a_multi_head_optimum_over_all_overlaps_decides_both_directions() -> None:
+    """Softmax heads at ``H = 2``, ``rho = 0.5``: the optimum of aligned heads is only an upper
+    bound, so ``above`` the Bayes error could not be shown; the side is now the optimum over all
+    overlaps with its Monte Carlo error (docs/multihead.md section 6), not one-sided, and the
+    claim holds (its difference, about 0.06, is over 100 standard errors) while ``below`` fails;
+    the side lies below the aligned optimum by more than 3 of its standard errors."""
+    from bayes_slr.formulas.optimum import optimal_population_error
+    from bayes_slr.studies.claims import claim_config
+
+    task = ClaimTask(heads=2, presence=0.5)
+    claims = tuple(
+        Claim(
+            f"softmax {relation} Bayes",
+            task,
+            Quantity("population", "softmax"),
+            Quantity("bayes"),
+            relation,
+        )
+        for relation in ("above", "below")
+    )
+    evidences = tuple(claims_module.claim_evidence(claim, 0, LEVEL / 2) for claim in claims)
+    aligned = optimal_population_error("softmax", claim_config(task)).error
+    for evidence in evidences:
+        assert evidence.one_sided == "" and evidence.fixed_stderr > 0
+        assert evidence.left + 3 * evidence.fixed_stderr < aligned
+    assert [row.verdict for row in verdicts(claims, evidences, LEVEL)] == ["holds", "fails"]
