@@ -17,8 +17,8 @@ integrated by hand). It is quadratic in ``V``: with ``a[j, h] = E[sum_l s_{j,l} 
 ``G[j, j'] = E[sum_l s_{j,l} s_{j',l}]`` the best values are ``V = G^{-1} a`` and the error
 ``1 - tr(a^T G^{-1} a)``. On one fixed sample of sequences (common random numbers) ``a`` and
 ``G`` are smooth in the keys, so L-BFGS with exact gradients (JAX) minimises the sample's error
-over ``(M, R[, c])`` from several starts: the aligned optimum, a symmetric mixing start and
-random ones.
+over ``(M, R[, c])`` from several starts: the aligned optimum, a mixing start (each head half
+as much on the other teacher heads) and random ones.
 
 **The certificate.** The starts' final errors on the search sample (how many reach the best);
 then the error at the best point (its ``V`` fixed) and at the aligned optimum of
@@ -45,6 +45,7 @@ from scipy.optimize import minimize
 from bayes_slr.attention.activations import Activation, get_activation
 from bayes_slr.errors import check_int
 from bayes_slr.formulas.optimum import optimal_population_error
+from bayes_slr.formulas.optimum_record import OptimalOverlaps
 from bayes_slr.formulas.population import check_config
 from bayes_slr.formulas.student_heads_records import (
     CHECK_SEQUENCES,
@@ -95,14 +96,18 @@ def _draws(key: jax.Array, config: SLRConfig, student_heads: int, n: int) -> Dra
     return Draws(chi_star, mask, target, noise)
 
 
-def _weights(record: Activation, draws: Draws, m_k, r, c) -> jax.Array:
+def _weights(
+    record: Activation, draws: Draws, m_k: jax.Array, r: jax.Array, c: jax.Array
+) -> jax.Array:
     """``(n, H_s, Lbar)`` weights of the student heads."""
     chi = jnp.einsum("jh,nhl->njl", m_k, draws.chi_star)
     chi = chi + jnp.einsum("ji,nil->njl", r, draws.noise)
     return record.weights(chi, jnp.broadcast_to(draws.mask, chi.shape), c[:, None])
 
 
-def _moments(record: Activation, draws: Draws, m_k, r, c) -> tuple[jax.Array, jax.Array]:
+def _moments(
+    record: Activation, draws: Draws, m_k: jax.Array, r: jax.Array, c: jax.Array
+) -> tuple[jax.Array, jax.Array]:
     """``a`` (``H_s x H``) and ``G`` (``H_s x H_s``) on the sample (module docstring)."""
     s = _weights(record, draws, m_k, r, c)
     n = s.shape[0]
@@ -128,7 +133,9 @@ _error_and_gradient = jax.jit(
 )
 
 
-def _unpack(params: jax.Array, heads: int, student_heads: int, offset: bool):
+def _unpack(
+    params: jax.Array, heads: int, student_heads: int, offset: bool
+) -> tuple[jax.Array, jax.Array, jax.Array]:
     """``(m_k, r, c)`` from the flat parameters."""
     size = student_heads * heads
     m_k = params[:size].reshape(student_heads, heads)
@@ -147,7 +154,8 @@ def _pack(m_k: np.ndarray, r: np.ndarray, c: np.ndarray, offset: bool) -> np.nda
 def _starts(
     aligned: OverlapPoint, heads: int, student_heads: int, seed: int
 ) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
-    """``(name, m_k, r, c)`` of each start: aligned, symmetric mixing, random."""
+    """``(name, m_k, r, c)`` of each start: aligned; mixing (every head on its own teacher head
+    and half as much on the others, a small ramp breaking the tie between heads); random."""
     scale = float(np.max(np.abs(aligned.m_k))) or 1.0
     mixing = np.full((student_heads, heads), 0.5 * scale / math.sqrt(heads))
     mixing[np.arange(min(heads, student_heads)), np.arange(min(heads, student_heads))] = scale
@@ -164,7 +172,7 @@ def _starts(
     return starts
 
 
-def _aligned_point(o, heads: int, student_heads: int) -> OverlapPoint:
+def _aligned_point(o: OptimalOverlaps, heads: int, student_heads: int) -> OverlapPoint:
     """The aligned optimum's overlaps ``o`` as a point: one student head per teacher head (the
     first ``min(H_s, H)``), extra heads silenced (``V = 0``) with the same key norm."""
     m_k = min(float(o.m_k), 1e3)  # a large-norm limit (m_k = inf) taken at a large norm

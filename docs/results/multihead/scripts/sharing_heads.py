@@ -10,7 +10,7 @@ difference, the overlap matrices, every start's error on the search sample and t
 Task: spiked, ``H = 2``, ``L = 3``, ``nu = 2``.
 :func:`~bayes_slr.formulas.student_heads_search.all_overlaps_optimum`: L-BFGS over the keys'
 overlaps (values in closed form) on ``--search`` sequences (seed 0) from the aligned optimum, a
-symmetric mixing start and two random ones; then both points on ``--check`` fresh sequences
+mixing start and two random ones; then both points on ``--check`` fresh sequences
 (seed 1).
 """
 
