@@ -50,8 +50,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from bayes_slr.attention.activations import Activation, get_activation
-from bayes_slr.attention.multihead_trajectory import HeadsPoint, HeadsTrajectory, as_matrix
-from bayes_slr.attention.trajectory import log_spaced_times
+from bayes_slr.attention.trajectory import HeadsPoint, HeadsTrajectory, as_matrix, log_spaced_times
 from bayes_slr.errors import ConfigError
 from bayes_slr.formulas.flow import ATOL, MC_SAMPLES, RTOL, check_integration_settings
 from bayes_slr.inference.bayes_risk import draw_population_heads
