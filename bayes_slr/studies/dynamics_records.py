@@ -23,8 +23,8 @@ from bayes_slr.studies.dynamics_erm import ERMComparison
 ESCAPE_LEVEL = 0.4
 """An escape from the start: the larger of ``|m_k|`` and ``|k.v*/D|`` reaches this level."""
 SPECIALISATION_LEVEL = 0.5
-"""The cosine level a run of heads is read at (:func:`~bayes_slr.studies.dynamics.
-read_specialisation`)."""
+"""The cosine level a run of heads is read at
+(:func:`~bayes_slr.studies.dynamics.read_specialisation`)."""
 
 
 @dataclasses.dataclass(frozen=True)
