@@ -9,7 +9,7 @@ the start's norms (``sphere``). Every method runs on one clock, the ODE time (``
 cross overlaps, test error) and compared with the activation's population optimum and the Bayes
 error. With several teacher heads, absent heads or several student heads (``heads``,
 ``presence``, ``student_heads``; docs/multihead.md, "Dynamics") a point runs ``H_s`` student heads
-from a random start by a method with multi-head equations (``sgd``, ``flow``, ``sgd-ode``) and
+from a random start by any method (``gd``, ``sgd``, ``flow``, ``sgd-ode``) and
 reads when each head specialises on which teacher head, or whether the run stalls.
 """
 
@@ -119,9 +119,7 @@ class DynamicsOptions(Options):
     )
     heads: int = task_option("heads")
     presence: float = task_option("presence")
-    student_heads: int | None = student_heads_option(
-        "methods with multi-head equations: sgd, flow, sgd-ode"
-    )
+    student_heads: int | None = student_heads_option("every method: gd, sgd, flow, sgd-ode")
     activations: tuple[str, ...] = option(
         ("softmax",),
         lambda: (
@@ -365,9 +363,10 @@ class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRun, DynamicsR
         "keep a checkpoint at every logged step (the same command resumes them) and a diverging "
         "run stops the command (exit 3) with one line naming the step size and the file that "
         "keeps its last finite iterate. With --heads, --presence or --student-heads "
-        "(docs/multihead.md) sgd, flow and sgd-ode run H_s student heads from a random start on "
-        "multi-head SLR and read when each head specialises on which teacher head, or whether "
-        "the run stalls; the figure draws the cosines of the student keys with the teacher keys."
+        "(docs/multihead.md) gd, sgd, flow and sgd-ode run H_s student heads from a random start "
+        "on multi-head SLR and read when each head specialises on which teacher head, or whether "
+        "the run stalls (gd beside the ERM trainer's minimum of its objective); the figure "
+        "draws the cosines of the student keys with the teacher keys."
     )
     options_type = DynamicsOptions
     point_type = DynamicsPoint
