@@ -293,9 +293,10 @@ def dynamics(
     and the Bayes error. With out, gd and sgd points keep a checkpoint at every logged step (the
     same command resumes them) and a diverging run stops the command (exit 3) with one line naming
     the step size and the file that keeps its last finite iterate. With heads, presence or
-    student_heads (docs/multihead.md) sgd, flow and sgd-ode run H_s student heads from a random
+    student_heads (docs/multihead.md) gd, sgd, flow and sgd-ode run H_s student heads from a random
     start on multi-head SLR and read when each head specialises on which teacher head, or whether
-    the run stalls; the figure draws the cosines of the student keys with the teacher keys.
+    the run stalls (gd beside the ERM trainer's minimum of its objective); the figure draws the
+    cosines of the student keys with the teacher keys.
 
     Parameters
     ----------
@@ -317,8 +318,8 @@ def dynamics(
     presence : float
         probability rho in (0, 1] that a head's token is present (spiked for rho < 1).
     student_heads : int | None
-        student heads H_s, >= 1 (methods with multi-head equations: sgd, flow, sgd-ode). Default:
-        the teacher's heads.
+        student heads H_s, >= 1 (every method: gd, sgd, flow, sgd-ode). Default: the teacher's
+        heads.
     activations : tuple
         the activations trained: softmax, linear, erf, softplus, or erf_sphere_<lambda> (the ICLR
         2025 predecessor's erf(lambda chi), lambda > 0: erf_sphere_0.5).

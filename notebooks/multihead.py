@@ -159,14 +159,14 @@ plt.show()
 # %% [markdown]
 # ## Reading the dynamics
 #
-# - **Stages.** Both heads leave the start together (a key cosine reaches 0.5 by `t = 1.5` to
-#   1.7) and turn to the sum of the teacher keys (cosines 0.6 to 0.75 with both): the plateau.
+# - **Stages.** Both heads leave the start together (a key cosine reaches 0.5 by `t = 1.6` to
+#   1.8) and turn to the sum of the teacher keys (cosines 0.6 to 0.75 with both): the plateau.
 #   In seed 0 the heads then split, one on each teacher key (cosine 0.99 with its own, under
-#   0.1 with the other), at `t = 15.8` and 16.1 in the run and 14.5 and 14.8 in the ODE, and the
-#   error falls towards the optimum 0.3524 (0.375 +- 0.012 at `t = 30` in the run, 0.365 in the
+#   0.1 with the other), at `t = 15.1` and 15.0 in the run and 16.0 and 16.9 in the ODE, and the
+#   error falls towards the optimum 0.3524 (0.376 +- 0.011 at `t = 30` in the run, 0.367 in the
 #   ODE).
-# - **Stall.** In seed 1 both heads keep cosines of 0.52 to 0.54 with both teacher keys to
-#   `t = 30`: the run has stalled, 0.037 above the optimum (0.389 +- 0.011). The SGD ODE from
-#   the same start stalls too (0.397).
+# - **Stall.** In seed 1 both heads keep cosines of 0.54 to 0.55 with both teacher keys to
+#   `t = 30`: the run has stalled, 0.027 above the optimum (0.380 +- 0.010). The SGD ODE from
+#   the same start stalls too (0.396).
 # - Over 12 seeds at `D = 50, 100, 200` a third to two thirds of the runs stall
 #   (docs/multihead.md section 9).

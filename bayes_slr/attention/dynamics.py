@@ -24,6 +24,17 @@ mean's fluctuation ``V_k / B``, so a step adds ``eta^2 V_k / (B D)`` to ``q_k = 
 ``k`` and ``v`` are projected on the tangent space of the sphere of their starting norm, and the
 iterate is put back on it after the step; ``c`` is free.
 
+**Student heads.** The same run trains ``H_s`` student heads (``student_heads``; docs/multihead.md,
+"Dynamics"), on an ``H``-head task (``config.heads``, ``config.presence``) or a one-head one: the
+parameters take a head axis (:func:`~bayes_slr.attention.estimators.predict` sums the heads), the
+start is random (every ``k_j``, ``v_j`` i.i.d. ``N(0, RANDOM_INIT_SCALE^2 I_D)``, as one head's),
+the update rule and clock are the ones above (the same step, so the overlaps follow the SGD ODE of
+:mod:`bayes_slr.formulas.multihead_flow` as ``D -> inf``), online SGD draws its tokens ``full``
+(the projection on the span is one head's four directions), and a logged point is a
+:class:`~bayes_slr.attention.trajectory.HeadsPoint`: the overlap matrices with the teacher heads
+and the test error on the run's fixed test sequences, scored directly (the exact 4-dimensional
+reduction is one head's). One student head on one-head SLR is the one-head run.
+
 A run is one seed x setting x method (:class:`TrainingRun`), deterministic given its seed: the
 teacher, training set, start, test set and the SGD stream (step ``s`` reads
 ``fold_in(stream, s)``) come from the seed. It logs at log-spaced steps (overlaps, cross
@@ -39,10 +50,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 
 from bayes_slr.attention.activations import check_activation
@@ -59,14 +72,16 @@ from bayes_slr.attention.trajectory import (
     OVERLAP_NAMES,
     Checkpoint,
     DivergenceError,
+    HeadsPoint,
     OnLog,
     Trajectory,
     TrajectoryPoint,
+    as_matrix,
     log_spaced_steps,
 )
 from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
 from bayes_slr.models.scoring import ExcessError, direction_overlaps
-from bayes_slr.models.simulate import SLRBatch, Teacher, draw_teacher, simulate
+from bayes_slr.models.simulate import SLRBatch, Teacher, draw_task_teacher, draw_teacher, simulate
 from bayes_slr.models.spec import SLRConfig, training_size
 from bayes_slr.numerics.record import Record
 
@@ -111,7 +126,10 @@ class TrainingRun(Record):
     N_test : test sequences per logged point, an integer ``>= 2``.
     exact_teacher : ``|k*|^2 = |v*|^2 = D`` and ``k* . v* = 0`` (the population teacher the ODEs
         assume); else the prior ``N(0, I_D)``.
-    token_draws : one of :data:`TOKEN_DRAWS` (sgd only: how a step draws its fresh tokens).
+    token_draws : one of :data:`TOKEN_DRAWS` (sgd only: how a step draws its fresh tokens;
+        ``full`` with student heads).
+    student_heads : ``H_s >= 1`` student heads (module docstring); a run of heads (several, or
+        on a multi-head task) starts at random, unprojected.
     """
 
     config: SLRConfig
@@ -129,6 +147,7 @@ class TrainingRun(Record):
     N_test: int = 20_000
     exact_teacher: bool = True
     token_draws: str = "projected"
+    student_heads: int = 1
 
     def __post_init__(self) -> None:
         if not isinstance(self.config, SLRConfig):
@@ -144,6 +163,9 @@ class TrainingRun(Record):
         check_choice("token_draws", self.token_draws, TOKEN_DRAWS)
         object.__setattr__(self, "log_points", check_int("log_points", self.log_points, 2))
         object.__setattr__(self, "N_test", check_int("N_test", self.N_test, 2))
+        object.__setattr__(self, "student_heads", check_int("student_heads", self.student_heads, 1))
+        if self.heads_run:
+            self._check_heads()
         if self.method == "gd":
             if self.alpha is None:
                 raise ConfigError("alpha (samples per dimension, > 0) is required for method gd")
@@ -156,6 +178,29 @@ class TrainingRun(Record):
             raise ConfigError(
                 "alpha and lam apply to method gd only (sgd draws fresh sequences, without ridge)"
             )
+
+    def _check_heads(self) -> None:
+        """``ConfigError`` on a setting a run of student heads does not take."""
+        if self.start != "random" or self.sphere:
+            raise ConfigError(
+                "start and sphere: a run of student heads starts at random "
+                f"(k_j, v_j ~ N(0, {RANDOM_INIT_SCALE**2:g} I)), unprojected; got start "
+                f"{self.start!r}, sphere {self.sphere}"
+            )
+        if self.method == "sgd" and self.token_draws != "full":
+            raise ConfigError(
+                "token_draws must be 'full' with student heads (the projected draw spans one "
+                f"head's k*, v*, k, v), got {self.token_draws!r}"
+            )
+        if self.exact_teacher and self.config.multihead:
+            check_int("D", self.config.D, 2 * self.config.heads)
+
+    @property
+    def heads_run(self) -> bool:
+        """Whether the run trains student heads (several, or on a multi-head task): its
+        parameters carry a head axis and its points are
+        :class:`~bayes_slr.attention.trajectory.HeadsPoint`."""
+        return self.student_heads > 1 or self.config.multihead
 
     @property
     def time_per_step(self) -> float:
@@ -179,8 +224,51 @@ def run_keys(seed: int) -> RunKeys:
 
 
 def seed_teacher(run: TrainingRun) -> Teacher:
-    """The teacher of ``run``'s seed (exact or from the prior, as ``run.exact_teacher`` says)."""
-    return draw_teacher(run_keys(run.seed).teacher, run.config.D, exact=run.exact_teacher)
+    """The teacher of ``run``'s seed (exact or from the prior, as ``run.exact_teacher`` says;
+    directions ``(H, D)`` on a multi-head task)."""
+    return draw_task_teacher(run_keys(run.seed).teacher, run.config, exact=run.exact_teacher)
+
+
+def head_axis(teacher: Teacher) -> Teacher:
+    """``teacher``'s directions with a head axis, ``(H, D)`` (one head: ``(1, D)``)."""
+    return Teacher(jnp.atleast_2d(teacher.k_star), jnp.atleast_2d(teacher.v_star))
+
+
+def seed_heads_start(run: TrainingRun) -> HeadsPoint:
+    """The point at step 0 of the run of student heads ``run`` (its seed's random start
+    against its seed's teacher, without training; the test error ``nan``): the start of the
+    multi-head ODEs of the same seed."""
+    params = start_params(run_keys(run.seed).start, run.config, run.start, None, run.student_heads)
+    return heads_point(params, head_axis(seed_teacher(run)), 0, 0.0, math.nan, math.nan)
+
+
+def heads_point(
+    params: AttentionParams,
+    teacher: Teacher,
+    step: int | None,
+    time: float,
+    error: float,
+    stderr: float,
+) -> HeadsPoint:
+    """The logged point of student heads ``params`` (a head axis) against ``teacher``
+    (directions ``(H, D)``): the overlap matrices, the offsets and the given test error."""
+    k, v = np.asarray(params.k, float), np.asarray(params.v, float)
+    k_star, v_star = np.asarray(teacher.k_star, float), np.asarray(teacher.v_star, float)
+    D = k.shape[-1]
+    return HeadsPoint(
+        step=step,
+        time=float(time),
+        m_k=as_matrix(k @ k_star.T / D),
+        q_k=as_matrix(k @ k.T / D),
+        m_v=as_matrix(v @ v_star.T / D),
+        q_v=as_matrix(v @ v.T / D),
+        c=tuple(float(x) for x in np.asarray(params.c, float)),
+        test_error=float(error),
+        test_stderr=float(stderr),
+        k_vstar=as_matrix(k @ v_star.T / D),
+        v_kstar=as_matrix(v @ k_star.T / D),
+        k_v=as_matrix(k @ v.T / D),
+    )
 
 
 def seed_start_overlaps(
@@ -222,16 +310,44 @@ def seed_training_set(run: TrainingRun, teacher: Teacher) -> SLRBatch:
 def run_test_error(run: TrainingRun, teacher: Teacher, params: AttentionParams) -> ExcessError:
     """Test error of ``params`` on the test sequences of ``run``'s seed (the ones every logged
     point of the run is scored on, so two estimators compare on the same sequences)."""
+    if run.heads_run:
+        return _heads_scorer(run, teacher)(params)
     return span_test_error(
         run_keys(run.seed).test, run.config, teacher, params, run.activation, run.N_test
     )
 
 
+def _heads_scorer(run: TrainingRun, teacher: Teacher) -> Callable[[AttentionParams], ExcessError]:
+    """The test error of student heads on the ``N_test`` fresh sequences (``Delta`` excluded)
+    of ``run``'s seed, drawn once (``teacher`` as ``simulate`` takes it for the task)."""
+    test = simulate(run_keys(run.seed).test, run.config.replace(Delta=0.0), teacher, run.N_test)
+
+    def score(params: AttentionParams) -> ExcessError:
+        error, stderr = _test_error(params, test.X, test.lengths, test.y, activation=run.activation)
+        return ExcessError(float(error), float(stderr), run.N_test)
+
+    return score
+
+
+@functools.partial(jax.jit, static_argnames=("activation",))
+def _test_error(params, X, lengths, y, *, activation):
+    errors = (y - predict(params, X, lengths, activation)) ** 2
+    return jnp.mean(errors), jnp.std(errors, ddof=1) / jnp.sqrt(errors.size)
+
+
 def start_params(
-    key: jax.Array, config: SLRConfig, start: str, teacher: Teacher
+    key: jax.Array,
+    config: SLRConfig,
+    start: str,
+    teacher: Teacher | None,
+    student_heads: int | None = None,
 ) -> AttentionParams:
-    """The start of a run (:data:`STARTS`); ``c = 0``."""
+    """The start of a run (:data:`STARTS`); ``c = 0``. With ``student_heads``, the random start
+    of that many heads (a head axis; module docstring)."""
     start = check_choice("start", start, STARTS)
+    if student_heads is not None:
+        k, v = RANDOM_INIT_SCALE * jax.random.normal(key, (2, student_heads, config.D))
+        return AttentionParams(k, v, jnp.zeros(student_heads))
     if start == "informed":
         return informed_params(config, teacher)
     if start == "random":
@@ -401,26 +517,15 @@ def train_dynamics(
         raise ConfigError(f"run must be a TrainingRun, got {type(run).__name__}")
     config, keys = run.config, run_keys(run.seed)
     teacher, data = _teacher_and_data(run, keys, teacher, training_set)
-    start = start_params(keys.start, config, run.start, teacher)
+    heads = run.student_heads if run.heads_run else None
+    start = start_params(keys.start, config, run.start, teacher, heads)
     radii = jnp.stack([jnp.linalg.norm(start.k), jnp.linalg.norm(start.v)])
     if resume is None:
         params, step, points = start, 0, []
     else:
         params, step, points = resume.state, int(resume.step), list(resume.points)
-    advance = functools.partial(
-        _advance,
-        data=data,
-        h=jnp.asarray(run.time_per_step),
-        lam=jnp.asarray(run.lam),
-        radii=radii,
-        activation=run.activation,
-        method=run.method,
-        config=config,
-        batch=run.batch,
-        sphere=run.sphere,
-        token_draws=run.token_draws,
-    )
-    measure = functools.partial(_measure, run, teacher)
+    advance = _advancer(run, data, radii)
+    measure = _measurer(run, teacher)
     schedule = log_spaced_steps(run.steps, run.log_points)
     if not points:
         params, _, value, _ = advance(params, jnp.asarray(0), jnp.asarray(0))
@@ -446,6 +551,23 @@ def train_dynamics(
     return Trajectory(run, tuple(points), params)
 
 
+def _advancer(run: TrainingRun, data: tuple, radii: jax.Array) -> Callable[..., tuple]:
+    """:func:`_advance` with ``run``'s settings: ``(params, step, end)`` to its next iterate."""
+    return functools.partial(
+        _advance,
+        data=data,
+        h=jnp.asarray(run.time_per_step),
+        lam=jnp.asarray(run.lam),
+        radii=radii,
+        activation=run.activation,
+        method=run.method,
+        config=run.config,
+        batch=run.batch,
+        sphere=run.sphere,
+        token_draws=run.token_draws,
+    )
+
+
 def _teacher_and_data(
     run: TrainingRun,
     keys: RunKeys,
@@ -460,8 +582,9 @@ def _teacher_and_data(
         raise ConfigError("training_set goes with method gd and needs its teacher")
     if teacher is None:
         teacher = seed_teacher(run)
-    if jnp.shape(teacher.k_star) != (config.D,):
-        raise ConfigError(f"teacher must have vectors of length D = {config.D}")
+    shape = (config.heads, config.D) if config.multihead else (config.D,)
+    if jnp.shape(teacher.k_star) != shape:
+        raise ConfigError(f"teacher must have directions of shape {shape} (D = {config.D})")
     if run.method != "gd":
         return teacher, (teacher, keys.stream)
     N = training_size(run.alpha, config.D)
@@ -475,11 +598,27 @@ def _teacher_and_data(
     return teacher, (training_set.X, training_set.lengths, training_set.y)
 
 
+def _measurer(
+    run: TrainingRun, teacher: Teacher
+) -> Callable[[AttentionParams, int, float], TrajectoryPoint | HeadsPoint]:
+    """What logs the iterate ``p`` at step ``s`` with training loss ``value``: its overlaps with
+    the teacher and its test error (student heads: their matrices, module docstring)."""
+    if not run.heads_run:
+        return functools.partial(_measure, run, teacher)
+    score, directions = _heads_scorer(run, teacher), head_axis(teacher)
+
+    def measure(p: AttentionParams, s: int, value: float) -> HeadsPoint:
+        error = score(p)
+        return heads_point(p, directions, s, s * run.time_per_step, error.value, error.stderr)
+
+    return measure
+
+
 def _measure(
     run: TrainingRun, teacher: Teacher, p: AttentionParams, s: int, value: float
 ) -> TrajectoryPoint:
-    """The logged point of the iterate ``p`` at step ``s`` with training loss ``value``: its
-    overlaps with the teacher and its test error."""
+    """The logged point of one head's iterate ``p`` at step ``s`` with training loss
+    ``value``."""
     overlaps = direction_overlaps(p.k, p.v, teacher)
     error = run_test_error(run, teacher, p)
     return TrajectoryPoint(

@@ -5,6 +5,13 @@ One record type serves every method (gradient descent and online SGD on data in
 :mod:`bayes_slr.attention.dynamics`, the order-parameter ODEs in :mod:`bayes_slr.formulas.flow`), so
 a plot or a comparison never needs to know which produced a trajectory. Time is the ODE time of
 docs/dynamics.md: ``eta`` per gradient-descent step, ``eta / D`` per online-SGD step.
+
+A run of ``H_s`` student heads (docs/multihead.md, "Dynamics": on a multi-head task, or several
+student heads) logs a :class:`HeadsPoint` instead of a :class:`TrajectoryPoint`: the ``H_s x H``
+overlap matrices with the teacher heads and the ``H_s x H_s`` Gram matrices of the student heads
+where one head has numbers; the same :class:`Trajectory` holds either, and
+:class:`HeadsTrajectory` is the record of a heads run's points (a row keeps it;
+:mod:`bayes_slr.formulas.multihead_flow` solves into it).
 """
 
 from __future__ import annotations
@@ -67,14 +74,23 @@ class Trajectory:
     settings : the run's full description (a :class:`~bayes_slr.numerics.record.Record`:
         :class:`~bayes_slr.attention.dynamics.TrainingRun` or
         :class:`~bayes_slr.formulas.flow.FlowRun`).
-    points : the logged points in time order.
+    points : the logged points in time order (:class:`HeadsPoint` for a run of student heads,
+        module docstring).
     final : the last iterate, in the method's own form (``AttentionParams`` on data, the ODE
         state on the order parameters), to resume or score again.
     """
 
     settings: Record
-    points: tuple[TrajectoryPoint, ...]
+    points: tuple[TrajectoryPoint, ...] | tuple[HeadsPoint, ...]
     final: Any = None
+
+    @property
+    def heads(self) -> HeadsTrajectory:
+        """The points of a run of student heads as their record (its overlap matrices,
+        cosines and crossing times)."""
+        if not all(isinstance(point, HeadsPoint) for point in self.points):
+            raise ConfigError("heads: this trajectory is of one head (its points are scalars)")
+        return HeadsTrajectory(tuple(self.points))
 
     def column(self, name: str) -> np.ndarray:
         """One field of every point as a float array (``step``: ``nan`` for an ODE)."""
@@ -146,7 +162,7 @@ class Checkpoint:
 
     step: int | None
     state: Any
-    points: tuple[TrajectoryPoint, ...]
+    points: tuple[TrajectoryPoint, ...] | tuple[HeadsPoint, ...]
 
 
 OnLog = Callable[[Checkpoint], None]
@@ -244,3 +260,103 @@ def log_spaced_times(t_max: float, t_min: float, points: int) -> np.ndarray:
     ``t_max``."""
     points = check_int("log_points", points, 2)
     return np.concatenate([[0.0], np.geomspace(t_min, t_max, points - 1)])
+
+
+Matrix = tuple[tuple[float, ...], ...]
+"""A matrix field of a record (rows of floats)."""
+CROSS_NAMES = ("k_vstar", "v_kstar", "k_v")
+"""The cross overlaps of a :class:`HeadsPoint`."""
+
+
+def as_matrix(values: np.ndarray) -> Matrix:
+    """A 2-d array as nested tuples of floats (a record's field)."""
+    return tuple(tuple(float(x) for x in row) for row in np.asarray(values, dtype=float))
+
+
+@dataclasses.dataclass(frozen=True)
+class HeadsPoint(Record):
+    """The state of ``H_s`` student heads at one logged time, all overlaps divided by ``D``.
+
+    Attributes
+    ----------
+    step : optimiser steps done (``None`` for an ODE).
+    time : ODE time.
+    m_k, m_v : ``H_s x H`` overlaps ``k_j.k_h*/D`` and ``v_j.v_h*/D`` (rows: student heads).
+    q_k, q_v : ``H_s x H_s`` Gram matrices ``k_i.k_j/D`` and ``v_i.v_j/D``.
+    c : per student head, the trained offset (0 for the activations without one).
+    test_error : excess test error ``E[(y - f)^2] - Delta`` (Monte Carlo).
+    test_stderr : its standard error.
+    k_vstar, v_kstar : ``H_s x H`` cross overlaps ``k_j.v_h*/D`` and ``v_j.k_h*/D``.
+    k_v : ``H_s x H_s`` cross overlaps ``k_i.v_j/D``. The three vanish on the manifold the ODEs
+        live on (their points hold zeros); from a random start they are of order ``1/sqrt(D)``.
+    """
+
+    step: int | None
+    time: float
+    m_k: Matrix
+    q_k: Matrix
+    m_v: Matrix
+    q_v: Matrix
+    c: tuple[float, ...]
+    test_error: float
+    test_stderr: float
+    k_vstar: Matrix
+    v_kstar: Matrix
+    k_v: Matrix
+
+    @property
+    def largest_cross_overlap(self) -> float:
+        """The largest ``|entry|`` of ``k_vstar``, ``v_kstar``, ``k_v``: how far the point is
+        from the manifold of vanishing cross overlaps."""
+        return float(max(np.max(np.abs(getattr(self, n))) for n in CROSS_NAMES))
+
+    def cosines(self, which: str = "k") -> np.ndarray:
+        """``H_s x H`` cosines of the student keys (``"k"``) or values (``"v"``) with the teacher
+        heads' (teacher squared norms ``D``, as the exact teacher's and the ODE's): ``m_jh /
+        sqrt(q_jj)``, 0 for a zero student vector."""
+        if which not in ("k", "v"):
+            raise ConfigError(f"which must be 'k' or 'v', got {which!r}")
+        m = np.asarray(getattr(self, f"m_{which}"))
+        norms = np.sqrt(np.diag(np.asarray(getattr(self, f"q_{which}"))))[:, None]
+        return np.divide(m, norms, out=np.zeros_like(m), where=norms > 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class HeadsTrajectory(Record):
+    """The logged points of one run of ``H_s`` heads, in time order."""
+
+    points: tuple[HeadsPoint, ...]
+
+    def times(self) -> np.ndarray:
+        """The logged times."""
+        return np.array([p.time for p in self.points])
+
+    def stacked(self, name: str) -> np.ndarray:
+        """A field of every point stacked along a leading time axis (``m_k``: ``(T, H_s, H)``,
+        ``test_error``: ``(T,)``)."""
+        names = [field.name for field in dataclasses.fields(HeadsPoint)]
+        if name not in names or name == "step":
+            raise ConfigError(f"name must be one of {', '.join(names[1:])}; got {name!r}")
+        return np.array([getattr(p, name) for p in self.points], dtype=float)
+
+    def cosines(self, which: str = "k") -> np.ndarray:
+        """:meth:`HeadsPoint.cosines` of every point, ``(T, H_s, H)``."""
+        return np.array([p.cosines(which) for p in self.points])
+
+    @property
+    def last(self) -> HeadsPoint:
+        """The last logged point."""
+        return self.points[-1]
+
+    def crossing_times(self, level: float = 0.5, which: str = "k") -> np.ndarray:
+        """``H_s x H`` first times the cosine of student head ``j`` with teacher head ``h``
+        reaches ``level`` (:func:`~bayes_slr.attention.trajectory.first_crossing`, linear in time
+        between logged points; ``nan`` where it never does)."""
+        cosines, times = self.cosines(which), self.times()
+        heads, teachers = cosines.shape[1:]
+        return np.array(
+            [
+                [first_crossing(times, cosines[:, j, h], level) for h in range(teachers)]
+                for j in range(heads)
+            ]
+        )

@@ -9,7 +9,7 @@ the start's norms (``sphere``). Every method runs on one clock, the ODE time (``
 cross overlaps, test error) and compared with the activation's population optimum and the Bayes
 error. With several teacher heads, absent heads or several student heads (``heads``,
 ``presence``, ``student_heads``; docs/multihead.md, "Dynamics") a point runs ``H_s`` student heads
-from a random start by a method with multi-head equations (``sgd``, ``flow``, ``sgd-ode``) and
+from a random start by any method (``gd``, ``sgd``, ``flow``, ``sgd-ode``) and
 reads when each head specialises on which teacher head, or whether the run stalls.
 """
 
@@ -33,15 +33,14 @@ from bayes_slr.experiments.base import (
     option,
     register_experiment,
 )
-from bayes_slr.experiments.figures import new_axes
-from bayes_slr.experiments.heads_dynamics_view import (
+from bayes_slr.experiments.dynamics_view import (
     heads_notes,
-    heads_table,
-    heads_trajectories,
+    plot_errors,
     plot_head_overlaps,
+    runs_frame,
+    runs_table,
 )
 from bayes_slr.experiments.runner import in_current_terms, inner_progress, sweep_records
-from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
     check_nonempty,
     describe_nu,
@@ -87,8 +86,9 @@ from bayes_slr.studies.dynamics_ode_methods import (  # noqa: F401 (registers fl
 )
 from bayes_slr.studies.dynamics_records import (
     ESCAPE_LEVEL,
-    POINT_FIELDS,
-    DynamicsRow,
+    DynamicsRun,
+    HeadsDynamicsRow,
+    optimum_warnings,
 )
 from bayes_slr.studies.dynamics_state import (
     PointState,
@@ -96,25 +96,10 @@ from bayes_slr.studies.dynamics_state import (
     refuse_foreign_checkpoints,
     train_kept,
 )
-from bayes_slr.studies.heads_dynamics_records import (
-    DynamicsRun,
-    HeadsDynamicsRow,
-    optimum_warnings,
-)
 
 STARTS = ("random", "sphere", "teacher")
 """``random``: ``k, v ~ N(0, 0.01 I_D)``; ``sphere``: uniform on ``|k|^2 = |v|^2 = D``;
 ``teacher``: ``k = c_nu k*``, ``v = v*`` (the core's ``informed`` start)."""
-
-ERM_COLUMNS = (
-    "lbfgs_error",
-    "replica_error",
-    "replica_stderr",
-    "objective_gap",
-    "erm_reach_time",
-    "at_minimum",
-)
-"""The comparison's columns of the ``dynamics`` table (the rest is in ``--json``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,9 +119,7 @@ class DynamicsOptions(Options):
     )
     heads: int = task_option("heads")
     presence: float = task_option("presence")
-    student_heads: int | None = student_heads_option(
-        "methods with multi-head equations: sgd, flow, sgd-ode"
-    )
+    student_heads: int | None = student_heads_option("every method: gd, sgd, flow, sgd-ode")
     activations: tuple[str, ...] = option(
         ("softmax",),
         lambda: (
@@ -312,40 +295,16 @@ class DynamicsPoint(Record):
     seed: int
 
 
-COLUMNS = (
-    "activation",
-    "seed",
-    "method",
-    "steps",
-    "t_max",
-    "final_error",
-    "final_stderr",
-    "population_optimum",
-    "bayes_error",
-    "escape_time",
-    "reach_time",
-    "reached",
-)
-
-
 @dataclasses.dataclass(frozen=True, repr=False)
 class DynamicsResult(Result[DynamicsOptions, DynamicsRun]):
-    """The runs of ``dynamics``, one row per ``(activation, seed)``."""
+    """The runs of ``dynamics``, one row per ``(activation, seed)``: each a
+    :class:`~bayes_slr.studies.dynamics_records.DynamicsRow`, or with student heads a
+    :class:`~bayes_slr.studies.dynamics_records.HeadsDynamicsRow`
+    (:mod:`~bayes_slr.experiments.dynamics_view`)."""
 
     def rows_table(self) -> str:
-        """One line per run: final error, optimum, Bayes error, steps, escape time, reached; for
-        gd with the comparison, the L-BFGS and replica errors, the objective gap, the settling
-        time and whether GD ended at the minimum."""
-        columns = COLUMNS + (ERM_COLUMNS if any(r.erm for r in self.rows) else ())
-
-        def cell(row: DynamicsRow, column: str) -> Any:
-            erm_column = column in ERM_COLUMNS
-            value = getattr(row.erm, column, None) if erm_column else getattr(row, column)
-            if isinstance(value, bool) or column == "reached":
-                return "n/a" if value is None else ("yes" if value else "no")
-            return "-" if value is None else value
-
-        return format_table(list(columns), [[cell(r, c) for c in columns] for r in self.rows])
+        """One line per run (:func:`~bayes_slr.experiments.dynamics_view.runs_table`)."""
+        return runs_table(self.rows)
 
     def tidy_rows(self) -> list[dict[str, Any]]:
         """One flat row per run (the rows of :meth:`table` with every field of the run but its
@@ -358,101 +317,33 @@ class DynamicsResult(Result[DynamicsOptions, DynamicsRun]):
         return summaries
 
     def trajectories(self) -> Any:
-        """A ``pandas.DataFrame`` with one row per logged point of every run: its activation,
-        seed and method, the point's step, time, overlaps and test error, and the run's
-        optimum and Bayes error."""
-        import pandas as pd
-
-        tidy = []
-        for row in self.rows:
-            trajectory = row.trajectory
-            for i in range(len(trajectory.time)):
-                point = {
-                    name: (
-                        None if getattr(trajectory, name) is None else getattr(trajectory, name)[i]
-                    )
-                    for name in POINT_FIELDS
-                }
-                tidy.append(
-                    {
-                        "activation": row.activation,
-                        "seed": row.seed,
-                        "method": row.method,
-                        **point,
-                        "population_optimum": row.population_optimum,
-                        "bayes_error": row.bayes_error,
-                    }
-                )
-        return pd.DataFrame(tidy)
+        """A ``pandas.DataFrame`` with one row per logged point of every run (with student
+        heads: per point, student head and teacher head;
+        :func:`~bayes_slr.experiments.dynamics_view.runs_frame`)."""
+        return runs_frame(self.rows)
 
     def plot(self, ax: Any = None) -> Any:
-        """Test error against the step (gd, sgd) or the time (ODEs) on a log axis, one curve per
-        run (one colour per activation); horizontal lines: the Bayes error and each
-        activation's population optimum."""
-        ax = new_axes(ax, size=(6, 4))
-        data = get_dynamics_method(self.options.method).data
-        colours = {a: f"C{i}" for i, a in enumerate(dict.fromkeys(r.activation for r in self.rows))}
-        labelled: set[str] = set()
-        for row in self.rows:
-            x = row.trajectory.step if data else row.trajectory.time
-            pairs = [(xi, e) for xi, e in zip(x, row.trajectory.test_error, strict=True) if xi > 0]
-            label = None if row.activation in labelled else row.activation
-            labelled.add(row.activation)
-            ax.plot(
-                [p[0] for p in pairs],
-                [p[1] for p in pairs],
-                color=colours[row.activation],
-                lw=1.0,
-                alpha=0.8,
-                label=label,
+        """One head: the test error against the step (gd, sgd) or the time (ODEs), with the
+        optima and the Bayes error; student heads: the cosine of each student key with each
+        teacher key against the time."""
+        options = self.options
+        task = f"{options.variant} nu={describe_nu(options.nu)} L={options.L}"
+        data = get_dynamics_method(options.method).data
+        if options.heads_run() is not None:
+            title = (
+                f"{options.method}: {options.heads_run()} heads on {options.heads}, rho="
+                f"{options.presence:g}, {task}"
             )
-        optima = {r.activation: r.population_optimum for r in self.rows}
-        for activation, optimum in optima.items():
-            if optimum is not None:
-                ax.axhline(optimum, color=colours[activation], lw=0.6, ls="--")
-        if self.rows:
-            ax.axhline(self.rows[0].bayes_error, color="k", lw=1.0, label="Bayes error")
-        options = self.options
-        ax.set(
-            xscale="log",
-            xlabel="step" if data else "time t",
-            ylabel="excess test error",
-            title=(
-                f"{options.method}{' (sphere)' if options.sphere else ''} from {options.start}: "
-                f"{options.variant} nu={describe_nu(options.nu)} L={options.L}"
-                + (f", D={options.D}" if data else "")
-            ),
-        )
-        ax.legend(fontsize=8)
-        return ax
-
-
-@dataclasses.dataclass(frozen=True, repr=False)
-class HeadsDynamicsResult(DynamicsResult):
-    """The runs of a multi-head ``dynamics``, one :class:`HeadsDynamicsRow` per ``(activation,
-    seed)``."""
-
-    def rows_table(self) -> str:
-        """One line per run: final error, optimum, Bayes error, the final key cosine matrix,
-        the matched teacher heads, each head's specialisation time, stalled or not."""
-        return heads_table(self.heads_rows())
-
-    def trajectories(self) -> Any:
-        """A ``pandas.DataFrame``, one row per logged point, student head and teacher head."""
-        return heads_trajectories(self.heads_rows())
-
-    def plot(self, ax: Any = None) -> Any:
-        """The head-overlap trajectories: the cosine of each student key with each teacher key
-        against the time."""
-        options = self.options
+            return plot_head_overlaps(self.rows, title, ax)  # type: ignore[arg-type]
         title = (
-            f"{options.method}: {options.heads_run()} heads on {options.heads}, rho="
-            f"{options.presence:g}, {options.variant} nu={describe_nu(options.nu)} L={options.L}"
+            f"{options.method}{' (sphere)' if options.sphere else ''} from {options.start}: "
+            f"{task}" + (f", D={options.D}" if data else "")
         )
-        return plot_head_overlaps(self.heads_rows(), title, ax)
+        return plot_errors(self.rows, data, title, ax)  # type: ignore[arg-type]
 
     def heads_rows(self) -> tuple[HeadsDynamicsRow, ...]:
-        """The rows, each a :class:`HeadsDynamicsRow`."""
+        """The rows of student heads, each a
+        :class:`~bayes_slr.studies.dynamics_records.HeadsDynamicsRow` (none for one head)."""
         return tuple(row for row in self.rows if isinstance(row, HeadsDynamicsRow))
 
 
@@ -472,9 +363,10 @@ class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRun, DynamicsR
         "keep a checkpoint at every logged step (the same command resumes them) and a diverging "
         "run stops the command (exit 3) with one line naming the step size and the file that "
         "keeps its last finite iterate. With --heads, --presence or --student-heads "
-        "(docs/multihead.md) sgd, flow and sgd-ode run H_s student heads from a random start on "
-        "multi-head SLR and read when each head specialises on which teacher head, or whether "
-        "the run stalls; the figure draws the cosines of the student keys with the teacher keys."
+        "(docs/multihead.md) gd, sgd, flow and sgd-ode run H_s student heads from a random start "
+        "on multi-head SLR and read when each head specialises on which teacher head, or whether "
+        "the run stalls (gd beside the ERM trainer's minimum of its objective); the figure "
+        "draws the cosines of the student keys with the teacher keys."
     )
     options_type = DynamicsOptions
     point_type = DynamicsPoint
@@ -504,15 +396,13 @@ class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRun, DynamicsR
     ) -> DynamicsRun:
         """Run one point, a one-head data method resuming from and keeping its checkpoint in
         ``folder`` (:mod:`~bayes_slr.studies.dynamics_state`), and compare its end with the
-        theory; a multi-head point is read for specialisation
-        (:mod:`~bayes_slr.studies.heads_dynamics`)."""
+        theory; a point of student heads is read for specialisation
+        (:mod:`~bayes_slr.studies.dynamics`)."""
         config, settings = options.config(), options.settings()
         student_heads = options.heads_run()
         if student_heads is not None:
-            from bayes_slr.studies.heads_dynamics import heads_dynamics_point
-
-            return heads_dynamics_point(
-                config, point.activation, student_heads, point.seed, settings
+            return dynamics_point(
+                config, point.activation, point.seed, settings, student_heads=student_heads
             )
         label = f"{point.activation} seed {point.seed}"
         solve = functools.partial(dynamics_point, config, point.activation, point.seed, settings)
@@ -532,15 +422,17 @@ class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRun, DynamicsR
     ) -> DynamicsResult:
         """The rows in the order of the points, with notes on the clock and the references."""
         rows = tuple(row for _, row in solved)
+        method = get_dynamics_method(options.method)
         if options.heads_run() is not None:
-            notes = heads_notes(get_dynamics_method(options.method).data)
-            return HeadsDynamicsResult(options, rows, provenance, notes, optimum_warnings(rows))
-        notes = [
-            "time is the ODE clock: eta per gd step, eta/D per sgd step (docs/dynamics.md); "
-            f"escape_time: first time max(|m_k|, |k.v*/D|) reaches {ESCAPE_LEVEL:g}; reach_time: "
-            f"first logged time with the test error within tolerance {options.tolerance:g} of the "
-            "population optimum; reached: the final error within it",
-        ]
+            notes = list(heads_notes(method.data))
+        else:
+            notes = [
+                "time is the ODE clock: eta per gd step, eta/D per sgd step (docs/dynamics.md); "
+                f"escape_time: first time max(|m_k|, |k.v*/D|) reaches {ESCAPE_LEVEL:g}; "
+                "reach_time: first logged time with the test error within tolerance "
+                f"{options.tolerance:g} of the population optimum; reached: the final error "
+                "within it",
+            ]
         method_note = get_dynamics_method(options.method).note
         if method_note:
             notes.append(method_note)

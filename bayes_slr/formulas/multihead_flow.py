@@ -35,6 +35,15 @@ SciPy's ``solve_ivp`` integrates. The draws come in antithetic pairs that flip t
 coordinates (``z*`` and the values' residual directions), a symmetry of the law that maps ``(y, f)``
 to ``(-y, -f)`` on the manifold, which the flow then keeps exactly. The error reported at each
 point is that Monte Carlo ``E`` with its standard error.
+
+**Why a module of its own.** Training on data is one code path for any number of heads
+(:mod:`bayes_slr.attention.dynamics`: a run takes ``student_heads``; its points are
+:class:`~bayes_slr.attention.trajectory.HeadsPoint`, which these ODEs log too). The ODEs are other
+mathematics: one head's (:mod:`bayes_slr.formulas.flow`) live on the manifold of vanishing cross
+overlaps, where the risk is ``1 - 2 m_v A + q_v B`` with two scalar functions of the key's
+overlaps (the location integrated with the teacher's posterior); these keep every cross overlap
+(two heads leave that manifold: section "Dynamics" of docs/multihead.md) and need the joint law
+of all heads' projections in the frame of ``W``, so neither is the other with a head axis.
 """
 
 from __future__ import annotations
@@ -50,8 +59,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from bayes_slr.attention.activations import Activation, get_activation
-from bayes_slr.attention.multihead_trajectory import HeadsPoint, HeadsTrajectory, as_matrix
-from bayes_slr.attention.trajectory import log_spaced_times
+from bayes_slr.attention.trajectory import HeadsPoint, HeadsTrajectory, as_matrix, log_spaced_times
 from bayes_slr.errors import ConfigError
 from bayes_slr.formulas.flow import ATOL, MC_SAMPLES, RTOL, check_integration_settings
 from bayes_slr.inference.bayes_risk import draw_population_heads

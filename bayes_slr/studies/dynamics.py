@@ -1,10 +1,25 @@
-"""One ``dynamics`` point: a method's run of one ``(activation, seed)`` and how it ended.
+"""One ``dynamics`` point: a method's run of one ``(activation, seed)`` and how it ended; and the
+specialisation of student heads against ``D``.
 
 :func:`dynamics_point` takes the task, a method's settings record
-(:mod:`bayes_slr.studies.dynamics_methods`) and the seed, runs the method, and returns a typed
-:class:`~bayes_slr.studies.dynamics_records.DynamicsRow`: the logged trajectory, the end, the
-activation's population optimum and the Bayes error, the escape and reach times, and the
-method's own comparison (``gd``: the ERM minimum).
+(:mod:`bayes_slr.studies.dynamics_methods`), the seed and the number of student heads, runs the
+method, and returns a typed row (:data:`~bayes_slr.studies.dynamics_records.DynamicsRun`): with
+one head a :class:`~bayes_slr.studies.dynamics_records.DynamicsRow` (the logged trajectory, the
+end, the activation's population optimum and the Bayes error, the escape and reach times, and
+the method's own comparison, ``gd``: the ERM minimum); with ``H_s`` student heads on multi-head
+SLR (docs/multihead.md, "Dynamics") a
+:class:`~bayes_slr.studies.dynamics_records.HeadsDynamicsRow`, the run read for specialisation
+(:func:`read_specialisation`) beside the aligned heads' optimum and the Bayes error.
+
+**Specialisation.** A run of heads is read through the cosines of the student keys with the
+teacher keys: the time each cosine first reaches the level (0.5: from the small start every head
+first turns towards the sum of the teacher keys, whose cosine with each is ``1/sqrt(H)``, so
+this marks leaving the start), the teacher head each student head ends matched with, and the
+time each head specialises (its cosine with that teacher head exceeds its cosine with every
+other by the level). The plateau is the time between leaving the start and the last head's
+specialisation; a run whose heads are not all specialised at ``t_max`` has stalled.
+:func:`specialisation_study` runs online SGD of the heads at several ``D`` and seeds and
+summarises these times per ``D``.
 """
 
 from __future__ import annotations
@@ -14,14 +29,27 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bayes_slr.errors import ConfigError
+import numpy as np
+
+from bayes_slr.attention.trajectory import HeadsTrajectory, as_matrix, first_crossing
+from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.studies.dynamics_methods import DynamicsSettings, get_dynamics_method
+from bayes_slr.studies.dynamics_methods import (
+    DEFAULT_TOLERANCE,
+    DynamicsSettings,
+    get_dynamics_method,
+)
 from bayes_slr.studies.dynamics_records import (
     ESCAPE_LEVEL,
     POINT_FIELDS,
+    SPECIALISATION_LEVEL,
     DynamicsRow,
+    DynamicsRun,
     DynamicsTrajectory,
+    HeadsDynamicsRow,
+    Specialisation,
+    SpecialisationStudy,
+    SpecialisationSummary,
 )
 
 
@@ -38,6 +66,30 @@ def _references(activation: str, config: Any) -> tuple[float | None, str, float]
     except ConfigError as exc:
         value, note = None, f"no population optimum: {exc}"
     return value, note, float(bayes_error_exact(config).value)
+
+
+@functools.cache
+def _heads_references(
+    activation: str, config: SLRConfig, student_heads: int
+) -> tuple[float | None, str, float]:
+    """The population optimum of ``H`` aligned heads of ``activation`` (``None`` where
+    ``student_heads != H`` or the theory has none), its note, and the Bayes error of ``config``
+    (cached: every seed shares them)."""
+    from bayes_slr.formulas.multihead import multihead_bayes_error_exact
+    from bayes_slr.formulas.optimum import optimal_population_error
+
+    bayes = float(multihead_bayes_error_exact(config).value)
+    if student_heads != config.heads:
+        note = (
+            f"no population optimum here for {student_heads} student heads on {config.heads} "
+            "teacher heads (missing and extra heads: docs/multihead.md section 6)"
+        )
+        return None, note, bayes
+    try:
+        optimum = optimal_population_error(activation, config)
+    except ConfigError as exc:
+        return None, f"no population optimum: {exc}", bayes
+    return optimum.error, optimum.overlaps.note, bayes
 
 
 def _first(times: Sequence[float], values: Sequence[float], level: float) -> float | None:
@@ -67,7 +119,9 @@ def dynamics_point(
     seed: int,
     settings: DynamicsSettings,
     train: Callable[[Any], Any] | None = None,
-) -> DynamicsRow:
+    student_heads: int | None = None,
+    level: float = SPECIALISATION_LEVEL,
+) -> DynamicsRun:
     """Run one point and compare its end with the theory.
 
     Parameters
@@ -78,13 +132,20 @@ def dynamics_point(
         draws).
     settings : the method's settings record (its ``method`` names the registered method).
     train : how a data method runs its ``TrainingRun`` (default ``train_dynamics``; the
-        experiment's keeps checkpoints).
+        experiment's keeps checkpoints; one head).
+    student_heads : ``H_s`` student heads on the multi-head task ``config`` (``None``: the
+        one-head dynamics); the method must have multi-head equations.
+    level : the cosine level a run of heads is read at (module docstring), in ``(0, 1)``.
 
     Returns
     -------
-    DynamicsRow
+    DynamicsRun
+        A :class:`~bayes_slr.studies.dynamics_records.DynamicsRow`, or with ``student_heads`` a
+        :class:`~bayes_slr.studies.dynamics_records.HeadsDynamicsRow`.
     """
     method = get_dynamics_method(settings.method)
+    if student_heads is not None:
+        return _heads_row(config, activation, seed, settings, student_heads, level)
     trajectory = method.trajectory(config, activation, seed, settings, train)
     optimum, note, bayes = _references(activation, config)
     columns = {name: tuple(float(x) for x in trajectory.column(name)) for name in POINT_FIELDS}
@@ -127,3 +188,214 @@ def _reach_time(
     level = optimum + settings.tolerance
     reach = _first(times, errors, level)
     return 0.0 if reach is None and errors[0] <= level else reach
+
+
+def _heads_row(
+    config: SLRConfig,
+    activation: str,
+    seed: int,
+    settings: DynamicsSettings,
+    student_heads: int,
+    level: float,
+) -> HeadsDynamicsRow:
+    """One run of ``student_heads`` heads read for specialisation (:func:`dynamics_point`)."""
+    method = get_dynamics_method(settings.method)
+    if not method.multihead:
+        raise ConfigError(f"method {method.name} has no multi-head equations")
+    run = method.heads_trajectory(config, activation, student_heads, seed, settings)
+    trajectory = run.heads
+    optimum, note, bayes = _heads_references(activation, config, student_heads)
+    last = trajectory.last
+    return HeadsDynamicsRow(
+        activation=activation,
+        seed=seed,
+        method=settings.method,
+        D=settings.D,
+        student_heads=student_heads,
+        steps=method.steps(settings),
+        t_max=float(last.time),
+        trajectory=trajectory,
+        final_error=last.test_error,
+        final_stderr=last.test_stderr,
+        cosines_k=as_matrix(last.cosines("k")),
+        cosines_v=as_matrix(last.cosines("v")),
+        specialisation=read_specialisation(trajectory, level),
+        population_optimum=optimum,
+        optimum_note=note,
+        bayes_error=bayes,
+        erm=method.compare(run, settings),
+    )
+
+
+def matched_heads(trajectory: HeadsTrajectory) -> tuple[int | None, ...]:
+    """Per student head, the teacher head it ends matched with: the assignment of distinct
+    teacher heads maximising the final ``|cos_k| + |cos_v|`` (``None`` for an extra head)."""
+    from scipy.optimize import linear_sum_assignment
+
+    last = trajectory.last
+    score = np.abs(last.cosines("k")) + np.abs(last.cosines("v"))
+    permutation: list[int | None] = [None] * score.shape[0]
+    for row, col in zip(*linear_sum_assignment(score, maximize=True), strict=True):
+        permutation[int(row)] = int(col)
+    return tuple(permutation)
+
+
+def specialisation_gaps(
+    trajectory: HeadsTrajectory, permutation: Sequence[int | None]
+) -> np.ndarray:
+    """``(T, H_s)``: each matched head's key cosine with its teacher head minus its largest key
+    cosine with the other teacher heads (the cosine itself with one teacher head; ``nan`` for an
+    extra head)."""
+    cosines = trajectory.cosines("k")
+    gaps = np.full(cosines.shape[:2], np.nan)
+    for j, teacher in enumerate(permutation):
+        if teacher is None:
+            continue
+        others = np.delete(cosines[:, j, :], teacher, axis=1)
+        rival = others.max(axis=1) if others.shape[1] else 0.0
+        gaps[:, j] = cosines[:, j, teacher] - rival
+    return gaps
+
+
+def read_specialisation(
+    trajectory: HeadsTrajectory, level: float = SPECIALISATION_LEVEL
+) -> Specialisation:
+    """How one run of heads specialised (module docstring), read at the cosine ``level``."""
+    crossings = trajectory.crossing_times(level, "k")
+    permutation = matched_heads(trajectory)
+    gaps = specialisation_gaps(trajectory, permutation)
+    times = trajectory.times()
+    matched = [j for j, teacher in enumerate(permutation) if teacher is not None]
+    head_times = tuple(
+        first_crossing(times, gaps[:, j], level) if j in matched else math.nan
+        for j in range(gaps.shape[1])
+    )
+    specialised = bool(np.all(gaps[-1, matched] >= level))
+    end = max(head_times[j] for j in matched) if specialised else math.nan
+    escape = float(np.nanmin(crossings)) if np.any(np.isfinite(crossings)) else math.nan
+    return Specialisation(
+        level=level,
+        crossing_times=as_matrix(crossings),
+        escape_time=escape,
+        permutation=permutation,
+        head_times=head_times,
+        specialised=specialised,
+        specialisation_time=end,
+        plateau=end - escape,
+        cross_overlap=trajectory.last.largest_cross_overlap,
+    )
+
+
+def _mean(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and standard error of the finite ``values`` (``nan`` error with fewer than two)."""
+    finite = np.asarray([v for v in values if math.isfinite(v)], dtype=float)
+    if finite.size == 0:
+        return math.nan, math.nan
+    stderr = float(np.std(finite, ddof=1) / math.sqrt(finite.size)) if finite.size > 1 else math.nan
+    return float(np.mean(finite)), stderr
+
+
+def summarise(D: int, runs: Sequence[HeadsDynamicsRow]) -> SpecialisationSummary:
+    """The summary of the runs of one dimension (:class:`SpecialisationSummary`)."""
+    read = [run.specialisation for run in runs]
+    done = [run for run in read if run.specialised]
+    return SpecialisationSummary(
+        D,
+        len(runs),
+        len(done),
+        *_mean([run.escape_time for run in read]),
+        *_mean([run.specialisation_time for run in done]),
+        *_mean([run.plateau for run in done]),
+        *_mean([run.final_error for run in runs]),
+    )
+
+
+def specialisation_study(
+    config: SLRConfig,
+    activation: str = "softmax",
+    student_heads: int | None = None,
+    *,
+    sizes: Sequence[int] = (50, 100, 200),
+    seeds: int = 8,
+    eta: float = 1.0,
+    batch: int = 32,
+    t_max: float = 150.0,
+    level: float = 0.5,
+    log_points: int = 96,
+    N_test: int = 4000,
+) -> SpecialisationStudy:
+    """Online SGD of ``H_s`` heads from small random starts at several ``D``, read for
+    specialisation (module docstring).
+
+    Parameters
+    ----------
+    config : SLRConfig
+        The task (``heads``, ``presence``, token law, ``Delta``); its ``D`` is replaced by each of
+        ``sizes``.
+    activation : str
+        Any activation (registered, or ``softmax1``, ``bayes_softmax``).
+    student_heads : int, optional
+        ``H_s >= 1``; the teacher's ``H`` by default.
+    sizes : dimensions, each ``>= 2 H`` (exact teacher).
+    seeds : runs per dimension (seeds ``0 .. seeds - 1``).
+    eta, batch : the step per sequence and the batch of online SGD (time ``eta / D`` per step).
+    t_max : the time every run ends at (``round(t_max D / eta)`` steps).
+    level : the cosine level, in ``(0, 1)``.
+    log_points : logged steps per run (the resolution of the times read).
+    N_test : fresh test sequences per run.
+
+    Returns
+    -------
+    SpecialisationStudy
+        A summary per dimension and every run.
+    """
+    if not isinstance(config, SLRConfig):
+        raise ConfigError(f"config must be an SLRConfig, got {type(config).__name__}")
+    heads = config.heads if student_heads is None else check_int("student_heads", student_heads, 1)
+    level = check_real("level", level, minimum=0.0, strict=True)
+    if level >= 1.0:
+        raise ConfigError(f"level must be in (0, 1), got {level!r}")
+    eta = check_real("eta", eta, minimum=0.0, strict=True)
+    t_max = check_real("t_max", t_max, minimum=0.0, strict=True)
+    settings = functools.partial(_sgd_settings, eta=eta, batch=batch, t_max=t_max)
+    runs, summaries = [], []
+    for D in sizes:
+        D = check_int("D", D, 2 * config.heads)
+        per_seed = [
+            _heads_row(
+                config.replace(D=D),
+                activation,
+                seed,
+                settings(D, log_points=log_points, N_test=N_test),
+                heads,
+                level,
+            )
+            for seed in range(check_int("seeds", seeds, 1))
+        ]
+        runs.extend(per_seed)
+        summaries.append(summarise(D, per_seed))
+    return SpecialisationStudy(
+        activation, heads, eta, batch, t_max, level, tuple(summaries), tuple(runs)
+    )
+
+
+def _sgd_settings(
+    D: int, *, eta: float, batch: int, t_max: float, log_points: int, N_test: int
+) -> DynamicsSettings:
+    """The settings of online SGD at ``D`` to ``t_max`` (``round(t_max D / eta)`` steps)."""
+    from bayes_slr.studies.dynamics_data_methods import SGD, SGDSettings
+
+    steps = max(1, round(t_max * D / eta))
+    return SGDSettings(
+        method=SGD.name,
+        D=D,
+        start="random",
+        sphere=False,
+        t_max=steps * eta / D,
+        log_points=log_points,
+        tolerance=DEFAULT_TOLERANCE,
+        eta=eta,
+        steps=steps,
+        N_test=N_test,
+        batch=batch,
+    )

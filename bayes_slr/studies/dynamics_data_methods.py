@@ -3,7 +3,8 @@
 Each resolves its settings record and runs one
 :class:`~bayes_slr.attention.dynamics.TrainingRun` (:mod:`bayes_slr.attention.dynamics`: the
 update rule, the clock, the logged points); a run is deterministic given its seed, logged by
-step, and resumable from a checkpoint (the experiment's ``train`` keeps them).
+step, and resumable from a checkpoint (the experiment's ``train`` keeps them). Both run ``H_s``
+student heads on multi-head SLR the same way (the run's ``student_heads``).
 """
 
 from __future__ import annotations
@@ -73,8 +74,38 @@ class DataMethod(DynamicsMethod):
         """The run's optimiser steps."""
         return settings.steps
 
-    def training_run(self, config: SLRConfig, activation: str, seed: int, settings: Any) -> Any:
-        """The :class:`~bayes_slr.attention.dynamics.TrainingRun` of one point."""
+    def training_run(
+        self,
+        config: SLRConfig,
+        activation: str,
+        seed: int,
+        settings: Any,
+        student_heads: int | None = None,
+    ) -> Any:
+        """The :class:`~bayes_slr.attention.dynamics.TrainingRun` of one point (of
+        ``student_heads`` heads: a head axis, full token draws)."""
+        from bayes_slr.attention.dynamics import TrainingRun
+
+        heads = {} if student_heads is None else {"student_heads": student_heads}
+        if student_heads is not None and self.name == "sgd":
+            heads["token_draws"] = "full"
+        return TrainingRun(
+            config,
+            activation,
+            self.name,
+            eta=settings.eta,
+            steps=settings.steps,
+            seed=seed,
+            start=_core_start(settings.start),
+            sphere=settings.sphere,
+            log_points=settings.log_points,
+            N_test=settings.N_test,
+            **self.own_settings(settings),
+            **heads,
+        )
+
+    def own_settings(self, settings: Any) -> dict[str, Any]:
+        """The fields of the run this method's settings give beside the common ones."""
         raise NotImplementedError
 
     def trajectory(
@@ -89,6 +120,20 @@ class DataMethod(DynamicsMethod):
         from bayes_slr.attention.dynamics import train_dynamics
 
         return (train or train_dynamics)(self.training_run(config, activation, seed, settings))
+
+    def heads_trajectory(
+        self,
+        config: SLRConfig,
+        activation: str,
+        student_heads: int,
+        seed: int,
+        settings: Any,
+    ) -> Any:
+        """The run of ``student_heads`` heads (``train_dynamics``): the seed's exact teacher,
+        random start and data, on the one-head clock."""
+        from bayes_slr.attention.dynamics import train_dynamics
+
+        return train_dynamics(self.training_run(config, activation, seed, settings, student_heads))
 
 
 def _core_start(start: str) -> str:
@@ -121,24 +166,9 @@ class GradientDescent(DataMethod):
             replica_samples=request.replica_samples,
         )
 
-    def training_run(self, config: SLRConfig, activation: str, seed: int, settings: Any) -> Any:
+    def own_settings(self, settings: Any) -> dict[str, Any]:
         """Method ``gd`` of the core on ``round(alpha D)`` sequences of the seed."""
-        from bayes_slr.attention.dynamics import TrainingRun
-
-        return TrainingRun(
-            config,
-            activation,
-            "gd",
-            eta=settings.eta,
-            steps=settings.steps,
-            seed=seed,
-            alpha=settings.alpha,
-            lam=settings.lam,
-            start=_core_start(settings.start),
-            sphere=settings.sphere,
-            log_points=settings.log_points,
-            N_test=settings.N_test,
-        )
+        return {"alpha": settings.alpha, "lam": settings.lam}
 
     def compare(self, trajectory: Any, settings: Any) -> Any:
         """The end against the L-BFGS minimum and the replica point (with ``compare_erm``)."""
@@ -164,48 +194,9 @@ class OnlineSGD(DataMethod):
             batch=batch,
         )
 
-    def training_run(self, config: SLRConfig, activation: str, seed: int, settings: Any) -> Any:
+    def own_settings(self, settings: Any) -> dict[str, Any]:
         """Method ``sgd`` of the core, the seed's stream of fresh sequences."""
-        from bayes_slr.attention.dynamics import TrainingRun
-
-        return TrainingRun(
-            config,
-            activation,
-            "sgd",
-            eta=settings.eta,
-            steps=settings.steps,
-            seed=seed,
-            batch=settings.batch,
-            start=_core_start(settings.start),
-            sphere=settings.sphere,
-            log_points=settings.log_points,
-            N_test=settings.N_test,
-        )
-
-    def heads_trajectory(
-        self,
-        config: SLRConfig,
-        activation: str,
-        student_heads: int,
-        seed: int,
-        settings: Any,
-    ) -> Any:
-        """Online SGD of the heads (:func:`~bayes_slr.attention.multihead_sgd.train_heads_sgd`):
-        the seed's exact teacher, start and stream, on the one-head clock."""
-        from bayes_slr.attention.multihead_sgd import HeadsSGDRun, train_heads_sgd
-
-        run = HeadsSGDRun(
-            config,
-            activation,
-            student_heads,
-            settings.eta,
-            settings.steps,
-            settings.batch,
-            seed,
-            log_points=settings.log_points,
-            N_test=settings.N_test,
-        )
-        return train_heads_sgd(run)
+        return {"batch": settings.batch}
 
 
 GD = register_dynamics_method(
@@ -219,6 +210,7 @@ GD = register_dynamics_method(
             "gd descends the empirical risk at alpha: its end is the ERM estimator, not the "
             "population optimum (alpha -> inf)"
         ),
+        multihead=True,
     )
 )
 SGD = register_dynamics_method(

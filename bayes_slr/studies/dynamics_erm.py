@@ -28,6 +28,14 @@ computation allows:
   Monte Carlo standard errors; conservative, the two errors share their test sequences): the two
   are indistinguishable in the reported number.
 
+**Student heads** (a run of ``H_s`` heads on multi-head SLR, docs/multihead.md): the minimum
+is the ERM trainer's L-BFGS (:func:`~bayes_slr.attention.training.train_problems`, its stopping
+rule) on the same training set and ridge, from GD's end and :data:`HEADS_STARTS` random starts at
+the prior's scale (small starts keep heads alike, docs/multihead.md section 7), the lowest
+objective selected, and ``at_minimum`` reads as above; there is no replica number (the replica
+ERM equations are one head's), no L-BFGS start from the teacher and no scalar overlaps (the
+heads' are matrices).
+
 Nothing here imports JAX at module level (the command line refuses bad values before JAX).
 """
 
@@ -48,6 +56,9 @@ from bayes_slr.studies.erm_records import ERMSeed
 STATIONARITY = ERMSettings().tol
 """Gradient norm below which a point counts as stationary: L-BFGS's stopping rule in
 ``erm_study`` (``|grad| <= 1e-6``)."""
+HEADS_STARTS = 4
+"""Random L-BFGS starts of a run of student heads beside GD's end (module docstring)."""
+HEADS_REPLICA_NOTE = "no replica ERM equations for student heads (docs/multihead.md section 11)"
 ERROR_SIGMAS = 2.0
 """Test errors agree within this many combined Monte Carlo standard errors (the agreement rule of
 ``erm_study``'s restarts)."""
@@ -77,13 +88,14 @@ class ERMComparison(Record):
         random starts); ``lbfgs_converged``: its gradient norm reached the stopping rule.
     lbfgs_start_spread : largest minus smallest objective over the L-BFGS random starts (above
         ``objective_tolerance``: distinct local minima).
-    informed_objective : L-BFGS from the teacher (a reference, never the minimum reported).
+    informed_objective : L-BFGS from the teacher (a reference, never the minimum reported;
+        ``None`` for student heads).
     objective_gap : ``gd_objective - lbfgs_objective`` (negative: GD found a lower point).
     objective_tolerance : ``max(gd_grad_norm, lbfgs_grad_norm) * distance`` plus rounding.
     distance : ``|theta_gd - theta_lbfgs|`` (Euclidean, ``(k, v, c)``); ``relative_distance`` the
         same over ``|theta_lbfgs|``.
     lbfgs_m_k, lbfgs_q_k, lbfgs_m_v, lbfgs_q_v, lbfgs_c : overlaps of the L-BFGS minimum (those of
-        GD's end are the row's).
+        GD's end are the row's; ``None`` for student heads).
     lbfgs_error, lbfgs_stderr : its excess test error on the run's test sequences, and the Monte
         Carlo standard error.
     error_tolerance : ``2 sqrt(se_gd^2 + se_lbfgs^2)``.
@@ -105,16 +117,16 @@ class ERMComparison(Record):
     lbfgs_grad_norm: float
     lbfgs_converged: bool
     lbfgs_start_spread: float
-    informed_objective: float
+    informed_objective: float | None
     objective_gap: float
     objective_tolerance: float
     distance: float
     relative_distance: float
-    lbfgs_m_k: float
-    lbfgs_q_k: float
-    lbfgs_m_v: float
-    lbfgs_q_v: float
-    lbfgs_c: float
+    lbfgs_m_k: float | None
+    lbfgs_q_k: float | None
+    lbfgs_m_v: float | None
+    lbfgs_q_v: float | None
+    lbfgs_c: float | None
     lbfgs_error: float
     lbfgs_stderr: float
     error_tolerance: float
@@ -242,6 +254,8 @@ def compare_with_erm(trajectory: Any, replica_samples: int) -> ERMComparison:
     run = trajectory.settings
     teacher = seed_teacher(run)
     training_set = seed_training_set(run, teacher)
+    if run.heads_run:
+        return _heads_comparison(trajectory, teacher, training_set)
     minimum, record = _lbfgs_minimum(run, teacher, training_set)
     gd_end, last = trajectory.final, trajectory.last
     error = run_test_error(run, teacher, minimum)
@@ -285,4 +299,90 @@ def compare_with_erm(trajectory: Any, replica_samples: int) -> ERMComparison:
         replica_objective=replica.objective,
         replica_replicon=replica.replicon,
         replica_note=replica.note,
+    )
+
+
+def _heads_minimum(run: Any, training_set: Any, gd_end: Any) -> tuple[Any, Any, Any]:
+    """The ERM trainer's L-BFGS on the run's objective from GD's end and :data:`HEADS_STARTS`
+    random starts ``k_j, v_j ~ N(0, I_D)``: the parameters, objectives and gradient norms of
+    every start, GD's end first."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from bayes_slr.attention.dynamics import run_keys
+    from bayes_slr.attention.estimators import AttentionParams
+    from bayes_slr.attention.training import train_problems
+
+    shape = (HEADS_STARTS, run.student_heads, run.config.D)
+    k, v = jax.random.normal(jax.random.fold_in(run_keys(run.seed).start, 1), (2, *shape))
+    random = AttentionParams(k, v, jnp.zeros(shape[:2]))
+    starts = jax.tree_util.tree_map(lambda end, r: jnp.concatenate([end[None], r]), gd_end, random)
+    settings = ERMSettings()
+    return jax.tree_util.tree_map(
+        lambda leaf: leaf[0, 0],
+        train_problems(
+            jax.tree_util.tree_map(lambda leaf: leaf[None, None], starts),
+            jax.tree_util.tree_map(lambda leaf: leaf[None], training_set),
+            np.full((1, 1), run.lam),
+            activation=run.activation,
+            optimizer="lbfgs",
+            tol=settings.tol,
+            max_iter=settings.max_iter,
+            vectorised=True,
+        )[:3],
+    )
+
+
+def _heads_comparison(trajectory: Any, teacher: Any, training_set: Any) -> ERMComparison:
+    """:func:`compare_with_erm` of a run of student heads (module docstring)."""
+    import jax
+    import numpy as np
+    import optax
+
+    from bayes_slr.attention.dynamics import run_test_error
+    from bayes_slr.attention.training import objective_and_grad_norm
+
+    run, gd_end, last = trajectory.settings, trajectory.final, trajectory.last
+    params, objectives, grad_norms = _heads_minimum(run, training_set, gd_end)
+    objectives, grad_norms = np.asarray(objectives), np.asarray(grad_norms)
+    best = int(np.argmin(objectives))
+    minimum = jax.tree_util.tree_map(lambda leaf: leaf[best], params)
+    value, gd_grad_norm = (
+        float(x) for x in objective_and_grad_norm(gd_end, training_set, run.activation, run.lam)
+    )
+    error = run_test_error(run, teacher, minimum)
+    distance = _distance(gd_end, minimum)
+    gap = value - float(objectives[best])
+    objective_tolerance = max(gd_grad_norm, float(grad_norms[best])) * distance + ROUNDING
+    error_tolerance = ERROR_SIGMAS * math.hypot(last.test_stderr, error.stderr)
+    reach = settle_index([p.test_error for p in trajectory.points], error.value, error_tolerance)
+    reached = None if reach is None else trajectory.points[reach]
+    none = dict.fromkeys(("lbfgs_m_k", "lbfgs_q_k", "lbfgs_m_v", "lbfgs_q_v", "lbfgs_c"))
+    return ERMComparison(
+        gd_objective=value,
+        gd_grad_norm=gd_grad_norm,
+        lbfgs_objective=float(objectives[best]),
+        lbfgs_grad_norm=float(grad_norms[best]),
+        lbfgs_converged=bool(grad_norms[best] <= STATIONARITY),
+        lbfgs_start_spread=float(np.ptp(objectives)),
+        informed_objective=None,
+        objective_gap=gap,
+        objective_tolerance=objective_tolerance,
+        distance=distance,
+        relative_distance=distance / float(optax.tree_utils.tree_norm(minimum)),
+        **none,
+        lbfgs_error=error.value,
+        lbfgs_stderr=error.stderr,
+        error_tolerance=error_tolerance,
+        at_minimum=gd_grad_norm <= STATIONARITY
+        and abs(gap) <= objective_tolerance
+        and abs(last.test_error - error.value) <= error_tolerance,
+        erm_reach_time=None if reached is None else float(reached.time),
+        erm_reach_step=None if reached is None else int(reached.step),
+        replica_error=None,
+        replica_stderr=None,
+        replica_objective=None,
+        replica_replicon=None,
+        replica_note=HEADS_REPLICA_NOTE,
     )

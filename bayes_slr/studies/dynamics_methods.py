@@ -173,9 +173,10 @@ class DynamicsMethod:
         seed: int,
         settings: DynamicsSettings,
     ) -> Any:
-        """The :class:`~bayes_slr.attention.multihead_trajectory.HeadsTrajectory` of
-        ``student_heads`` heads of ``activation`` from the seed's random start on the task
-        ``config`` (JAX from here on); only a method with ``multihead``."""
+        """The :class:`~bayes_slr.attention.trajectory.Trajectory` of ``student_heads`` heads
+        of ``activation`` (its points :class:`~bayes_slr.attention.trajectory.HeadsPoint`) from
+        the seed's random start on the task ``config`` (JAX from here on); only a method with
+        ``multihead``."""
         raise NotImplementedError
 
     def check_heads(self, request: DynamicsRequest, heads: int, given: tuple[str, ...]) -> None:
@@ -222,7 +223,8 @@ class DynamicsMethod:
 
     def compare(self, trajectory: Any, settings: DynamicsSettings) -> Any:
         """What the run's end is compared with beside the population optimum (``None``: nothing;
-        ``gd``: the ERM minimum, :class:`~bayes_slr.studies.dynamics_erm.ERMComparison`)."""
+        ``gd``: the ERM minimum, :class:`~bayes_slr.studies.dynamics_erm.ERMComparison`), for
+        one head or student heads."""
         return None
 
     def batch_size(self, request: DynamicsRequest) -> int:

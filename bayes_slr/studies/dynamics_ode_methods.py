@@ -12,7 +12,6 @@ draws.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -103,20 +102,23 @@ class PopulationFlow(DynamicsMethod):
         """The :class:`~bayes_slr.formulas.multihead_flow.HeadsFlowRun` of one point: from the
         overlaps, cross overlaps included, of the random start the online-SGD run of the seed at
         ``D`` draws (with its exact teacher)."""
-        from bayes_slr.attention.multihead_sgd import (
-            HeadsSGDRun,
-            heads_point,
-            run_start,
-            run_teacher,
-        )
+        from bayes_slr.attention.dynamics import TrainingRun, seed_heads_start
         from bayes_slr.formulas.multihead_flow import HeadsFlowRun
 
-        data_run = HeadsSGDRun(config, activation, student_heads, 1.0, 1, seed=seed)
-        start = heads_point(run_start(data_run), run_teacher(data_run), 0, 0.0, math.nan, math.nan)
+        data_run = TrainingRun(
+            config,
+            activation,
+            "sgd",
+            1.0,
+            1,
+            seed=seed,
+            token_draws="full",
+            student_heads=student_heads,
+        )
         return HeadsFlowRun(
             config,
             activation,
-            start,
+            seed_heads_start(data_run),
             settings.t_max,
             log_points=settings.log_points,
             t_min=T_MIN,
@@ -134,11 +136,11 @@ class PopulationFlow(DynamicsMethod):
     ) -> Any:
         """The multi-head ODE solved
         (:func:`~bayes_slr.formulas.multihead_flow.solve_heads_flow`)."""
+        from bayes_slr.attention.trajectory import Trajectory
         from bayes_slr.formulas.multihead_flow import solve_heads_flow
 
-        return solve_heads_flow(
-            self.heads_flow_run(config, activation, student_heads, seed, settings)
-        )
+        run = self.heads_flow_run(config, activation, student_heads, seed, settings)
+        return Trajectory(run, solve_heads_flow(run).points)
 
 
 class SGDODE(PopulationFlow):

@@ -11,12 +11,13 @@ import json
 import pytest
 
 from bayes_slr.cli.main import main
-from bayes_slr.experiments.dynamics import ERM_COLUMNS, DynamicsRow
+from bayes_slr.experiments.dynamics_view import ERM_COLUMNS
 from bayes_slr.studies.dynamics_erm import (
     STATIONARITY,
     replica_warnings,
     settle_index,
 )
+from bayes_slr.studies.dynamics_records import DynamicsRow
 
 GD = [
     "dynamics",

@@ -19,8 +19,9 @@ import bayes_slr
 import bayes_slr.experiments.dynamics as dynamics_module
 from bayes_slr.cli.main import main
 from bayes_slr.errors import ConfigError
-from bayes_slr.experiments.dynamics import DynamicsOptions, DynamicsResult, DynamicsRow
+from bayes_slr.experiments.dynamics import DynamicsOptions, DynamicsResult
 from bayes_slr.records import json_text
+from bayes_slr.studies.dynamics_records import POINT_FIELDS, DynamicsRow
 
 SGD = [
     "dynamics",
@@ -77,7 +78,7 @@ def test_rows_are_typed_and_trajectories_ordered(sgd_json):
         assert all(a < b for a, b in zip(steps, steps[1:], strict=False))
         assert all(a < b for a, b in zip(times, times[1:], strict=False))
         assert math.isclose(times[-1], row.t_max) and math.isclose(row.t_max, 80 * 1.0 / 40)
-        lengths = {len(getattr(row.trajectory, name)) for name in dynamics_module.POINT_FIELDS}
+        lengths = {len(getattr(row.trajectory, name)) for name in POINT_FIELDS}
         assert lengths == {len(steps)}
         assert (
             row.final_error == row.trajectory.test_error[-1] and row.m_k == row.trajectory.m_k[-1]

@@ -19,12 +19,13 @@ import pytest
 
 from bayes_slr.cli.main import main
 from bayes_slr.errors import ConfigError
-from bayes_slr.experiments.dynamics import DynamicsOptions, DynamicsRow
+from bayes_slr.experiments.dynamics import DynamicsOptions
 from bayes_slr.studies.dynamics_methods import (
     register_dynamics_method,
     unregister_dynamics_method,
 )
 from bayes_slr.studies.dynamics_ode_methods import PopulationFlow
+from bayes_slr.studies.dynamics_records import DynamicsRow
 
 FROM_TEACHER = [
     "--start",

@@ -20,15 +20,17 @@ import numpy as np
 import pytest
 
 from bayes_slr import ConfigError, LengthLaw, SLRConfig
-from bayes_slr.attention.estimators import AttentionParams, predict
-from bayes_slr.attention.multihead_sgd import (
-    HeadsSGDRun,
+from bayes_slr.attention.dynamics import (
+    TrainingRun,
+    head_axis,
     heads_point,
-    run_start,
-    run_teacher,
-    train_heads_sgd,
+    run_keys,
+    seed_teacher,
+    start_params,
+    train_dynamics,
 )
-from bayes_slr.attention.multihead_trajectory import HeadsPoint, as_matrix
+from bayes_slr.attention.estimators import AttentionParams, predict
+from bayes_slr.attention.trajectory import HeadsPoint, as_matrix
 from bayes_slr.formulas.flow import FlowRun, Overlaps, solve_flow
 from bayes_slr.formulas.multihead_flow import HeadsFlowRun, heads_flow_error, solve_heads_flow
 from bayes_slr.formulas.population_mc import mixed_heads_error_mc
@@ -147,10 +149,20 @@ def test_online_sgd_follows_its_ode(full_size: bool) -> None:
     for D in sizes:
         config = SLRConfig("spiked", D, LengthLaw.fixed(3), 2.0, Delta=0.0, heads=2)
         for seed in range(seeds):
-            run = HeadsSGDRun(
-                config, "softmax", 2, 1.0, round(t_max * D), 32, seed, log_points=16, N_test=1000
+            run = TrainingRun(
+                config,
+                "softmax",
+                "sgd",
+                1.0,
+                round(t_max * D),
+                seed,
+                batch=32,
+                log_points=16,
+                N_test=1000,
+                token_draws="full",
+                student_heads=2,
             )
-            simulated = train_heads_sgd(run)
+            simulated = train_dynamics(run).heads
             ode = solve_heads_flow(
                 HeadsFlowRun(
                     config,
@@ -193,9 +205,11 @@ def test_the_error_off_the_manifold_is_the_simulated_error() -> None:
     ``D = 12``): the ODE's error at the heads' overlaps against the same heads' squared error
     on simulated sequences, within 4 combined standard errors."""
     config = SLRConfig("spiked", 12, LengthLaw.fixed(3), 2.0, Delta=0.0, heads=2, presence=0.5)
-    run = HeadsSGDRun(config, "bayes_softmax", 2, 1.0, 1, seed=4)
-    teacher = run_teacher(run)
-    noise = run_start(run)
+    run = TrainingRun(
+        config, "bayes_softmax", "sgd", 1.0, 1, seed=4, token_draws="full", student_heads=2
+    )
+    teacher = head_axis(seed_teacher(run))
+    noise = start_params(run_keys(run.seed).start, config, "random", None, 2)
     k = 0.9 * teacher.k_star + 0.4 * teacher.v_star[::-1] + 3.0 * noise.k
     v = 0.6 * teacher.v_star - 0.3 * teacher.k_star[::-1] + 3.0 * noise.v
     params = AttentionParams(k, v, jnp.array([-1.0, 0.5]))

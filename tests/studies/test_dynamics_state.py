@@ -17,9 +17,9 @@ import bayes_slr.attention.dynamics as core
 from bayes_slr.attention.activations import sphere_erf
 from bayes_slr.cli.main import main
 from bayes_slr.errors import ConfigError
-from bayes_slr.experiments.dynamics import DynamicsRow
 from bayes_slr.records import json_text
 from bayes_slr.studies import dynamics_state
+from bayes_slr.studies.dynamics_records import DynamicsRow
 
 DIVERGING = [
     "dynamics",

@@ -7,7 +7,7 @@ Markdown table per dimension and the wall time, and with ``--json`` writes the s
 
 Task: spiked, ``H = H_s = 2``, ``L = 3``, ``nu = 2``, ``Delta = 0``, exact teacher, online SGD at
 ``eta = 1``, ``B = 32`` from ``k, v ~ N(0, 0.01 I)``
-(:func:`~bayes_slr.studies.multihead_dynamics.specialisation_study`).
+(:func:`~bayes_slr.studies.dynamics.specialisation_study`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr import LengthLaw, SLRConfig
 from bayes_slr.records import json_text
-from bayes_slr.studies.multihead_dynamics import specialisation_study
+from bayes_slr.studies.dynamics import specialisation_study
 
 
 def cell(mean: float, stderr: float) -> str:
@@ -58,11 +58,12 @@ def main() -> None:
         )
     print()
     for run in study.runs:
-        times = ", ".join(f"{t:.1f}" for t in run.head_times)
+        read = run.specialisation
+        times = ", ".join(f"{t:.1f}" for t in read.head_times)
         print(
-            f"D={run.D} seed={run.seed} escape={run.escape_time:.2f} heads->{run.permutation} "
-            f"at [{times}] specialised={run.specialised} error={run.final_error:.4f} "
-            f"cross={run.cross_overlap:.3f}"
+            f"D={run.D} seed={run.seed} escape={read.escape_time:.2f} heads->{read.permutation} "
+            f"at [{times}] specialised={read.specialised} error={run.final_error:.4f} "
+            f"cross={read.cross_overlap:.3f}"
         )
     print(f"\n{time.perf_counter() - start:.0f} s")
     if args.json is not None:

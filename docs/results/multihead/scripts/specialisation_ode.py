@@ -5,11 +5,12 @@ Run: ``PYTHONPATH=. .venv/bin/python docs/results/multihead/scripts/specialisati
 [--presence 1] [--sizes 50 100 200] [--seeds 4] [--t-max 100] [--methods sgd flow]``; prints
 one line per (D, seed) and a Markdown table per dimension, and the wall time.
 
-Task as in ``specialisation.py``. Each ODE (:func:`~bayes_slr.formulas.multihead_flow.
-solve_heads_flow`, ``2^14`` draws) starts at the overlaps of the online-SGD run of the same seed
-and ``D`` (its first logged point, cross overlaps included: overlaps of order ``0.1/sqrt(D)``
-are what breaks the heads' symmetry), and is read for specialisation as the runs are
-(:func:`~bayes_slr.studies.multihead_dynamics.read_specialisation`).
+Task as in ``specialisation.py``. Each ODE (the ``dynamics`` methods ``sgd-ode`` and ``flow``
+with two student heads, :func:`~bayes_slr.studies.dynamics.dynamics_point`, ``2^14`` draws)
+starts at the overlaps of the online-SGD run of the same seed and ``D`` (its first logged point,
+cross overlaps included: overlaps of order ``0.1/sqrt(D)`` are what breaks the heads' symmetry),
+and is read for specialisation as the runs are
+(:func:`~bayes_slr.studies.dynamics.read_specialisation`).
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ import time
 
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr import LengthLaw, SLRConfig
-from bayes_slr.attention.multihead_sgd import HeadsSGDRun, train_heads_sgd
-from bayes_slr.formulas.multihead_flow import HeadsFlowRun, solve_heads_flow
-from bayes_slr.studies.multihead_dynamics import read_specialisation, summarise
+from bayes_slr.studies.dynamics import dynamics_point, summarise
+from bayes_slr.studies.dynamics_methods import DynamicsRequest, get_dynamics_method
+
+METHODS = {"sgd": "sgd-ode", "flow": "flow"}
+"""The ODE of each ``--methods`` name (the ``dynamics`` method that solves it)."""
 
 
 def main() -> None:
@@ -31,7 +34,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 100, 200])
     parser.add_argument("--seeds", type=int, default=4)
     parser.add_argument("--t-max", type=float, default=100.0)
-    parser.add_argument("--methods", nargs="+", default=["sgd", "flow"], choices=("sgd", "flow"))
+    parser.add_argument("--methods", nargs="+", default=["sgd", "flow"], choices=tuple(METHODS))
     args = parser.parse_args()
     start = time.perf_counter()
     rows = []
@@ -40,29 +43,20 @@ def main() -> None:
             "spiked", D, LengthLaw.fixed(3), 2.0, Delta=0.0, heads=2, presence=args.presence
         )
         for method in args.methods:
+            ode = get_dynamics_method(METHODS[method])
             step = dict(eta=1.0, batch=32) if method == "sgd" else {}
+            request = DynamicsRequest(D=D, t_max=args.t_max, log_points=48, ode_draws=2**14, **step)
             runs = []
             for seed in range(args.seeds):
-                sgd = HeadsSGDRun(config, "softmax", 2, 1.0, 1, 32, seed)
-                first = train_heads_sgd(sgd).points[0]
-                ode = solve_heads_flow(
-                    HeadsFlowRun(
-                        config,
-                        "softmax",
-                        first,
-                        args.t_max,
-                        method=method,
-                        log_points=48,
-                        mc_samples=2**14,
-                        **step,
-                    )
+                run = dynamics_point(
+                    config, "softmax", seed, ode.settings(request), student_heads=2
                 )
-                run = read_specialisation(ode, D, seed)
+                read = run.specialisation
                 runs.append(run)
                 print(
-                    f"{method} D={D} seed={seed} escape={run.escape_time:.2f} "
-                    f"heads->{run.permutation} at {[round(t, 1) for t in run.head_times]} "
-                    f"error={run.final_error:.4f} cross={run.cross_overlap:.3f}",
+                    f"{method} D={D} seed={seed} escape={read.escape_time:.2f} "
+                    f"heads->{read.permutation} at {[round(t, 1) for t in read.head_times]} "
+                    f"error={run.final_error:.4f} cross={read.cross_overlap:.3f}",
                     flush=True,
                 )
             rows.append((method, summarise(D, runs)))

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from bayes_slr import ConfigError, LengthLaw, SLRConfig
-from bayes_slr.attention.multihead_trajectory import HeadsPoint, HeadsTrajectory, as_matrix
+from bayes_slr.attention.trajectory import HeadsPoint, HeadsTrajectory, as_matrix
 from bayes_slr.numerics.record import structure
 from bayes_slr.records import json_text, read_json
-from bayes_slr.studies.multihead_dynamics import read_specialisation, specialisation_study
-from bayes_slr.studies.multihead_dynamics_records import SpecialisationStudy
+from bayes_slr.studies.dynamics import read_specialisation, specialisation_study
+from bayes_slr.studies.dynamics_records import SpecialisationStudy
 
 TIMES = np.array([0.0, 1.0, 2.0, 4.0, 8.0])
 
@@ -56,7 +56,7 @@ def test_a_run_that_specialises_in_stages() -> None:
             [[0.0, 1.0], [1.0, 0.0]],
         ]
     )
-    run = read_specialisation(trajectory(cosines), 10, 3)
+    run = read_specialisation(trajectory(cosines))
     assert run.permutation == (1, 0)
     np.testing.assert_allclose(run.crossing_times, [[5 / 6, 5 / 6], [5 / 6, 5 / 6]])
     assert run.escape_time == pytest.approx(5 / 6)
@@ -70,7 +70,7 @@ def test_a_run_that_stalls_with_mixing_heads() -> None:
     """Both heads stay on the sum of the teacher keys: they left the start, no head specialised,
     the run has stalled (``nan`` times and plateau)."""
     cosines = np.array([[[0.1, 0.0], [0.0, 0.1]]] + [[[0.7, 0.7], [0.7, 0.7]]] * 4)
-    run = read_specialisation(trajectory(cosines), 10, 0)
+    run = read_specialisation(trajectory(cosines))
     assert run.escape_time < 1.0 and not run.specialised
     assert all(math.isnan(t) for t in run.head_times) and math.isnan(run.plateau)
 
@@ -84,11 +84,14 @@ def test_the_study_end_to_end() -> None:
         config, sizes=(12,), seeds=1, t_max=20.0, log_points=24, N_test=200
     )
     (summary,) = study.summaries
-    assert summary.seeds == 1 and summary.specialised == sum(r.specialised for r in study.runs)
+    read = [run.specialisation for run in study.runs]
+    assert summary.seeds == 1 and summary.specialised == sum(r.specialised for r in read)
     for run in study.runs:
+        assert (run.method, run.D, run.student_heads) == ("sgd", 12, 2)
         assert len(run.trajectory.points) > 20 and run.trajectory.last.time == pytest.approx(20.0)
-        if run.specialised:
-            assert run.escape_time < run.specialisation_time <= 20.0
+        assert run.final_error == run.trajectory.last.test_error
+        if run.specialisation.specialised:
+            assert run.specialisation.escape_time < run.specialisation.specialisation_time <= 20.0
     again = structure(read_json(json_text(study.to_dict())), SpecialisationStudy)
     assert json_text(again.to_dict()) == json_text(study.to_dict())  # nan != nan: compare texts
     with pytest.raises(ConfigError, match="level"):
