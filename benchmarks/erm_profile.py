@@ -62,6 +62,10 @@ POINTS = {
         SLRConfig("max", DEFAULT_D, LengthLaw.fixed(30), math.inf, DEFAULT_DELTA),
         "linear",
     ),
+    "max100": (
+        SLRConfig("max", DEFAULT_D, LengthLaw.fixed(100), math.inf, DEFAULT_DELTA),
+        "linear",
+    ),
 }
 ALPHA = 16.0
 

@@ -18,7 +18,11 @@ the problems each code trained (validation path and refit, the last warm run); t
 by side:
 the test errors with their standard errors and
 their difference in combined standard errors, the chosen ridge of every seed (and whether each
-is the same or a neighbouring grid value), and whether the notes (the warnings) are the same.
+is the same or a neighbouring grid value), the reported fits' training objectives (largest
+relative difference over seeds, and at how many seeds the same start was selected), and whether
+the notes (the warnings) are the same. With ``--evaluations`` the objective's evaluations inside
+the L-BFGS loops are counted too, float64 and float32 apart, in one more (untimed) run of each
+code.
 Each run also prints its compilations: the programs XLA compiled (count and seconds) and the
 compiled shapes of the single-problem L-BFGS trainer.
 
@@ -56,6 +60,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ERM_MODULES = (
     "attention.erm_settings",
     "attention.optimizers",
+    "attention.projection",
     "attention.training",
     "studies.erm",
 )
@@ -147,6 +152,42 @@ def run_point(erm_module, name: str, seeds: int = DEFAULT_SEEDS):
     return summary, seconds, sum(iterations)
 
 
+def counted_evaluations(erm_module, name: str, seeds: int = DEFAULT_SEEDS) -> dict:
+    """The objective's evaluations inside the compiled L-BFGS loops of one point, by float type
+    (``{"float64": n, "float32": n}``): the code's objectives (full and profiled) traced again
+    with a ``jax.debug.callback`` (JAX's caches cleared before and after, so the timed programs
+    carry none)."""
+    training = erm_module.train_problems.__globals__
+    projection = training.get("projection")
+    counts = {"float64": 0, "float32": 0}
+
+    def tick(value):
+        counts[str(np.asarray(value).dtype)] += 1
+
+    def counting(function):
+        def wrapped(*args, **kwargs):
+            value = function(*args, **kwargs)
+            jax.debug.callback(tick, value)
+            return value
+
+        return wrapped
+
+    patched = [(training, "objective")]
+    if projection is not None:
+        patched.append((projection.__dict__, "profiled_objective"))
+    saved = [(where, key, where[key]) for where, key in patched]
+    jax.clear_caches()
+    try:
+        for where, key in patched:
+            where[key] = counting(where[key])
+        run_point(erm_module, name, seeds)
+    finally:
+        for where, key, function in saved:
+            where[key] = function
+        jax.clear_caches()
+    return counts
+
+
 def run_all(
     erm_module, points, cache_root: str | None, label: str, seeds: int = DEFAULT_SEEDS
 ) -> dict:
@@ -175,8 +216,22 @@ def grid_steps(old_lam: float, new_lam: float) -> int:
     return abs(grid.index(old_lam) - grid.index(new_lam))
 
 
-def compare(name: str, times: dict, results: dict, iterations: dict) -> None:
-    """Print one point's times, ratios, iterations and results, old against new."""
+def objective_differences(old, new) -> str:
+    """The reported fits' training objectives, old against new: the largest relative difference
+    over seeds, and at how many seeds the same start was selected."""
+    pairs = list(zip(old.per_seed, new.per_seed, strict=True))
+    relative = max(abs(a.train_loss - b.train_loss) / abs(a.train_loss) for a, b in pairs)
+    same = sum(a.selected_start == b.selected_start for a, b in pairs)
+    return (
+        f"reported objective largest relative difference {relative:.1e}; the same start "
+        f"selected at {same} of {len(pairs)} seeds"
+    )
+
+
+def compare(
+    name: str, times: dict, results: dict, iterations: dict, evaluations: dict | None = None
+) -> None:
+    """Print one point's times, ratios, iterations, evaluations and results, old against new."""
     old, new = results["old"], results["new"]
     combined = math.hypot(old.stderr, new.stderr)
     steps = [grid_steps(a, b) for a, b in zip(old.lam, new.lam, strict=True)]
@@ -189,7 +244,13 @@ def compare(name: str, times: dict, results: dict, iterations: dict) -> None:
         f"{new.stderr:.4f}: {abs(old.test_error - new.test_error) / combined:.2f} combined "
         f"stderrs\n  lam old {', '.join(f'{x:g}' for x in old.lam)}; new "
         f"{', '.join(f'{x:g}' for x in new.lam)}; grid steps apart {steps}\n"
-        f"  notes the same: {old.notes == new.notes}"
+        f"  {objective_differences(old, new)}\n"
+        + (
+            ""
+            if evaluations is None
+            else f"  evaluations old {evaluations['old']} new {evaluations['new']}\n"
+        )
+        + f"  notes the same: {old.notes == new.notes}"
         + ("" if old.notes == new.notes else f"\n  old {old.notes}\n  new {new.notes}"),
         flush=True,
     )
@@ -207,6 +268,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--seeds", type=int, default=DEFAULT_SEEDS, help="teachers a point (a smaller point)"
+    )
+    parser.add_argument(
+        "--evaluations",
+        action="store_true",
+        help="also count the objective's evaluations (one more, untimed, run of each code)",
     )
     args = parser.parse_args()
     if args.variant is not None:
@@ -237,6 +303,9 @@ def main() -> None:
             {run: points[name] for run, points in seconds.items()},
             {code: runs[f"{code} warm"][name][0] for code in codes},
             {code: runs[f"{code} warm"][name][2] for code in codes},
+            {code: counted_evaluations(codes[code], name, args.seeds) for code in codes}
+            if args.evaluations
+            else None,
         )
     print(
         f"all points: cold x{total['old cold'] / total['new cold']:.2f} "

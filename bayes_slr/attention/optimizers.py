@@ -68,11 +68,13 @@ class Profile(NamedTuple):
     reduce : params -> the parameters left to the optimiser.
     value_fn : the objective of those, minimised over the others (same minima).
     expand : those -> the full parameters, the others at their minimiser.
+    draft : ``value_fn`` in float32 (float32 data), or ``None`` (:attr:`Problem.draft`).
     """
 
     reduce: Callable[[Any], Any]
     value_fn: Callable[[Any], Any]
     expand: Callable[[Any], Any]
+    draft: Callable[[Any], Any] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,12 +89,16 @@ class Problem:
     samples : ``(X, lengths, y)``, the training set.
     profile : the objective with some parameters in closed form (:class:`Profile`), if it
         has one; an optimiser may use it or not.
+    draft : ``value_fn`` evaluated in float32 on float32 data, or ``None``: an optimiser may
+        run it first and finish on ``value_fn`` (float64), which then sets the minimum and the
+        figures reported (:class:`LBFGS`).
     """
 
     value_fn: Callable[[Any], Any]
     sample_loss: Callable[..., Any]
     samples: tuple[Any, Any, Any]
     profile: Profile | None = None
+    draft: Callable[[Any], Any] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,18 +144,35 @@ class LBFGS(Optimizer):
     ) -> tuple[Any, Any, Any, Any]:
         """Iterate in a ``lax.while_loop`` until the stopping rule or a non-finite objective;
         over the reduced parameters of ``problem.profile`` where it has one (the objective and
-        the gradient norm reported are the full objective's at the expanded parameters)."""
+        the gradient norm reported are the full objective's at the expanded parameters). With a
+        ``draft`` (float32) objective, first on it (:meth:`_draft`), then on to the stopping
+        rule in float64 from there, the memory kept."""
         profile = problem.profile
         if profile is None:
-            return self._loop(params, problem.value_fn, rule)
-        reduced, _, _, count = self._loop(profile.reduce(params), profile.value_fn, rule)
+            return self._loop(params, problem.value_fn, rule, problem.draft)
+        reduced, _, _, count = self._loop(
+            profile.reduce(params), profile.value_fn, rule, profile.draft
+        )
         params = profile.expand(reduced)
         value, grad = jax.value_and_grad(problem.value_fn)(params)
         return params, value, optax.tree_utils.tree_norm(grad), count
 
-    def _loop(self, params: Any, value_fn: Callable[[Any], Any], rule: StoppingRule):
-        """L-BFGS on ``value_fn`` from ``params``: ``(params, objective, grad_norm, count)``."""
+    def _loop(
+        self,
+        params: Any,
+        value_fn: Callable[[Any], Any],
+        rule: StoppingRule,
+        draft: Callable[[Any], Any] | None = None,
+    ):
+        """L-BFGS on ``value_fn`` from ``params`` (after the ``draft`` objective's iterations,
+        their memory carried over in float64): ``(params, objective, grad_norm, count)``."""
         solver = self.transformation(rule, jax.tree_util.tree_leaves(params)[0].shape[-1])
+        state, count = solver.init(params), jnp.zeros((), jnp.int32)
+        if draft is not None:
+            dtype = jax.tree_util.tree_leaves(params)[0].dtype
+            params, state, count = _cast(self._draft(params, draft, solver, rule), dtype)
+        value, grad = jax.value_and_grad(value_fn)(params)
+        state = optax.tree_utils.tree_set(state, value=value, grad=grad)
         value_and_grad = optax.value_and_grad_from_state(value_fn)
 
         def step(carry):
@@ -167,16 +190,57 @@ class LBFGS(Optimizer):
             _, _, value, grad_norm, count = carry
             return (count < rule.max_iter) & (grad_norm > rule.tol) & jnp.isfinite(value)
 
-        value, grad = jax.value_and_grad(value_fn)(params)
+        start = (params, state, value, optax.tree_utils.tree_norm(grad), count)
+        params, _, value, grad_norm, count = jax.lax.while_loop(keep_going, step, start)
+        return params, value, grad_norm, count
+
+    def _draft(self, params: Any, draft: Callable[[Any], Any], solver: Any, rule: StoppingRule):
+        """L-BFGS on the float32 ``draft`` from ``params`` cast to float32, while each step
+        lowers its objective (a step that does not, or gives a non-finite one, is undone and
+        ends the draft: float32's resolution reached, or a float32 solve that failed) and
+        within the stopping rule: ``(params, state, count)``, float32, ``count`` counting
+        the undone step."""
+        params = _cast(params, jnp.float32)
+        state = solver.init(params)
+        value, grad = jax.value_and_grad(draft)(params)
+        state = optax.tree_utils.tree_set(state, value=value, grad=grad)
+        value_and_grad = optax.value_and_grad_from_state(draft)
+
+        def step(carry):
+            p, state, value, grad_norm, count, _ = carry
+            v, g = value_and_grad(p, state=state)
+            updates, new_state = solver.update(g, state, p, value=v, grad=g, value_fn=draft)
+            new_value = optax.tree_utils.tree_get(new_state, "value")
+            lower = jnp.isfinite(new_value) & (new_value < value)
+            new_norm = optax.tree_utils.tree_norm(optax.tree_utils.tree_get(new_state, "grad"))
+            new = (optax.apply_updates(p, updates), new_state, new_value, new_norm)
+            kept = jax.tree_util.tree_map(
+                lambda a, b: jnp.where(lower, a, b), new, (p, state, value, grad_norm)
+            )
+            return (*kept, count + 1, ~lower)
+
+        def keep_going(carry):
+            _, _, value, grad_norm, count, stalled = carry
+            return (count < rule.max_iter) & (grad_norm > rule.tol) & jnp.isfinite(value) & ~stalled
+
         start = (
             params,
-            solver.init(params),
+            state,
             value,
             optax.tree_utils.tree_norm(grad),
             jnp.zeros((), jnp.int32),
+            jnp.zeros((), bool),
         )
-        params, _, value, grad_norm, count = jax.lax.while_loop(keep_going, step, start)
-        return params, value, grad_norm, count
+        params, state, _, _, count, _ = jax.lax.while_loop(keep_going, step, start)
+        return params, state, count
+
+
+def _cast(tree: Any, dtype: Any) -> Any:
+    """``tree`` with its floating-point leaves cast to ``dtype`` (the others as they are)."""
+    return jax.tree_util.tree_map(
+        lambda leaf: leaf.astype(dtype) if jnp.issubdtype(leaf.dtype, jnp.floating) else leaf,
+        tree,
+    )
 
 
 class OnePassSGD(Optimizer):
