@@ -391,7 +391,7 @@ def gap(
     activations: str | Sequence[str] | None = None,
     student_heads: int | None = None,
     alpha: float | None = None,
-    lam: float | str | None = "auto",
+    lam: float | str = "auto",
     D: int | None = 100,
     Delta: float | None = 0.1,
     seeds: int | None = 4,
@@ -431,7 +431,7 @@ def gap(
     random start is reported, with a warning when the random starts disagree. With heads or presence
     (docs/multihead.md): the multi-head Bayes error, each activation's optimum of student_heads
     heads aligned one to one (^: an upper bound on the optimum over all overlaps) and ERM with those
-    heads, with the heads it found.
+    heads beside the oracle, with the heads it found.
 
     Parameters
     ----------
@@ -459,10 +459,9 @@ def gap(
     alpha : float | None
         sample ratio N/D, > 0: adds the ERM test error of each activation and the teachers' oracle
         error. Default: none, population values only.
-    lam : float | str | None
+    lam : float | str
         ridge of ERM: a number >= 0, or 'auto': chosen per seed by validation on a held-out 0.2 of
-        the training set over 0.001..100 (11 log-spaced values; one head only). Default: auto; 1
-        with several heads or presence < 1.
+        the training set over 0.001..100 (11 log-spaced values).
     D : int | None
         token dimension of ERM, >= 1. Default: 100; with data the file's.
     Delta : float | None

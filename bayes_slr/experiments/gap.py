@@ -7,8 +7,9 @@ beside the oracle: the error of each teacher's own Bayes predictor (known ``k*``
 same test sequences, the floor no estimator beats on them. The points (one Bayes error, one
 population optimum and one ERM error per activation and task) run through the resumable sweep
 runner (:mod:`bayes_slr.experiments.runner`). With several heads, or heads that may be absent,
-the points are those of :func:`bayes_slr.studies.multihead_gap.heads_point` and a row's
-``heads`` holds what the one-head columns do not (:mod:`bayes_slr.experiments.gap_heads`).
+the points are the same, heads an axis of each (the multi-head Bayes error, the optimum of
+``H_s`` aligned heads, ERM with ``H_s`` heads), and a row's ``heads`` holds what the one-head
+columns do not (:mod:`bayes_slr.experiments.gap_heads`).
 
 The module imports without JAX: the computing layers are imported inside the functions that
 :meth:`Gap.solve` and :meth:`Gap.collect` call.
@@ -29,9 +30,7 @@ from bayes_slr.experiments.base import (
     register_experiment,
 )
 from bayes_slr.experiments.gap_heads import (
-    erm_cell,
     heads_entry,
-    heads_erm_column,
     heads_lines,
     heads_notes,
     left_out_notes,
@@ -53,7 +52,6 @@ from bayes_slr.studies.gap import (
 )
 from bayes_slr.studies.gap_records import ERMError
 from bayes_slr.studies.gap_rows import DEFAULT_VARIANTS, GapRow, GapSolved, erm_warnings, gap_row
-from bayes_slr.studies.multihead_gap import heads_point
 from bayes_slr.studies.multihead_population_records import UPPER_BOUND
 
 
@@ -87,9 +85,7 @@ class GapResult(Result[GapOptions, GapRow]):
             if with_oracle:
                 oracle = row.oracle
                 line.append("-" if oracle is None else plus_minus(oracle.value, oracle.stderr))
-            if with_erm and row.heads is not None:
-                line += [erm_cell(row.heads, a) or FAILED for a in activations]
-            elif with_erm:
+            if with_erm:
                 for a in activations:
                     erm = (row.erm or {}).get(a)
                     cell = FAILED if erm is None else _erm_cell(erm)
@@ -103,7 +99,7 @@ class GapResult(Result[GapOptions, GapRow]):
         if starred:
             text.append("*: see the warnings below")
         for row in self.rows:
-            text += heads_lines(row.heads, row.describe())
+            text += heads_lines(row, row.describe())
         return "\n".join(text)
 
     def plot(self, ax: Any = None) -> Any:
@@ -149,8 +145,8 @@ class GapResult(Result[GapOptions, GapRow]):
             }
             if overlaps is not None:
                 entry.update(flatten(overlaps.to_dict(), "optimum_"))
-            entry |= heads_entry(row.heads, activation)
-            if self.options.runs_erm and row.heads is None:
+            entry |= heads_entry(row.heads, activation, erm)
+            if self.options.runs_erm:
                 entry["oracle"] = None if row.oracle is None else row.oracle.value
                 entry["oracle_stderr"] = None if row.oracle is None else row.oracle.stderr
                 if erm is not None:
@@ -253,7 +249,8 @@ class Gap(Experiment[GapOptions, GapPoint, GapSolved, GapResult]):
         "random start is reported, with a warning when the random starts disagree. With "
         "--heads or --presence (docs/multihead.md): the multi-head Bayes error, each "
         "activation's optimum of --student-heads heads aligned one to one (^: an upper bound on "
-        "the optimum over all overlaps) and ERM with those heads, with the heads it found."
+        "the optimum over all overlaps) and ERM with those heads beside the oracle, with the "
+        "heads it found."
     )
     options_type = GapOptions
     point_type = GapPoint
@@ -286,20 +283,11 @@ class Gap(Experiment[GapOptions, GapPoint, GapSolved, GapResult]):
             options.heads,
             options.presence,
         )
-        if options.multihead:
-            part = heads_point(
-                config.replace(D=options.D, Delta=options.Delta),
-                point.kind,
-                point.activation,
-                options.heads_settings(),
-                options.seed,
-                options.alpha,
-            )
-            return GapSolved(bayes=part.bayes, population=part.population, heads_erm=part.erm)
         if point.kind == "bayes":
             return GapSolved(bayes=bayes_point(config))
         if point.kind == "population":
-            return GapSolved(population=population_point(config, point.activation))
+            heads = (options.heads_of_student,) if options.multihead else ()
+            return GapSolved(population=population_point(config, point.activation, *heads))
         erm, oracle = erm_point(
             config.replace(D=options.D, Delta=options.Delta),
             point.activation,
@@ -350,7 +338,7 @@ def _row(
     config = task_config(
         variant, L, options.variable_length, nu, 0.0, 1, options.heads, options.presence
     )
-    student_heads = (options.student_heads or options.heads) if options.multihead else None
+    student_heads = options.heads_of_student if options.multihead else None
     row = gap_row(
         config,
         bool(options.variable_length),
@@ -420,7 +408,7 @@ def _heads_notes(options: GapOptions, rows: list[GapRow]) -> list[str]:
     bounded = any(UPPER_BOUND in row.heads.scopes.values() for row in rows if row.heads is not None)
     given = options.activations is not None
     return heads_notes(
-        options.heads, options.presence, options.student_heads, bounded, options.runs_erm
+        options.heads, options.presence, options.student_heads, bounded
     ) + left_out_notes(
         options.variant, options.presence, given, options.settings(), DEFAULT_VARIANTS
     )
@@ -430,7 +418,14 @@ def _erm_column(options: GapOptions) -> str:
     """What the ERM columns measure, and on which sequences."""
     alpha = options.training_ratio()
     if options.multihead:
-        return heads_erm_column(options.heads_settings(), alpha, options.D)
+        return (
+            f"test error of {options.heads_of_student}-head attention trained by ERM at alpha = "
+            f"{alpha:g}, D = {options.D}, from {options.starts} random start(s) (k, v ~ N(0, I); "
+            f"the lowest objective is the fit), on {options.N_test} fresh sequences per exact "
+            f"teacher, +- its standard error over {options.seeds} seed(s){_lam_column(options)}; "
+            "below the table, its gap to pop bayes and the heads it found (student head -> "
+            "teacher head)"
+        )
     if options.data is None:
         return (
             f"test error of attention trained by ERM at alpha = {alpha:g}, D = {options.D}, on "

@@ -35,18 +35,30 @@ from bayes_slr.studies.gap_records import (
 
 
 def bayes_point(config: SLRConfig) -> BayesValue:
-    """The population Bayes error with its quadrature bound."""
+    """The population Bayes error with known directions and its quadrature bound (of a
+    multi-head task: docs/multihead.md section 2)."""
     from bayes_slr.formulas.bayes import bayes_error_exact
+    from bayes_slr.formulas.multihead import multihead_bayes_error_exact
 
-    exact = bayes_error_exact(config)
+    exact = multihead_bayes_error_exact(config) if config.multihead else bayes_error_exact(config)
     return BayesValue(float(exact.value), float(exact.error_bound))
 
 
-def population_point(config: SLRConfig, activation: str) -> PopulationOptimum:
-    """The population-optimal error of one activation, with its optimal overlaps and note."""
+def population_point(
+    config: SLRConfig, activation: str, student_heads: int | None = None
+) -> PopulationOptimum:
+    """The population-optimal error of one activation, with its optimal overlaps and note; on a
+    multi-head task, or with ``student_heads`` other than the task's heads, the optimum of
+    ``student_heads`` heads aligned one to one with the teacher's (extra heads silenced; each
+    head at the overlaps of the optimum of ``H`` aligned heads, docs/multihead.md section 6)."""
     from bayes_slr.formulas.optimum import optimal_population_error
+    from bayes_slr.formulas.student_heads import heads_at_optimum
 
-    return optimal_population_error(activation, config)
+    optimum = optimal_population_error(activation, config)
+    if student_heads in (None, config.heads):
+        return optimum
+    heads = heads_at_optimum(optimum, config, student_heads)
+    return PopulationOptimum(heads.error, optimum.overlaps)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,6 +128,9 @@ def erm_point(
         notes=summary.notes,
         fit=fit,
         teachers=teachers,
+        heads=None
+        if per_seed[0].head_overlaps is None
+        else tuple(r.head_overlaps for r in per_seed),
     )
     oracle = (
         None

@@ -8,6 +8,7 @@ import dataclasses
 
 from bayes_slr.numerics.paired import PairedDifference, paired_difference
 from bayes_slr.numerics.record import Record
+from bayes_slr.studies.erm_records import HeadOverlaps
 from bayes_slr.studies.posterior_records import Estimate as Estimate  # one estimate record
 
 
@@ -89,6 +90,8 @@ class ERMError(Record):
         ridge at the edge of the grid); printed as warnings.
     fit : the selected fit, for data without a teacher (else ``None``).
     teachers : the per-teacher figures (``None`` in a record written before they were stored).
+    heads : with heads, each seed's overlap matrices and the permutation of heads it found
+        (``None`` for one head, docs/multihead.md section 7).
     """
 
     test_error: float
@@ -105,6 +108,7 @@ class ERMError(Record):
     notes: tuple[str, ...] = ()
     fit: FittedParameters | None = None
     teachers: TeacherErrors | None = None
+    heads: tuple[HeadOverlaps, ...] | None = None
 
     @property
     def above_zero(self) -> bool:

@@ -1,9 +1,9 @@
 """The task settings of ``gap`` (:mod:`bayes_slr.experiments.gap`) as it runs (:class:`GapTask`,
 the ``(variant, nu)`` settings), its rows and what a row derives from its parts: a solved point
-(the part its ``kind`` computes: the records of :mod:`bayes_slr.studies.gap_records`
-and :mod:`bayes_slr.studies.multihead_gap_records`), the row of one task assembled from them
-(:func:`gap_row`: the gaps to Bayes, the notes and warnings that go with the numbers). It imports
-without JAX."""
+(the part its ``kind`` computes: the records of :mod:`bayes_slr.studies.gap_records`; a
+multi-head row's part :mod:`bayes_slr.studies.multihead_gap_records`), the row of one task
+assembled from them (:func:`gap_row`: the gaps to Bayes, the notes and warnings that go with
+the numbers). It imports without JAX."""
 
 from __future__ import annotations
 
@@ -22,13 +22,7 @@ from bayes_slr.numerics.paired import PairedDifference, difference_name, paired_
 from bayes_slr.numerics.record import Record
 from bayes_slr.numerics.rounding import ROUNDING
 from bayes_slr.studies.gap_records import BayesValue, ERMError, Estimate, above_zero_warning
-from bayes_slr.studies.multihead_erm_records import MultiHeadERM
-from bayes_slr.studies.multihead_gap_records import (
-    HeadsGap,
-    heads_part,
-    heads_warnings,
-    takes_presence,
-)
+from bayes_slr.studies.multihead_gap_records import HeadsGap, heads_part, takes_presence
 
 DEFAULT_VARIANTS = ("spiked", "max")
 """The two default settings, each at its variant's own ``nu``: spiked ``nu = 2``, max
@@ -111,13 +105,12 @@ def variant_settings(
 @dataclasses.dataclass(frozen=True)
 class GapSolved(Record):
     """A solved point: the part its ``kind`` computes (the oracle comes with an ERM error: same
-    teachers and test sequences; a multi-head task's ERM is ``heads_erm``)."""
+    teachers and test sequences)."""
 
     bayes: BayesValue | None = None
     population: PopulationOptimum | None = None
     erm: ERMError | None = None
     oracle: Estimate | None = None
-    heads_erm: MultiHeadERM | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,20 +125,20 @@ class GapRow(Record):
     population : each activation's population-optimal error (``D, alpha -> inf``).
     gap : ``population - bayes`` per activation.
     optimal_overlaps : where each optimum is reached, and its note.
-    erm : each activation's ERM test error (``None`` without ``alpha`` or ``data``).
+    erm : each activation's ERM test error (``None`` without ``alpha`` or ``data``; with
+        ``H_s`` heads on a multi-head task).
     oracle : the known-direction Bayes error of the teachers on the ERM test sequences (mean
         over seeds and its standard error; ``None`` without ERM or without a teacher).
     erm_paired_differences : the ERM errors compared where they share teachers and test
         sequences (:func:`erm_differences`): ``"a - b"`` for every two activations, then
         ``"a - oracle"`` and ``"a - zero"`` for each, the mean over teachers of the per-teacher
         difference with its standard error and teacher count; for data without a teacher the
-        pairs of activations are those on the held-out sequences; multi-head ERM: the pairs of
-        activations (:func:`heads_erm_differences`).
+        pairs of activations are those on the held-out sequences.
     notes, warnings : lines to read with the row (limits and bounds of the optima, the ridge
         chosen; numbers not to read as they stand).
-    heads : a multi-head task's heads, presence, the scope of each optimum and ERM with ``H_s``
-        heads (``None`` for one-head SLR); ``bayes``, ``population`` and ``gap`` are then those
-        of docs/multihead.md.
+    heads : a multi-head task's heads, presence, the scope of each optimum and ERM's gap to Bayes
+        (``None`` for one-head SLR); ``bayes``, ``population`` and ``gap`` are then those of
+        docs/multihead.md.
 
     A part whose point failed is missing (``bayes`` ``None``, an activation absent).
     """
@@ -166,11 +159,8 @@ class GapRow(Record):
     warnings: tuple[str, ...] = ()
     heads: HeadsGap | None = None
 
-    def erm_of(self, activation: str) -> ERMError | MultiHeadERM | None:
-        """The ERM of ``activation`` (with ``H_s`` heads on a multi-head task; ``None`` without
-        ERM or for a failed point): its ``test_error`` and ``stderr``."""
-        if self.heads is not None:
-            return (self.heads.erm or {}).get(activation)
+    def erm_of(self, activation: str) -> ERMError | None:
+        """The ERM of ``activation`` (``None`` without ERM or for a failed point)."""
         return (self.erm or {}).get(activation)
 
     def describe(self) -> str:
@@ -190,7 +180,8 @@ def erm_differences(
     Teacher ``i`` and its training set are the same for every activation (``seed_keys(seed,
     i)``), and so are the random numbers of its test sequences: each activation's are drawn from
     the same key in the span of the teacher and its own fits, the teacher's coordinates first
-    (:func:`~bayes_slr.attention.span.span_reduction`), so the zero predictor and the oracle
+    (:func:`~bayes_slr.attention.span.span_reduction`; with heads the same sequences in ``D``
+    dimensions), so the zero predictor and the oracle
     score the same on them for every activation, and each activation's excess over them is
     paired sequence by sequence
     (:meth:`~bayes_slr.studies.gap_records.TeacherErrors.minus_oracle_difference`). ``"a - b"``
@@ -221,36 +212,15 @@ def erm_differences(
     return differences
 
 
-def heads_erm_differences(
-    erm: Mapping[str, MultiHeadERM], activations: Sequence[str]
-) -> dict[str, PairedDifference]:
-    """``"a - b"`` for every two activations of multi-head ERM: seed ``s``'s teacher, training
-    set and test sequences are the same for every activation
-    (:func:`~bayes_slr.studies.multihead_erm.multihead_erm`), so the per-seed difference is paired
-    over teachers; its per-teacher Monte Carlo error, the floor of the standard error, is taken
-    as that of independent sequences ``sqrt(se_a^2 + se_b^2)`` (the shared sequences correlate
-    the two, typically positively, which this ignores)."""
-    found = [a for a in activations if a in erm]
-    differences = {}
-    for a, b in itertools.combinations(found, 2):
-        seeds_a, seeds_b = erm[a].per_seed, erm[b].per_seed
-        differences[difference_name(a, b)] = paired_difference(
-            [s.test_error for s in seeds_a],
-            [s.test_error for s in seeds_b],
-            [s.test_stderr for s in seeds_a],
-            [s.test_stderr for s in seeds_b],
-        )
-    return differences
-
-
 def erm_warnings(activation: str, erm: ERMError, population: float | None) -> list[str]:
     """Why an ERM number is not to be read as it stands: its own notes (disagreeing starts, no
     convergence, a ridge at the grid's edge), and a test error above the zero predictor's."""
     warnings = [f"ERM {activation}: {sentence}" for sentence in erm.notes]
     if erm.above_zero:
+        parameters = "2D" if erm.heads is None else f"{2 * len(erm.heads[0].permutation)}D"
         reason = (
             f"its population optimum is {population:.3g} (zero predictor: 1), and the estimation "
-            f"error of 2D parameters from N = alpha D samples exceeds that margin"
+            f"error of {parameters} parameters from N = alpha D samples exceeds that margin"
             if population is not None
             else "no better estimator was found"
         )
@@ -323,11 +293,7 @@ def gap_row(
     optima = {
         a: parts[("population", a)].population for a in activations if ("population", a) in parts
     }
-    erm = (
-        {a: parts[("erm", a)] for a in activations if ("erm", a) in parts}
-        if runs_erm and student_heads is None
-        else None
-    )
+    erm = {a: parts[("erm", a)] for a in activations if ("erm", a) in parts} if runs_erm else None
     population = {a: optimum.error for a, optimum in optima.items()}
     bayes_error = None if bayes is None else bayes.bayes.error
     gap = (
@@ -338,15 +304,12 @@ def gap_row(
     erm_errors = None if erm is None else {a: part.erm for a, part in erm.items()}
     overlaps = {a: optimum.overlaps for a, optimum in optima.items()}
     notes, warnings = row_notes(population, overlaps, erm_errors, activations)
-    heads = None
+    heads = (
+        None
+        if student_heads is None
+        else heads_part(config, student_heads, bayes_error, population, erm_errors)
+    )
     differences = None if erm_errors is None else erm_differences(erm_errors, activations)
-    if student_heads is not None:
-        erm_parts = {a: parts[("erm", a)].heads_erm for a in activations if ("erm", a) in parts}
-        heads = heads_part(
-            config, student_heads, bayes_error, population, erm_parts if runs_erm else None
-        )
-        warnings += heads_warnings(heads)
-        differences = heads_erm_differences(erm_parts, activations) if runs_erm else None
     return GapRow(
         config.variant,
         config.nu,

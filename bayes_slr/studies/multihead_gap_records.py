@@ -1,8 +1,8 @@
-"""The settings and typed records of ``gap`` on multi-head SLR
-(:mod:`bayes_slr.studies.multihead_gap`): how its ERM runs, a solved point, and what a row holds
-beside the one-head columns (:func:`heads_part`, with its warnings); the checks of a multi-head
-task and its settings (the ridge, the activations a tilted location law has no terms for, what
-runs for one head only) and the activations it compares by default. It imports without JAX."""
+"""What a ``gap`` row of a multi-head task holds beside the one-head columns (:func:`heads_part`:
+the scope of each optimum, ERM's gap to the Bayes error, the heads ERM found); the checks of a
+multi-head task and its settings (the activations a tilted location law has no terms for, what
+runs for one head only) and the activations it compares by default. Its points are those of
+one-head ``gap`` (:mod:`bayes_slr.studies.gap`, heads an axis). It imports without JAX."""
 
 from __future__ import annotations
 
@@ -15,52 +15,13 @@ from bayes_slr.attention.activations import (
     activation_names,
     theory_terms_of,
 )
-from bayes_slr.attention.erm_settings import LAM_AUTO
-from bayes_slr.errors import ConfigError, check_int, check_real
-from bayes_slr.formulas.optimum_record import PopulationOptimum
+from bayes_slr.errors import ConfigError, check_int
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.models.variants import get_variant
 from bayes_slr.numerics.record import Record
-from bayes_slr.studies.gap_records import BayesValue, above_zero, above_zero_warning
-from bayes_slr.studies.multihead_erm_records import MultiHeadERM
+from bayes_slr.studies.erm_records import HeadOverlaps
+from bayes_slr.studies.gap_records import ERMError
 from bayes_slr.studies.multihead_population import optimum_scope
-
-
-@dataclasses.dataclass(frozen=True)
-class HeadsERMSettings(Record):
-    """How an ERM point of a multi-head task is run (:func:`~bayes_slr.studies.multihead_erm.
-    multihead_erm`); checked when built.
-
-    Attributes
-    ----------
-    student_heads : the student's heads ``H_s >= 1``.
-    lam : ridge ``>= 0`` (a number: no validation path with several heads).
-    seeds : independent exact teachers and training sets, ``>= 1``.
-    starts : random starts per training set, ``>= 1`` (the lowest objective is the fit).
-    N_test : fresh test sequences per seed, ``>= 2``.
-    """
-
-    student_heads: int
-    lam: float
-    seeds: int
-    starts: int
-    N_test: int
-
-    def __post_init__(self) -> None:
-        check_int("student_heads", self.student_heads, 1)
-        check_real("lam", self.lam, minimum=0.0)
-        check_int("seeds", self.seeds, 1)
-        check_int("starts", self.starts, 1)
-        check_int("N_test", self.N_test, 2)
-
-
-@dataclasses.dataclass(frozen=True)
-class HeadsSolved(Record):
-    """A solved point of a multi-head task: the part its kind computes."""
-
-    bayes: BayesValue | None = None
-    population: PopulationOptimum | None = None
-    erm: MultiHeadERM | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,24 +34,23 @@ class HeadsGap(Record):
     student_heads : the student's ``H_s`` (population optima and ERM).
     scopes : per activation, whether its population optimum (of heads aligned one to one) is
         over ``"all overlaps"`` or an ``"upper bound"`` on that optimum.
-    erm : per activation, ERM with ``H_s`` heads (``None`` without ``alpha``).
-    erm_gap : per activation, ERM's test error minus the population Bayes error.
+    erm_gap : per activation, ERM's test error (the row's ``erm``, with ``H_s`` heads) minus the
+        population Bayes error (``None`` without ``alpha``).
     """
 
     heads: int
     presence: float
     student_heads: int
     scopes: dict[str, str]
-    erm: dict[str, MultiHeadERM] | None = None
     erm_gap: dict[str, float] | None = None
 
 
-def matched_cosines(erm: MultiHeadERM) -> tuple[float, float]:
+def matched_cosines(heads: Sequence[HeadOverlaps]) -> tuple[float, float]:
     """The smallest ``|cosine|`` of a matched (student, teacher) pair of keys and of values over
-    the seeds: 1 when every seed specialised each matched head on its own teacher head."""
+    the seeds' ``heads``: 1 when every seed specialised each matched head on its own teacher
+    head."""
     keys, values = [], []
-    for seed in erm.per_seed:
-        overlaps = seed.overlaps
+    for overlaps in heads:
         for student, teacher in enumerate(overlaps.permutation):
             if teacher is not None:
                 keys.append(abs(overlaps.cosine_k[student][teacher]))
@@ -98,23 +58,19 @@ def matched_cosines(erm: MultiHeadERM) -> tuple[float, float]:
     return min(keys), min(values)
 
 
-def overlap_summary(erm: MultiHeadERM) -> str:
-    """One line of the heads ERM found: each seed's permutation (student head -> teacher head,
-    ``-`` for an extra head) and the smallest matched ``|cosine|`` of keys and values."""
+def overlap_summary(heads: Sequence[HeadOverlaps]) -> str:
+    """One line of the heads ERM found (each seed's ``heads``): each seed's permutation (student
+    head -> teacher head, ``-`` for an extra head) and the smallest matched ``|cosine|`` of keys
+    and values."""
     permutations = " ".join(
-        "(" + ",".join("-" if t is None else str(t) for t in seed.overlaps.permutation) + ")"
-        for seed in erm.per_seed
+        "(" + ",".join("-" if t is None else str(t) for t in overlaps.permutation) + ")"
+        for overlaps in heads
     )
-    key, value = matched_cosines(erm)
+    key, value = matched_cosines(heads)
     return (
         f"permutation per seed {permutations}; smallest matched |cos| keys {key:.3f}, "
         f"values {value:.3f}"
     )
-
-
-HEADS_LAM = 1.0
-"""The ridge of multi-head ERM when not given (``lam="auto"`` validates one head only): with
-the study's ``1e-3`` ERM overfits at small ``alpha`` (docs/multihead.md section 7)."""
 
 
 def takes_presence(variant: str, presence: float) -> bool:
@@ -127,11 +83,11 @@ def takes_presence(variant: str, presence: float) -> bool:
 
 
 def check_heads_options(
-    heads: int, D: int, data: Path | None, init: str, optimizer: str, alpha: float | None
+    heads: int, D: int, data: Path | None, init: str, alpha: float | None
 ) -> None:
-    """Refuse what ``gap`` runs for one head only: a data file, the informed start, SGD; and,
-    with ERM (``alpha``), a token dimension below ``2 heads`` (ERM draws exact, orthogonal
-    teacher directions)."""
+    """Refuse what ``gap`` runs for one head only: a data file, the informed start; and, with
+    ERM (``alpha``), a token dimension below ``2 heads`` (ERM draws exact, orthogonal teacher
+    directions)."""
     if data is not None:
         raise ConfigError(
             "data: gap reads one-head data files; with several heads or presence < 1 it draws "
@@ -142,23 +98,8 @@ def check_heads_options(
             f"init: {init!r} is one-head only; with several heads or presence < 1 ERM reports "
             "the lowest-objective random start"
         )
-    if optimizer != "lbfgs":
-        raise ConfigError(
-            f"optimizer: {optimizer!r} is one-head only; with several heads or presence < 1 ERM "
-            "trains by lbfgs"
-        )
     if alpha is not None:
         check_int("D", D, 2 * heads)
-
-
-def check_heads_lam(lam: float | str) -> float:
-    """The ridge of multi-head ERM: a number ``>= 0`` (``"auto"`` is refused)."""
-    if lam == LAM_AUTO:
-        raise ConfigError(
-            f"lam: 'auto' (validation) chooses the ridge of one head only; with several heads or "
-            f"presence < 1 give a number >= 0 (default {HEADS_LAM:g})"
-        )
-    return check_real("lam", lam, minimum=0.0)
 
 
 def tilted_location(variant: str, nu: float) -> bool:
@@ -194,10 +135,10 @@ def heads_part(
     student_heads: int,
     bayes: float | None,
     population: Mapping[str, float],
-    erm: Mapping[str, MultiHeadERM] | None,
+    erm: Mapping[str, ERMError] | None,
 ) -> HeadsGap:
     """What a row of the multi-head task ``config`` adds: the scope of each optimum (an upper
-    bound unless over all overlaps; none without the Bayes error), ERM and its gap to Bayes."""
+    bound unless over all overlaps; none without the Bayes error) and ERM's gap to Bayes."""
     scopes = (
         {}
         if bayes is None
@@ -208,37 +149,4 @@ def heads_part(
         if erm is None or bayes is None
         else {a: part.test_error - bayes for a, part in erm.items()}
     )
-    return HeadsGap(
-        config.heads,
-        config.presence,
-        student_heads,
-        scopes,
-        None if erm is None else dict(erm),
-        erm_gap,
-    )
-
-
-def heads_warnings(heads: HeadsGap | None) -> list[str]:
-    """ERM fits that did not reach the gradient tolerance, and ERM worse than the zero predictor
-    (the one-head warning, :func:`~bayes_slr.studies.gap_records.above_zero_warning`)."""
-    warnings = []
-    for activation, erm in ((heads.erm or {}) if heads is not None else {}).items():
-        stalled = [seed for seed in erm.per_seed if not seed.converged]
-        if stalled:
-            warnings.append(
-                f"ERM {activation}: seed(s) {', '.join(str(s.seed) for s in stalled)} stopped "
-                f"with |grad| up to {max(s.grad_norm for s in stalled):.2g}, above the tolerance"
-            )
-        if above_zero(erm.excess_over_zero, erm.excess_over_zero_stderr):
-            warnings.append(
-                above_zero_warning(
-                    activation,
-                    erm.test_error,
-                    erm.zero_error,
-                    erm.excess_over_zero,
-                    erm.excess_over_zero_stderr,
-                    f"the estimation error of {2 * erm.student_heads}D parameters from N = alpha "
-                    "D samples exceeds what they explain",
-                )
-            )
-    return warnings
+    return HeadsGap(config.heads, config.presence, student_heads, scopes, erm_gap)

@@ -85,11 +85,14 @@ def test_an_extra_student_head_on_one_head_slr_is_silenced():
 def test_presence_below_one_leaves_the_max_setting_out_with_a_note():
     options = GapOptions(presence=0.5).resolved()
     assert options.settings() == (("spiked", 2.0),)
-    assert "softmax1" in options.activations and options.lam == 1.0
+    assert "softmax1" in options.activations and options.lam == "auto"
     assert options.student_heads == 1
 
 
-def test_tiny_erm_with_two_heads_lies_above_the_bayes_error():
+def test_tiny_erm_with_two_heads_lies_above_the_bayes_error_and_its_oracle():
+    """ERM with two heads is the one-head ``gap``'s point with heads an axis: ``lam = "auto"`` by
+    default, the oracle beside it (the teachers' exact known-directions predictor: the Bayes
+    error of these exact teachers within its errors), the paired differences."""
     result = bayes_slr.gap(
         variant="spiked",
         L=(3,),
@@ -104,26 +107,27 @@ def test_tiny_erm_with_two_heads_lies_above_the_bayes_error():
         progress=False,
     )
     (row,) = result.rows
-    erm = row.heads.erm["bayes_softmax"]
-    assert len(erm.per_seed) == 2 and erm.student_heads == 2
+    erm = row.erm["bayes_softmax"]
+    assert len(erm.heads) == 2 and len(erm.heads[0].permutation) == 2 and erm.lam_auto
     assert erm.test_error > row.bayes - 3 * erm.stderr
+    assert abs(row.oracle.value - row.bayes) <= 4 * row.oracle.stderr
     assert row.heads.erm_gap["bayes_softmax"] == erm.test_error - row.bayes
-    for seed in erm.per_seed:
-        assert sorted(seed.overlaps.permutation) == [0, 1]
     assert GapRow.from_dict(row.to_dict()) == row  # what a sweep log keeps and reads back
     assert f"{erm.test_error:.4f}+-{erm.stderr:.4f}" in result.table()
-    assert "permutation per seed" in result.table()
+    assert "permutation per seed" in result.table() and "oracle" in result.table()
     ax = result.plot()
     labels = [text.get_text() for text in ax.get_legend().get_texts()]
     assert "bayes_softmax ERM" in labels
     tidy = result.tidy_rows()[0]
     assert tidy["erm_test_error"] == erm.test_error and tidy["scope"] == ALL_OVERLAPS
+    assert tidy["oracle"] == row.oracle.value
     # the two activations on the same teachers, training sets and test sequences, paired
     d = row.erm_paired_differences["bayes_softmax - softmax"]
-    other = row.heads.erm["softmax"]
+    other = row.erm["softmax"]
     assert d.n == 2 and d.value == pytest.approx(erm.test_error - other.test_error, abs=1e-12)
     assert d.unpaired_stderr == pytest.approx(math.hypot(erm.stderr, other.stderr))
     assert "2 teachers: bayes_softmax " in result.table()
+    assert "bayes_softmax - oracle" in row.erm_paired_differences
 
 
 @pytest.mark.parametrize(
@@ -133,9 +137,7 @@ def test_tiny_erm_with_two_heads_lies_above_the_bayes_error():
         (["--presence", "0"], "presence must be a probability in (0, 1]"),
         (["--presence", "1.5"], "presence must be a probability in (0, 1]"),
         (["--variant", "max", "--presence", "0.5"], "presence must be 1 for the max"),
-        (["--heads", "2", "--alpha", "4", "--lam", "auto"], "lam: 'auto' (validation)"),
         (["--heads", "2", "--init", "informed"], "init: 'informed' is one-head only"),
-        (["--heads", "2", "--optimizer", "sgd"], "optimizer: 'sgd' is one-head only"),
         (["--heads", "2", "--data", "x.npz"], "data: gap reads one-head data files"),
         (["--heads", "3", "--D", "5", "--alpha", "4"], "D must be an integer >= 6"),
         (["--student-heads", "0"], "student_heads must be an integer >= 1"),

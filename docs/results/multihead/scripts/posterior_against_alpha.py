@@ -12,7 +12,7 @@ sequence conditions the draws on itself, the heads' joint states summed out) on 
 fresh sequences (:func:`~bayes_slr.inference.multihead_predictive.multihead_bayes_error`) and
 its excess over the known-directions Bayes predictor on the same sequences (paired); the means
 over seeds with their standard errors, and the worst R-hat of the matched overlaps. ERM:
-:func:`~bayes_slr.studies.multihead_erm.multihead_erm` with two student heads (softmax and
+:func:`~bayes_slr.studies.erm.erm_study` with two student heads (softmax and
 Bayes-softmax, ``--starts`` starts, ridge ``--lam``) on its own seeds' teachers and data.
 """
 
@@ -32,8 +32,7 @@ from bayes_slr.inference.multihead_predictive import matched_overlaps, multihead
 from bayes_slr.inference.samplers import sample_posterior
 from bayes_slr.models.simulate import draw_task_teacher, simulate
 from bayes_slr.models.spec import training_size
-from bayes_slr.studies.erm import seed_mean
-from bayes_slr.studies.multihead_erm import multihead_erm
+from bayes_slr.studies.erm import ERMSettings, erm_study, seed_mean
 
 ACTIVATIONS = ("softmax", "bayes_softmax")
 
@@ -85,9 +84,15 @@ def table(config: SLRConfig, args) -> None:
             over_seeds([(e.over_known, e.over_known_stderr) for e, _ in seeds]),
         ]
         for name in ACTIVATIONS:
-            run = multihead_erm(
-                config, name, 2, alpha, seeds=args.seeds, starts=args.starts, lam=args.lam
+            settings = ERMSettings(
+                lam=args.lam,
+                seeds=args.seeds,
+                starts=args.starts,
+                exact_teacher=True,
+                N_test=20_000,
+                student_heads=2,
             )
+            run = erm_study(config, name, settings, alpha=alpha)
             cells.append(f"{run.test_error:.4f} +- {run.stderr:.4f}")
         cells.append(f"{max(rhat for _, rhat in seeds):.3f}")
         print("| " + " | ".join(cells) + " |", flush=True)
