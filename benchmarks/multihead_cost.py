@@ -54,7 +54,7 @@ from bayes_slr.formulas.student_heads import student_heads_error
 from bayes_slr.formulas.student_heads_records import StudentHead
 from bayes_slr.inference.kernels import gibbs, multihead_gibbs, run_chains
 from bayes_slr.inference.kernels.base import SamplerData
-from bayes_slr.inference.multihead_predictive import matched_overlaps
+from bayes_slr.inference.predictive import matched_overlaps
 from bayes_slr.models.batch import Teacher
 from bayes_slr.models.simulate import draw_task_teacher, simulate
 from bayes_slr.models.spec import LengthLaw, SLRConfig

@@ -30,11 +30,8 @@ import xarray as xr
 
 from bayes_slr.formulas.multihead import multihead_bayes_error_exact
 from bayes_slr.inference import diagnostics, posterior_io
-from bayes_slr.inference.multihead_predictive import (
-    MATCHED_OVERLAPS,
-    matched_overlaps,
-    multihead_bayes_error,
-)
+from bayes_slr.inference.location import known_directions_predictor
+from bayes_slr.inference.predictive import MATCHED_OVERLAPS, matched_overlaps, posterior_errors
 from bayes_slr.models.batch import MultiHeadBatch, Teacher
 from bayes_slr.models.head_states import joint_head_states, joint_state_log_weights
 from bayes_slr.models.spec import SLRConfig
@@ -141,14 +138,17 @@ def summarise_multihead(tree: xr.DataTree, settings: SamplingSettings) -> MultiH
     convergence = diagnostics.convergence_summary(table)
     stats = tree.sample_stats
     divergences = int(stats["diverging"].sum()) if "diverging" in stats else None
-    error = multihead_bayes_error(
+    errors = posterior_errors(
         key_test,
         config,
         teacher,
         *posterior_io.draws_of(tree),
         N_test=settings.N_test,
         max_draws=settings.max_draws,
+        others={"known": known_directions_predictor(config, teacher)},
+        pairs=[("bayes", "known")],
     )
+    error, over_known, known = errors.bayes, errors.others["bayes - known"], errors.others["known"]
     population = multihead_bayes_error_exact(config)
     recorded = record["config"]
     return MultiHeadPosteriorSummary(
@@ -157,9 +157,9 @@ def summarise_multihead(tree: xr.DataTree, settings: SamplingSettings) -> MultiH
         heads=config.heads,
         presence=config.presence,
         sampler=recorded["sampler"],
-        bayes_error=Estimate(error.error, error.stderr),
-        excess_over_known=Estimate(error.over_known, error.over_known_stderr),
-        oracle_error=Estimate(error.known, error.known_stderr),
+        bayes_error=Estimate(error.value, error.stderr),
+        excess_over_known=Estimate(over_known.value, over_known.stderr),
+        oracle_error=Estimate(known.value, known.stderr),
         population_bayes_error=Estimate(population.value, population.error_bound),
         n_test=error.n_test,
         rhat_max=convergence["rhat_max"],
