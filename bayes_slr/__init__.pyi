@@ -908,7 +908,8 @@ def simulate(
     Draws a teacher (k*, v*) and N sequences of the task; with out writes them as .npz (X, lengths,
     y, eps, chi_star, z_star, k_star, v_star and the config record): the format data reads. With
     heads or presence (docs/multihead.md) eps, chi_star, z_star, k_star and v_star gain a head axis
-    and present holds the heads' presences; data reads one-head data only.
+    and present holds the heads' presences; gap data reads them, the other commands one-head data
+    only.
 
     Parameters
     ----------

@@ -214,7 +214,7 @@ def _paired_lines(row: GapRow, activations: Sequence[str]) -> list[str]:
     sides = {side for name in differences for side in name.split(" - ", 1)}
     found = [a for a in activations if a in sides]
     teachers = max(d.n or 1 for d in differences.values())
-    drawn = row.oracle is not None or row.heads is not None  # else held-out sequences of a file
+    drawn = row.oracle is not None  # else held-out sequences of a file
     scope = f"{teachers} teacher{'s' * (teachers > 1)}" if drawn else "held-out sequences"
     pairs = []
     for a, b in itertools.combinations(found, 2):
@@ -417,7 +417,7 @@ def _heads_notes(options: GapOptions, rows: list[GapRow]) -> list[str]:
 def _erm_column(options: GapOptions) -> str:
     """What the ERM columns measure, and on which sequences."""
     alpha = options.training_ratio()
-    if options.multihead:
+    if options.multihead and options.data is None:
         return (
             f"test error of {options.heads_of_student}-head attention trained by ERM at alpha = "
             f"{alpha:g}, D = {options.D}, from {options.starts} random start(s) (k, v ~ N(0, I); "
@@ -432,15 +432,16 @@ def _erm_column(options: GapOptions) -> str:
             f"{options.N_test} fresh sequences per teacher, +- its standard error over "
             f"{options.seeds} seed(s) (teachers and training sets){_lam_column(options)}"
         )
+    student = f"{options.heads_of_student}-head attention" if options.multihead else "attention"
     if options.source.teacher:
         return (
-            f"test error of attention trained by ERM on the file's {options.n_train} sequences "
+            f"test error of {student} trained by ERM on the file's {options.n_train} sequences "
             f"(alpha = {alpha:g}), on {options.N_test} fresh sequences of its teacher, +- their "
             f"standard error{_lam_column(options)}"
         )
     held_out = options.source.N - options.n_train
     return (
-        f"test error of attention trained by ERM on {options.n_train} of the file's sequences "
+        f"test error of {student} trained by ERM on {options.n_train} of the file's sequences "
         f"(alpha = {alpha:g}), on the other {held_out} (held out by holdout and seed), +- the "
         f"standard error over them{_lam_column(options)}; the file has no teacher, so there is "
         "no oracle"

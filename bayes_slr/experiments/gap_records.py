@@ -164,7 +164,7 @@ class GapOptions(Options):
         self._check_values()
         if self.multihead:  # before a data file is read
             D = DEFAULT_D if self.D is None else self.D
-            check_heads_options(self.heads, D, self.data, self.init, self.alpha)
+            check_heads_options(self.heads, D, self.init, self.alpha)
         task = self._task
         self.erm_settings()
         activations = self.filled()["activations"]
@@ -231,7 +231,7 @@ class GapOptions(Options):
                 heads_activations(self.settings()) if self.multihead else tuple(activation_names())
             )
         if self.multihead and self.student_heads is None:
-            filled["student_heads"] = self.heads
+            filled["student_heads"] = task.heads
         return filled
 
     @functools.cached_property
@@ -255,6 +255,8 @@ class GapOptions(Options):
             D=DEFAULT_D if self.D is None else self.D,
             Delta=DEFAULT_DELTA if self.Delta is None else self.Delta,
             seeds=DEFAULT_SEEDS if self.seeds is None else self.seeds,
+            heads=self.heads,
+            presence=self.presence,
         )
 
     def _data_settings(self) -> GapTask:
@@ -275,6 +277,8 @@ class GapOptions(Options):
             L=None if self.L is None else (self.L[0] if len(self.L) == 1 else self.L),
             variable_length=self.variable_length,
             D=self.D,
+            heads=None if self.heads == 1 else self.heads,
+            presence=None if self.presence == 1.0 else self.presence,
         )
         return GapTask.of_file(self.data, given, DEFAULT_DELTA, self.holdout, self.source)
 
@@ -287,7 +291,8 @@ class GapOptions(Options):
     def multihead(self) -> bool:
         """Whether the task has several heads or heads that may be absent, or the student
         several heads (docs/multihead.md); ``False``: one-head ``gap``."""
-        return self.heads > 1 or self.presence < 1.0 or self.student_heads not in (None, 1)
+        task = self._task if self.data is not None else self  # a data file's heads are its own
+        return task.heads > 1 or task.presence < 1.0 or self.student_heads not in (None, 1)
 
     @property
     def runs_erm(self) -> bool:

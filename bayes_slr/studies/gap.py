@@ -75,7 +75,7 @@ def data_split(path: Path, holdout: float, seed: int) -> DataSplit:
     """The data file ``path`` split by ``seed``: ``holdout`` of it held out without a teacher."""
     from bayes_slr.models.dataset import load_dataset, training_and_test
 
-    train, test = training_and_test(load_dataset(path), holdout, seed)
+    train, test = training_and_test(load_dataset(path, heads=True), holdout, seed)
     return DataSplit(train.teacher, train.as_batch(), None if test is None else test.as_batch())
 
 
@@ -109,9 +109,12 @@ def erm_point(
     per_seed = summary.per_seed
     teachers = teacher_errors(per_seed)
     minus_zero = teachers.minus_zero_difference()
-    k, v, c = (np.asarray(leaf[0], dtype=float) for leaf in summary.params)
     held_out = split is not None and split.test is not None
-    fit = FittedParameters(tuple(k.tolist()), tuple(v.tolist()), float(c)) if held_out else None
+    fit = (
+        FittedParameters.of(*(np.asarray(leaf[0], dtype=float) for leaf in summary.params))
+        if held_out
+        else None
+    )
     erm = ERMError(
         test_error=summary.test_error,
         stderr=summary.stderr,
@@ -184,9 +187,7 @@ def held_out_differences(
     from bayes_slr.models.scoring import difference_name, held_out_error
 
     predictors = {
-        a: attention_predictor(
-            AttentionParams(*(jnp.asarray(value) for value in dataclasses.astuple(fit))), a
-        )
+        a: attention_predictor(AttentionParams(*(jnp.asarray(x) for x in fit.arrays())), a)
         for a, fit in fits.items()
     }
     pairs = list(itertools.combinations(fits, 2))

@@ -39,6 +39,7 @@ class GapTask:
     variant, nu, L, variable_length, D, Delta : the task (``nu`` the variant's when not given).
     seeds : ERM teachers and training sets (1 with a data file).
     source, n_train : the data file and its training sequences (``None`` without one).
+    heads, presence : the teacher's heads and their presence (given, or a data file's).
     """
 
     variant: str | None
@@ -50,6 +51,8 @@ class GapTask:
     seeds: int
     source: DataSource | None = None
     n_train: int | None = None
+    heads: int = 1
+    presence: float = 1.0
 
     @classmethod
     def of_file(
@@ -65,7 +68,7 @@ class GapTask:
         (:func:`~bayes_slr.models.data_task.data_task`: a contradiction is refused), and its
         training sequences (all with a teacher, else those ``holdout`` does not hold out);
         ``source``: where each setting came from, as given."""
-        config, read = data_task(path, given, default_delta)
+        config, read = data_task(path, given, default_delta, heads=True)
         if not (config.length.is_fixed or config.length == LengthLaw.uniform(config.Lbar)):
             raise ConfigError(
                 f"`data`: gap runs fixed or uniform length laws; the config record has "
@@ -82,6 +85,8 @@ class GapTask:
             seeds=1,
             source=source or read,
             n_train=read.N - n_held_out,
+            heads=config.heads,
+            presence=config.presence,
         )
 
 

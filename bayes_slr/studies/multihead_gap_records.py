@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from bayes_slr.attention.activations import (
     OPTIONAL_ACTIVATIONS,
@@ -82,17 +81,10 @@ def takes_presence(variant: str, presence: float) -> bool:
     return True
 
 
-def check_heads_options(
-    heads: int, D: int, data: Path | None, init: str, alpha: float | None
-) -> None:
-    """Refuse what ``gap`` runs for one head only: a data file, the informed start; and, with
-    ERM (``alpha``), a token dimension below ``2 heads`` (ERM draws exact, orthogonal teacher
+def check_heads_options(heads: int, D: int, init: str, alpha: float | None) -> None:
+    """Refuse what ``gap`` runs for one head only, the informed start; and, with simulated ERM
+    (``alpha``), a token dimension below ``2 heads`` (ERM draws exact, orthogonal teacher
     directions)."""
-    if data is not None:
-        raise ConfigError(
-            "data: gap reads one-head data files; with several heads or presence < 1 it draws "
-            "its teachers (leave out data)"
-        )
     if init != "random":
         raise ConfigError(
             f"init: {init!r} is one-head only; with several heads or presence < 1 ERM reports "

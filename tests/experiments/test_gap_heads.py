@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import bayes_slr
@@ -130,6 +131,38 @@ def test_tiny_erm_with_two_heads_lies_above_the_bayes_error_and_its_oracle():
     assert "bayes_softmax - oracle" in row.erm_paired_differences
 
 
+def test_a_multi_head_data_file_of_simulate_is_what_gap_reads(tmp_path):
+    """``simulate --heads`` writes what ``gap --data`` reads: the file's heads and presence set
+    the task (a contradicting ``heads`` is refused), ERM has the file's two heads, its teacher
+    gives the oracle (the exact teacher's Bayes error within 4 standard errors); without the
+    teacher the two activations are compared on held-out sequences."""
+    path = tmp_path / "heads.npz"
+    argv = ["simulate", "--heads", "2", "--presence", "0.5", "--N", "96", "--D", "6"]
+    assert main([*argv, "--L", "3", "--exact-teacher", "--out", str(path), "--quiet"]) == 0
+    result = bayes_slr.gap(
+        data=path, activations=("linear",), starts=1, N_test=4000, progress=False
+    )
+    (row,) = result.rows
+    assert (row.heads.heads, row.heads.presence, result.options.student_heads) == (2, 0.5, 2)
+    erm = row.erm["linear"]
+    assert len(erm.heads) == 1 and len(erm.heads[0].permutation) == 2
+    assert abs(row.oracle.value - row.bayes) <= 4 * row.oracle.stderr
+    with pytest.raises(bayes_slr.ConfigError, match="heads = 3 .given. conflicts with heads = 2"):
+        bayes_slr.gap(data=path, heads=3, progress=False)
+    with np.load(path) as arrays:
+        kept = {name: arrays[name] for name in arrays.files if name not in ("k_star", "v_star")}
+    np.savez(tmp_path / "no_teacher.npz", **kept)
+    result = bayes_slr.gap(
+        data=tmp_path / "no_teacher.npz",
+        activations=("linear", "softmax"),
+        starts=1,
+        progress=False,
+    )
+    (row,) = result.rows
+    assert row.oracle is None and row.erm["linear"].fit.offsets is not None
+    assert "linear - softmax" in row.erm_paired_differences and "held-out" in result.table()
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -138,7 +171,6 @@ def test_tiny_erm_with_two_heads_lies_above_the_bayes_error_and_its_oracle():
         (["--presence", "1.5"], "presence must be a probability in (0, 1]"),
         (["--variant", "max", "--presence", "0.5"], "presence must be 1 for the max"),
         (["--heads", "2", "--init", "informed"], "init: 'informed' is one-head only"),
-        (["--heads", "2", "--data", "x.npz"], "data: gap reads one-head data files"),
         (["--heads", "3", "--D", "5", "--alpha", "4"], "D must be an integer >= 6"),
         (["--student-heads", "0"], "student_heads must be an integer >= 1"),
         (["--heads", "2", "--student-heads", "0"], "student_heads must be an integer >= 1"),
