@@ -9,7 +9,8 @@ population optimum and one ERM error per activation and task) run through the re
 runner (:mod:`bayes_slr.experiments.runner`). With several heads, or heads that may be absent,
 the points are the same, heads an axis of each (the multi-head Bayes error, the optimum of
 ``H_s`` aligned heads, ERM with ``H_s`` heads), and a row's ``heads`` holds what the one-head
-columns do not (:mod:`bayes_slr.experiments.gap_heads`).
+columns do not (its cells, tidy fields and notes: :func:`heads_lines`, :func:`heads_entry`,
+:func:`heads_notes`).
 
 The module imports without JAX: the computing layers are imported inside the functions that
 :meth:`Gap.solve` and :meth:`Gap.collect` call.
@@ -22,6 +23,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from bayes_slr.attention.activations import OPTIONAL_ACTIVATIONS
 from bayes_slr.experiments.base import (
     Experiment,
     Provenance,
@@ -29,15 +31,8 @@ from bayes_slr.experiments.base import (
     flatten,
     register_experiment,
 )
-from bayes_slr.experiments.gap_heads import (
-    heads_entry,
-    heads_lines,
-    heads_notes,
-    left_out_notes,
-    population_cell,
-)
 from bayes_slr.experiments.gap_records import GapOptions, GapPoint
-from bayes_slr.experiments.tables import format_table, plus_minus
+from bayes_slr.experiments.tables import cell, format_table, plus_minus
 from bayes_slr.experiments.task import (
     task_config,
 )
@@ -51,7 +46,18 @@ from bayes_slr.studies.gap import (
     population_point,
 )
 from bayes_slr.studies.gap_records import ERMError
-from bayes_slr.studies.gap_rows import DEFAULT_VARIANTS, GapRow, GapSolved, erm_warnings, gap_row
+from bayes_slr.studies.gap_rows import (
+    DEFAULT_VARIANTS,
+    GapRow,
+    GapSolved,
+    HeadsGap,
+    erm_warnings,
+    gap_row,
+    matched_cosines,
+    overlap_summary,
+    takes_presence,
+    tilted_location,
+)
 from bayes_slr.studies.multihead_population_records import UPPER_BOUND
 
 
@@ -453,6 +459,93 @@ def _lam_column(options: GapOptions) -> str:
     if options.lam != "auto":
         return ""
     return "; lam=: the ridge chosen per seed by validation on the training set (range over seeds)"
+
+
+UPPER_BOUND_MARK = " ^"
+"""Appended to an optimum of aligned heads that is an upper bound on the optimum over all
+overlaps."""
+
+
+def left_out_notes(
+    variant: str | None,
+    presence: float,
+    activations_given: bool,
+    settings: Sequence[tuple[str, float]],
+    default_variants: Sequence[str],
+) -> list[str]:
+    """What a multi-head ``gap`` left out of its defaults: a default setting whose heads are
+    always present (max, when ``presence < 1``), and softmax-1 and Bayes-softmax beside a
+    setting with a tilted location law."""
+    notes = []
+    skipped = [name for name in default_variants if not takes_presence(name, presence)]
+    if variant is None and skipped:
+        notes.append(
+            f"{', '.join(skipped)} left out: its heads are always present (presence 1 only)"
+        )
+    if not activations_given and any(tilted_location(v, nu) for v, nu in settings):
+        notes.append(
+            f"{', '.join(OPTIONAL_ACTIVATIONS)} left out: no population terms on the max law's "
+            "location (give --variant spiked)"
+        )
+    return notes
+
+
+def population_cell(value: float, heads: HeadsGap | None, activation: str) -> float | str:
+    """An optimum's cell: the value, marked when it is an upper bound."""
+    if heads is None or heads.scopes.get(activation) != UPPER_BOUND:
+        return value
+    return cell(value) + UPPER_BOUND_MARK
+
+
+def heads_lines(row: GapRow, prefix: str) -> list[str]:
+    """Below the table: per activation, ERM's gap to the Bayes error and the heads it found."""
+    heads = row.heads
+    if heads is None or not row.erm:
+        return []
+    return [
+        f"{prefix}: ERM {a}: gap to pop bayes {(heads.erm_gap or {}).get(a, float('nan')):+.4f} "
+        f"+- {erm.stderr:.4f}; {overlap_summary(erm.heads)}"
+        for a, erm in row.erm.items()
+        if erm.heads is not None
+    ]
+
+
+def heads_notes(heads: int, presence: float, student_heads: int, bounded: bool) -> list[str]:
+    """What the columns of a multi-head table are."""
+    notes = [
+        f"H = {heads} teacher heads, presence rho = {presence:g}, H_s = {student_heads} student "
+        "heads (docs/multihead.md): bayes is the Bayes error with known directions, <activation> "
+        "the population optimum of H_s heads aligned one to one with the teacher's (extra heads "
+        "silenced)"
+    ]
+    if bounded:
+        notes.append(
+            "^: an upper bound on the optimum over all overlaps (heads that mix teacher heads may "
+            "do better); unmarked optima are over all overlaps"
+        )
+    return notes
+
+
+def heads_entry(heads: HeadsGap | None, activation: str, erm: ERMError | None) -> dict[str, object]:
+    """A tidy row's multi-head fields of one activation: the heads, the optimum's scope and
+    ERM's gap to Bayes and the smallest matched cosines of the heads it found (``erm_gap``,
+    ``erm_min_cos_*``; its error is the one-head ``erm_*`` fields)."""
+    if heads is None:
+        return {}
+    entry: dict[str, object] = {
+        "heads": heads.heads,
+        "presence": heads.presence,
+        "student_heads": heads.student_heads,
+        "scope": heads.scopes.get(activation),
+    }
+    if erm is not None and erm.heads is not None:
+        key, value = matched_cosines(erm.heads)
+        entry |= {
+            "erm_gap": (heads.erm_gap or {}).get(activation),
+            "erm_min_cos_k": key,
+            "erm_min_cos_v": value,
+        }
+    return entry
 
 
 GAP = register_experiment(Gap())

@@ -47,11 +47,13 @@ from bayes_slr.models.data_task import GivenTask
 from bayes_slr.models.dataset import DEFAULT_HOLDOUT, DataSource, check_holdout
 from bayes_slr.models.spec import INITS, training_size
 from bayes_slr.models.variants import get_variant
-from bayes_slr.studies.gap_rows import GAP_TASK, GapTask, variant_settings
-from bayes_slr.studies.multihead_gap_records import (
+from bayes_slr.studies.gap_rows import (
+    GAP_TASK,
+    GapTask,
     check_heads_activations,
     check_heads_options,
     heads_activations,
+    variant_settings,
 )
 
 DEFAULT_LENGTHS = (2, 3, 5, 10, 30, 100)

@@ -25,7 +25,7 @@ from bayes_slr import LengthLaw, SLRConfig
 from bayes_slr.formulas.optimum import optimal_population_error
 from bayes_slr.formulas.student_heads import heads_at_optimum
 from bayes_slr.studies.erm import ERMSettings, ERMSummary, erm_study
-from bayes_slr.studies.multihead_gap_records import matched_cosines
+from bayes_slr.studies.gap_rows import matched_cosines
 
 ACTIVATIONS = ("softmax", "bayes_softmax")
 ALPHAS = (8.0, 16.0, 32.0, 64.0, 128.0)
