@@ -742,7 +742,8 @@ def posterior(
         draws (evenly thinned, split in 4 groups for the unbiased error) forming the posterior
         predictors, >= 1. Default: 1000.
     erm : bool | None
-        compare with ERM (softmax, linear) trained on the same data as gap trains it. Default: on.
+        compare with ERM (softmax, linear) trained on the same data as gap trains it (with heads:
+        H-head students, only when asked for). Default: on.
     lam : float | str | None
         ridge of the ERM comparison: >= 0, or auto (chosen by held-out validation, as in gap).
         Default: auto.
@@ -859,7 +860,8 @@ def posterior_sweep(
         draws (evenly thinned, split in 4 groups for the unbiased error) forming the posterior
         predictors, >= 1. Default: 1000.
     erm : bool | None
-        compare with ERM (softmax, linear) trained on the same data as gap trains it. Default: on.
+        compare with ERM (softmax, linear) trained on the same data as gap trains it (with heads:
+        H-head students, only when asked for). Default: on.
     lam : float | str | None
         ridge of the ERM comparison: >= 0, or auto (chosen by held-out validation, as in gap).
         Default: auto.
