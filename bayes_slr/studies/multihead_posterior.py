@@ -219,15 +219,7 @@ def _erm(
     rows, predictors = {}, {}
     for activation in ERM_ACTIVATIONS:
         summary = erm_study(config, activation, erm_settings, seed, data=(teacher, batch))
-        selected = summary.per_seed[0]
-        rows[activation] = ERMComparison(
-            test_error=summary.test_error,
-            stderr=summary.stderr,
-            converged=selected.converged,
-            lam=selected.lam,
-            restarts_agree=summary.restarts_agree,
-            notes=tuple(summary.notes),
-        )
+        rows[activation] = ERMComparison.of(summary)
         fit = jax.tree_util.tree_map(lambda leaf: leaf[0], summary.params)
         predictors[f"erm_{activation}"] = attention_predictor(fit, activation)
     return rows, predictors
