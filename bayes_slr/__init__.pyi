@@ -392,7 +392,7 @@ def gap(
     activations: str | Sequence[str] | None = None,
     student_heads: int | None = None,
     alpha: float | None = None,
-    lam: float | str | None = "auto",
+    lam: float | str = "auto",
     D: int | None = 100,
     Delta: float | None = 0.1,
     seeds: int | None = 4,
@@ -432,7 +432,7 @@ def gap(
     random start is reported, with a warning when the random starts disagree. With heads or presence
     (docs/multihead.md): the multi-head Bayes error, each activation's optimum of student_heads
     heads aligned one to one (^: an upper bound on the optimum over all overlaps) and ERM with those
-    heads, with the heads it found.
+    heads beside the oracle, with the heads it found.
 
     Parameters
     ----------
@@ -460,10 +460,9 @@ def gap(
     alpha : float | None
         sample ratio N/D, > 0: adds the ERM test error of each activation and the teachers' oracle
         error. Default: none, population values only.
-    lam : float | str | None
+    lam : float | str
         ridge of ERM: a number >= 0, or 'auto': chosen per seed by validation on a held-out 0.2 of
-        the training set over 0.001..100 (11 log-spaced values; one head only). Default: auto; 1
-        with several heads or presence < 1.
+        the training set over 0.001..100 (11 log-spaced values).
     D : int | None
         token dimension of ERM, >= 1. Default: 100; with data the file's.
     Delta : float | None
@@ -753,7 +752,8 @@ def posterior(
         draws (evenly thinned, split in 4 groups for the unbiased error) forming the posterior
         predictors, >= 1. Default: 1000.
     erm : bool | None
-        compare with ERM (softmax, linear) trained on the same data as gap trains it. Default: on.
+        compare with ERM (softmax, linear) trained on the same data as gap trains it (with heads:
+        H-head students, only when asked for). Default: on.
     lam : float | str | None
         ridge of the ERM comparison: >= 0, or auto (chosen by held-out validation, as in gap).
         Default: auto.
@@ -870,7 +870,8 @@ def posterior_sweep(
         draws (evenly thinned, split in 4 groups for the unbiased error) forming the posterior
         predictors, >= 1. Default: 1000.
     erm : bool | None
-        compare with ERM (softmax, linear) trained on the same data as gap trains it. Default: on.
+        compare with ERM (softmax, linear) trained on the same data as gap trains it (with heads:
+        H-head students, only when asked for). Default: on.
     lam : float | str | None
         ridge of the ERM comparison: >= 0, or auto (chosen by held-out validation, as in gap).
         Default: auto.
@@ -919,7 +920,8 @@ def simulate(
     Draws a teacher (k*, v*) and N sequences of the task; with out writes them as .npz (X, lengths,
     y, eps, chi_star, z_star, k_star, v_star and the config record): the format data reads. With
     heads or presence (docs/multihead.md) eps, chi_star, z_star, k_star and v_star gain a head axis
-    and present holds the heads' presences; data reads one-head data only.
+    and present holds the heads' presences; gap data reads them, the other commands one-head data
+    only.
 
     Parameters
     ----------

@@ -11,10 +11,10 @@ times
   (:func:`~bayes_slr.formulas.student_heads.student_heads_error`);
 - ``aligned_mc``: the same heads by Monte Carlo
   (:func:`~bayes_slr.formulas.population_mc.population_error_mc`, ``--mc-samples``);
-- ``erm``: ERM with ``H_s = H`` softmax heads
-  (:func:`~bayes_slr.studies.multihead_erm.multihead_erm`) at ``--D``, ``--alpha``, ``--seeds``
-  teachers of ``--starts`` starts, L-BFGS capped at ``--iterations`` iterations with tolerance 0
-  (no fit stops on its gradient), so that every ``H`` takes about the same number of steps.
+- ``erm``: ERM with ``H_s = H`` softmax heads (:func:`~bayes_slr.studies.erm.erm_study`
+  with ``student_heads``, ``lam = 1e-3``) at ``--D``, ``--alpha``, ``--seeds`` teachers of
+  ``--starts`` starts, L-BFGS capped at ``--iterations`` iterations with tolerance 0 (no fit
+  stops on its gradient), so that every ``H`` takes about the same number of steps.
 
 - ``sampler``: the exact multi-head Gibbs kernel (``multihead-gibbs``, every head's state then
   ``k``, ``v``) at ``--sampler-D``, ``--sampler-alpha``, ``Delta = 0.1``, ``--chains`` chains of
@@ -54,12 +54,12 @@ from bayes_slr.formulas.student_heads import student_heads_error
 from bayes_slr.formulas.student_heads_records import StudentHead
 from bayes_slr.inference.kernels import gibbs, multihead_gibbs, run_chains
 from bayes_slr.inference.kernels.base import SamplerData
-from bayes_slr.inference.multihead_predictive import matched_overlaps
+from bayes_slr.inference.predictive import matched_overlaps
 from bayes_slr.models.batch import Teacher
 from bayes_slr.models.simulate import draw_task_teacher, simulate
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.records import package_versions
-from bayes_slr.studies.multihead_erm import multihead_erm
+from bayes_slr.studies.erm import ERMSettings, erm_study
 
 HEADS = (1, 2, 4)
 OVERLAPS = (1.2, 1.44, 0.8, 0.64)
@@ -75,17 +75,17 @@ def computations(args: argparse.Namespace) -> dict[str, Callable[[SLRConfig], ob
         return student_heads_error("softmax", config, heads)
 
     def erm(config: SLRConfig) -> object:
-        return multihead_erm(
-            config,
-            "softmax",
-            config.heads,
-            args.alpha,
+        settings = ERMSettings(
+            lam=1e-3,
             seeds=args.seeds,
             starts=args.starts,
             tol=1e-300,
             max_iter=args.iterations,
             N_test=args.test,
+            exact_teacher=True,
+            student_heads=config.heads,
         )
+        return erm_study(config, "softmax", settings, alpha=args.alpha)
 
     table: dict[str, Callable[[SLRConfig], object]] = {
         "bayes": multihead_bayes_error_exact,

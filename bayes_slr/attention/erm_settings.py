@@ -83,7 +83,10 @@ class ERMSettings:
         instead of drawn from the prior (removes the teacher-norm part of the fluctuation).
     predict_population : also evaluate, per seed, the population error docs/model.md section 4
         predicts from the fit's overlaps (quadrature; slow for softmax on max-SLR at
-        ``nu = inf`` and large key norms).
+        ``nu = inf`` and large key norms; one head only).
+    student_heads : the student's heads ``H_s >= 1`` (docs/multihead.md section 7): ``1`` is the
+        one-head estimator; more sum ``H_s`` heads, each started at ``N(0, I_D)``
+        (:data:`~bayes_slr.attention.estimators.HEADS_INIT_SCALE`), with no informed start.
     """
 
     lam: float | str = LAM_AUTO
@@ -99,10 +102,16 @@ class ERMSettings:
     patience: int = VALIDATION_PATIENCE
     exact_teacher: bool = False
     predict_population: bool = True
+    student_heads: int = 1
 
     def __post_init__(self) -> None:
         lam = check_lam(self.lam)
         check_choice("init", self.init, INITS)
+        if check_int("student_heads", self.student_heads, 1) > 1 and self.init != "random":
+            raise ConfigError(
+                f"init: {self.init!r} is one-head only; with student_heads > 1 ERM reports the "
+                "lowest-objective random start"
+            )
         check_optimizer(self.optimizer)
         check_real("tol", self.tol, minimum=0.0, strict=True)
         check_int("max_iter", self.max_iter, 1)

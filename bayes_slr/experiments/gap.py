@@ -7,8 +7,10 @@ beside the oracle: the error of each teacher's own Bayes predictor (known ``k*``
 same test sequences, the floor no estimator beats on them. The points (one Bayes error, one
 population optimum and one ERM error per activation and task) run through the resumable sweep
 runner (:mod:`bayes_slr.experiments.runner`). With several heads, or heads that may be absent,
-the points are those of :func:`bayes_slr.studies.multihead_gap.heads_point` and a row's
-``heads`` holds what the one-head columns do not (:mod:`bayes_slr.experiments.gap_heads`).
+the points are the same, heads an axis of each (the multi-head Bayes error, the optimum of
+``H_s`` aligned heads, ERM with ``H_s`` heads), and a row's ``heads`` holds what the one-head
+columns do not (its cells, tidy fields and notes: :func:`heads_lines`, :func:`heads_entry`,
+:func:`heads_notes`).
 
 The module imports without JAX: the computing layers are imported inside the functions that
 :meth:`Gap.solve` and :meth:`Gap.collect` call.
@@ -21,6 +23,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from bayes_slr.attention.activations import OPTIONAL_ACTIVATIONS
 from bayes_slr.experiments.base import (
     Experiment,
     Provenance,
@@ -28,17 +31,8 @@ from bayes_slr.experiments.base import (
     flatten,
     register_experiment,
 )
-from bayes_slr.experiments.gap_heads import (
-    erm_cell,
-    heads_entry,
-    heads_erm_column,
-    heads_lines,
-    heads_notes,
-    left_out_notes,
-    population_cell,
-)
 from bayes_slr.experiments.gap_records import GapOptions, GapPoint
-from bayes_slr.experiments.tables import format_table, plus_minus
+from bayes_slr.experiments.tables import cell, format_table, plus_minus
 from bayes_slr.experiments.task import (
     task_config,
 )
@@ -52,8 +46,18 @@ from bayes_slr.studies.gap import (
     population_point,
 )
 from bayes_slr.studies.gap_records import ERMError
-from bayes_slr.studies.gap_rows import DEFAULT_VARIANTS, GapRow, GapSolved, erm_warnings, gap_row
-from bayes_slr.studies.multihead_gap import heads_point
+from bayes_slr.studies.gap_rows import (
+    DEFAULT_VARIANTS,
+    GapRow,
+    GapSolved,
+    HeadsGap,
+    erm_warnings,
+    gap_row,
+    matched_cosines,
+    overlap_summary,
+    takes_presence,
+    tilted_location,
+)
 from bayes_slr.studies.multihead_population_records import UPPER_BOUND
 
 
@@ -87,9 +91,7 @@ class GapResult(Result[GapOptions, GapRow]):
             if with_oracle:
                 oracle = row.oracle
                 line.append("-" if oracle is None else plus_minus(oracle.value, oracle.stderr))
-            if with_erm and row.heads is not None:
-                line += [erm_cell(row.heads, a) or FAILED for a in activations]
-            elif with_erm:
+            if with_erm:
                 for a in activations:
                     erm = (row.erm or {}).get(a)
                     cell = FAILED if erm is None else _erm_cell(erm)
@@ -103,7 +105,7 @@ class GapResult(Result[GapOptions, GapRow]):
         if starred:
             text.append("*: see the warnings below")
         for row in self.rows:
-            text += heads_lines(row.heads, row.describe())
+            text += heads_lines(row, row.describe())
         return "\n".join(text)
 
     def plot(self, ax: Any = None) -> Any:
@@ -149,8 +151,8 @@ class GapResult(Result[GapOptions, GapRow]):
             }
             if overlaps is not None:
                 entry.update(flatten(overlaps.to_dict(), "optimum_"))
-            entry |= heads_entry(row.heads, activation)
-            if self.options.runs_erm and row.heads is None:
+            entry |= heads_entry(row.heads, activation, erm)
+            if self.options.runs_erm:
                 entry["oracle"] = None if row.oracle is None else row.oracle.value
                 entry["oracle_stderr"] = None if row.oracle is None else row.oracle.stderr
                 if erm is not None:
@@ -218,7 +220,7 @@ def _paired_lines(row: GapRow, activations: Sequence[str]) -> list[str]:
     sides = {side for name in differences for side in name.split(" - ", 1)}
     found = [a for a in activations if a in sides]
     teachers = max(d.n or 1 for d in differences.values())
-    drawn = row.oracle is not None or row.heads is not None  # else held-out sequences of a file
+    drawn = row.oracle is not None  # else held-out sequences of a file
     scope = f"{teachers} teacher{'s' * (teachers > 1)}" if drawn else "held-out sequences"
     pairs = []
     for a, b in itertools.combinations(found, 2):
@@ -253,7 +255,8 @@ class Gap(Experiment[GapOptions, GapPoint, GapSolved, GapResult]):
         "random start is reported, with a warning when the random starts disagree. With "
         "--heads or --presence (docs/multihead.md): the multi-head Bayes error, each "
         "activation's optimum of --student-heads heads aligned one to one (^: an upper bound on "
-        "the optimum over all overlaps) and ERM with those heads, with the heads it found."
+        "the optimum over all overlaps) and ERM with those heads beside the oracle, with the "
+        "heads it found."
     )
     options_type = GapOptions
     point_type = GapPoint
@@ -286,20 +289,11 @@ class Gap(Experiment[GapOptions, GapPoint, GapSolved, GapResult]):
             options.heads,
             options.presence,
         )
-        if options.multihead:
-            part = heads_point(
-                config.replace(D=options.D, Delta=options.Delta),
-                point.kind,
-                point.activation,
-                options.heads_settings(),
-                options.seed,
-                options.alpha,
-            )
-            return GapSolved(bayes=part.bayes, population=part.population, heads_erm=part.erm)
         if point.kind == "bayes":
             return GapSolved(bayes=bayes_point(config))
         if point.kind == "population":
-            return GapSolved(population=population_point(config, point.activation))
+            heads = (options.heads_of_student,) if options.multihead else ()
+            return GapSolved(population=population_point(config, point.activation, *heads))
         erm, oracle = erm_point(
             config.replace(D=options.D, Delta=options.Delta),
             point.activation,
@@ -350,7 +344,7 @@ def _row(
     config = task_config(
         variant, L, options.variable_length, nu, 0.0, 1, options.heads, options.presence
     )
-    student_heads = (options.student_heads or options.heads) if options.multihead else None
+    student_heads = options.heads_of_student if options.multihead else None
     row = gap_row(
         config,
         bool(options.variable_length),
@@ -420,7 +414,7 @@ def _heads_notes(options: GapOptions, rows: list[GapRow]) -> list[str]:
     bounded = any(UPPER_BOUND in row.heads.scopes.values() for row in rows if row.heads is not None)
     given = options.activations is not None
     return heads_notes(
-        options.heads, options.presence, options.student_heads, bounded, options.runs_erm
+        options.heads, options.presence, options.student_heads, bounded
     ) + left_out_notes(
         options.variant, options.presence, given, options.settings(), DEFAULT_VARIANTS
     )
@@ -429,23 +423,31 @@ def _heads_notes(options: GapOptions, rows: list[GapRow]) -> list[str]:
 def _erm_column(options: GapOptions) -> str:
     """What the ERM columns measure, and on which sequences."""
     alpha = options.training_ratio()
-    if options.multihead:
-        return heads_erm_column(options.heads_settings(), alpha, options.D)
+    if options.multihead and options.data is None:
+        return (
+            f"test error of {options.heads_of_student}-head attention trained by ERM at alpha = "
+            f"{alpha:g}, D = {options.D}, from {options.starts} random start(s) (k, v ~ N(0, I); "
+            f"the lowest objective is the fit), on {options.N_test} fresh sequences per exact "
+            f"teacher, +- its standard error over {options.seeds} seed(s){_lam_column(options)}; "
+            "below the table, its gap to pop bayes and the heads it found (student head -> "
+            "teacher head)"
+        )
     if options.data is None:
         return (
             f"test error of attention trained by ERM at alpha = {alpha:g}, D = {options.D}, on "
             f"{options.N_test} fresh sequences per teacher, +- its standard error over "
             f"{options.seeds} seed(s) (teachers and training sets){_lam_column(options)}"
         )
+    student = f"{options.heads_of_student}-head attention" if options.multihead else "attention"
     if options.source.teacher:
         return (
-            f"test error of attention trained by ERM on the file's {options.n_train} sequences "
+            f"test error of {student} trained by ERM on the file's {options.n_train} sequences "
             f"(alpha = {alpha:g}), on {options.N_test} fresh sequences of its teacher, +- their "
             f"standard error{_lam_column(options)}"
         )
     held_out = options.source.N - options.n_train
     return (
-        f"test error of attention trained by ERM on {options.n_train} of the file's sequences "
+        f"test error of {student} trained by ERM on {options.n_train} of the file's sequences "
         f"(alpha = {alpha:g}), on the other {held_out} (held out by holdout and seed), +- the "
         f"standard error over them{_lam_column(options)}; the file has no teacher, so there is "
         "no oracle"
@@ -457,6 +459,93 @@ def _lam_column(options: GapOptions) -> str:
     if options.lam != "auto":
         return ""
     return "; lam=: the ridge chosen per seed by validation on the training set (range over seeds)"
+
+
+UPPER_BOUND_MARK = " ^"
+"""Appended to an optimum of aligned heads that is an upper bound on the optimum over all
+overlaps."""
+
+
+def left_out_notes(
+    variant: str | None,
+    presence: float,
+    activations_given: bool,
+    settings: Sequence[tuple[str, float]],
+    default_variants: Sequence[str],
+) -> list[str]:
+    """What a multi-head ``gap`` left out of its defaults: a default setting whose heads are
+    always present (max, when ``presence < 1``), and softmax-1 and Bayes-softmax beside a
+    setting with a tilted location law."""
+    notes = []
+    skipped = [name for name in default_variants if not takes_presence(name, presence)]
+    if variant is None and skipped:
+        notes.append(
+            f"{', '.join(skipped)} left out: its heads are always present (presence 1 only)"
+        )
+    if not activations_given and any(tilted_location(v, nu) for v, nu in settings):
+        notes.append(
+            f"{', '.join(OPTIONAL_ACTIVATIONS)} left out: no population terms on the max law's "
+            "location (give --variant spiked)"
+        )
+    return notes
+
+
+def population_cell(value: float, heads: HeadsGap | None, activation: str) -> float | str:
+    """An optimum's cell: the value, marked when it is an upper bound."""
+    if heads is None or heads.scopes.get(activation) != UPPER_BOUND:
+        return value
+    return cell(value) + UPPER_BOUND_MARK
+
+
+def heads_lines(row: GapRow, prefix: str) -> list[str]:
+    """Below the table: per activation, ERM's gap to the Bayes error and the heads it found."""
+    heads = row.heads
+    if heads is None or not row.erm:
+        return []
+    return [
+        f"{prefix}: ERM {a}: gap to pop bayes {(heads.erm_gap or {}).get(a, float('nan')):+.4f} "
+        f"+- {erm.stderr:.4f}; {overlap_summary(erm.heads)}"
+        for a, erm in row.erm.items()
+        if erm.heads is not None
+    ]
+
+
+def heads_notes(heads: int, presence: float, student_heads: int, bounded: bool) -> list[str]:
+    """What the columns of a multi-head table are."""
+    notes = [
+        f"H = {heads} teacher heads, presence rho = {presence:g}, H_s = {student_heads} student "
+        "heads (docs/multihead.md): bayes is the Bayes error with known directions, <activation> "
+        "the population optimum of H_s heads aligned one to one with the teacher's (extra heads "
+        "silenced)"
+    ]
+    if bounded:
+        notes.append(
+            "^: an upper bound on the optimum over all overlaps (heads that mix teacher heads may "
+            "do better); unmarked optima are over all overlaps"
+        )
+    return notes
+
+
+def heads_entry(heads: HeadsGap | None, activation: str, erm: ERMError | None) -> dict[str, object]:
+    """A tidy row's multi-head fields of one activation: the heads, the optimum's scope and
+    ERM's gap to Bayes and the smallest matched cosines of the heads it found (``erm_gap``,
+    ``erm_min_cos_*``; its error is the one-head ``erm_*`` fields)."""
+    if heads is None:
+        return {}
+    entry: dict[str, object] = {
+        "heads": heads.heads,
+        "presence": heads.presence,
+        "student_heads": heads.student_heads,
+        "scope": heads.scopes.get(activation),
+    }
+    if erm is not None and erm.heads is not None:
+        key, value = matched_cosines(erm.heads)
+        entry |= {
+            "erm_gap": (heads.erm_gap or {}).get(activation),
+            "erm_min_cos_k": key,
+            "erm_min_cos_v": value,
+        }
+    return entry
 
 
 GAP = register_experiment(Gap())

@@ -47,14 +47,13 @@ from bayes_slr.models.data_task import GivenTask
 from bayes_slr.models.dataset import DEFAULT_HOLDOUT, DataSource, check_holdout
 from bayes_slr.models.spec import INITS, training_size
 from bayes_slr.models.variants import get_variant
-from bayes_slr.studies.gap_rows import GAP_TASK, GapTask, variant_settings
-from bayes_slr.studies.multihead_gap_records import (
-    HEADS_LAM,
-    HeadsERMSettings,
+from bayes_slr.studies.gap_rows import (
+    GAP_TASK,
+    GapTask,
     check_heads_activations,
-    check_heads_lam,
     check_heads_options,
     heads_activations,
+    variant_settings,
 )
 
 DEFAULT_LENGTHS = (2, 3, 5, 10, 30, 100)
@@ -105,13 +104,11 @@ class GapOptions(Options):
         "oracle error",
         default_text="none, population values only",
     )
-    lam: float | str | None = lam_option(
-        None,
+    lam: float | str = lam_option(
+        LAM_AUTO,
         help="ridge of ERM: a number >= 0, or 'auto': chosen per seed by validation on a held-out "
         f"{VALIDATION_FRACTION:g} of the training set over {min(DEFAULT_LAM_GRID):g}.."
-        f"{max(DEFAULT_LAM_GRID):g} ({len(DEFAULT_LAM_GRID)} log-spaced values; one head only)",
-        default_text=f"auto; {HEADS_LAM:g} with several heads or presence < 1",
-        signature_default=LAM_AUTO,
+        f"{max(DEFAULT_LAM_GRID):g} ({len(DEFAULT_LAM_GRID)} log-spaced values)",
     )
     D: int | None = task_option(
         "D", GIVEN, help="token dimension of ERM, >= 1", default_note="with --data the file's"
@@ -169,12 +166,9 @@ class GapOptions(Options):
         self._check_values()
         if self.multihead:  # before a data file is read
             D = DEFAULT_D if self.D is None else self.D
-            check_heads_options(self.heads, D, self.data, self.init, self.optimizer, self.alpha)
+            check_heads_options(self.heads, D, self.init, self.alpha)
         task = self._task
-        if self.multihead:
-            self.heads_settings()
-        else:
-            self.erm_settings()
+        self.erm_settings()
         activations = self.filled()["activations"]
         pairs = variant_settings(task.variant, task.nu, self.presence)
         for (variant, nu), L in itertools.product(pairs, task.L):
@@ -190,7 +184,7 @@ class GapOptions(Options):
         if self.alpha is None or self.data is not None:
             return
         N = training_size(self.alpha, task.D)
-        seeds = self.heads_settings().seeds if self.multihead else task.seeds
+        seeds = task.seeds
         check_erm_memory(
             f"alpha = {self.alpha:g}, D = {task.D}, L = {max(task.L)}, seeds = {seeds}",
             N,
@@ -238,9 +232,8 @@ class GapOptions(Options):
             filled["activations"] = (
                 heads_activations(self.settings()) if self.multihead else tuple(activation_names())
             )
-        filled["lam"] = self._lam
         if self.multihead and self.student_heads is None:
-            filled["student_heads"] = self.heads
+            filled["student_heads"] = task.heads
         return filled
 
     @functools.cached_property
@@ -264,6 +257,8 @@ class GapOptions(Options):
             D=DEFAULT_D if self.D is None else self.D,
             Delta=DEFAULT_DELTA if self.Delta is None else self.Delta,
             seeds=DEFAULT_SEEDS if self.seeds is None else self.seeds,
+            heads=self.heads,
+            presence=self.presence,
         )
 
     def _data_settings(self) -> GapTask:
@@ -284,6 +279,8 @@ class GapOptions(Options):
             L=None if self.L is None else (self.L[0] if len(self.L) == 1 else self.L),
             variable_length=self.variable_length,
             D=self.D,
+            heads=None if self.heads == 1 else self.heads,
+            presence=None if self.presence == 1.0 else self.presence,
         )
         return GapTask.of_file(self.data, given, DEFAULT_DELTA, self.holdout, self.source)
 
@@ -296,7 +293,8 @@ class GapOptions(Options):
     def multihead(self) -> bool:
         """Whether the task has several heads or heads that may be absent, or the student
         several heads (docs/multihead.md); ``False``: one-head ``gap``."""
-        return self.heads > 1 or self.presence < 1.0 or self.student_heads not in (None, 1)
+        task = self._task if self.data is not None else self  # a data file's heads are its own
+        return task.heads > 1 or task.presence < 1.0 or self.student_heads not in (None, 1)
 
     @property
     def runs_erm(self) -> bool:
@@ -307,10 +305,16 @@ class GapOptions(Options):
         """``alpha`` of ERM: given, or the data file's training sequences over ``D``."""
         return self.alpha if self.data is None else self.n_train / self.D
 
+    @property
+    def heads_of_student(self) -> int:
+        """The student's heads ``H_s``: given, else the teacher's (1 for one-head ``gap``)."""
+        return self.heads if self.student_heads is None else self.student_heads
+
     def erm_settings(self) -> ERMSettings:
-        """How each ERM point trains and scores (checked: a bad value is refused here)."""
+        """How each ERM point trains and scores (checked: a bad value is refused here); with
+        heads, the student's ``H_s`` heads on exact teachers (the population values' own)."""
         return ERMSettings(
-            lam=self._lam,
+            lam=self.lam,
             seeds=self.seeds or 1,
             init=self.init,
             starts=self.starts,
@@ -318,26 +322,9 @@ class GapOptions(Options):
             N_test=self.N_test,
             lam_grid=self.lam_grid,
             predict_population=False,
+            exact_teacher=self.multihead,
+            student_heads=self.heads_of_student,
         )
-
-    def heads_settings(self) -> HeadsERMSettings:
-        """How each ERM point of a multi-head task trains and scores (checked)."""
-        lam = check_heads_lam(self._lam)
-        seeds = self.seeds or DEFAULT_SEEDS
-        return HeadsERMSettings(
-            self.heads if self.student_heads is None else self.student_heads,
-            lam,
-            seeds,
-            self.starts,
-            self.N_test,
-        )
-
-    @property
-    def _lam(self) -> float | str:
-        """The ridge as given, or its default."""
-        if self.lam is not None:
-            return self.lam
-        return HEADS_LAM if self.multihead else LAM_AUTO
 
 
 @dataclasses.dataclass(frozen=True)

@@ -43,7 +43,7 @@ from bayes_slr.formulas.student_heads_records import (
 )
 from bayes_slr.memory import MC_ENTRIES, check_float64, check_mc_memory
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.studies.multihead_gap_records import check_heads_activations
+from bayes_slr.studies.gap_rows import check_heads_activations
 from bayes_slr.studies.multihead_population_records import (
     UPPER_BOUND,
     MonteCarloCheck,

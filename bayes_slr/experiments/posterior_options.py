@@ -141,7 +141,8 @@ class SamplingOptions(Options):
     )
     erm: bool | None = option(
         None,
-        "compare with ERM (softmax, linear) trained on the same data as gap trains it",
+        "compare with ERM (softmax, linear) trained on the same data as gap trains it (with "
+        "--heads: H-head students, only when asked for)",
         signature_default=SAMPLING_DEFAULTS.erm,
     )
     lam: float | str | None = lam_option(

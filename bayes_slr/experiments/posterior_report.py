@@ -76,6 +76,14 @@ def multihead_report(row: MultiHeadPosteriorSummary, options: Any) -> str:
             f"population Bayes error with known directions (alpha -> inf): "
             f"{row.population_bayes_error.value:.5f} (quadrature bound "
             f"{row.population_bayes_error.stderr:.1e})",
+            *(
+                f"ERM {a} ({row.heads} heads) test error: "
+                f"{plus_minus(e.test_error, e.stderr, 5, ' +- ')}"
+                + ("" if e.converged else " (not converged)")
+                + f"; minus Bayes-optimal on the same sequences (paired): "
+                f"{row.erm_minus_bayes[a].value:+.5f} +- {row.erm_minus_bayes[a].stderr:.5f}"
+                for a, e in (row.erm or {}).items()
+            ),
         ]
     )
 

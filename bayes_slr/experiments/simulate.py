@@ -115,7 +115,7 @@ class Simulate(Experiment[SimulateOptions, SimulatePoint, SimulatedData, Simulat
         "(X, lengths, y, eps, chi_star, z_star, k_star, v_star and the config record): the "
         "format --data reads. With --heads or --presence (docs/multihead.md) eps, chi_star, "
         "z_star, k_star and v_star gain a head axis and present holds the heads' presences; "
-        "--data reads one-head data only."
+        "gap --data reads them, the other commands one-head data only."
     )
     options_type = SimulateOptions
     point_type = SimulatePoint

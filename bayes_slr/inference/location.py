@@ -17,6 +17,7 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 
+from bayes_slr.models.head_states import sequence_evidence_and_prediction
 from bayes_slr.models.simulate import Teacher, token_mask
 from bayes_slr.models.spec import SLRConfig
 
@@ -82,6 +83,12 @@ def known_directions_predictor(
     config: SLRConfig, teacher: Teacher
 ) -> Callable[[jax.Array, jax.Array], jax.Array]:
     """The Bayes estimator with known directions as a predictor ``predict(X, lengths)`` (the
-    oracle).
+    oracle); on a multi-head task ``E[y | X, k*, v*]`` with the heads' joint states summed out
+    (:func:`~bayes_slr.models.head_states.sequence_evidence_and_prediction`).
     """
+    if config.multihead:
+        k_star, v_star = jnp.asarray(teacher.k_star), jnp.asarray(teacher.v_star)
+        return lambda X, lengths: sequence_evidence_and_prediction(
+            X, lengths, k_star, v_star, config
+        )[1]
     return functools.partial(bayes_estimator, config=config, teacher=teacher)

@@ -2,12 +2,16 @@
 
 For one draw ``(k, v)`` the predictor is ``E[y | X, k, v] = sum_l P(eps = l | X, k) z_l``
 with ``P(eps = l | X, k) = softmax(c_nu chi)_l`` (docs/model.md section 2); the Bayes-optimal
-predictor given the training set is its posterior mean over the draws.
+predictor given the training set is its posterior mean over the draws. On a multi-head task
+(docs/multihead.md section 8) the draws have a head axis and the heads' joint states are summed
+out; the posterior is symmetric under a permutation of the heads, so its draws are read by their
+label-free :func:`matched_overlaps`.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 from typing import NamedTuple
 
 import jax
@@ -331,6 +335,14 @@ class PosteriorErrors(NamedTuple):
     others: dict[str, ExcessError]
 
 
+N_TEST = 100_000
+"""Fresh test sequences of a posterior predictor's error when not given (a command passes its
+own ``N_test``): the standard error of an error near ``0.5`` is then about ``0.002`` (the
+per-sequence spread, about ``0.7``, over ``sqrt(N_test)``), below the third decimal a table
+shows and below the gaps the posterior is compared on; the former multi-head ``20_000`` gave
+``0.005``."""
+
+
 def posterior_errors(
     key: jax.Array,
     config: SLRConfig,
@@ -338,19 +350,31 @@ def posterior_errors(
     k_draws,
     v_draws,
     *,
-    N_test: int = 100_000,
+    N_test: int = N_TEST,
     chunk_size: int = 10_000,
     max_draws: int = 1_000,
     groups: int = GROUPS,
+    others: dict[str, PredictFn] | None = None,
+    pairs: Pairs = (),
 ) -> PosteriorErrors:
     """Unbiased excess test errors of the Bayes-optimal (weighted) and plain posterior predictors.
 
     One pass over ``N_test`` fresh sequences of ``teacher`` and the draws
-    (:func:`scored_posterior_errors` with :func:`excess_test_error`).
+    (:func:`scored_posterior_errors` with :func:`excess_test_error`; one head or several: the
+    draws ``(..., H, D)`` of a multi-head task); ``others`` and ``pairs`` as there (the
+    known-directions predictor :func:`~bayes_slr.inference.location.known_directions_predictor`
+    and ``("bayes", "known")``: the posterior's excess over it on the same sequences).
     """
     score = fresh_sample_scorer(key, config, teacher, N_test, chunk_size)
     return scored_posterior_errors(
-        score, config, k_draws, v_draws, max_draws=max_draws, groups=groups
+        score,
+        config,
+        k_draws,
+        v_draws,
+        max_draws=max_draws,
+        groups=groups,
+        others=others,
+        pairs=pairs,
     )
 
 
@@ -398,7 +422,7 @@ def bayes_test_error(
     k_draws: jax.Array,
     v_draws: jax.Array,
     *,
-    N_test: int = 100_000,
+    N_test: int = N_TEST,
     chunk_size: int = 10_000,
     max_draws: int = 1_000,
     weighted: bool = True,
@@ -515,3 +539,33 @@ def training_location_posterior(
         return total / k_chain.shape[0]
 
     return jax.vmap(chain_mean)(k_draws, v_draws)
+
+
+MATCHED_OVERLAPS = ("m_k", "m_v", "q_k", "q_v")
+
+
+def matched_overlaps(
+    k_draws: np.ndarray, v_draws: np.ndarray, teacher: Teacher
+) -> dict[str, np.ndarray]:
+    """Label-free overlaps of multi-head draws ``(..., H, D)`` with the teacher ``(H, D)``, each
+    ``(...)``.
+
+    Per draw, the permutation ``pi`` of the heads that maximises ``sum_h (k_h . k*_pi(h) +
+    v_h . v*_pi(h))``; then ``m_k = mean_h k_h . k*_pi(h) / D``, ``m_v`` likewise, ``q_k =
+    mean_h |k_h|^2 / D``, ``q_v`` likewise.
+    """
+    k, v = np.asarray(k_draws, float), np.asarray(v_draws, float)
+    k_star, v_star = np.asarray(teacher.k_star, float), np.asarray(teacher.v_star, float)
+    H, D = k_star.shape
+    m_k = np.einsum("...hd,gd->...hg", k, k_star) / D
+    m_v = np.einsum("...hd,gd->...hg", v, v_star) / D
+    permutations = np.asarray(list(itertools.permutations(range(H))))  # (P, H)
+    heads = np.arange(H)
+    fit = (m_k + m_v)[..., heads, permutations].sum(-1)  # (..., P)
+    best = permutations[np.argmax(fit, axis=-1)]  # (..., H)
+    return {
+        "m_k": np.take_along_axis(m_k, best[..., None], axis=-1)[..., 0].mean(-1),
+        "m_v": np.take_along_axis(m_v, best[..., None], axis=-1)[..., 0].mean(-1),
+        "q_k": np.mean(np.sum(k**2, axis=-1), axis=-1) / D,
+        "q_v": np.mean(np.sum(v**2, axis=-1), axis=-1) / D,
+    }

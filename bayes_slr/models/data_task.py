@@ -35,6 +35,8 @@ class GivenTask:
     L: int | tuple[int, ...] | None = None
     variable_length: bool | None = None
     D: int | None = None
+    heads: int | None = None
+    presence: float | None = None
 
     @classmethod
     def of(cls, config: SLRConfig) -> GivenTask:
@@ -85,7 +87,7 @@ def refuse_conflict(name: str, given: Any, actual: Any, origin: str) -> None:
 
 
 def data_task(
-    path: str | Path, given: GivenTask, default_Delta: float
+    path: str | Path, given: GivenTask, default_Delta: float, heads: bool = False
 ) -> tuple[SLRConfig, DataSource]:
     """The task of the data file ``path`` and where each setting came from.
 
@@ -94,6 +96,8 @@ def data_task(
     path : a ``.npz`` data file (:mod:`bayes_slr.models.dataset`).
     given : the settings given beside it (those the experiment has).
     default_Delta : ``Delta`` of a file without a config record when none is given.
+    heads : whether multi-head data are read (their heads and presence from the record), else
+        refused.
 
     Raises
     ------
@@ -101,7 +105,7 @@ def data_task(
         A bad file (one line naming the array), a given setting that contradicts the arrays or
         the record, a fixed length law with sequences shorter than ``Lbar``.
     """
-    data = load_dataset(path)
+    data = load_dataset(path, heads)
     refuse_conflict("D", given.D, data.D, "array X's last axis")
     refuse_conflict("L", given.L, data.Lbar, "array X's token axis")
     sources = {"D": "array X", "N": "array y", "Lbar": "array X"}
@@ -113,6 +117,8 @@ def data_task(
         refuse_conflict(
             "variable_length", given.variable_length, not recorded.length.is_fixed, RECORD
         )
+        refuse_conflict("heads", given.heads, recorded.heads, RECORD)
+        refuse_conflict("presence", given.presence, recorded.presence, RECORD)
         config = recorded
         sources.update(dict.fromkeys((*MODEL_SETTINGS, "length"), RECORD))
     else:

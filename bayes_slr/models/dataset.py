@@ -14,6 +14,12 @@ array         shape         dtype       meaning
 ``config``    ()            str         JSON record written by ``simulate`` (optional)
 ============  ============  ==========  =======================================================
 
+A multi-head data set (``simulate --heads``/``--presence``, docs/multihead.md) has a ``config``
+record with ``heads`` ``H`` and ``presence``; its ``eps`` is ``(N, H)``, ``k_star`` and
+``v_star`` are ``(H, D)``, and ``present`` ``(N, H)`` (booleans, optional) says which heads are in
+each sequence. It is read where the caller asks for it (``load_dataset(path, heads=True)``: the
+commands whose estimators take heads), else refused with one line.
+
 Every real array must be finite. ``simulate`` also writes ``chi_star`` and ``z_star``; they
 are recomputed from the teacher and not read. The model settings (variant, ``nu``,
 ``Delta``, the length law) come from the ``config`` record when there is one, else from the
@@ -36,7 +42,7 @@ from typing import NamedTuple
 import numpy as np
 
 from bayes_slr.errors import ConfigError, check_real
-from bayes_slr.models.batch import SLRBatch, Teacher
+from bayes_slr.models.batch import MultiHeadBatch, SLRBatch, Teacher
 from bayes_slr.models.spec import SLRConfig, describe_nu
 from bayes_slr.numerics.record import JsonObject, Record
 from bayes_slr.records import read_json
@@ -57,9 +63,12 @@ class Dataset(NamedTuple):
     X : (N, Lbar, D) float64 tokens, zero beyond each length.
     lengths : (N,) int32 lengths in ``1..Lbar``.
     y : (N,) float64 outputs.
-    eps : (N,) int32 true locations, :data:`UNKNOWN_LOCATION` where the file has none.
-    teacher : the directions that generated the data, if the file has them.
+    eps : (N,) int32 true locations, :data:`UNKNOWN_LOCATION` where the file has none;
+        ``(N, H)`` for multi-head data.
+    teacher : the directions that generated the data, if the file has them (``(H, D)`` each for
+        multi-head data).
     provenance : the file's ``config`` record (``{}`` when absent).
+    present : ``(N, H)`` booleans, which heads are in each sequence (``None`` for one-head data).
     """
 
     X: np.ndarray
@@ -68,6 +77,7 @@ class Dataset(NamedTuple):
     eps: np.ndarray
     teacher: Teacher | None
     provenance: JsonObject
+    present: np.ndarray | None = None
 
     @property
     def N(self) -> int:
@@ -86,12 +96,18 @@ class Dataset(NamedTuple):
 
     def take(self, rows: np.ndarray) -> Dataset:
         """The sequences ``rows`` (same teacher and record)."""
+        present = None if self.present is None else self.present[rows]
         return self._replace(
-            X=self.X[rows], lengths=self.lengths[rows], y=self.y[rows], eps=self.eps[rows]
+            X=self.X[rows],
+            lengths=self.lengths[rows],
+            y=self.y[rows],
+            eps=self.eps[rows],
+            present=present,
         )
 
-    def as_batch(self) -> SLRBatch:
-        """The sequences as an :class:`SLRBatch` (what samplers and ERM train on).
+    def as_batch(self) -> SLRBatch | MultiHeadBatch:
+        """The sequences as an :class:`SLRBatch` (what samplers and ERM train on; a
+        :class:`MultiHeadBatch` for multi-head data).
 
         The teacher projections ``chi_star``, ``z_star`` are computed from the teacher; without
         one they are unknown (NaN) and nothing reads them.
@@ -100,10 +116,23 @@ class Dataset(NamedTuple):
 
         X = jnp.asarray(self.X)
         if self.teacher is None:
-            chi_star = z_star = jnp.full(self.X.shape[:2], jnp.nan)
+            heads = () if self.present is None else (self.present.shape[1],)
+            chi_star = z_star = jnp.full((self.N, *heads, self.Lbar), jnp.nan)
         else:
-            chi_star = X @ jnp.asarray(self.teacher.k_star) / math.sqrt(self.D)
-            z_star = X @ jnp.asarray(self.teacher.v_star) / math.sqrt(self.D)
+            chi_star, z_star = (
+                jnp.einsum("nld,...d->n...l", X, jnp.asarray(direction)) / math.sqrt(self.D)
+                for direction in self.teacher
+            )
+        if self.present is not None:
+            return MultiHeadBatch(
+                X,
+                jnp.asarray(self.lengths),
+                jnp.asarray(self.y),
+                jnp.asarray(self.eps),
+                jnp.asarray(self.present),
+                chi_star,
+                z_star,
+            )
         return SLRBatch(
             X,
             jnp.asarray(self.lengths),
@@ -166,29 +195,42 @@ def _real(name: str, array: np.ndarray, shape: tuple[int, ...], meaning: str) ->
 
 
 def _integers(
-    name: str, array: np.ndarray, N: int, low: int | np.ndarray, high: int | np.ndarray, bounds: str
+    name: str,
+    array: np.ndarray,
+    N: int,
+    low: int | np.ndarray,
+    high: int | np.ndarray,
+    bounds: str,
+    heads: int | None = None,
 ) -> np.ndarray:
-    """``array`` as int32 after checking its dtype (integers), shape ``(N,)`` and range ``low <= a
-    <= high``.
-    """
+    """``array`` as int32 after checking its dtype (integers), shape ``(N,)`` (``(N, heads)``
+    with ``heads``) and range ``low <= a <= high`` (per sequence)."""
     if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
         raise ConfigError(f"`data`: array {name} must hold integers, got dtype {array.dtype}")
-    if array.shape != (N,):
+    shape, text = ((N,), f"(N,) = ({N},)") if heads is None else _head_shape(N, heads)
+    if array.shape != shape:
         raise ConfigError(
-            f"`data`: array {name} must have shape (N,) = ({N},) to match X, got {array.shape}"
+            f"`data`: array {name} must have shape {text} to match X, got {array.shape}"
         )
-    outside = (array < low) | (array > high)
+    per_sequence = array.reshape(N, -1)
+    outside = (per_sequence < np.reshape(low, (-1, 1))) | (per_sequence > np.reshape(high, (-1, 1)))
     if np.any(outside):
-        first = int(np.argmax(outside))
+        first = int(np.argmax(np.any(outside, axis=1)))
         raise ConfigError(
-            f"`data`: array {name} must lie in {bounds}, got {int(array[first])} at sequence "
-            f"{first}"
+            f"`data`: array {name} must lie in {bounds}, got "
+            f"{per_sequence[first][outside[first]][0]} at sequence {first}"
         )
     return array.astype(np.int32)
 
 
-def _teacher(arrays: dict[str, np.ndarray], D: int) -> Teacher | None:
-    """The teacher when the file has ``k_star`` and ``v_star`` (both or neither)."""
+def _head_shape(N: int, heads: int) -> tuple[tuple[int, int], str]:
+    """The shape ``(N, H)`` of a per-head array and its text."""
+    return (N, heads), f"(N, H) = ({N}, {heads})"
+
+
+def _teacher(arrays: dict[str, np.ndarray], D: int, heads: int | None = None) -> Teacher | None:
+    """The teacher when the file has ``k_star`` and ``v_star`` (both or neither; ``(heads, D)``
+    each with ``heads``)."""
     given = [name for name in ("k_star", "v_star") if name in arrays]
     if not given:
         return None
@@ -197,7 +239,9 @@ def _teacher(arrays: dict[str, np.ndarray], D: int) -> Teacher | None:
         raise ConfigError(
             f"`data`: array {missing} is missing (give both k_star and v_star, or neither)"
         )
-    k, v = (_real(name, arrays[name], (D,), f"(D,) = ({D},)") for name in ("k_star", "v_star"))
+    shape = (D,) if heads is None else (heads, D)
+    text = f"(D,) = ({D},)" if heads is None else f"(H, D) = {shape}"
+    k, v = (_real(name, arrays[name], shape, text) for name in ("k_star", "v_star"))
     return Teacher(k, v)
 
 
@@ -222,23 +266,27 @@ def _record(arrays: dict[str, np.ndarray]) -> JsonObject:
     return record
 
 
-def _refuse_multihead(path: Path, record: JsonObject) -> None:
-    """``ConfigError`` if the record describes multi-head data (docs/multihead.md): no command
-    that reads data has multi-head equations yet."""
+def _recorded_heads(path: Path, record: JsonObject, allowed: bool) -> int | None:
+    """The heads ``H`` of multi-head data (``None`` for one-head data, read as before): a record
+    with ``heads > 1`` or ``presence < 1`` (docs/multihead.md); ``ConfigError`` unless
+    ``allowed`` (the caller's estimators take heads)."""
     settings = record.get("config", record)
     if not isinstance(settings, dict):
-        return
+        return None
     heads, presence = settings.get("heads", 1), settings.get("presence", 1.0)
-    if heads != 1 or presence != 1.0:
+    if heads == 1 and presence == 1.0:
+        return None
+    if not allowed:
         raise ConfigError(
             f"`data`: {path} holds multi-head data (heads = {heads}, presence = {presence}): "
-            "the commands that read data cover one head only, their multi-head equations do not "
-            "exist yet"
+            "this command reads one-head data only (gap reads multi-head data files)"
         )
+    return heads if isinstance(heads, int) and heads >= 1 else 1
 
 
-def load_dataset(path: str | os.PathLike) -> Dataset:
-    """Read and validate a data set (module docstring).
+def load_dataset(path: str | os.PathLike, heads: bool = False) -> Dataset:
+    """Read and validate a data set (module docstring); ``heads``: multi-head data are read
+    (else refused).
 
     Raises
     ------
@@ -251,7 +299,7 @@ def load_dataset(path: str | os.PathLike) -> Dataset:
     path = Path(path)
     arrays = _read_arrays(path)
     record = _record(arrays)
-    _refuse_multihead(path, record)
+    H = _recorded_heads(path, record, heads)
     for name in ("X", "y"):
         if name not in arrays:
             raise ConfigError(
@@ -272,12 +320,29 @@ def load_dataset(path: str | os.PathLike) -> Dataset:
         else np.full(N, Lbar, np.int32)
     )
     eps = (
-        _integers("eps", arrays["eps"], N, 0, lengths - 1, "0..length-1 (0-based locations)")
+        _integers("eps", arrays["eps"], N, 0, lengths - 1, "0..length-1 (0-based locations)", H)
         if "eps" in arrays
-        else np.full(N, UNKNOWN_LOCATION, np.int32)
+        else np.full((N,) if H is None else (N, H), UNKNOWN_LOCATION, np.int32)
     )
     X = np.where(np.arange(Lbar)[None, :, None] < lengths[:, None, None], X, 0.0)
-    return Dataset(X, lengths, y, eps, _teacher(arrays, D), record)
+    return Dataset(X, lengths, y, eps, _teacher(arrays, D, H), record, _present(arrays, N, H))
+
+
+def _present(arrays: dict[str, np.ndarray], N: int, heads: int | None) -> np.ndarray | None:
+    """Which heads are in each sequence of multi-head data (``present``, ``(N, H)`` booleans; all
+    when the file has none); ``None`` for one-head data."""
+    if heads is None:
+        return None
+    if "present" not in arrays:
+        return np.ones((N, heads), bool)
+    present = arrays["present"]
+    shape, text = _head_shape(N, heads)
+    if present.dtype != bool or present.shape != shape:
+        raise ConfigError(
+            f"`data`: array present must hold booleans of shape {text}, got dtype "
+            f"{present.dtype} shape {present.shape}"
+        )
+    return present
 
 
 def check_holdout(fraction: object) -> float:

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.models.head_states import joint_state_log_weights
 from bayes_slr.models.simulate import SLRBatch, Teacher, iterate_batches, mean_from_sums
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics.paired import difference_name
@@ -89,6 +90,22 @@ def teacher_location_posterior(config: SLRConfig, teacher: Teacher, batch: SLRBa
     """
     chi_star = batch.X @ jnp.asarray(teacher.k_star) / math.sqrt(batch.X.shape[-1])
     return config.law.location_posterior(chi_star, batch.mask, config.nu)
+
+
+def _teacher_states(
+    config: SLRConfig, teacher: Teacher, batch: SLRBatch
+) -> tuple[jax.Array, jax.Array]:
+    """The weights ``p`` and the signal ``z`` of every state of each sequence given ``X`` and the
+    teacher, ``(n, S)`` each, ``p`` summing to one: the location and ``z*_l`` for one-head SLR
+    (:func:`teacher_location_posterior`), the heads' joint states of a multi-head task
+    (:func:`~bayes_slr.models.head_states.joint_state_log_weights`, docs/multihead.md section 2)."""
+    if not config.multihead:
+        return teacher_location_posterior(config, teacher, batch), batch.z_star
+    log_w, signal = joint_state_log_weights(
+        batch.X, batch.lengths, jnp.asarray(teacher.k_star), jnp.asarray(teacher.v_star), config
+    )
+    weights = jnp.exp(log_w - jax.nn.logsumexp(log_w, axis=-1, keepdims=True))
+    return weights, jnp.where(weights > 0, signal, 0.0)
 
 
 def _replicate_statistic(p_star: jax.Array, z_star: jax.Array, f: jax.Array) -> jax.Array:
@@ -237,7 +254,8 @@ def excess_test_error(
 
     ``N_test`` (``>= 2``) fresh sequences from ``teacher``, generated ``chunk_size`` at a
     time from ``key`` (the same key gives the same test set); the location is integrated
-    out exactly with the teacher's location posterior ``p*`` (:func:`excess_error_given_teacher`).
+    out exactly with the teacher's location posterior ``p*`` (:func:`excess_error_given_teacher`;
+    on a multi-head task the heads' joint states, :func:`_teacher_states`).
 
     ``predict`` returns ``(n,)`` predictions, or ``(n, G)`` with ``G >= 2`` independent
     replicates of a Monte Carlo predictor (e.g. posterior means over disjoint groups of
@@ -250,7 +268,7 @@ def excess_test_error(
     """
     N_test = check_int("N_test", N_test, 2)
     chunks = (
-        (batch.X, batch.lengths, teacher_location_posterior(config, teacher, batch), batch.z_star)
+        (batch.X, batch.lengths, *_teacher_states(config, teacher, batch))
         for batch in iterate_batches(key, config, teacher, N_test, chunk_size)
     )
     return _score(predict, chunks, pairs=pairs)

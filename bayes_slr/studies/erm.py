@@ -35,7 +35,13 @@ from bayes_slr.attention.erm_settings import (
     ERMSettings,
     check_lam,
 )
-from bayes_slr.attention.estimators import AttentionParams, attention_predictor, overlaps, predict
+from bayes_slr.attention.estimators import (
+    AttentionParams,
+    attention_predictor,
+    overlaps,
+    predict,
+    random_heads,
+)
 from bayes_slr.attention.optimizers import get_optimizer
 from bayes_slr.attention.span import span_reduction
 from bayes_slr.attention.training import (
@@ -57,12 +63,13 @@ from bayes_slr.models.scoring import (
     held_out_scorer,
     zero_predictor,
 )
-from bayes_slr.models.simulate import SLRBatch, Teacher, draw_teacher, simulate
+from bayes_slr.models.simulate import SLRBatch, Teacher, draw_task_teacher, simulate
 from bayes_slr.models.spec import SLRConfig, training_size
 from bayes_slr.numerics.paired import PairedDifference, teacher_mean
 from bayes_slr.studies.erm_records import (
     ERMSeed,
     FitOverlaps,
+    HeadOverlaps,
     OracleError,
     RandomStarts,
     RidgeValidation,
@@ -372,6 +379,9 @@ def erm_study(
     ``lam="auto"`` chooses the ridge by validation on held-out training samples, neither the test
     samples nor the teacher taking part (:func:`_ridges`).
 
+    Heads are an axis (:func:`with_heads`, docs/multihead.md section 7): ``student_heads`` heads
+    from random starts on the task's teacher heads, each seed recording :func:`head_overlaps`.
+
     Parameters
     ----------
     config : the task; ``D`` is the dimension, ``Delta`` the label noise of the training data.
@@ -379,7 +389,7 @@ def erm_study(
     settings : every other choice (:class:`~bayes_slr.attention.erm_settings.ERMSettings`:
         ``lam``, ``seeds``, ``init``, ``starts``, ``optimizer``, ``N_test``, ``tol``,
         ``max_iter``, ``lam_grid``, ``validation_fraction``, ``patience``, ``exact_teacher``,
-        ``predict_population``); its defaults when ``None``.
+        ``predict_population``, ``student_heads``); its defaults when ``None``.
     seed : root seed of the teachers, training sets, starts and test sequences, ``>= 0``.
     alpha : samples per dimension, ``> 0``: ``N = round(alpha D) >= 1``
         (:func:`~bayes_slr.models.spec.training_size`). With ``data`` it may be left out (it is
@@ -410,10 +420,7 @@ def erm_study(
     check_activation(activation)
     N = _training_count(config, alpha, data)
     _check_given_data(data, test_set, settings)
-    if settings.lam_auto and N < 2:
-        raise ConfigError(
-            f"lam='auto' needs N = round(alpha D) >= 2 to hold samples out, got N = {N}"
-        )
+    _check_training(config, settings, N)
     trainer = _Trainer.of(config, activation, settings)
     keys = jax.vmap(lambda s: seed_keys(seed, s))(jnp.arange(settings.seeds))
     teachers, batches = _training_sets(config, settings, keys, N, data)
@@ -491,6 +498,20 @@ def _check_given_data(
         )
 
 
+def _check_training(config: SLRConfig, settings: ERMSettings, N: int) -> None:
+    """Refuse ``lam="auto"`` with fewer than 2 training samples, and the informed start with heads
+    (a student of heads has random starts only)."""
+    if settings.lam_auto and N < 2:
+        raise ConfigError(
+            f"lam='auto' needs N = round(alpha D) >= 2 to hold samples out, got N = {N}"
+        )
+    if with_heads(config, settings) and settings.init != "random":
+        raise ConfigError(
+            f"init: {settings.init!r} is one-head only; with heads ERM reports the "
+            "lowest-objective random start"
+        )
+
+
 def _training_sets(
     config: SLRConfig, settings: ERMSettings, keys: jax.Array, N: int, data: GivenData | None
 ) -> tuple[Teacher | None, SLRBatch]:
@@ -499,7 +520,7 @@ def _training_sets(
     the sets padded to their length bucket (:func:`padded_to_bucket`: one compiled trainer
     serves several ``L``)."""
     if data is None:
-        teachers = jax.vmap(lambda k: draw_teacher(k, config.D, exact=settings.exact_teacher))(
+        teachers = jax.vmap(lambda k: draw_task_teacher(k, config, exact=settings.exact_teacher))(
             keys[:, 0]
         )
         batches = jax.vmap(lambda k, t: simulate(k, config, t, N))(keys[:, 1], teachers)
@@ -514,8 +535,12 @@ def _starts(
     config: SLRConfig, settings: ERMSettings, keys: jax.Array, teachers: Teacher | None
 ) -> tuple[AttentionParams, AttentionParams | None]:
     """The random starts (leaves ``(seeds, starts, ...)``) and the informed start of every seed
-    (``(seeds, ...)``; ``None`` without a teacher)."""
+    (``(seeds, ...)``; ``None`` without a teacher, or with heads: :func:`with_heads`, whose
+    starts are :func:`~bayes_slr.attention.estimators.random_heads`)."""
     start_keys = jax.vmap(lambda k: jax.random.split(k, settings.starts))(keys[:, 2])
+    if with_heads(config, settings):
+        start = functools.partial(random_heads, D=config.D, student_heads=settings.student_heads)
+        return jax.vmap(jax.vmap(start))(start_keys), None
     random_starts = jax.vmap(jax.vmap(lambda k: initial_params(k, config, "random", None)))(
         start_keys
     )
@@ -525,6 +550,13 @@ def _starts(
         else jax.vmap(lambda t: initial_params(None, config, "informed", t))(teachers)
     )
     return random_starts, informed
+
+
+def with_heads(config: SLRConfig, settings: ERMSettings) -> bool:
+    """Whether the student is one of heads (leaves with a head axis, docs/multihead.md section
+    7): several student heads, or a multi-head task (several teacher heads, or heads that may be
+    absent). Else the one-head estimator, computed as it always was."""
+    return settings.student_heads > 1 or config.multihead
 
 
 def _ridges(
@@ -651,6 +683,9 @@ def _test_errors(
     if test_set is not None:
         task = None if teacher is None else (config, teacher)
         return _start_test_errors(held_out_scorer(config, test_set), fits, activation, task, chosen)
+    if with_heads(config, settings):  # the span of one-head fits only
+        score = fresh_sample_scorer(key, config, teacher, settings.N_test)
+        return _start_test_errors(score, fits, activation, (config, teacher), chosen)
     small_config, small_teacher, small_fits = span_reduction(config, teacher, fits)
     score = fresh_sample_scorer(key, small_config, small_teacher, settings.N_test)
     return _start_test_errors(score, small_fits, activation, (small_config, small_teacher), chosen)
@@ -676,7 +711,8 @@ def _seed_record(
         config, settings, fits, trainer.activation, teacher, test, chosen
     )
     fitted = jax.tree_util.tree_map(lambda leaf: leaf[chosen], fits)
-    fitted_overlaps = None if teacher is None else FitOverlaps(**overlaps(fitted, teacher))
+    heads = with_heads(config, settings)
+    fitted_overlaps = None if teacher is None or heads else FitOverlaps(**overlaps(fitted, teacher))
     spread = float(np.ptp(errors[:starts]))
     tolerance = max(2.0 * float(stderrs[chosen]), AGREEMENT_FLOOR)
     values, grad_norms = trained.values[s], trained.grad_norms[s]
@@ -705,7 +741,7 @@ def _seed_record(
         agreement_tolerance=tolerance,
         restarts_agree=None if starts == 1 else bool(np.isfinite(spread) and spread <= tolerance),
         informed=None
-        if teacher is None
+        if teacher is None or heads
         else StartFigures(
             float(errors[starts]),
             float(stderrs[starts]),
@@ -718,6 +754,7 @@ def _seed_record(
         validation=validation,
         minus_zero=paired["zero"],
         minus_oracle=paired.get("oracle"),
+        head_overlaps=head_overlaps(fitted, teacher) if heads and teacher is not None else None,
     )
 
 
@@ -779,7 +816,9 @@ def _summary(
         lam=tuple(float(x) for x in trained.lams),
         zero_error=float(np.mean([r.zero_error for r in per_seed])),
         informed_test_error=(
-            float(np.mean([r.informed.test_error for r in per_seed])) if has_teacher else None
+            float(np.mean([r.informed.test_error for r in per_seed]))
+            if per_seed[0].informed is not None
+            else None
         ),
         notes=tuple(_notes(per_seed, settings)),
         params=jax.tree_util.tree_map(
@@ -848,3 +887,40 @@ def predicted_population_error(
         c=o.c,
     )
     return float(rho_v * error)
+
+
+def _cosines(student: np.ndarray, teacher: np.ndarray) -> np.ndarray:
+    """``H_s x H`` cosines between the rows of ``student`` and ``teacher`` (0 for a zero row)."""
+    norms = np.linalg.norm(student, axis=1)[:, None] * np.linalg.norm(teacher, axis=1)[None, :]
+    dots = student @ teacher.T
+    return np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+
+
+def head_overlaps(params: AttentionParams, teacher: Teacher) -> HeadOverlaps:
+    """The overlaps of an ``H_s``-head fit with the teacher heads and the permutation it found
+    (:class:`~bayes_slr.studies.erm_records.HeadOverlaps`; a one-head teacher is one head)."""
+    from scipy.optimize import linear_sum_assignment
+
+    k, v = np.asarray(params.k, float), np.asarray(params.v, float)
+    k_star = np.atleast_2d(np.asarray(teacher.k_star, float))
+    v_star = np.atleast_2d(np.asarray(teacher.v_star, float))
+    D = k.shape[-1]
+    cosine_k, cosine_v = _cosines(k, k_star), _cosines(v, v_star)
+    rows, cols = linear_sum_assignment(np.abs(cosine_k) + np.abs(cosine_v), maximize=True)
+    permutation: list[int | None] = [None] * k.shape[0]
+    for row, col in zip(rows, cols, strict=True):
+        permutation[int(row)] = int(col)
+
+    def matrix(values: np.ndarray) -> tuple[tuple[float, ...], ...]:
+        return tuple(tuple(float(x) for x in row) for row in values)
+
+    return HeadOverlaps(
+        m_k=matrix(k @ k_star.T / D),
+        m_v=matrix(v @ v_star.T / D),
+        q_k=tuple(float(x) for x in np.sum(k**2, axis=1) / D),
+        q_v=tuple(float(x) for x in np.sum(v**2, axis=1) / D),
+        c=tuple(float(x) for x in np.atleast_1d(np.asarray(params.c, float))),
+        cosine_k=matrix(cosine_k),
+        cosine_v=matrix(cosine_v),
+        permutation=tuple(permutation),
+    )

@@ -37,6 +37,33 @@ class FitOverlaps(Record):
 
 
 @dataclasses.dataclass(frozen=True)
+class HeadOverlaps(Record):
+    """Student-teacher overlaps of an ``H_s``-head fit on an ``H``-head teacher, all divided by
+    ``D`` (:func:`~bayes_slr.studies.erm.head_overlaps`; docs/multihead.md section 7).
+
+    Attributes
+    ----------
+    m_k, m_v : ``H_s x H`` matrices ``k_j.k_h*/D`` and ``v_j.v_h*/D`` (rows: student heads).
+    q_k, q_v : per student head, ``|k_j|^2/D`` and ``|v_j|^2/D``.
+    c : per student head, the trained offset (0 for the activations without one).
+    cosine_k, cosine_v : the overlaps as cosines, ``k_j.k_h* / (|k_j| |k_h*|)`` (0 for a zero
+        vector).
+    permutation : per student head, the teacher head it was matched with, or ``None`` for an
+        extra head: the assignment of distinct teacher heads that maximises the sum of
+        ``|cosine_k| + |cosine_v|`` over the matched pairs.
+    """
+
+    m_k: tuple[tuple[float, ...], ...]
+    m_v: tuple[tuple[float, ...], ...]
+    q_k: tuple[float, ...]
+    q_v: tuple[float, ...]
+    c: tuple[float, ...]
+    cosine_k: tuple[tuple[float, ...], ...]
+    cosine_v: tuple[tuple[float, ...], ...]
+    permutation: tuple[int | None, ...]
+
+
+@dataclasses.dataclass(frozen=True)
 class StartFigures(Record):
     """One start's fit scored on its seed's test sequences (the informed start's reference)."""
 
@@ -84,7 +111,8 @@ class ERMSeed(Record):
     test_error, stderr : the selected start's test error and its Monte Carlo standard error.
     train_loss, grad_norm, iterations, converged : its training objective, gradient norm, L-BFGS
         iterations, and whether ``grad_norm <= tol``.
-    overlaps : its order parameters (``None`` without a teacher).
+    overlaps : its order parameters (``None`` without a teacher, or with heads: see
+        ``head_overlaps``).
     predicted_population_error : docs/model.md section 4 at those overlaps, rescaled for the
         teacher norms (:func:`~bayes_slr.studies.erm.predicted_population_error`; ``None`` if not
         asked for).
@@ -102,6 +130,9 @@ class ERMSeed(Record):
         minus the oracle's, paired on the same sequences: the mean of the per-sequence difference
         and its standard error over the sequences (``n = 1`` teacher; ``minus_oracle`` ``None``
         without a teacher; both ``None`` in records written before they were stored).
+    head_overlaps : with several student or teacher heads, the selected fit's overlap matrices
+        with the teacher heads and the permutation it found (``None`` for one head or without a
+        teacher).
     """
 
     seed: int
@@ -126,3 +157,4 @@ class ERMSeed(Record):
     validation: RidgeValidation | None
     minus_zero: PairedDifference | None = None
     minus_oracle: PairedDifference | None = None
+    head_overlaps: HeadOverlaps | None = None

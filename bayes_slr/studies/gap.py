@@ -35,18 +35,30 @@ from bayes_slr.studies.gap_records import (
 
 
 def bayes_point(config: SLRConfig) -> BayesValue:
-    """The population Bayes error with its quadrature bound."""
+    """The population Bayes error with known directions and its quadrature bound (of a
+    multi-head task: docs/multihead.md section 2)."""
     from bayes_slr.formulas.bayes import bayes_error_exact
+    from bayes_slr.formulas.multihead import multihead_bayes_error_exact
 
-    exact = bayes_error_exact(config)
+    exact = multihead_bayes_error_exact(config) if config.multihead else bayes_error_exact(config)
     return BayesValue(float(exact.value), float(exact.error_bound))
 
 
-def population_point(config: SLRConfig, activation: str) -> PopulationOptimum:
-    """The population-optimal error of one activation, with its optimal overlaps and note."""
+def population_point(
+    config: SLRConfig, activation: str, student_heads: int | None = None
+) -> PopulationOptimum:
+    """The population-optimal error of one activation, with its optimal overlaps and note; on a
+    multi-head task, or with ``student_heads`` other than the task's heads, the optimum of
+    ``student_heads`` heads aligned one to one with the teacher's (extra heads silenced; each
+    head at the overlaps of the optimum of ``H`` aligned heads, docs/multihead.md section 6)."""
     from bayes_slr.formulas.optimum import optimal_population_error
+    from bayes_slr.formulas.student_heads import heads_at_optimum
 
-    return optimal_population_error(activation, config)
+    optimum = optimal_population_error(activation, config)
+    if student_heads in (None, config.heads):
+        return optimum
+    heads = heads_at_optimum(optimum, config, student_heads)
+    return PopulationOptimum(heads.error, optimum.overlaps)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +75,7 @@ def data_split(path: Path, holdout: float, seed: int) -> DataSplit:
     """The data file ``path`` split by ``seed``: ``holdout`` of it held out without a teacher."""
     from bayes_slr.models.dataset import load_dataset, training_and_test
 
-    train, test = training_and_test(load_dataset(path), holdout, seed)
+    train, test = training_and_test(load_dataset(path, heads=True), holdout, seed)
     return DataSplit(train.teacher, train.as_batch(), None if test is None else test.as_batch())
 
 
@@ -97,9 +109,12 @@ def erm_point(
     per_seed = summary.per_seed
     teachers = teacher_errors(per_seed)
     minus_zero = teachers.minus_zero_difference()
-    k, v, c = (np.asarray(leaf[0], dtype=float) for leaf in summary.params)
     held_out = split is not None and split.test is not None
-    fit = FittedParameters(tuple(k.tolist()), tuple(v.tolist()), float(c)) if held_out else None
+    fit = (
+        FittedParameters.of(*(np.asarray(leaf[0], dtype=float) for leaf in summary.params))
+        if held_out
+        else None
+    )
     erm = ERMError(
         test_error=summary.test_error,
         stderr=summary.stderr,
@@ -116,6 +131,9 @@ def erm_point(
         notes=summary.notes,
         fit=fit,
         teachers=teachers,
+        heads=None
+        if per_seed[0].head_overlaps is None
+        else tuple(r.head_overlaps for r in per_seed),
     )
     oracle = (
         None
@@ -169,9 +187,7 @@ def held_out_differences(
     from bayes_slr.models.scoring import difference_name, held_out_error
 
     predictors = {
-        a: attention_predictor(
-            AttentionParams(*(jnp.asarray(value) for value in dataclasses.astuple(fit))), a
-        )
+        a: attention_predictor(AttentionParams(*(jnp.asarray(x) for x in fit.arrays())), a)
         for a, fit in fits.items()
     }
     pairs = list(itertools.combinations(fits, 2))

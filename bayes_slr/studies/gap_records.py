@@ -6,19 +6,45 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from bayes_slr.numerics.paired import PairedDifference, paired_difference
 from bayes_slr.numerics.record import Record
+from bayes_slr.studies.erm_records import HeadOverlaps
 from bayes_slr.studies.posterior_records import Estimate as Estimate  # one estimate record
 
 
 @dataclasses.dataclass(frozen=True)
 class FittedParameters(Record):
     """The selected ERM fit ``k``, ``v``, ``c`` (kept for data without a teacher, whose
-    activations are compared again on the same held-out sequences)."""
+    activations are compared again on the same held-out sequences); with ``H_s`` heads ``k``
+    and ``v`` hold the heads one after another and ``offsets`` the offset of each head (``c``
+    then 0)."""
 
     k: tuple[float, ...]
     v: tuple[float, ...]
     c: float
+    offsets: tuple[float, ...] | None = None
+
+    @classmethod
+    def of(cls, k: np.ndarray, v: np.ndarray, c: np.ndarray) -> FittedParameters:
+        """The record of a fit's arrays (``(D,)`` and a scalar ``c``, or ``(H_s, D)`` and
+        ``(H_s,)``)."""
+        flat = (tuple(float(x) for x in np.ravel(part)) for part in (k, v))
+        if np.ndim(c) == 0:
+            return cls(*flat, float(c))
+        return cls(*flat, 0.0, tuple(float(x) for x in np.ravel(c)))
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(k, v, c)`` as arrays, the head axis first with heads."""
+        if self.offsets is None:
+            return np.asarray(self.k), np.asarray(self.v), np.asarray(self.c)
+        heads = len(self.offsets)
+        return (
+            np.reshape(self.k, (heads, -1)),
+            np.reshape(self.v, (heads, -1)),
+            np.asarray(self.offsets),
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,6 +115,8 @@ class ERMError(Record):
         ridge at the edge of the grid); printed as warnings.
     fit : the selected fit, for data without a teacher (else ``None``).
     teachers : the per-teacher figures (``None`` in a record written before they were stored).
+    heads : with heads, each seed's overlap matrices and the permutation of heads it found
+        (``None`` for one head, docs/multihead.md section 7).
     """
 
     test_error: float
@@ -105,6 +133,7 @@ class ERMError(Record):
     notes: tuple[str, ...] = ()
     fit: FittedParameters | None = None
     teachers: TeacherErrors | None = None
+    heads: tuple[HeadOverlaps, ...] | None = None
 
     @property
     def above_zero(self) -> bool:

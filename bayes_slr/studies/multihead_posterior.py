@@ -28,16 +28,17 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from bayes_slr.attention.erm_settings import ERMSettings
+from bayes_slr.attention.estimators import attention_predictor
 from bayes_slr.formulas.multihead import multihead_bayes_error_exact
 from bayes_slr.inference import diagnostics, posterior_io
-from bayes_slr.inference.multihead_predictive import (
-    MATCHED_OVERLAPS,
-    matched_overlaps,
-    multihead_bayes_error,
-)
-from bayes_slr.models.batch import MultiHeadBatch, Teacher
+from bayes_slr.inference.location import known_directions_predictor
+from bayes_slr.inference.predictive import MATCHED_OVERLAPS, matched_overlaps, posterior_errors
+from bayes_slr.models.batch import MultiHeadBatch, SLRBatch, Teacher
 from bayes_slr.models.head_states import joint_head_states, joint_state_log_weights
+from bayes_slr.models.scoring import Predictor
 from bayes_slr.models.spec import SLRConfig
+from bayes_slr.studies.erm import erm_study
 from bayes_slr.studies.multihead_posterior_records import (
     MultiHeadPosteriorSummary,
     skipped_notes,
@@ -45,7 +46,9 @@ from bayes_slr.studies.multihead_posterior_records import (
 from bayes_slr.studies.posterior import sample_chains, seed_training_set
 from bayes_slr.studies.posterior_file import settings_record
 from bayes_slr.studies.posterior_records import (
+    ERM_ACTIVATIONS,
     Diagnostic,
+    ERMComparison,
     Estimate,
     SamplingSettings,
     convergence_warnings,
@@ -141,14 +144,18 @@ def summarise_multihead(tree: xr.DataTree, settings: SamplingSettings) -> MultiH
     convergence = diagnostics.convergence_summary(table)
     stats = tree.sample_stats
     divergences = int(stats["diverging"].sum()) if "diverging" in stats else None
-    error = multihead_bayes_error(
+    erm, predictors = _erm(tree, config, teacher, settings) if settings.erm else ({}, {})
+    errors = posterior_errors(
         key_test,
         config,
         teacher,
         *posterior_io.draws_of(tree),
         N_test=settings.N_test,
         max_draws=settings.max_draws,
+        others={"known": known_directions_predictor(config, teacher), **predictors},
+        pairs=[("bayes", "known"), *((name, "bayes") for name in predictors)],
     )
+    error, over_known, known = errors.bayes, errors.others["bayes - known"], errors.others["known"]
     population = multihead_bayes_error_exact(config)
     recorded = record["config"]
     return MultiHeadPosteriorSummary(
@@ -157,9 +164,9 @@ def summarise_multihead(tree: xr.DataTree, settings: SamplingSettings) -> MultiH
         heads=config.heads,
         presence=config.presence,
         sampler=recorded["sampler"],
-        bayes_error=Estimate(error.error, error.stderr),
-        excess_over_known=Estimate(error.over_known, error.over_known_stderr),
-        oracle_error=Estimate(error.known, error.known_stderr),
+        bayes_error=Estimate(error.value, error.stderr),
+        excess_over_known=Estimate(over_known.value, over_known.stderr),
+        oracle_error=Estimate(known.value, known.stderr),
         population_bayes_error=Estimate(population.value, population.error_bound),
         n_test=error.n_test,
         rhat_max=convergence["rhat_max"],
@@ -174,7 +181,48 @@ def summarise_multihead(tree: xr.DataTree, settings: SamplingSettings) -> MultiH
                 convergence["rhat_max"], convergence["ess_bulk_min"], divergences, None
             )
         ),
+        erm=erm or None,
+        erm_minus_bayes={
+            a: Estimate(
+                errors.others[f"erm_{a} - bayes"].value, errors.others[f"erm_{a} - bayes"].stderr
+            )
+            for a in erm
+        }
+        or None,
     )
+
+
+def _erm(
+    tree: xr.DataTree, config: SLRConfig, teacher: Teacher, settings: SamplingSettings
+) -> tuple[dict[str, ERMComparison], dict[str, Predictor]]:
+    """ERM of an ``H``-head student (docs/multihead.md section 7, as ``gap`` trains it) on the
+    posterior's training set, per activation: its row (scored on ERM's own fresh sequences of the
+    teacher) and its fit as a predictor, scored again beside the posterior's."""
+    data = tree.constant_data
+    X = jnp.asarray(data["X"].values)
+    unknown = jnp.full(X.shape[:2], jnp.nan)  # ERM reads X, lengths and y only
+    batch = SLRBatch(
+        X,
+        jnp.asarray(data["lengths"].values),
+        jnp.asarray(tree.observed_data["y"].values),
+        jnp.zeros(X.shape[0], int),
+        unknown,
+        unknown,
+    )
+    erm_settings = ERMSettings(
+        lam=settings.lam,
+        N_test=settings.N_test,
+        predict_population=False,
+        student_heads=config.heads,
+    )
+    seed = int(posterior_io.record_of(tree)["seed"])
+    rows, predictors = {}, {}
+    for activation in ERM_ACTIVATIONS:
+        summary = erm_study(config, activation, erm_settings, seed, data=(teacher, batch))
+        rows[activation] = ERMComparison.of(summary)
+        fit = jax.tree_util.tree_map(lambda leaf: leaf[0], summary.params)
+        predictors[f"erm_{activation}"] = attention_predictor(fit, activation)
+    return rows, predictors
 
 
 def multihead_posterior(

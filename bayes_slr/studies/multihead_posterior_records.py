@@ -16,6 +16,7 @@ from bayes_slr.errors import ConfigError
 from bayes_slr.numerics.record import Record
 from bayes_slr.studies.posterior_records import (
     Diagnostic,
+    ERMComparison,
     Estimate,
     GivenSampling,
     convergence_warnings,
@@ -23,7 +24,6 @@ from bayes_slr.studies.posterior_records import (
 )
 
 NOT_YET = {
-    "erm": "the ERM comparison (a multi-head student from the command line)",
     "check_start": "the start check (chains from the other start read by label-free overlaps)",
 }
 """The one-head parts ``posterior`` skips for a multi-head task (asking for one is refused)."""
@@ -32,7 +32,8 @@ NOT_YET = {
 def multihead_sampling(given: GivenSampling, files: Mapping[str, Path | None]) -> GivenSampling:
     """The sampling settings ``given`` of a multi-head posterior: refuse a file (``files``: the
     posterior or data file by its setting's name, ``None`` where not given) and the parts of
-    :data:`NOT_YET` when asked for; those not given set to not run."""
+    :data:`NOT_YET` when asked for; those not given set to not run, and the ERM comparison (the
+    ``H``-head student of docs/multihead.md section 7) runs only when asked for."""
     for name, path in files.items():
         if path is not None:
             raise ConfigError(
@@ -45,7 +46,7 @@ def multihead_sampling(given: GivenSampling, files: Mapping[str, Path | None]) -
                 f"`{name}` is not available with `heads` or `presence` yet: {what} has no "
                 "multi-head counterpart"
             )
-    return dataclasses.replace(given, **dict.fromkeys(NOT_YET, False))
+    return dataclasses.replace(given, **dict.fromkeys(NOT_YET, False), erm=bool(given.erm))
 
 
 def skipped_notes() -> tuple[str, ...]:
@@ -80,6 +81,10 @@ class MultiHeadPosteriorSummary(Record):
     overlaps : posterior means of the matched overlaps.
     notes : lines to read with the numbers.
     warnings : reasons not to read the numbers as they stand.
+    erm : ERM of an ``H``-head student on the posterior's training set per activation (as
+        ``gap`` trains it, on ERM's own test sequences; ``None`` without ``erm``).
+    erm_minus_bayes : per activation, ERM's error minus the posterior's on the posterior's test
+        sequences (paired; ``None`` without ``erm``).
     """
 
     alpha: float
@@ -100,6 +105,8 @@ class MultiHeadPosteriorSummary(Record):
     overlaps: dict[str, float]
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    erm: dict[str, ERMComparison] | None = None
+    erm_minus_bayes: dict[str, Estimate] | None = None
 
     def __repr__(self) -> str:
         return summary_repr(self)

@@ -519,15 +519,7 @@ def _erm(
             data=(teacher, batch),
             test_set=test,
         )
-        selected = summary.per_seed[0]
-        rows[activation] = ERMComparison(
-            test_error=summary.test_error,
-            stderr=summary.stderr,
-            converged=selected.converged,
-            lam=selected.lam,
-            restarts_agree=summary.restarts_agree,
-            notes=tuple(summary.notes),
-        )
+        rows[activation] = ERMComparison.of(summary)
         fit = jax.tree_util.tree_map(lambda leaf: np.asarray(leaf[0]), summary.params)
         fits[activation] = (fit.k, fit.v, fit.c)
         predictors[activation] = attention_predictor(AttentionParams(*fits[activation]), activation)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 from bayes_slr.attention.erm_settings import check_lam
 from bayes_slr.errors import ConfigError, check_int
@@ -284,6 +285,20 @@ class ERMComparison(Record):
     lam: float
     restarts_agree: bool | None
     notes: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, summary: Any) -> ERMComparison:
+        """The row of an ERM study on one training set (an
+        :class:`~bayes_slr.studies.erm.ERMSummary` of one seed)."""
+        selected = summary.per_seed[0]
+        return cls(
+            test_error=summary.test_error,
+            stderr=summary.stderr,
+            converged=selected.converged,
+            lam=selected.lam,
+            restarts_agree=summary.restarts_agree,
+            notes=tuple(summary.notes),
+        )
 
 
 @dataclasses.dataclass(frozen=True)

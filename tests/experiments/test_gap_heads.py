@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import bayes_slr
@@ -85,11 +86,14 @@ def test_an_extra_student_head_on_one_head_slr_is_silenced():
 def test_presence_below_one_leaves_the_max_setting_out_with_a_note():
     options = GapOptions(presence=0.5).resolved()
     assert options.settings() == (("spiked", 2.0),)
-    assert "softmax1" in options.activations and options.lam == 1.0
+    assert "softmax1" in options.activations and options.lam == "auto"
     assert options.student_heads == 1
 
 
-def test_tiny_erm_with_two_heads_lies_above_the_bayes_error():
+def test_tiny_erm_with_two_heads_lies_above_the_bayes_error_and_its_oracle():
+    """ERM with two heads is the one-head ``gap``'s point with heads an axis: ``lam = "auto"`` by
+    default, the oracle beside it (the teachers' exact known-directions predictor: the Bayes
+    error of these exact teachers within its errors), the paired differences."""
     result = bayes_slr.gap(
         variant="spiked",
         L=(3,),
@@ -104,26 +108,59 @@ def test_tiny_erm_with_two_heads_lies_above_the_bayes_error():
         progress=False,
     )
     (row,) = result.rows
-    erm = row.heads.erm["bayes_softmax"]
-    assert len(erm.per_seed) == 2 and erm.student_heads == 2
+    erm = row.erm["bayes_softmax"]
+    assert len(erm.heads) == 2 and len(erm.heads[0].permutation) == 2 and erm.lam_auto
     assert erm.test_error > row.bayes - 3 * erm.stderr
+    assert abs(row.oracle.value - row.bayes) <= 4 * row.oracle.stderr
     assert row.heads.erm_gap["bayes_softmax"] == erm.test_error - row.bayes
-    for seed in erm.per_seed:
-        assert sorted(seed.overlaps.permutation) == [0, 1]
     assert GapRow.from_dict(row.to_dict()) == row  # what a sweep log keeps and reads back
     assert f"{erm.test_error:.4f}+-{erm.stderr:.4f}" in result.table()
-    assert "permutation per seed" in result.table()
+    assert "permutation per seed" in result.table() and "oracle" in result.table()
     ax = result.plot()
     labels = [text.get_text() for text in ax.get_legend().get_texts()]
     assert "bayes_softmax ERM" in labels
     tidy = result.tidy_rows()[0]
     assert tidy["erm_test_error"] == erm.test_error and tidy["scope"] == ALL_OVERLAPS
+    assert tidy["oracle"] == row.oracle.value
     # the two activations on the same teachers, training sets and test sequences, paired
     d = row.erm_paired_differences["bayes_softmax - softmax"]
-    other = row.heads.erm["softmax"]
+    other = row.erm["softmax"]
     assert d.n == 2 and d.value == pytest.approx(erm.test_error - other.test_error, abs=1e-12)
     assert d.unpaired_stderr == pytest.approx(math.hypot(erm.stderr, other.stderr))
     assert "2 teachers: bayes_softmax " in result.table()
+    assert "bayes_softmax - oracle" in row.erm_paired_differences
+
+
+def test_a_multi_head_data_file_of_simulate_is_what_gap_reads(tmp_path):
+    """``simulate --heads`` writes what ``gap --data`` reads: the file's heads and presence set
+    the task (a contradicting ``heads`` is refused), ERM has the file's two heads, its teacher
+    gives the oracle (the exact teacher's Bayes error within 4 standard errors); without the
+    teacher the two activations are compared on held-out sequences."""
+    path = tmp_path / "heads.npz"
+    argv = ["simulate", "--heads", "2", "--presence", "0.5", "--N", "96", "--D", "6"]
+    assert main([*argv, "--L", "3", "--exact-teacher", "--out", str(path), "--quiet"]) == 0
+    result = bayes_slr.gap(
+        data=path, activations=("linear",), starts=1, N_test=4000, progress=False
+    )
+    (row,) = result.rows
+    assert (row.heads.heads, row.heads.presence, result.options.student_heads) == (2, 0.5, 2)
+    erm = row.erm["linear"]
+    assert len(erm.heads) == 1 and len(erm.heads[0].permutation) == 2
+    assert abs(row.oracle.value - row.bayes) <= 4 * row.oracle.stderr
+    with pytest.raises(bayes_slr.ConfigError, match="heads = 3 .given. conflicts with heads = 2"):
+        bayes_slr.gap(data=path, heads=3, progress=False)
+    with np.load(path) as arrays:
+        kept = {name: arrays[name] for name in arrays.files if name not in ("k_star", "v_star")}
+    np.savez(tmp_path / "no_teacher.npz", **kept)
+    result = bayes_slr.gap(
+        data=tmp_path / "no_teacher.npz",
+        activations=("linear", "softmax"),
+        starts=1,
+        progress=False,
+    )
+    (row,) = result.rows
+    assert row.oracle is None and row.erm["linear"].fit.offsets is not None
+    assert "linear - softmax" in row.erm_paired_differences and "held-out" in result.table()
 
 
 @pytest.mark.parametrize(
@@ -133,10 +170,7 @@ def test_tiny_erm_with_two_heads_lies_above_the_bayes_error():
         (["--presence", "0"], "presence must be a probability in (0, 1]"),
         (["--presence", "1.5"], "presence must be a probability in (0, 1]"),
         (["--variant", "max", "--presence", "0.5"], "presence must be 1 for the max"),
-        (["--heads", "2", "--alpha", "4", "--lam", "auto"], "lam: 'auto' (validation)"),
         (["--heads", "2", "--init", "informed"], "init: 'informed' is one-head only"),
-        (["--heads", "2", "--optimizer", "sgd"], "optimizer: 'sgd' is one-head only"),
-        (["--heads", "2", "--data", "x.npz"], "data: gap reads one-head data files"),
         (["--heads", "3", "--D", "5", "--alpha", "4"], "D must be an integer >= 6"),
         (["--student-heads", "0"], "student_heads must be an integer >= 1"),
         (["--heads", "2", "--student-heads", "0"], "student_heads must be an integer >= 1"),

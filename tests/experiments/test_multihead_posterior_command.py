@@ -59,7 +59,7 @@ def test_posterior_is_no_better_than_the_known_directions(gibbs):
     assert row.bayes_error.value < 1  # better than the zero predictor
     assert set(row.diagnostics) == {"m_k", "m_v", "q_k", "q_v"}
     assert all(math.isfinite(d.r_hat) for d in row.diagnostics.values())
-    assert any("ERM comparison" in note for note in row.notes)
+    assert row.erm is None  # the ERM comparison runs when asked for
     assert any("start check" in note for note in row.notes)
     assert "known-direction (teacher) error" in result.table()
 
@@ -87,6 +87,20 @@ def test_auto_is_nuts_and_agrees_with_gibbs(gibbs):
     assert abs(difference) < 4 * math.hypot(row.bayes_error.stderr, other.bayes_error.stderr)
 
 
+def test_the_erm_comparison_trains_two_heads_and_is_no_better_than_the_posterior():
+    """``--erm`` with heads: ERM of a two-head student (docs/multihead.md section 7) on the
+    posterior's training set, scored beside the posterior on its test sequences; the
+    Bayes-optimal predictor is the best on them, so ERM minus it is above ``-4`` standard
+    errors (paired)."""
+    result = bayes_slr.posterior(**TWO_HEADS, samples=125, erm=True)
+    row = result.summary
+    assert set(row.erm) == {"softmax", "linear"} == set(row.erm_minus_bayes)
+    for activation, difference in row.erm_minus_bayes.items():
+        assert difference.value > -4 * difference.stderr, activation
+        assert math.isfinite(row.erm[activation].test_error)
+    assert "ERM linear (2 heads) test error" in result.table()
+
+
 def test_one_head_is_the_one_head_command():
     small = {"D": 4, "chains": 2, "warmup": 20, "samples": 40, "N_test": 200, "max_draws": 20}
     small |= {"erm": False, "check_start": False}
@@ -98,7 +112,6 @@ def test_one_head_is_the_one_head_command():
     ("argv", "message"),
     [
         (["--heads", "2", "--check-start"], "--check-start is not available with --heads"),
-        (["--presence", "0.5", "--erm"], "--erm is not available with --heads"),
         (["--heads", "2", "--from", "p.nc"], "--from does not take --heads or --presence"),
         (["--heads", "2", "--data", "d.npz"], "--data does not take --heads or --presence"),
         (["--heads", "0"], "heads must be an integer >= 1"),

@@ -20,12 +20,13 @@ from bayes_slr.errors import ConfigError
 from bayes_slr.formulas.multihead import multihead_bayes_error_exact
 from bayes_slr.inference.kernels import multihead_gibbs, run_chains
 from bayes_slr.inference.kernels.base import SamplerData
-from bayes_slr.inference.multihead_predictive import (
+from bayes_slr.inference.location import known_directions_predictor
+from bayes_slr.inference.predictive import (
     MATCHED_OVERLAPS,
+    draw_evidence_and_prediction,
     matched_overlaps,
-    multihead_bayes_error,
+    posterior_errors,
 )
-from bayes_slr.inference.predictive import draw_evidence_and_prediction
 from bayes_slr.inference.sampler_registry import check_sampling_arguments, resolve_sampler
 from bayes_slr.inference.samplers import run_gibbs, sample_posterior
 from bayes_slr.models.head_states import (
@@ -179,18 +180,28 @@ def test_gibbs_and_nuts_agree(data, full_size):
     assert max(rhat_g, rhat_n) < 1.05
     for name in MATCHED_OVERLAPS:
         assert abs(g[name][0] - n[name][0]) < 4 * math.hypot(g[name][1], n[name][1]), name
+    known = {"known": known_directions_predictor(TWO_HEADS, teacher)}
     errors = [
-        multihead_bayes_error(
-            jax.random.PRNGKey(12), TWO_HEADS, teacher, d.k, d.v, N_test=4000, max_draws=200
+        posterior_errors(
+            jax.random.PRNGKey(12),
+            TWO_HEADS,
+            teacher,
+            d.k,
+            d.v,
+            N_test=4000,
+            max_draws=200,
+            others=known,
+            pairs=[("bayes", "known")],
         )
         for d in (gibbs, nuts)
     ]
-    assert abs(errors[0].error - errors[1].error) < 4 * math.hypot(
-        errors[0].stderr, errors[1].stderr
+    assert abs(errors[0].bayes.value - errors[1].bayes.value) < 4 * math.hypot(
+        errors[0].bayes.stderr, errors[1].bayes.stderr
     )
-    assert 0 < errors[0].error < 1
+    assert 0 < errors[0].bayes.value < 1
     for e in errors:  # no predictor beats the known directions
-        assert e.over_known > -4 * e.over_known_stderr
+        over_known = e.others["bayes - known"]
+        assert over_known.value > -4 * over_known.stderr
 
 
 @pytest.mark.slow

@@ -23,6 +23,12 @@ The state holds the directions ``k``, ``v`` (``(H, D)`` each) and every sequence
 
 Each move leaves ``p(k, v, s | data)`` invariant; no adaptation (``warmup`` unused). A chain
 starts with every head absent (the first sweep draws the states from the start's ``k, v``).
+
+Why a kernel of its own, not the one-head Gibbs kernel with a head axis: the latent state is a
+tuple of head states per sequence, not one location, so the conditionals differ (the cross term
+of two spikes on one token, the coupling of the heads' values through ``y``, the key's precision
+``P`` mixing the heads), and ``H = 1``, ``rho = 1`` reduces to the one-head chain only in law
+(tests/inference/test_multihead_posterior.py checks it), not in its steps.
 """
 
 from __future__ import annotations

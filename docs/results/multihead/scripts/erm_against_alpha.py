@@ -24,20 +24,19 @@ import bayes_slr  # noqa: F401  (float64)
 from bayes_slr import LengthLaw, SLRConfig
 from bayes_slr.formulas.optimum import optimal_population_error
 from bayes_slr.formulas.student_heads import heads_at_optimum
-from bayes_slr.studies.multihead_erm import multihead_erm
-from bayes_slr.studies.multihead_erm_records import MultiHeadERM
-from bayes_slr.studies.multihead_gap_records import matched_cosines
+from bayes_slr.studies.erm import ERMSettings, ERMSummary, erm_study
+from bayes_slr.studies.gap_rows import matched_cosines
 
 ACTIVATIONS = ("softmax", "bayes_softmax")
 ALPHAS = (8.0, 16.0, 32.0, 64.0, 128.0)
 
 
-def extra_norm(run: MultiHeadERM) -> str:
+def extra_norm(run: ERMSummary) -> str:
     """The largest ``q_v`` of an unmatched student head over the seeds (``-`` without one)."""
     norms = [
-        seed.overlaps.q_v[student]
+        seed.head_overlaps.q_v[student]
         for seed in run.per_seed
-        for student, teacher in enumerate(seed.overlaps.permutation)
+        for student, teacher in enumerate(seed.head_overlaps.permutation)
         if teacher is None
     ]
     return f"{max(norms):.3g}" if norms else "-"
@@ -55,15 +54,18 @@ def main() -> None:
     start = time.perf_counter()
     config = SLRConfig("spiked", args.D, LengthLaw.fixed(3), 2.0, heads=2, presence=args.presence)
     aligned = {name: optimal_population_error(name, config) for name in ACTIVATIONS}
-    settings = {"seeds": args.seeds, "starts": args.starts, "lam": args.lam}
+    settings = ERMSettings(
+        lam=args.lam, seeds=args.seeds, starts=args.starts, exact_teacher=True, N_test=20_000
+    )
     print("| alpha | " + " | ".join(f"{a} ERM | {a} min cos (k, v)" for a in ACTIVATIONS) + " |")
     print("|---|" + "---|---|" * len(ACTIVATIONS))
     for alpha in ALPHAS:
         cells = [f"{alpha:g}"]
         for name in ACTIVATIONS:
-            run = multihead_erm(config, name, 2, alpha, **settings)
+            run = erm_study(config, name, settings, alpha=alpha, student_heads=2)
             cells.append(f"{run.test_error:.4f} +- {run.stderr:.4f}")
-            cells.append("{:.3f}, {:.3f}".format(*matched_cosines(run)))
+            heads = [seed.head_overlaps for seed in run.per_seed]
+            cells.append("{:.3f}, {:.3f}".format(*matched_cosines(heads)))
         print("| " + " | ".join(cells) + " |", flush=True)
     print(
         "| population optimum | "
@@ -75,7 +77,7 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for name in ACTIVATIONS:
         for student_heads in (1, 2, 3):
-            run = multihead_erm(config, name, student_heads, ALPHAS[-1], **settings)
+            run = erm_study(config, name, settings, alpha=ALPHAS[-1], student_heads=student_heads)
             optimum = heads_at_optimum(aligned[name], config, student_heads).error
             print(
                 f"| {name} | {student_heads} | {run.test_error:.4f} +- {run.stderr:.4f} | "

@@ -9,10 +9,10 @@ Task: spiked, ``H = 2``, ``L = 3``, ``nu = 2``, ``Delta = 0.1``, exact teacher. 
 teacher, ``N = alpha D`` training sequences, 4 chains (``--warmup``, ``--samples``) started at
 the teacher, and the excess test error of the Bayes-optimal posterior predictor (each test
 sequence conditions the draws on itself, the heads' joint states summed out) on ``--n-test``
-fresh sequences (:func:`~bayes_slr.inference.multihead_predictive.multihead_bayes_error`) and
+fresh sequences (:func:`~bayes_slr.inference.predictive.posterior_errors`) and
 its excess over the known-directions Bayes predictor on the same sequences (paired); the means
 over seeds with their standard errors, and the worst R-hat of the matched overlaps. ERM:
-:func:`~bayes_slr.studies.multihead_erm.multihead_erm` with two student heads (softmax and
+:func:`~bayes_slr.studies.erm.erm_study` with two student heads (softmax and
 Bayes-softmax, ``--starts`` starts, ridge ``--lam``) on its own seeds' teachers and data.
 """
 
@@ -28,12 +28,12 @@ import numpy as np
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr import LengthLaw, SLRConfig
 from bayes_slr.formulas.multihead import multihead_bayes_error_exact
-from bayes_slr.inference.multihead_predictive import matched_overlaps, multihead_bayes_error
+from bayes_slr.inference.location import known_directions_predictor
+from bayes_slr.inference.predictive import matched_overlaps, posterior_errors
 from bayes_slr.inference.samplers import sample_posterior
 from bayes_slr.models.simulate import draw_task_teacher, simulate
 from bayes_slr.models.spec import training_size
-from bayes_slr.studies.erm import seed_mean
-from bayes_slr.studies.multihead_erm import multihead_erm
+from bayes_slr.studies.erm import ERMSettings, erm_study, seed_mean
 
 ACTIVATIONS = ("softmax", "bayes_softmax")
 
@@ -58,8 +58,17 @@ def posterior_seed(config: SLRConfig, alpha: float, seed: int, args):
     rhat = max(
         float(arviz_stats.rhat(x)) for x in matched_overlaps(draws.k, draws.v, teacher).values()
     )
-    error = multihead_bayes_error(key_test, config, teacher, draws.k, draws.v, N_test=args.n_test)
-    return error, rhat
+    errors = posterior_errors(
+        key_test,
+        config,
+        teacher,
+        draws.k,
+        draws.v,
+        N_test=args.n_test,
+        others={"known": known_directions_predictor(config, teacher)},
+        pairs=[("bayes", "known")],
+    )
+    return (errors.bayes, errors.others["bayes - known"]), rhat
 
 
 def over_seeds(values: list[tuple[float, float]]) -> str:
@@ -81,13 +90,19 @@ def table(config: SLRConfig, args) -> None:
         seeds = [posterior_seed(config, alpha, seed, args) for seed in range(args.seeds)]
         cells = [
             f"{alpha:g}",
-            over_seeds([(e.error, e.stderr) for e, _ in seeds]),
-            over_seeds([(e.over_known, e.over_known_stderr) for e, _ in seeds]),
+            over_seeds([(e.value, e.stderr) for (e, _), _ in seeds]),
+            over_seeds([(d.value, d.stderr) for (_, d), _ in seeds]),
         ]
         for name in ACTIVATIONS:
-            run = multihead_erm(
-                config, name, 2, alpha, seeds=args.seeds, starts=args.starts, lam=args.lam
+            settings = ERMSettings(
+                lam=args.lam,
+                seeds=args.seeds,
+                starts=args.starts,
+                exact_teacher=True,
+                N_test=20_000,
+                student_heads=2,
             )
+            run = erm_study(config, name, settings, alpha=alpha)
             cells.append(f"{run.test_error:.4f} +- {run.stderr:.4f}")
         cells.append(f"{max(rhat for _, rhat in seeds):.3f}")
         print("| " + " | ".join(cells) + " |", flush=True)
