@@ -976,7 +976,7 @@ def theory(
     lam: float = 1.0,
     bayes: bool = False,
     erm_init: str = "random",
-    channel_draws: int = 4096,
+    channel_draws: int = 32768,
     replicates: int = 8,
     seed: int = 0,
     simulate: int | None = None,
@@ -1021,7 +1021,7 @@ def theory(
         Bayes only where the variant has no quadrature: Monte Carlo draws, >= 2).
     replicates : int
         independent Sobol scramblings per ERM point, >= 2: the point is solved on all their points,
-        each again alone; their spread is its standard error.
+        each alone to first order; their spread is its standard error.
     seed : int
         seed of the channel draws and of the simulations.
     simulate : int | None

@@ -90,7 +90,7 @@ class TheoryOptions(OneTask, Options):
     replicates: int = option(
         ERM_REPLICATES,
         "independent Sobol scramblings per ERM point, >= 2: the point is solved on all their "
-        "points, each again alone; their spread is its standard error",
+        "points, each alone to first order; their spread is its standard error",
     )
     seed: int = seed_option("seed of the channel draws and of the simulations")
     simulate: int | None = option(

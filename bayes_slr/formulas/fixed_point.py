@@ -1,4 +1,5 @@
-"""Damped fixed-point iteration, run entirely inside ``jax.lax.while_loop``."""
+"""Fixed-point iterations run entirely inside ``jax.lax.while_loop``: damped, and the chord method
+(Newton's method with a Jacobian computed once)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,12 @@ import jax.numpy as jnp
 
 
 class FixedPointResult(NamedTuple):
-    """Outcome of :func:`damped_fixed_point`.
+    """Outcome of :func:`damped_fixed_point` or :func:`chord_fixed_point`.
 
     Attributes
     ----------
     x : the last iterate (a pytree like the start).
-    residual : ``max |F(x) - x| / max(1, |x|)`` at the last step (before damping).
+    residual : ``max |F(x) - x| / max(1, |x|)`` at the last step (before the step).
     iterations : number of applications of ``F``.
     converged : whether ``residual <= tol`` was reached with finite values.
     """
@@ -50,6 +51,46 @@ def damped_fixed_point(
         A non-finite iterate stops the loop and is reported as not converged.
     """
 
+    def advance(x: object, fx: object) -> object:
+        return jax.tree_util.tree_map(lambda a, b: (1.0 - damping) * a + damping * b, x, fx)
+
+    return _iterate(update, x0, advance, tol, max_iter)
+
+
+def chord_fixed_point(
+    update: Callable[[jax.Array], jax.Array],
+    x0: jax.Array,
+    *,
+    inverse: jax.Array,
+    tol: float,
+    max_iter: int,
+) -> FixedPointResult:
+    """Iterate ``x <- x + inverse (F(x) - x)`` (the chord method: Newton's method for
+    ``x = F(x)`` with ``inverse = (I - J)^{-1}`` for a Jacobian ``J`` of ``F`` computed once)
+    until the relative residual is below ``tol``.
+
+    It converges linearly, at the rate of ``inverse (J_true - J)``: fast from a start near the
+    fixed point with ``J`` taken near it (for example on a subset of the averages' draws).
+
+    Parameters
+    ----------
+    update : F, a pure JAX function from a ``(k,)`` array to one of the same shape.
+    x0 : starting point, ``(k,)``.
+    inverse : ``(k, k)`` matrix ``(I - J)^{-1}``.
+    tol, max_iter : as in :func:`damped_fixed_point`.
+    """
+    return _iterate(update, x0, lambda x, fx: x + inverse @ (fx - x), tol, max_iter)
+
+
+def _iterate(
+    update: Callable[[object], object],
+    x0: object,
+    advance: Callable[[object, object], object],
+    tol: float,
+    max_iter: int,
+) -> FixedPointResult:
+    """Iterate ``x <- advance(x, F(x))`` until the relative residual of ``F`` is below ``tol``."""
+
     def residual_of(x: object, fx: object) -> jax.Array:
         gaps = jax.tree_util.tree_map(
             lambda a, b: jnp.max(jnp.abs(b - a) / jnp.maximum(1.0, jnp.abs(a))), x, fx
@@ -65,9 +106,7 @@ def damped_fixed_point(
     def step(state: tuple) -> tuple:
         x, _, iteration = state
         fx = update(x)
-        residual = residual_of(x, fx)
-        x_new = jax.tree_util.tree_map(lambda a, b: (1.0 - damping) * a + damping * b, x, fx)
-        return x_new, residual, iteration + 1
+        return advance(x, fx), residual_of(x, fx), iteration + 1
 
     x, residual, iterations = jax.lax.while_loop(
         keep_going, step, (x0, jnp.asarray(jnp.inf), jnp.asarray(0))

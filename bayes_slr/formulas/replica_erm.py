@@ -24,7 +24,11 @@ import numpy as np
 from bayes_slr.attention.activations import attention_weights, get_activation, theory_terms_of
 from bayes_slr.errors import check_int, check_real
 from bayes_slr.formulas.channel import ChannelDraws, quasi_random_channel, student_fields
-from bayes_slr.formulas.fixed_point import FixedPointResult, damped_fixed_point
+from bayes_slr.formulas.fixed_point import (
+    FixedPointResult,
+    chord_fixed_point,
+    damped_fixed_point,
+)
 from bayes_slr.formulas.population import population_error
 from bayes_slr.formulas.result import (
     REPLICA_DRAWS,
@@ -239,28 +243,89 @@ def _replicon(params: ERMOrderParameters, sol: ProxSolution, alpha) -> jax.Array
     return jnp.linalg.eigvalsh(0.5 * (mean + mean.T))[-1]
 
 
+def _flat(params: ERMOrderParameters, offset: bool) -> jax.Array:
+    """The order parameters as one vector ``(m_k, m_v, q_k, q_v, V_k, V_v[, c])`` (``c`` only for
+    an activation with an offset: elsewhere it is constant and would make ``I - J`` singular)."""
+    parts = [params.m, params.q, params.V, jnp.atleast_1d(params.c)]
+    return jnp.concatenate(parts if offset else parts[:3])
+
+
+def _unflat(x: jax.Array) -> ERMOrderParameters:
+    """Inverse of :func:`_flat` (``c = 0`` for a vector of six)."""
+    c = x[6] if x.size == 7 else jnp.zeros((), x.dtype)
+    return ERMOrderParameters(x[0:2], x[2:4], x[4:6], c)
+
+
+def _map(x: jax.Array, draws: ChannelDraws, activation: str, alpha, lam) -> jax.Array:
+    """The replica map on the flat order parameters."""
+    return _flat(_update(_unflat(x), draws, activation, alpha, lam), x.size == 7)
+
+
+PILOT_POINTS = 1024
+"""Points of the pilot solve (the first of the first replicate's scrambled Sobol sequence): its
+damped iteration starts the chord iteration on all the points, and its Jacobian steers it."""
+JACOBIAN_STEP = 1e-5
+"""Relative step of the central differences of :func:`_chord_inverse` (the map is smooth in the
+order parameters: its draws are fixed and each proximal problem is solved to machine precision)."""
+
+
 @functools.partial(jax.jit, static_argnames=("activation", "max_iter"))
-def _solve(draws, start, activation, alpha, lam, damping, tol, max_iter):
-    result = damped_fixed_point(
+def _damped(draws, start, activation, alpha, lam, damping, tol, max_iter) -> FixedPointResult:
+    """The damped iteration of the replica map on ``draws`` from ``start``."""
+    return damped_fixed_point(
         lambda p: _update(p, draws, activation, alpha, lam),
         start,
         damping=damping,
         tol=tol,
         max_iter=max_iter,
     )
-    sol = _channel_average(result.x, draws, activation)
-    replicon = _replicon(result.x, sol, alpha)
-    fitted = student_fields(draws, result.x.m, result.x.q) + sol.f_out * result.x.V
-    losses = jax.vmap(_sample_loss, in_axes=(0, None, 0, 0, None))(
-        fitted, result.x.c, draws.y, draws.mask, activation
+
+
+@functools.partial(jax.jit, static_argnames=("activation",))
+def _chord_inverse(draws, x, activation, alpha, lam) -> jax.Array:
+    """``(I - J)^{-1}``, ``J`` the Jacobian of the replica map on ``draws`` at the flat ``x``, by
+    central differences (one perturbation at a time: the memory of one evaluation)."""
+    steps = JACOBIAN_STEP * jnp.maximum(1.0, jnp.abs(x))
+    shifts = jnp.concatenate([jnp.diag(steps), -jnp.diag(steps)])
+    values = jax.lax.map(lambda shift: _map(x + shift, draws, activation, alpha, lam), shifts)
+    jacobian = ((values[: x.size] - values[x.size :]) / (2 * steps[:, None])).T
+    return jnp.linalg.inv(jnp.eye(x.size) - jacobian)
+
+
+@functools.partial(jax.jit, static_argnames=("activation", "max_iter"))
+def _chord(draws, x0, inverse, activation, alpha, lam, tol, max_iter) -> FixedPointResult:
+    """The chord iteration of the replica map on ``draws`` from the flat ``x0``."""
+    return chord_fixed_point(
+        lambda x: _map(x, draws, activation, alpha, lam),
+        x0,
+        inverse=inverse,
+        tol=tol,
+        max_iter=max_iter,
     )
-    diagnostics = {
-        "train_objective": jnp.mean(losses) + lam / (2 * alpha) * jnp.sum(result.x.q),
+
+
+@functools.partial(jax.jit, static_argnames=("activation",))
+def _linearised(draws, x, inverse, activation, alpha, lam) -> jax.Array:
+    """The fixed point of the replica map on ``draws`` to first order about the flat ``x`` (one
+    chord step: ``x + (I - J)^{-1} (F(x) - x)``)."""
+    return x + inverse @ (_map(x, draws, activation, alpha, lam) - x)
+
+
+@functools.partial(jax.jit, static_argnames=("activation",))
+def _diagnose(draws, params, activation, alpha, lam) -> dict[str, jax.Array]:
+    """The checks and numbers of ``params`` on ``draws``: the proximal solutions' stationarity and
+    curvature, the training objective and the replicon."""
+    sol = _channel_average(params, draws, activation)
+    fitted = student_fields(draws, params.m, params.q) + sol.f_out * params.V
+    losses = jax.vmap(_sample_loss, in_axes=(0, None, 0, 0, None))(
+        fitted, params.c, draws.y, draws.mask, activation
+    )
+    return {
+        "train_objective": jnp.mean(losses) + lam / (2 * alpha) * jnp.sum(params.q),
         "prox_max_stationarity": jnp.max(sol.stationarity),
         "prox_min_curvature": jnp.min(sol.min_curvature),
-        "replicon": replicon,
+        "replicon": _replicon(params, sol, alpha),
     }
-    return result, diagnostics
 
 
 def _start(init: str, alpha: float, lam: float) -> ERMOrderParameters:
@@ -290,13 +355,15 @@ def erm_replica_point(
 
     The channel averages are randomised quasi-Monte Carlo: ``replicates`` independent
     scramblings of a Sobol sequence, ``mc_samples / replicates`` points each
-    (:func:`~bayes_slr.formulas.channel.quasi_random_channel`). The point is the solve on all
-    the points together (its averages are the mean of the replicates'; a fixed point's bias falls
-    like the inverse of its points, so pooling matters at small errors); each replicate is
-    solved again from it, and the spread of their numbers over ``sqrt(replicates)`` is the
-    point's standard error (the fixed point's movement with the draws included). The proximal
-    checks are the pooled solve's: a replicate needs its iteration to converge, and a proximal
-    problem it leaves unsolved (one draw in hundreds, at small ridge) only widens the spread.
+    (:func:`~bayes_slr.formulas.channel.quasi_random_channel`). The point is the fixed point of
+    all the points together (a fixed point's bias falls like the inverse of its points): the
+    damped iteration on a pilot (the first :data:`PILOT_POINTS` points) from ``init``, then the
+    chord method on all the points with the pilot's Jacobian (the damped iteration on all the
+    points where either fails). Each replicate's fixed point is taken to first order about the
+    point (one chord step on its own draws; solved again from the point where that step leaves
+    ``q >= m^2``, ``V > 0``): the spread of their numbers over ``sqrt(replicates)`` is the
+    point's standard error, the fixed point's movement with the draws included. The proximal
+    checks are the pooled solve's.
 
     Parameters
     ----------
@@ -313,18 +380,20 @@ def erm_replica_point(
         Channel points, all replicates together (each solve's common random numbers), at least
         two per replicate; a power of two per replicate keeps the Sobol sequences balanced.
     replicates : int
-        Independent scramblings, each solved, ``>= 2``.
+        Independent scramblings, ``>= 2``.
     seed : int
         Seed of the scramblings.
     damping, tol, max_iter :
-        Of the damped fixed-point iteration (see :func:`damped_fixed_point`).
+        Of the damped fixed-point iteration (see :func:`damped_fixed_point`); ``tol`` and
+        ``max_iter`` also of the chord iteration.
 
     Returns
     -------
     TheoryPoint
         ``test_error`` is docs/model.md section 4 at the fixed-point overlaps, with ``stderr``;
-        ``converged`` is False if an iteration did not reach ``tol`` or a proximal problem was
-        left unsolved (``test_error`` is then reported but not to be trusted). ``diagnostics``
+        ``converged`` is False if the iteration did not reach ``tol``, a replicate's fixed point
+        is not finite or a proximal problem was left unsolved (``test_error`` is then reported
+        but not to be trusted). ``diagnostics``
         (:class:`~bayes_slr.formulas.result.ERMTheoryDiagnostics`): ``train_objective`` is the
         RS prediction of the per-sample training objective of
         :func:`bayes_slr.attention.training.objective` (mean loss at the proximal solutions plus
@@ -339,17 +408,76 @@ def erm_replica_point(
     init, mc_samples, damping, max_iter = check_solver_options(init, mc_samples, damping, max_iter)
     replicates = check_int("replicates", replicates, 2)
     points = check_int("mc_samples", mc_samples, 2 * replicates) // replicates
-    channels = [
-        quasi_random_channel(config, points, key)
-        for key in np.random.SeedSequence(seed).spawn(replicates)
-    ]
+    keys = np.random.SeedSequence(seed).spawn(replicates)
+    channels = [quasi_random_channel(config, points, key) for key in keys]
     iteration = (damping, tol, max_iter)
-    pooled = jax.tree_util.tree_map(lambda *parts: jnp.concatenate(parts), *channels)
-    point = _solve_once(config, activation, alpha, lam, pooled, _start(init, alpha, lam), iteration)
-    solves = [
-        _solve_once(config, activation, alpha, lam, draws, point.x, iteration) for draws in channels
-    ]
+    point, solves = _point_and_replicates(
+        config, channels, init, (activation, alpha, lam), iteration
+    )
     return _with_errors(point, solves, alpha, activation, init, lam, mc_samples, replicates)
+
+
+def _point_and_replicates(
+    config: SLRConfig,
+    channels: list[ChannelDraws],
+    init: str,
+    equations: tuple[str, float, float],
+    iteration: tuple[float, float, int],
+) -> tuple[_Solve, list[_Solve]]:
+    """The fixed point on all the ``channels`` together from ``init``, and each channel's to first
+    order (``equations``: the activation, ``alpha``, ``lam``; ``iteration``: ``damping``,
+    ``tol``, ``max_iter``)."""
+    start = _start(init, *equations[1:])
+    pooled = jax.tree_util.tree_map(lambda *parts: jnp.concatenate(parts), *channels)
+    pilot = jax.tree_util.tree_map(lambda part: part[:PILOT_POINTS], channels[0])
+    result = _pooled_fixed_point(pilot, pooled, start, equations, iteration)
+    x = _flat(result.x, get_activation(equations[0]).has_offset)
+    inverse = _chord_inverse(pilot, x, *equations)
+    point = _Solve.of(config, pooled, result.x, equations, result)
+    return point, [
+        _replicate(config, draws, x, inverse, equations, iteration) for draws in channels
+    ]
+
+
+def _replicate(
+    config: SLRConfig,
+    draws: ChannelDraws,
+    x: jax.Array,
+    inverse: jax.Array,
+    equations: tuple[str, float, float],
+    iteration: tuple[float, float, int],
+) -> _Solve:
+    """A replicate's fixed point on ``draws``: one chord step from the flat point ``x``, or, where
+    that step leaves the physical region (``q < m^2`` or ``V <= 0``: a replicate far from the
+    point, few points at small ridge), the damped iteration on its draws from ``x``."""
+    first_order = _unflat(_linearised(draws, x, inverse, *equations))
+    if bool(jnp.all(first_order.q >= first_order.m**2) & jnp.all(first_order.V > 0)):
+        return _Solve.of(config, draws, first_order, equations)
+    result = _damped(draws, _unflat(x), *equations, *iteration)
+    return _Solve.of(config, draws, result.x, equations, result)
+
+
+def _pooled_fixed_point(
+    pilot: ChannelDraws,
+    pooled: ChannelDraws,
+    start: ERMOrderParameters,
+    equations: tuple[str, float, float],
+    iteration: tuple[float, float, int],
+) -> FixedPointResult:
+    """The fixed point on the ``pooled`` draws: the damped iteration on the ``pilot`` draws, then
+    the chord iteration on all of them with the pilot's Jacobian; where either fails, the damped
+    iteration on all the draws (``equations``: the activation, ``alpha``, ``lam``;
+    ``iteration``: ``damping``, ``tol``, ``max_iter``)."""
+    damping, tol, max_iter = iteration
+    first = _damped(pilot, start, *equations, damping, tol, max_iter)
+    x = _flat(first.x, get_activation(equations[0]).has_offset)
+    inverse = _chord_inverse(pilot, x, *equations)
+    if bool(first.converged) and bool(jnp.all(jnp.isfinite(inverse))):
+        chord = _chord(pooled, x, inverse, *equations, tol, max_iter)
+        if bool(chord.converged):
+            iterations = first.iterations + chord.iterations
+            return chord._replace(x=_unflat(chord.x), iterations=iterations)
+    return _damped(pooled, start, *equations, damping, tol, max_iter)
 
 
 def _with_errors(
@@ -366,17 +494,16 @@ def _with_errors(
     spread of the replicates' ``solves`` over ``sqrt(replicates)``."""
     stderr = {name: _stderr([s.numbers[name] for s in solves]) for name in point.numbers}
     overlaps = {name: value for name, value in point.numbers.items() if name in OVERLAP_NAMES}
-    everything = [point, *solves]
     return TheoryPoint(
         alpha=alpha,
         estimator=activation,
         test_error=point.numbers["test_error"],
         stderr=stderr["test_error"],
         overlaps=overlaps,
-        converged=point.converged and all(s.iterated for s in solves),
+        converged=point.converged and all(s.finite for s in solves),
         init=init,
         diagnostics=ERMTheoryDiagnostics(
-            residual=max(s.residual for s in everything),
+            residual=point.residual,
             iterations=point.iterations,
             prox_max_stationarity=point.stationarity,
             prox_min_curvature=point.curvature,
@@ -397,62 +524,59 @@ OVERLAP_NAMES = ("m_k", "q_k", "V_k", "m_v", "q_v", "V_v", "c")
 
 
 class _Solve(NamedTuple):
-    """One solve: its fixed point, its numbers (the overlaps, the test error, the training
-    objective and the replicon) and its checks (``converged``: the iteration reached its
-    tolerance with every proximal problem solved; ``iterated``: the iteration did)."""
+    """One fixed point (of all the draws, or a replicate's to first order): its numbers (the
+    overlaps, the test error, the training objective and the replicon) and its checks
+    (``converged``: the iteration reached its tolerance with every proximal problem solved;
+    ``finite``: its numbers are finite and its iteration, if any, reached its tolerance)."""
 
-    x: ERMOrderParameters
     numbers: dict[str, float]
     converged: bool
-    iterated: bool
+    finite: bool
     residual: float
     iterations: int
     stationarity: float
     curvature: float
 
-
-def _solve_once(config, activation, alpha, lam, draws, start, iteration) -> _Solve:
-    """Solve the equations on ``draws`` from ``start``; ``iteration`` is ``(damping, tol,
-    max_iter)``."""
-    result, diagnostics = _solve(draws, start, activation, alpha, lam, *iteration)
-    params = result.x
-    numbers = {
-        f"{name}_{a}": float(getattr(params, name)[i])
-        for i, a in enumerate("kv")
-        for name in ("m", "q", "V")
-    }
-    if get_activation(activation).has_offset:
-        numbers["c"] = float(params.c)
-    finite = all(math.isfinite(x) for x in numbers.values())
-    c = numbers.get("c", 0.0)
-    numbers["test_error"] = (
-        float(
-            population_error(
-                activation,
-                config,
-                numbers["m_k"],
-                numbers["q_k"],
-                numbers["m_v"],
-                numbers["q_v"],
-                c,
-            )
+    @classmethod
+    def of(
+        cls,
+        config: SLRConfig,
+        draws: ChannelDraws,
+        params: ERMOrderParameters,
+        equations: tuple[str, float, float],
+        result: FixedPointResult | None = None,
+    ) -> _Solve:
+        """The numbers of ``params`` on ``draws`` (``equations``: the activation, ``alpha``,
+        ``lam``), and the checks of the iteration ``result`` that reached them (none for a
+        replicate)."""
+        activation, alpha, _ = equations
+        diagnostics = _diagnose(draws, params, *equations)
+        numbers = {
+            f"{name}_{a}": float(getattr(params, name)[i])
+            for i, a in enumerate("kv")
+            for name in ("m", "q", "V")
+        }
+        if get_activation(activation).has_offset:
+            numbers["c"] = float(params.c)
+        finite = all(math.isfinite(x) for x in numbers.values())
+        overlaps = (numbers[name] for name in ("m_k", "q_k", "m_v", "q_v"))
+        numbers["test_error"] = (
+            float(population_error(activation, config, *overlaps, numbers.get("c", 0.0)))
+            if finite
+            else math.nan
         )
-        if finite
-        else math.nan
-    )
-    numbers["train_objective"] = float(diagnostics["train_objective"])
-    numbers["replicon"] = float(diagnostics["replicon"])
-    V_max = max(numbers["V_k"], numbers["V_v"])
-    return _Solve(
-        params,
-        numbers,
-        finite and _solved(result, diagnostics, V_max, alpha),
-        finite and bool(result.converged),
-        float(result.residual),
-        int(result.iterations),
-        float(diagnostics["prox_max_stationarity"]),
-        float(diagnostics["prox_min_curvature"]),
-    )
+        numbers["train_objective"] = float(diagnostics["train_objective"])
+        numbers["replicon"] = float(diagnostics["replicon"])
+        V_max = max(numbers["V_k"], numbers["V_v"])
+        return cls(
+            numbers,
+            finite and result is not None and _solved(result, diagnostics, V_max, alpha),
+            finite and (result is None or bool(result.converged)),
+            math.nan if result is None else float(result.residual),
+            0 if result is None else int(result.iterations),
+            float(diagnostics["prox_max_stationarity"]),
+            float(diagnostics["prox_min_curvature"]),
+        )
 
 
 def _stderr(values: list[float]) -> float:

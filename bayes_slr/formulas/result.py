@@ -10,11 +10,12 @@ from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
 from bayes_slr.models.spec import INITS
 from bayes_slr.numerics.record import Record
 
-REPLICA_DRAWS = 4096
+REPLICA_DRAWS = 32_768
 """Channel points of a replica ERM solve, all replicates together (the default of every caller:
 :func:`~bayes_slr.formulas.replica_erm.erm_replica_point`, ``theory``, a claim)."""
 REPLICA_REPLICATES = 8
-"""Independent scramblings solved per replica ERM point (their spread is its standard error)."""
+"""Independent scramblings per replica ERM point: each one's fixed point, to first order about the
+point, and their spread is its standard error."""
 
 
 def check_solver_options(

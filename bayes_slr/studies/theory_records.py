@@ -27,8 +27,8 @@ class TheorySettings(Record):
         where the variant has no quadrature).
     simulate : the size ``sqrt(N D)`` of the L-BFGS simulations (``None``: none).
     seeds : teachers per simulated point.
-    replicates : independent channel scramblings solved per ERM point (their spread is its
-        standard error).
+    replicates : independent channel scramblings per ERM point (the spread of their fixed points
+        is its standard error).
     """
 
     lam: float
