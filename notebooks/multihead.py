@@ -36,9 +36,9 @@
 #
 # **Size.** The committed outputs are the `BAYES_SLR_FULL=1` size: four presences, four
 # activations, 20000 Monte Carlo sequences per check, the search over all overlaps at the
-# command's defaults. CI runs
-# two presences, no softmax-1, no Monte Carlo check of the optima, a small one of the Bayes
-# error and a small search over all overlaps (about 1 min); the dynamics section at the end runs at one size in both (about 20 s).
+# command's defaults. CI runs two presences, no softmax-1, no Monte Carlo check of the optima,
+# a small one of the Bayes error and a small search over all overlaps (about 1 min); the
+# dynamics section at the end runs at one size in both (about 20 s).
 # To rerun from the repository root:
 # `BAYES_SLR_FULL=1 .venv/bin/jupyter execute --inplace notebooks/multihead.ipynb`.
 
