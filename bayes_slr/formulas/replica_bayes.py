@@ -207,12 +207,10 @@ def bayes_replica_point(
 ) -> TheoryPoint:
     """Solve the Bayes-optimal state evolution at one ``alpha``.
 
-    The point is the fixed point on all ``mc_samples`` draws together. They are independent, so
-    their ``replicates`` consecutive batches are independent channels: each batch's fixed point
-    is solved from the point (the damped iteration on its draws alone), and the spread of the
-    batches' test errors and overlaps over ``sqrt(replicates)`` is the point's standard error,
-    the fixed point's movement with the draws included (as the replica ERM's replicates,
-    :func:`~bayes_slr.formulas.replica_erm.erm_replica_point`).
+    The point is the fixed point on all ``mc_samples`` draws; each of ``replicates`` consecutive
+    (independent) batches of them has its fixed point solved from it (the damped iteration on its
+    draws alone), and the batches' spread over ``sqrt(replicates)`` is the point's standard error,
+    the fixed point's movement with the draws included (as the replica ERM's replicates).
 
     Parameters
     ----------
@@ -224,8 +222,7 @@ def bayes_replica_point(
         Start at ``q = 1 - 1e-3`` (near the teacher) or ``q = 1e-3``.
     mc_samples, seed : number and seed of the channel draws (common random numbers).
     damping, tol, max_iter : of the damped iteration.
-    replicates : batches of the draws for the standard error, ``>= 2``, at most
-        ``mc_samples / 2``.
+    replicates : batches of the draws, ``2 <= replicates <= mc_samples / 2``.
 
     Returns
     -------
@@ -249,13 +246,8 @@ def bayes_replica_point(
     iteration = (config, alpha, damping, tol, max_iter, key_inner)
     result, errors = _solve(draws, start, *iteration)
     point = _numbers(config, result.x, errors)
-    batches = _batches(draws, replicates)
-    solves = [_solve(batch, result.x, *iteration) for batch in batches]
-    batch_numbers = [_numbers(config, s[0].x, s[1]) for s in solves]
-    spread = {
-        name: _batch_stderr([numbers[name] for numbers in batch_numbers])
-        for name in ("bayes", "q_k", "q_v")
-    }
+    solves = [_solve(batch, result.x, *iteration) for batch in _batches(draws, replicates)]
+    spread = _batch_spread(config, solves)
     finite = all(math.isfinite(point[name]) for name in ("q_k", "q_v", "bayes"))
     converged = bool(result.converged) and all(bool(s[0].converged) for s in solves)
     return TheoryPoint(
@@ -280,6 +272,13 @@ def bayes_replica_point(
             replicates=replicates,
         ),
     )
+
+
+def _batch_spread(config: SLRConfig, solves: list) -> dict[str, float]:
+    """The standard errors of the error and the overlaps from the batches' ``solves`` (each
+    ``(result, errors)`` of :func:`_solve`)."""
+    numbers = [_numbers(config, result.x, errors) for result, errors in solves]
+    return {name: _batch_stderr([n[name] for n in numbers]) for name in ("bayes", "q_k", "q_v")}
 
 
 def _batch_stderr(values: list[float]) -> float:
