@@ -36,7 +36,14 @@ from bayes_slr.experiments.task import (
 )
 from bayes_slr.inference.amp_settings import DEFAULT_DAMPING, DTYPES
 from bayes_slr.models.spec import INITS
-from bayes_slr.studies.amp_records import AMPRow, AMPSettings, check_memory, training_ratio
+from bayes_slr.numerics.rounding import matched_digits
+from bayes_slr.studies.amp_records import (
+    AMPRow,
+    AMPSettings,
+    StateEvolution,
+    check_memory,
+    training_ratio,
+)
 
 DEFAULT_ALPHAS = (0.5, 1.0, 2.0, 4.0, 16.0)
 AMP_D = 1000
@@ -119,6 +126,7 @@ TABLE_COLUMNS = [
     "test_error",
     "stderr",
     "st.ev. error",
+    "st.ev. stderr",
     "m_k",
     "q_k",
     "m_v",
@@ -129,6 +137,13 @@ TABLE_COLUMNS = [
     "converged",
     "residual",
 ]
+
+
+def _theory_cells(theory: StateEvolution) -> tuple[Any, Any]:
+    """The state evolution's error and its standard error, to the decimal of the error's second
+    significant digit (as logged where the error is not positive)."""
+    matched = matched_digits(theory.test_error, theory.test_error_stderr)
+    return matched if matched is not None else (theory.test_error, theory.test_error_stderr)
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -147,7 +162,7 @@ class AMPResult(Result[AMPOptions, AMPRow]):
                     r.seed,
                     r.test_error,
                     r.stderr,
-                    se.test_error if se else "",
+                    *(_theory_cells(se) if se else ("", "")),
                     o["m_k"],
                     o["q_k"],
                     o["m_v"],

@@ -14,6 +14,7 @@ errors and covariance from the per-draw spread.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import math
@@ -22,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayes_slr.errors import check_int
+from bayes_slr.errors import ConfigError, check_int
 from bayes_slr.formulas.channel import (
     ChannelDraws,
     draw_channel,
@@ -127,6 +128,24 @@ class BayesChannel:
     def draws(self) -> ChannelDraws | None:
         """The Monte Carlo draws (None for a quadrature channel)."""
         return self._draws
+
+    def batches(self, count: int) -> list[BayesChannel]:
+        """The Monte Carlo channel cut into ``count`` channels on consecutive batches of its draws
+        (independent: the draws are), each ``mc_samples // count`` draws, for the spread of what
+        is solved on them (``count >= 2``, at least two draws each)."""
+        if self.exact:
+            raise ConfigError("a quadrature channel has no draws to cut into batches")
+        count = check_int("batches", count, 2)
+        size = check_int("mc_samples", self.mc_samples, 2 * count) // count
+        parts = []
+        for i in range(count):
+            part = copy.copy(self)
+            part._draws = jax.tree_util.tree_map(
+                lambda x, i=i: x[i * size : (i + 1) * size], self._draws
+            )
+            part.mc_samples, part.evaluations, part._memo = size, 0, {}
+            parts.append(part)
+        return parts
 
     @property
     def exact(self) -> bool:

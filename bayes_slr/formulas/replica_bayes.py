@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayes_slr.errors import check_real
+from bayes_slr.errors import check_int, check_real
 from bayes_slr.formulas.channel import (
     ChannelDraws,
     draw_channel,
@@ -31,8 +31,14 @@ from bayes_slr.formulas.channel import (
 )
 from bayes_slr.formulas.fixed_point import damped_fixed_point
 from bayes_slr.formulas.population import length_support, population_terms
-from bayes_slr.formulas.result import BayesTheoryDiagnostics, TheoryPoint, check_solver_options
+from bayes_slr.formulas.result import (
+    REPLICA_REPLICATES,
+    BayesTheoryDiagnostics,
+    TheoryPoint,
+    check_solver_options,
+)
 from bayes_slr.models.spec import SLRConfig
+from bayes_slr.numerics.rounding import ROUNDING
 
 INNER_SAMPLES = 64
 Q_CEILING = 1.0 - 1e-12
@@ -197,8 +203,14 @@ def bayes_replica_point(
     damping: float = 0.5,
     tol: float = 1e-9,
     max_iter: int = 2000,
+    replicates: int = REPLICA_REPLICATES,
 ) -> TheoryPoint:
     """Solve the Bayes-optimal state evolution at one ``alpha``.
+
+    The point is the fixed point on all ``mc_samples`` draws; each of ``replicates`` consecutive
+    (independent) batches of them has its fixed point solved from it (the damped iteration on its
+    draws alone), and the batches' spread over ``sqrt(replicates)`` is the point's standard error,
+    the fixed point's movement with the draws included (as the replica ERM's replicates).
 
     Parameters
     ----------
@@ -210,49 +222,92 @@ def bayes_replica_point(
         Start at ``q = 1 - 1e-3`` (near the teacher) or ``q = 1e-3``.
     mc_samples, seed : number and seed of the channel draws (common random numbers).
     damping, tol, max_iter : of the damped iteration.
+    replicates : batches of the draws, ``2 <= replicates <= mc_samples / 2``.
 
     Returns
     -------
     TheoryPoint
-        ``test_error`` is the Bayes-optimal error: by quadrature for spiked and for max with
-        finite ``nu``, by Monte Carlo with ``test_error_stderr`` for max with ``nu = inf``.
-        ``diagnostics`` also hold the Monte Carlo value and its standard error
-        (``monte_carlo_error``, ``monte_carlo_stderr``), the error of the training-set
-        posterior mean of ``f`` (``posterior_mean_f_error``) and the Nishimori gap with its
-        standard error.
+        ``test_error`` is the Bayes-optimal error: by quadrature at the fixed point's overlaps for
+        spiked and for max with finite ``nu``, by Monte Carlo for max with ``nu = inf``;
+        ``stderr`` (and ``diagnostics.test_error_stderr``, ``diagnostics.overlaps_stderr``) the
+        batches' spread. ``diagnostics`` also hold the Monte Carlo value and its standard error
+        at the point's overlaps (``monte_carlo_error``, ``monte_carlo_stderr``: the draws'
+        spread, the fixed point held), the error of the training-set posterior mean of ``f``
+        (``posterior_mean_f_error``) and the Nishimori gap with its standard error.
     """
     config = check_bayes_config(config)
     alpha = check_real("alpha", alpha, minimum=0.0, strict=True)
     init, mc_samples, damping, max_iter = check_solver_options(init, mc_samples, damping, max_iter)
+    replicates = check_int("replicates", replicates, 2)
+    check_int("mc_samples", mc_samples, 2 * replicates)
     key_draws, key_inner = jax.random.split(jax.random.PRNGKey(seed))
     draws = draw_channel(key_draws, config, mc_samples)
     start = jnp.full(2, 1.0 - 1e-3 if init == "informed" else 1e-3)
-    result, errors = _solve(draws, start, config, alpha, damping, tol, max_iter, key_inner)
-    q_k, q_v = (float(x) for x in result.x)
-    errors = {name: float(value) for name, value in errors.items()}
-    quadrature = quadrature_bayes_error(config, q_k, q_v)
-    errors["monte_carlo"], errors["monte_carlo_stderr"] = errors["bayes"], errors["bayes_stderr"]
-    if quadrature is not None:
-        errors["bayes"] = quadrature
-        errors["bayes_stderr"] = 0.0
-    finite = all(math.isfinite(x) for x in (q_k, q_v, errors["bayes"]))
+    iteration = (config, alpha, damping, tol, max_iter, key_inner)
+    result, errors = _solve(draws, start, *iteration)
+    point = _numbers(config, result.x, errors)
+    solves = [_solve(batch, result.x, *iteration) for batch in _batches(draws, replicates)]
+    spread = _batch_spread(config, solves)
+    finite = all(math.isfinite(point[name]) for name in ("q_k", "q_v", "bayes"))
+    converged = bool(result.converged) and all(bool(s[0].converged) for s in solves)
     return TheoryPoint(
         alpha=alpha,
         estimator="bayes",
-        test_error=errors["bayes"],
-        stderr=errors["bayes_stderr"],
-        overlaps={"q_k": q_k, "q_v": q_v},
-        converged=bool(result.converged) and finite,
+        test_error=point["bayes"],
+        stderr=spread["bayes"],
+        overlaps={"q_k": point["q_k"], "q_v": point["q_v"]},
+        converged=converged and finite,
         init=init,
         diagnostics=BayesTheoryDiagnostics(
             residual=float(result.residual),
             iterations=int(result.iterations),
-            posterior_mean_f_error=errors["bayes"] + errors["posterior_mean_f_excess"],
-            test_error_stderr=errors["bayes_stderr"],
-            monte_carlo_error=errors["monte_carlo"],
-            monte_carlo_stderr=errors["monte_carlo_stderr"],
-            nishimori_gap=errors["nishimori_gap"],
-            nishimori_gap_stderr=errors["nishimori_gap_stderr"],
+            posterior_mean_f_error=point["bayes"] + point["posterior_mean_f_excess"],
+            test_error_stderr=spread["bayes"],
+            monte_carlo_error=point["monte_carlo"],
+            monte_carlo_stderr=point["monte_carlo_stderr"],
+            nishimori_gap=point["nishimori_gap"],
+            nishimori_gap_stderr=point["nishimori_gap_stderr"],
             mc_samples=mc_samples,
+            overlaps_stderr={"q_k": spread["q_k"], "q_v": spread["q_v"]},
+            replicates=replicates,
         ),
     )
+
+
+def _batch_spread(config: SLRConfig, solves: list) -> dict[str, float]:
+    """The standard errors of the error and the overlaps from the batches' ``solves`` (each
+    ``(result, errors)`` of :func:`_solve`)."""
+    numbers = [_numbers(config, result.x, errors) for result, errors in solves]
+    return {name: _batch_stderr([n[name] for n in numbers]) for name in ("bayes", "q_k", "q_v")}
+
+
+def _batch_stderr(values: list[float]) -> float:
+    """The standard error of the mean of independent batches (their spread over
+    ``sqrt(count)``), an exact 0 where it is float64 rounding (``Delta = 0`` above ``alpha = 1``:
+    every batch recovers ``v`` exactly and ``q_k`` in closed form)."""
+    stderr = float(np.std(values, ddof=1) / math.sqrt(len(values)))
+    return stderr if stderr > ROUNDING else 0.0
+
+
+def _batches(draws: ChannelDraws, count: int) -> list[ChannelDraws]:
+    """``draws`` cut into ``count`` consecutive batches of equal size (the rest left out)."""
+    size = draws.y.shape[0] // count
+    return [
+        jax.tree_util.tree_map(lambda part, i=i: part[i * size : (i + 1) * size], draws)
+        for i in range(count)
+    ]
+
+
+def _numbers(config: SLRConfig, q: jax.Array, errors: dict[str, jax.Array]) -> dict[str, float]:
+    """The overlaps ``q`` and the errors there: ``bayes`` by quadrature where it applies (the
+    Monte Carlo value kept as ``monte_carlo``), else the Monte Carlo value."""
+    numbers = {name: float(value) for name, value in errors.items()}
+    numbers["q_k"], numbers["q_v"] = (float(x) for x in q)
+    numbers["monte_carlo"], numbers["monte_carlo_stderr"] = (
+        numbers["bayes"],
+        numbers["bayes_stderr"],
+    )
+    quadrature = quadrature_bayes_error(config, numbers["q_k"], numbers["q_v"])
+    if quadrature is not None:
+        numbers["bayes"] = quadrature
+    return numbers

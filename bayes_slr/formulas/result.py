@@ -61,7 +61,10 @@ class ERMTheoryDiagnostics(Record):
 
 @dataclasses.dataclass(frozen=True)
 class BayesTheoryDiagnostics(Record):
-    """Checks of a Bayes-optimal fixed point (docs/theory.md part B)."""
+    """Checks of a Bayes-optimal fixed point (docs/theory.md part B); ``test_error_stderr`` and
+    ``overlaps_stderr`` are the spread of the fixed points of ``replicates`` independent batches of
+    the draws over the square root of their number (rows logged before them: the per-draw spread of
+    the error at the point, empty, one replicate)."""
 
     residual: float
     iterations: int
@@ -72,6 +75,8 @@ class BayesTheoryDiagnostics(Record):
     nishimori_gap: float
     nishimori_gap_stderr: float
     mc_samples: int
+    overlaps_stderr: dict[str, float] = dataclasses.field(default_factory=dict)
+    replicates: int = 1
 
 
 @dataclasses.dataclass(frozen=True)

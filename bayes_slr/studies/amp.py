@@ -52,6 +52,8 @@ def state_evolution_point(
         q_v=point.overlaps["q_v"],
         converged=point.converged,
         iterations=point.diagnostics.iterations,
+        q_k_stderr=point.diagnostics.overlaps_stderr["q_k"],
+        q_v_stderr=point.diagnostics.overlaps_stderr["q_v"],
     )
 
 

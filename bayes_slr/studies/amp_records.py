@@ -4,6 +4,7 @@ the checks of a point (its training size, its memory). They import without JAX."
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
 from bayes_slr.inference.amp_settings import DEFAULT_DAMPING, VARIANCES, check_amp_options
@@ -103,7 +104,9 @@ class StateEvolution(Record):
     """The Bayes-optimal state evolution at a point's ``alpha`` and start (``D`` ignored).
 
     ``iterates``: its ``(q_k, q_v)`` from the same start and damping, as many as AMP took (with
-    ``history``).
+    ``history``). The standard errors are the spread of the fixed points of independent batches of
+    the channel draws (:func:`~bayes_slr.formulas.replica_bayes.bayes_replica_point`; rows logged
+    before: the error's per-draw spread at the point, 0 where it is a quadrature, no overlaps').
     """
 
     test_error: float
@@ -114,6 +117,8 @@ class StateEvolution(Record):
     converged: bool
     iterations: int
     iterates: tuple[tuple[float, float], ...] = ()
+    q_k_stderr: float = math.nan
+    q_v_stderr: float = math.nan
 
 
 @dataclasses.dataclass(frozen=True)

@@ -5,6 +5,9 @@ PhaseRow` and :class:`~bayes_slr.studies.phase_records.PhaseCurves`."""
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.studies.phase_records import (
@@ -16,6 +19,10 @@ from bayes_slr.studies.phase_records import (
     has_hard_phase,
     threshold_value,
 )
+
+if TYPE_CHECKING:
+    from bayes_slr.formulas.bayes_channel import BayesChannel
+    from bayes_slr.formulas.thresholds import Threshold
 
 CURVE_FIELDS = (
     "Delta",
@@ -46,6 +53,7 @@ def phase_row(
         scan=settings.scan,
     )
     records = {record.name: record for record in found.all()}
+    stderrs = {} if channel.exact else threshold_stderrs(channel, settings, records)
     values = {
         name: threshold_value(records[name].status, records[name].value) for name in THRESHOLDS
     }
@@ -66,7 +74,42 @@ def phase_row(
         method=found.method,
         mc_samples=channel.mc_samples,
         evaluations=found.evaluations,
+        stderrs=stderrs,
     )
+
+
+BATCHES = 8
+"""Independent batches of a Monte Carlo channel's draws whose thresholds' spread gives the
+standard errors."""
+
+
+def threshold_stderrs(
+    channel: BayesChannel, settings: PhaseSettings, records: dict[str, Threshold]
+) -> dict[str, float]:
+    """Each located threshold's standard error on a Monte Carlo ``channel``: the thresholds located
+    again on :data:`BATCHES` independent batches of its draws (each search on its own batch, as
+    the pooled one), their spread over ``sqrt(BATCHES)`` (to first order the pooled threshold is
+    their mean); ``nan`` where a batch does not locate it (``records``: the pooled thresholds by
+    name)."""
+    from bayes_slr.formulas.thresholds import thresholds
+
+    located = [name for name, record in records.items() if record.status == "located"]
+    values: dict[str, list[float]] = {name: [] for name in located}
+    for batch in channel.batches(BATCHES):
+        found = {
+            r.name: r
+            for r in thresholds(
+                channel.config,
+                settings.alpha_min,
+                settings.alpha_max,
+                settings.tol,
+                channel=batch,
+                scan=settings.scan,
+            ).all()
+        }
+        for name in located:
+            values[name].append(found[name].value if found[name].status == "located" else math.nan)
+    return {name: float(np.std(values[name], ddof=1) / math.sqrt(BATCHES)) for name in located}
 
 
 def phase_curves(config: SLRConfig, settings: PhaseSettings) -> PhaseCurves:

@@ -10,6 +10,7 @@ import math
 
 from bayes_slr.models.spec import describe_nu
 from bayes_slr.numerics.record import Record
+from bayes_slr.numerics.rounding import matched_digits
 
 THRESHOLDS = ("alpha_WR", "alpha_sp", "alpha_IT", "alpha_alg", "alpha_PR")
 """The thresholds of a row, in the order of the table (``alpha_sp <= alpha_IT <= alpha_alg``)."""
@@ -59,6 +60,9 @@ class PhaseRow(Record):
     method : the channel (``quadrature`` or ``monte carlo``).
     mc_samples : channel draws (0 for a quadrature).
     evaluations : channel evaluations spent.
+    stderrs : a Monte Carlo channel's: each located threshold's standard error (the spread of the
+        thresholds located on independent batches of the draws over the square root of their
+        number; ``nan`` where a batch does not locate it); empty for a quadrature.
     """
 
     variant: str
@@ -78,6 +82,7 @@ class PhaseRow(Record):
     method: str
     mc_samples: int
     evaluations: int
+    stderrs: dict[str, float] = dataclasses.field(default_factory=dict)
 
     def threshold(self, name: str) -> float:
         """The threshold called ``name`` (one of :data:`THRESHOLDS`)."""
@@ -87,6 +92,9 @@ class PhaseRow(Record):
         """A threshold as the table prints it: ``1.22612 +- 1e-05``, ``1 (exact)``, ``< 0.5``,
         ``> 4`` or ``none``."""
         value, status = self.threshold(name), self.statuses[name]
+        matched = matched_digits(value, self.stderrs.get(name))
+        if status == "located" and matched is not None:
+            return f"{matched[0]} +- {matched[1]} (s.e.)"
         if status == "located":
             return f"{value:.6g} +- {self.tolerances[name]:.1g}"
         if status == "exact":
@@ -133,10 +141,12 @@ class PhaseRow(Record):
         ]
 
     def monte_carlo_warnings(self) -> list[str]:
-        """The warnings of a threshold located on a Monte Carlo channel (its draws' own error is
-        not in the tolerance); none by quadrature."""
-        if self.method == "quadrature" or not any(
-            self.statuses[name] == "located" for name in THRESHOLDS
+        """The warnings of a threshold located on a Monte Carlo channel without a standard error
+        (a batch of the draws did not locate it; rows logged before the errors); none by
+        quadrature."""
+        located = [name for name in THRESHOLDS if self.statuses[name] == "located"]
+        if self.method == "quadrature" or all(
+            math.isfinite(self.stderrs.get(name, math.nan)) for name in located
         ):
             return []
         return [

@@ -71,7 +71,9 @@ def test_bayes_nishimori_identity_and_posterior_mean_excess(spiked_bayes_curve):
         assert abs(d.monte_carlo_error - point.test_error) < 4 * d.nishimori_gap_stderr + 4 / (
             math.sqrt(SAMPLES)
         )
-        assert d.test_error_stderr == 0.0  # spiked: quadrature
+        # the error's standard error is the batches' spread (the overlaps are Monte Carlo):
+        # tests/formulas/test_bayes_stderr.py checks it against the spread over seeds
+        assert d.replicates == 8 and d.test_error_stderr >= 0.0
 
 
 @pytest.mark.slow
