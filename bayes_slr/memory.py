@@ -141,11 +141,14 @@ CHANNEL_CHUNK_ENTRIES = 2**22
 """Hessian entries the ERM replica channel holds per copy: it solves its proximal problems
 :func:`channel_chunk` draws at a time."""
 
-PROX_COPIES = 12
+PROX_COPIES = 4
 """``(2 L + 1)^2``-sized arrays the ERM replica channel holds per draw of a chunk (the Hessians
-of the Newton steps and of the solution, their factorisations, inverse and the Jacobian, and
-the intermediates of ``jax.hessian``): calibrated on the peak resident memory (docs/performance.md,
-"Memory")."""
+of the Newton steps and of the solution, their factorisations, inverse and Jacobian, and the
+intermediates of ``jax.hessian``). Measured with all 32768 draws in one chunk (the code before
+:func:`channel_chunk`; ``theory --alpha 4 --activations softmax``, ``/usr/bin/time``): peak
+resident memory 0.50 GB at ``L = 3``, 0.84 GB at ``L = 10``, 3.6 GB at ``L = 30``, about 3
+copies of ``32768 (2 L + 1)^2`` float64 numbers above the runtime's 0.5 GB; 4 leaves a margin
+(docs/performance.md, "Memory of the ERM replica channel")."""
 
 
 def channel_chunk(L: int) -> int:
