@@ -137,13 +137,39 @@ CHANNEL_ENTRIES = 16
 student fields and the terms computed from them, two components each): an upper-ish count, as
 the draws are all held at once; a task whose channel is computed by quadrature holds none."""
 
+CHANNEL_CHUNK_ENTRIES = 2**22
+"""Hessian entries the ERM replica channel holds per copy: it solves its proximal problems
+:func:`channel_chunk` draws at a time."""
 
-def check_channel_memory(draws: int, L: int, hint: str) -> None:
-    """Refuse ``draws`` Monte Carlo channel draws of ``L`` tokens that would not fit in memory."""
+PROX_COPIES = 4
+"""``(2 L + 1)^2``-sized arrays the ERM replica channel holds per draw of a chunk (the Hessians
+of the Newton steps and of the solution, their factorisations, inverse and Jacobian, and the
+intermediates of ``jax.hessian``). Measured with all 32768 draws in one chunk (the code before
+:func:`channel_chunk`; ``theory --alpha 4 --activations softmax``, ``/usr/bin/time``): peak
+resident memory 0.50 GB at ``L = 3``, 0.84 GB at ``L = 10``, 3.6 GB at ``L = 30``, about 3
+copies of ``32768 (2 L + 1)^2`` float64 numbers above the runtime's 0.5 GB; 4 leaves a margin
+(docs/performance.md, "Memory of the ERM replica channel")."""
+
+
+def channel_chunk(L: int) -> int:
+    """Draws the ERM replica channel solves at once: the largest power of two whose
+    ``(2 L + 1)^2`` Hessians hold at most :data:`CHANNEL_CHUNK_ENTRIES` numbers, at least one
+    (all the default draws at ``L <= 3``; 1024 at ``L = 30``)."""
+    return 2 ** max(0, (CHANNEL_CHUNK_ENTRIES // (2 * L + 1) ** 2).bit_length() - 1)
+
+
+def check_channel_memory(draws: int, L: int, hint: str, prox: bool = False) -> None:
+    """Refuse ``draws`` Monte Carlo channel draws of ``L`` tokens that would not fit in memory
+    (``prox``: and the ERM channel's proximal solves, :data:`PROX_COPIES` Hessians per draw of
+    a chunk of :func:`channel_chunk` draws)."""
+    chunk = min(draws, channel_chunk(L)) if prox else 0
+    what = f"{CHANNEL_ENTRIES} numbers per draw and token"
+    if prox:
+        what += f", {PROX_COPIES} (2 L + 1)^2 Hessians per draw of a chunk of {chunk}"
     check_float64(
         f"channel draws = {draws}, L = {L}",
-        CHANNEL_ENTRIES * draws * L,
-        f"{CHANNEL_ENTRIES} numbers per draw and token",
+        CHANNEL_ENTRIES * draws * L + PROX_COPIES * chunk * (2 * L + 1) ** 2,
+        what,
         hint,
     )
 

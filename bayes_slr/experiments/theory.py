@@ -130,7 +130,9 @@ class TheoryOptions(OneTask, Options):
 
     def _check_memory(self, config: SLRConfig) -> None:
         """Refuse channel draws or simulations that would not fit in memory (before any)."""
-        check_channel_memory(self.channel_draws, config.Lbar, "use fewer channel_draws")
+        check_channel_memory(
+            self.channel_draws, config.Lbar, "use fewer channel_draws", prox=bool(self.activations)
+        )
         if self.simulate is None:
             return
         settings = self.settings()

@@ -37,6 +37,7 @@ from bayes_slr.formulas.result import (
     TheoryPoint,
     check_solver_options,
 )
+from bayes_slr.memory import channel_chunk
 from bayes_slr.models.spec import SLRConfig
 
 NEWTON_STEPS = 12
@@ -99,7 +100,7 @@ class ProxSolution(NamedTuple):
 
     f_out: jax.Array  # (Lbar, 2): (hhat - omega) / V
     df_out: jax.Array  # (Lbar, 2): diagonal of d f_out / d omega
-    jacobian: jax.Array  # (2 Lbar, 2 Lbar): d f_out / d omega, indices (token, a) flattened
+    jacobian_square: jax.Array  # (4, 4): sum_{l,l'} J_{la,l'c} J_{lb,l'd}, J = d f_out / d omega
     grad_c: jax.Array  # (): d(Moreau envelope)/dc
     curv_c: jax.Array  # (): d^2(Moreau envelope)/dc^2 (Schur complement)
     stationarity: jax.Array  # (): max |gradient| at the solution, times V_k
@@ -154,10 +155,11 @@ def _solve_prox(y, omega, mask, V, c, activation: str) -> ProxSolution:
     inv_V_flat = inv_V.ravel()
     f_out = ((z[:size] - omega.ravel()) * inv_V_flat).reshape(omega.shape)
     jacobian = inv_V_flat[:, None] * (h_inv * inv_V_flat[None, :] - jnp.eye(size))
+    J = jacobian.reshape(omega.shape + omega.shape)
     return ProxSolution(
         f_out=f_out,
         df_out=jnp.diag(jacobian).reshape(omega.shape),
-        jacobian=jacobian,
+        jacobian_square=jnp.einsum("lamc,lbmd->abcd", J, J).reshape(4, 4),
         grad_c=jax.grad(objective)(z)[-1],
         curv_c=cc - hc @ h_inv @ hc,
         stationarity=jnp.max(jnp.abs(gradient(h_k))) * V[0],
@@ -168,10 +170,16 @@ def _solve_prox(y, omega, mask, V, c, activation: str) -> ProxSolution:
 def _channel_average(
     params: ERMOrderParameters, draws: ChannelDraws, activation: str
 ) -> ProxSolution:
-    """Proximal solutions for every draw at the fields of ``params``."""
+    """Proximal solutions for every draw at the fields of ``params``, solved
+    :func:`~bayes_slr.memory.channel_chunk` draws at a time (each holds ``(2 Lbar + 1)^2``-sized
+    Hessians: the memory of one chunk, whatever the number of draws)."""
     omega = student_fields(draws, params.m, params.q)
-    solve = jax.vmap(_solve_prox, in_axes=(0, 0, 0, None, None, None))
-    return solve(draws.y, omega, draws.mask, params.V, params.c, activation)
+
+    def solve(sample: tuple[jax.Array, jax.Array, jax.Array]) -> ProxSolution:
+        return _solve_prox(*sample, params.V, params.c, activation)
+
+    chunk = channel_chunk(omega.shape[1])
+    return jax.lax.map(solve, (draws.y, omega, draws.mask), batch_size=chunk)
 
 
 def _offset_step(gradient: jax.Array, curvature: jax.Array) -> jax.Array:
@@ -234,10 +242,8 @@ def _replicon(params: ERMOrderParameters, sol: ProxSolution, alpha) -> jax.Array
     ``T = W K`` (``W = diag(V_a V_b)``) is similar to the symmetric ``W^{1/2} K W^{1/2}``:
     its eigenvalues are real.
     """
-    n, size = sol.jacobian.shape[:2]
-    J = sol.jacobian.reshape(n, size // 2, 2, size // 2, 2)
     root_w = jnp.sqrt(params.V[:, None] * params.V[None, :]).ravel()
-    per_draw = alpha * jnp.einsum("nlamc,nlbmd->nabcd", J, J).reshape(n, 4, 4)
+    per_draw = alpha * sol.jacobian_square
     per_draw = per_draw * root_w[None, :, None] * root_w[None, None, :]
     mean = jnp.mean(per_draw, axis=0)
     return jnp.linalg.eigvalsh(0.5 * (mean + mean.T))[-1]

@@ -223,7 +223,7 @@ def _check_memory(claim: Claim, spec: Any) -> None:
     elif spec.per_teacher == "sgd":
         check_dynamics_memory(where, task.D, 1, 0, hint)
     elif spec.name == "replica":
-        check_channel_memory(REPLICA_DRAWS, task.L, "use a smaller L")
+        check_channel_memory(REPLICA_DRAWS, task.L, "use a smaller L", prox=True)
 
 
 def _check_side(claim: Claim, side: str, spec: Any, sides: tuple[Quantity, ...]) -> None:

@@ -70,6 +70,7 @@ def test_a_bad_value_is_refused_without_importing_jax(argv):
         ["theory", "--simulate", "10000000"],
         ["theory", "--variant", "max", "--nu", "3", "--bayes", "--channel-draws", "10000000000"],
         ["phase", "--channel-draws", "10000000000"],
+        ["theory", "--L", "30000", "--activations", "softmax"],
         ["multihead", "--L", "1000000"],
         ["posterior-sweep", "--alpha", "1", "--D", "10000000"],
         ["posterior", "--alpha", "1", "--D", "10000000"],
