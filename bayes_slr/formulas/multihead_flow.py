@@ -226,7 +226,7 @@ def _noise(frame: Frame, draws: HeadDraws, record: Activation, scale: float, Del
     return jnp.einsum("n,nal,nbl->ab", residual, gradient, gradient) / residual.size
 
 
-@functools.partial(jax.jit, static_argnames=("record", "scale", "Delta", "with_noise"))
+@functools.partial(jax.jit, static_argnames=("record", "with_noise"))
 def _rates(state, draws, noise, *, record, scale, Delta, with_noise):
     """``d state / dt`` (module docstring); ``noise = eta / B``."""
     frame = _unflatten(state, draws)
@@ -298,7 +298,7 @@ def _system(run: HeadsFlowRun) -> _System:
     return _System(rates, start, point)
 
 
-@functools.partial(jax.jit, static_argnames=("record", "scale"))
+@functools.partial(jax.jit, static_argnames=("record",))
 def _error(frame, draws, *, record, scale):
     """The Monte Carlo error and its standard error over the antithetic pairs."""
     values = _risks(frame, draws, record, scale)

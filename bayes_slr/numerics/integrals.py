@@ -18,9 +18,10 @@ is about 1e-17 accurate and the coarse one (``h = 0.5``, every other node) about
 :data:`BOUND_FLOOR` (truncation and rounding), a conservative estimate checked in
 the tests against a much finer reference.
 
-Node counts are rounded up to powers of two, and both resolutions are evaluated
-in one jitted call (:func:`fine_and_coarse`), so that jitted functions compile for
-a few shapes only.
+Node counts are rounded up to powers of two, both resolutions are evaluated in
+one jitted call (:func:`fine_and_coarse`), and :func:`evaluate_levels` pads the
+rules with zero-weight nodes to every other power of two, so that jitted
+functions compile for a few shapes only (one program serves two rungs).
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def _ladder(n: int) -> int:
     return 1 << max(4, math.ceil(math.log2(max(n, 1))))
 
 
-_COARSE: dict[int, tuple[Rule, Rule]] = {}
+_COARSE: dict[tuple[int, int], tuple[Rule, Rule]] = {}
 
 
 def coarse(rule: Rule) -> Rule:
@@ -86,12 +87,18 @@ def coarse(rule: Rule) -> Rule:
     """
     if rule.nodes.shape[0] == 1:
         return rule
-    known = _COARSE.get(id(rule))
+    return _memoised(_COARSE, rule, 0, lambda: Rule(rule.nodes[::2], 2.0 * rule.weights[::2]))
+
+
+def _memoised(cache: dict, rule: Rule, size: int, build: Callable[[], Rule]) -> Rule:
+    """``build()``, memoised in ``cache`` by the identity of ``rule`` (held, so ids stay unique)
+    and ``size``."""
+    known = cache.get((id(rule), size))
     if known is None or known[0] is not rule:
-        if len(_COARSE) > 512:
-            _COARSE.clear()
-        known = (rule, Rule(rule.nodes[::2], 2.0 * rule.weights[::2]))
-        _COARSE[id(rule)] = known
+        if len(cache) > 512:
+            cache.clear()
+        known = (rule, build())
+        cache[(id(rule), size)] = known
     return known[1]
 
 
@@ -145,9 +152,47 @@ def evaluate_levels(
     """
     if coarse_rules is None:
         coarse_rules = tuple(coarse(rule) for rule in rules)
+    padded = tuple(zip(*(_pad_pair(fine, rough) for fine, rough in zip(rules, coarse_rules))))
     return np.asarray(
-        fine_and_coarse(core, functions, as_arrays(*params), rules, coarse_rules, as_arrays(*laws))
+        fine_and_coarse(core, functions, as_arrays(*params), *padded, as_arrays(*laws))
     )
+
+
+def _bucket(count: int) -> int:
+    """Smallest ``2^e + 1 >= count`` with ``e`` odd: every other size of the rules' ladder."""
+    exponent = max(1, math.ceil(math.log2(max(count - 1, 1))))
+    return (1 << (exponent + 1 - exponent % 2)) + 1
+
+
+def _pad_pair(fine: Any, rough: Any) -> tuple[Any, Any]:
+    """A fine rule and its coarse one padded with zero-weight nodes to the sizes of a
+    :func:`_bucket`, so that one compiled :func:`fine_and_coarse` serves two rungs of the
+    ladder: the sums gain only exact zeros (the padding repeats the last node, where the
+    integrand is finite). Point rules and panel rules (their nodes come in panels) stay.
+    """
+    count = fine.nodes.shape[0]
+    if not isinstance(fine, Rule) or count == 1:
+        return fine, rough
+    size = _bucket(count)
+    rough_size = (size - 1) // 2 + 1 if rough.nodes.shape[0] == (count - 1) // 2 + 1 else None
+    return _padded(fine, size), _padded(rough, rough_size or rough.nodes.shape[0])
+
+
+def _padded(rule: Rule, size: int) -> Rule:
+    """``rule`` with ``size - len(rule)`` copies of its last node at weight 0 (memoised)."""
+    extra = size - rule.nodes.shape[0]
+    if extra == 0:
+        return rule
+
+    def build() -> Rule:
+        nodes, weights = np.asarray(rule.nodes), np.asarray(rule.weights)
+        nodes = np.concatenate([nodes, np.full(extra, nodes[-1])])
+        return Rule(jnp.asarray(nodes), jnp.asarray(np.pad(weights, (0, extra))))
+
+    return _memoised(_PADDED, rule, size, build)
+
+
+_PADDED: dict[tuple[int, int], tuple[Rule, Rule]] = {}
 
 
 @functools.lru_cache(maxsize=256)
