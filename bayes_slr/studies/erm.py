@@ -236,9 +236,9 @@ def _validation_path(
     held_out: SLRBatch,
     lam_grid: tuple[float, ...],
     patience: int,
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray]:
     """Validation errors ``(seeds, len(lam_grid))`` along the regularisation path (L-BFGS), from
-    the largest ``lam`` down.
+    the largest ``lam`` down, and where every candidate coincided (:func:`_coinciding`).
 
     Each ``lam`` starts every candidate at its solution for the previous (larger) ``lam``
     (a diverged solution is not handed on: that candidate keeps its previous start): the solution
@@ -253,6 +253,7 @@ def _validation_path(
     """
     seeds, count = jax.tree_util.tree_leaves(candidates)[0].shape[:2]
     scores = np.full((seeds, len(lam_grid)), np.nan)
+    coinciding = np.zeros((seeds, len(lam_grid)), bool)
     current = _broadcast(candidates, (1,))
     worse = np.zeros(seeds, int)
     active = np.ones((seeds, 1, count), bool)
@@ -261,7 +262,9 @@ def _validation_path(
             current, fit_part, jnp.full((seeds, 1), lam_grid[position]), active
         )
         values = np.asarray(values)
-        active &= _distinct(params, values)
+        distinct = _distinct(params, values)
+        coinciding[:, position] = _coinciding(active, values, distinct)
+        active &= distinct
         scores[:, position] = _scores(params, values, held_out, trainer.activation)[:, 0]
         finite = jnp.asarray(np.isfinite(values))
         current = jax.tree_util.tree_map(
@@ -275,7 +278,17 @@ def _validation_path(
         worse = np.where(scores[:, position] > best, worse + 1, 0)
         if np.all(worse >= patience):
             break
-    return scores
+    return scores, coinciding
+
+
+def _coinciding(active: np.ndarray, values: np.ndarray, distinct: np.ndarray) -> np.ndarray:
+    """Per seed, whether every candidate (``(seeds, 1, S)`` masks and ``values``) was trained at
+    this ``lam`` and all reached one solution (:func:`_distinct` kept one): the starts' evidence
+    that the objective has one minimum there, by which the refit trains one of them
+    (:func:`_train_every_start`)."""
+    count = active.shape[-1]
+    trained = np.all(active & np.isfinite(values), axis=(1, 2))
+    return trained & (count > 1) & (np.sum(distinct, axis=(1, 2)) == 1)
 
 
 DUPLICATE_TOLERANCE = 1e-3
@@ -424,10 +437,10 @@ def erm_study(
     trainer = _Trainer.of(config, activation, settings)
     keys = jax.vmap(lambda s: seed_keys(seed, s))(jnp.arange(settings.seeds))
     teachers, batches = _training_sets(config, settings, keys, N, data)
-    random_starts, informed = _starts(config, settings, keys, teachers)
-    candidates = random_starts if settings.init == "random" else _broadcast(informed, (1,))
-    lams, validation = _ridges(trainer, settings, candidates, batches, N)
-    trained = _train_every_start(trainer, settings, random_starts, informed, batches, lams)
+    starts = _starts(config, settings, keys, teachers)  # (random ones, informed one)
+    candidates = starts[0] if settings.init == "random" else _broadcast(starts[1], (1,))
+    lams, validation, coinciding = _ridges(trainer, settings, candidates, batches, N)
+    trained = _train_every_start(trainer, settings, starts, batches, lams, coinciding)
     seeds = _seed_records(config, trainer, settings, trained, teachers, keys, test_set, validation)
     return _summary(seeds, settings, trained, has_teacher=teachers is not None)
 
@@ -561,10 +574,12 @@ def with_heads(config: SLRConfig, settings: ERMSettings) -> bool:
 
 def _ridges(
     trainer: _Trainer, settings: ERMSettings, candidates, batches: SLRBatch, N: int
-) -> tuple[np.ndarray, list[RidgeValidation | None]]:
-    """The ridge of every seed and its validation record: ``settings.lam``, or with
-    ``lam="auto"`` the grid value with the lowest validation error of the ``candidates``
-    (leaves ``(seeds, S, ...)``) trained on the first part of each training set.
+) -> tuple[np.ndarray, list[RidgeValidation | None], np.ndarray]:
+    """The ridge of every seed, its validation record and whether the candidates coincided
+    there: ``settings.lam``, or with ``lam="auto"`` the grid value with the lowest validation
+    error of the ``candidates`` (leaves ``(seeds, S, ...)``) trained on the first part of each
+    training set (coinciding: :func:`_coinciding` at the chosen value of the path, else
+    ``False``).
 
     With ``lam="auto"`` the last ``validation_fraction`` of the training set is held out; for
     each ``lam`` of ``lam_grid`` the candidate starts are trained on the rest, the
@@ -580,11 +595,11 @@ def _ridges(
     """
     seeds = settings.seeds
     if not settings.lam_auto:
-        return np.full(seeds, settings.lam), [None] * seeds
+        return np.full(seeds, settings.lam), [None] * seeds, np.zeros(seeds, bool)
     lam_grid = settings.lam_grid
     n_val = min(max(1, round(settings.validation_fraction * N)), N - 1)
-    fit_part = jax.tree_util.tree_map(lambda a: a[:, : N - n_val], batches)
     held_out = jax.tree_util.tree_map(lambda a: a[:, N - n_val :], batches)
+    coinciding = np.zeros((seeds, len(lam_grid)), bool)
     if get_optimizer(settings.optimizer).warm_path:
         # the refit's shapes (one compiled trainer for both): the held-out samples zeroed
         # (X = 0 predicts 0 = y, no residual, no gradient); the objective, divided by N
@@ -592,7 +607,7 @@ def _ridges(
         zeroed = batches._replace(
             X=batches.X.at[:, N - n_val :].set(0.0), y=batches.y.at[:, N - n_val :].set(0.0)
         )
-        scores = _validation_path(
+        scores, coinciding = _validation_path(
             trainer._replace(tol=trainer.tol * (N - n_val) / N),
             candidates,
             zeroed,
@@ -603,19 +618,19 @@ def _ridges(
     else:  # every lam from the starts (one SGD pass each), vectorised over the grid
         params, values, _, _ = trainer(
             _broadcast(candidates, (len(lam_grid),)),
-            fit_part,
+            jax.tree_util.tree_map(lambda a: a[:, : N - n_val], batches),
             jnp.broadcast_to(jnp.asarray(lam_grid), (seeds, len(lam_grid))),
         )
         scores = _scores(params, np.asarray(values), held_out, trainer.activation)
-    ranked = np.where(np.isfinite(scores), scores, np.inf)
-    lams = np.array([lam_grid[int(np.argmin(row))] for row in ranked])
+    chosen = np.argmin(np.where(np.isfinite(scores), scores, np.inf), axis=1)
+    lams = np.asarray(lam_grid)[chosen]
     validation = [
         RidgeValidation(
             tuple(lam_grid), tuple(None if np.isnan(x) else float(x) for x in row), n_val
         )
         for row in scores
     ]
-    return lams, validation
+    return lams, validation, coinciding[np.arange(seeds), chosen]
 
 
 class _Trained(NamedTuple):
@@ -635,14 +650,22 @@ class _Trained(NamedTuple):
 def _train_every_start(
     trainer: _Trainer,
     settings: ERMSettings,
-    random_starts: AttentionParams,
-    informed: AttentionParams | None,
+    starts: tuple[AttentionParams, AttentionParams | None],
     batches: SLRBatch,
     lams: np.ndarray,
+    coinciding: np.ndarray,
 ) -> _Trained:
-    """Train the random starts and the informed start of every seed on its whole training set at
-    its ridge, and select the estimator: the lowest-training-loss random start (or the informed
-    start with ``init="informed"``)."""
+    """Train the random starts and the informed start (``starts``) of every seed on its whole
+    training set at its ridge, and select the estimator: the lowest-training-loss random start
+    (or the informed start with ``init="informed"``).
+
+    Where every random start reached one solution at the chosen ridge on the validation path
+    (``coinciding``, :func:`_coinciding`: the objective showed one minimum there), only the
+    first is refitted and the others share its fit (they would reach the same minimum, within
+    :data:`DUPLICATE_TOLERANCE`; the first start's fit is the one it had trained alongside
+    them, bit for bit)."""
+    random_starts, informed = starts
+    count = settings.starts
     all_starts = (
         random_starts
         if informed is None
@@ -650,18 +673,28 @@ def _train_every_start(
             lambda r, i: jnp.concatenate([r, i[:, None]], axis=1), random_starts, informed
         )
     )
+    shared = np.zeros((settings.seeds, jax.tree_util.tree_leaves(all_starts)[0].shape[1]), bool)
+    shared[:, 1:count] = coinciding[:, None]
     params, values, grad_norms, counts = trainer(
-        _broadcast(all_starts, (1,)), batches, jnp.asarray(lams)[:, None]
+        _broadcast(all_starts, (1,)), batches, jnp.asarray(lams)[:, None], ~shared[:, None]
     )
-    params = jax.tree_util.tree_map(lambda leaf: leaf[:, 0], params)
-    values, grad_norms, counts = (np.asarray(a)[:, 0] for a in (values, grad_norms, counts))
-    starts = settings.starts
+    params, values, grad_norms, counts = (
+        jax.tree_util.tree_map(
+            lambda leaf: np.where(
+                shared.reshape(shared.shape + (1,) * (leaf.ndim - 3)),
+                np.asarray(leaf)[:, 0, :1],
+                np.asarray(leaf)[:, 0],
+            ),
+            part,
+        )
+        for part in (params, values, grad_norms, counts)
+    )
     selected = (
-        _lowest(values[:, :starts])
-        if settings.init == "random"
-        else np.full(settings.seeds, starts)
+        _lowest(values[:, :count]) if settings.init == "random" else np.full(settings.seeds, count)
     )
-    return _Trained(params, values, grad_norms, counts, selected, lams)
+    return _Trained(
+        jax.tree_util.tree_map(jnp.asarray, params), values, grad_norms, counts, selected, lams
+    )
 
 
 def _test_errors(

@@ -52,3 +52,40 @@ def test_pruned_path_chooses_the_same_ridge(monkeypatch, variant, nu, activation
         # 7e-5 relative measured at lam = 1e-3; the ridge is still chosen the same
         np.testing.assert_allclose(pruned_scores, walked_scores, rtol=1e-3)
     assert f"{pruned.test_error:.6f}" == f"{walked.test_error:.6f}"
+
+
+def test_coinciding_starts_share_one_refit_and_report_the_same_minimum(monkeypatch):
+    """Where every random start reached one solution at the chosen ridge on the path, the refit
+    trains the first and the others share it: against refitting every start, the same ridge, the
+    reported objective within the stopping rule's bound ``tol^2 N / lam`` (two points with
+    ``|grad| <= tol`` of an objective of curvature ``>= lam / N``), the same test error to a
+    thousandth of its Monte Carlo error, the same notes. The second seed is kept from sharing:
+    its starts are all refitted (each seed's own choice)."""
+    config = SLRConfig("spiked", 20, LengthLaw.fixed(3), 2.0, 0.1)
+    options = dict(
+        alpha=8.0,
+        seeds=2,
+        starts=3,
+        N_test=4000,
+        predict_population=False,
+        lam_grid=(100.0,),  # the first value of the path: every start trained there
+    )
+    coinciding = erm._coinciding
+    monkeypatch.setattr(
+        erm, "_coinciding", lambda *args: coinciding(*args) & np.array([True, False])
+    )
+    shared = erm.erm_study(config, "softmax", **options)
+    monkeypatch.setattr(erm, "_coinciding", lambda *args: np.zeros(2, bool))
+    every = erm.erm_study(config, "softmax", **options)
+    assert shared.lam == every.lam
+    assert shared.notes == every.notes
+    # the shared refit happened at the first seed: its starts' objectives are one number
+    # (starts trained each on their own differ in their last digits); the second is unchanged
+    assert len(set(shared.per_seed[0].starts.train_loss)) == 1
+    assert len(set(every.per_seed[0].starts.train_loss)) > 1
+    assert shared.per_seed[1] == every.per_seed[1]
+    N, tol = round(8.0 * 20), 1e-6
+    a, b = shared.per_seed[0], every.per_seed[0]
+    assert abs(a.train_loss - b.train_loss) <= tol**2 * N / a.lam
+    assert abs(a.test_error - b.test_error) <= 1e-3 * a.stderr
+    assert a.selected_start == 0
