@@ -368,7 +368,8 @@ def erm_replica_point(
     points where either fails). Each replicate's fixed point is taken to first order about the
     point (one chord step on its own draws; solved again from the point where that step leaves
     ``q >= m^2``, ``V > 0``): the spread of their numbers over ``sqrt(replicates)`` is the
-    point's standard error, the fixed point's movement with the draws included. The proximal
+    point's standard error, the fixed point's movement with the draws included (NaN where the
+    pooled iteration did not converge: its replicates are then not solved). The proximal
     checks are the pooled solve's.
 
     Parameters
@@ -440,6 +441,10 @@ def _point_and_replicates(
     x = _flat(result.x, get_activation(equations[0]).has_offset)
     inverse = _chord_inverse(pilot, x, *equations)
     point = _Solve.of(config, pooled, result.x, equations, result)
+    if not bool(result.converged):
+        # no fixed point, no movement of it to measure: its error is NaN, and each replicate's
+        # damped iteration (as long again as the pooled one) is not run
+        return point, []
     return point, [
         _replicate(config, draws, x, inverse, equations, iteration) for draws in channels
     ]
@@ -498,7 +503,10 @@ def _with_errors(
 ) -> TheoryPoint:
     """The pooled solve ``point`` as a :class:`TheoryPoint`, each number's standard error the
     spread of the replicates' ``solves`` over ``sqrt(replicates)``."""
-    stderr = {name: _stderr([s.numbers[name] for s in solves]) for name in point.numbers}
+    stderr = {
+        name: _stderr([s.numbers[name] for s in solves]) if solves else math.nan
+        for name in point.numbers
+    }
     overlaps = {name: value for name, value in point.numbers.items() if name in OVERLAP_NAMES}
     return TheoryPoint(
         alpha=alpha,
@@ -506,7 +514,7 @@ def _with_errors(
         test_error=point.numbers["test_error"],
         stderr=stderr["test_error"],
         overlaps=overlaps,
-        converged=point.converged and all(s.finite for s in solves),
+        converged=point.converged and bool(solves) and all(s.finite for s in solves),
         init=init,
         diagnostics=ERMTheoryDiagnostics(
             residual=point.residual,

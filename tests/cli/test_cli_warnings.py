@@ -74,7 +74,8 @@ def test_theory_command_of_the_issue_exits_0_with_its_warnings(capsys, tmp_path)
     stability unknown); where it converges instead, the replicon is far above 1.
     """
     argv = ["theory", *SPIKED, "--Delta", "0.1", "--activation", "linear", "--alpha", "4"]
-    printed, result = run_table_then_json(capsys, [*argv, "--lam", "0.01"], tmp_path)
+    argv += ["--lam", "0.01", "--channel-draws", "4096"]  # the issue's draws, a default then
+    printed, result = run_table_then_json(capsys, argv, tmp_path)
     assert_shown(printed, result)
     (row,) = [row for row in result["rows"] if row["source"] == "theory"]
     said = " ".join(result["warnings"])
