@@ -221,6 +221,8 @@ class MultiHeadResult(Result[MultiHeadOptions, MultiHeadPopulationRow]):
                     color=line.get_color(),
                     capsize=3,
                 )
+        if any(o.all_overlaps is not None for r in rows for o in r.optima):
+            ax.plot([], [], "x", color="gray", label="over all overlaps (searched)")
         ax.plot(rho, [r.bayes_error for r in rows], "k--", lw=1.2, label="Bayes", zorder=5)
         _error_bars(ax, rho, [r.bayes_mc for r in rows], "black")
         o = self.options
