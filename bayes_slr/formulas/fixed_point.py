@@ -1,13 +1,16 @@
 """Fixed-point iterations run entirely inside ``jax.lax.while_loop``: damped, and the chord method
-(Newton's method with a Jacobian computed once)."""
+(Newton's method with a Jacobian computed once); and the standard error of a fixed point from
+its independent replicates."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 
 class FixedPointResult(NamedTuple):
@@ -113,3 +116,10 @@ def _iterate(
     )
     converged = (residual <= tol) & jnp.isfinite(residual)
     return FixedPointResult(x, residual, iterations, converged)
+
+
+def replicate_stderr(values: list[float]) -> float:
+    """The standard error of the mean of independent replicates (their spread over
+    ``sqrt(count)``): the fixed points of independent draw batches, each solved from the pooled
+    one, so that the fixed point's movement with the draws is included."""
+    return float(np.std(values, ddof=1) / math.sqrt(len(values)))

@@ -29,7 +29,7 @@ from bayes_slr.formulas.channel import (
     log_output_partition,
     student_fields,
 )
-from bayes_slr.formulas.fixed_point import damped_fixed_point
+from bayes_slr.formulas.fixed_point import damped_fixed_point, replicate_stderr
 from bayes_slr.formulas.population import length_support, population_terms
 from bayes_slr.formulas.result import (
     REPLICA_REPLICATES,
@@ -285,7 +285,7 @@ def _batch_stderr(values: list[float]) -> float:
     """The standard error of the mean of independent batches (their spread over
     ``sqrt(count)``), an exact 0 where it is float64 rounding (``Delta = 0`` above ``alpha = 1``:
     every batch recovers ``v`` exactly and ``q_k`` in closed form)."""
-    stderr = float(np.std(values, ddof=1) / math.sqrt(len(values)))
+    stderr = replicate_stderr(values)
     return stderr if stderr > ROUNDING else 0.0
 
 

@@ -28,6 +28,7 @@ from bayes_slr.formulas.fixed_point import (
     FixedPointResult,
     chord_fixed_point,
     damped_fixed_point,
+    replicate_stderr,
 )
 from bayes_slr.formulas.population import population_error
 from bayes_slr.formulas.result import (
@@ -504,7 +505,7 @@ def _with_errors(
     """The pooled solve ``point`` as a :class:`TheoryPoint`, each number's standard error the
     spread of the replicates' ``solves`` over ``sqrt(replicates)``."""
     stderr = {
-        name: _stderr([s.numbers[name] for s in solves]) if solves else math.nan
+        name: replicate_stderr([s.numbers[name] for s in solves]) if solves else math.nan
         for name in point.numbers
     }
     overlaps = {name: value for name, value in point.numbers.items() if name in OVERLAP_NAMES}
@@ -591,12 +592,6 @@ class _Solve(NamedTuple):
             float(diagnostics["prox_max_stationarity"]),
             float(diagnostics["prox_min_curvature"]),
         )
-
-
-def _stderr(values: list[float]) -> float:
-    """The standard error of the mean of independent replicates (their spread over
-    ``sqrt(count)``)."""
-    return float(np.std(values, ddof=1) / math.sqrt(len(values)))
 
 
 def _solved(
