@@ -4,7 +4,7 @@ For ``H = 1, 2, 4`` teacher heads (spiked, ``L = 3``, ``nu = 2``, ``rho = 1`` an
 times
 
 - ``bayes``: the population Bayes error by quadrature
-  (:func:`~bayes_slr.formulas.multihead.multihead_bayes_error_exact`);
+  (:func:`~bayes_slr.formulas.bayes.presence_bayes_error_exact`);
 - ``aligned``: the population error of ``H`` aligned softmax heads by quadrature
   (:func:`~bayes_slr.formulas.population.population_error`);
 - ``student_heads``: the same heads as ``H`` :class:`StudentHead` records
@@ -47,7 +47,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import bayes_slr  # noqa: F401  (float64)
-from bayes_slr.formulas.multihead import multihead_bayes_error_exact
+from bayes_slr.formulas.bayes import presence_bayes_error_exact
 from bayes_slr.formulas.population import population_error
 from bayes_slr.formulas.population_mc import population_error_mc
 from bayes_slr.formulas.student_heads import student_heads_error
@@ -88,7 +88,7 @@ def computations(args: argparse.Namespace) -> dict[str, Callable[[SLRConfig], ob
         return erm_study(config, "softmax", settings, alpha=args.alpha)
 
     table: dict[str, Callable[[SLRConfig], object]] = {
-        "bayes": multihead_bayes_error_exact,
+        "bayes": presence_bayes_error_exact,
         "aligned": lambda config: population_error("softmax", config, *OVERLAPS),
         "student_heads": student,
         "aligned_mc": lambda config: population_error_mc(

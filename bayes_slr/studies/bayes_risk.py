@@ -13,11 +13,7 @@ def bayes_risk_row(
     """The Bayes error of ``config`` by ``method``: ``exact`` (quadrature; ``stderr`` its error
     bound) or ``mc`` (``mc_sequences`` sequences drawn with ``seed``; ``stderr`` the standard
     error). ``variable_length``: the task's length law as given, for the row."""
-    if method == "exact" and config.multihead:
-        from bayes_slr.formulas.multihead import multihead_bayes_error_exact
-
-        value, stderr = multihead_bayes_error_exact(config)
-    elif method == "exact":
+    if method == "exact":
         from bayes_slr.formulas.bayes import bayes_error_exact
 
         value, stderr = bayes_error_exact(config)

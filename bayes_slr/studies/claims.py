@@ -76,11 +76,9 @@ def side_value(claim: Claim, quantity: Quantity, seed: int) -> SideValue:
 def _bayes(config: SLRConfig) -> SideValue:
     """The Bayes error by quadrature, its bound (kept: a multi-head optimum's scope and the
     claim's Bayes side ask for the same quadrature)."""
-    if config.multihead:
-        from bayes_slr.formulas.multihead import multihead_bayes_error_exact as exact
-    else:
-        from bayes_slr.formulas.bayes import bayes_error_exact as exact
-    value = exact(config)
+    from bayes_slr.formulas.bayes import bayes_error_exact
+
+    value = bayes_error_exact(config)
     return SideValue(float(value.value), bound=float(value.error_bound))
 
 

@@ -75,10 +75,10 @@ def _heads_references(
     """The population optimum of ``H`` aligned heads of ``activation`` (``None`` where
     ``student_heads != H`` or the theory has none), its note, and the Bayes error of ``config``
     (cached: every seed shares them)."""
-    from bayes_slr.formulas.multihead import multihead_bayes_error_exact
+    from bayes_slr.formulas.bayes import bayes_error_exact
     from bayes_slr.formulas.optimum import optimal_population_error
 
-    bayes = float(multihead_bayes_error_exact(config).value)
+    bayes = float(bayes_error_exact(config).value)
     if student_heads != config.heads:
         note = (
             f"no population optimum here for {student_heads} student heads on {config.heads} "

@@ -38,9 +38,8 @@ def bayes_point(config: SLRConfig) -> BayesValue:
     """The population Bayes error with known directions and its quadrature bound (of a
     multi-head task: docs/multihead.md section 2)."""
     from bayes_slr.formulas.bayes import bayes_error_exact
-    from bayes_slr.formulas.multihead import multihead_bayes_error_exact
 
-    exact = multihead_bayes_error_exact(config) if config.multihead else bayes_error_exact(config)
+    exact = bayes_error_exact(config)
     return BayesValue(float(exact.value), float(exact.error_bound))
 
 

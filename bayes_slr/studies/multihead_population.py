@@ -99,10 +99,10 @@ def population_row(
         The Bayes error (quadrature, its bound, Monte Carlo) and per activation its optimum,
         overlaps, scope, Monte Carlo check and optimum over all overlaps.
     """
-    from bayes_slr.formulas.multihead import multihead_bayes_error_exact
+    from bayes_slr.formulas.bayes import bayes_error_exact
     from bayes_slr.formulas.optimum import optimal_population_error
 
-    bayes = multihead_bayes_error_exact(config)
+    bayes = bayes_error_exact(config)
     checks = settings.mc_sequences > 0
     optima = []
     for activation in settings.activations:

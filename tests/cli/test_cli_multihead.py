@@ -11,7 +11,7 @@ import pytest
 
 from bayes_slr import LengthLaw, SLRConfig
 from bayes_slr.cli.main import main
-from bayes_slr.formulas.multihead import multihead_bayes_error_exact
+from bayes_slr.formulas.bayes import presence_bayes_error_exact
 
 
 def test_bayes_risk_rows_carry_the_heads_and_the_exact_multi_head_error(capsys):
@@ -19,7 +19,7 @@ def test_bayes_risk_rows_carry_the_heads_and_the_exact_multi_head_error(capsys):
     assert main([*argv, "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["rows"]
     config = SLRConfig("spiked", 1, LengthLaw.fixed(3), 2.0, heads=2, presence=0.5)
-    exact = multihead_bayes_error_exact(config)
+    exact = presence_bayes_error_exact(config)
     assert (row["heads"], row["presence"]) == (2, 0.5)
     assert (row["bayes_error"], row["stderr"]) == (exact.value, exact.error_bound)
     assert main(argv) == 0

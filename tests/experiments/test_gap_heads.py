@@ -17,7 +17,7 @@ from bayes_slr.cli.main import main
 from bayes_slr.experiments import EXPERIMENTS
 from bayes_slr.experiments.gap_records import GapOptions
 from bayes_slr.experiments.runner import open_log, sweep_settings
-from bayes_slr.formulas.multihead import multihead_bayes_error_exact
+from bayes_slr.formulas.bayes import presence_bayes_error_exact
 from bayes_slr.formulas.optimum import optimal_population_error
 from bayes_slr.studies.gap_rows import GapRow
 from bayes_slr.studies.multihead_population_records import ALL_OVERLAPS, UPPER_BOUND
@@ -42,7 +42,7 @@ def test_two_heads_population_columns_are_the_functions_values():
         variant="spiked", L=(3,), heads=2, presence=0.5, activations=ACTIVATIONS, progress=False
     )
     (row,) = result.rows
-    exact = multihead_bayes_error_exact(TWO_HEADS)
+    exact = presence_bayes_error_exact(TWO_HEADS)
     assert (row.bayes, row.bayes_error_bound) == (exact.value, exact.error_bound)
     for activation in ACTIVATIONS:
         optimum = optimal_population_error(activation, TWO_HEADS)

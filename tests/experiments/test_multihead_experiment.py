@@ -11,8 +11,7 @@ import pytest
 import bayes_slr
 from bayes_slr import LengthLaw, SLRConfig
 from bayes_slr.cli.main import main
-from bayes_slr.formulas.bayes import bayes_error_exact
-from bayes_slr.formulas.multihead import multihead_bayes_error_exact
+from bayes_slr.formulas.bayes import bayes_error_exact, presence_bayes_error_exact
 from bayes_slr.formulas.optimum import optimal_population_error
 from bayes_slr.formulas.population_mc import population_error_mc
 from bayes_slr.studies.multihead_population_records import ALL_OVERLAPS, UPPER_BOUND
@@ -51,7 +50,7 @@ def test_bayes_softmax_reaches_the_bayes_error_where_softmax_falls_short(capsys)
     assert main([*argv, *sizes, "--mc-sequences", "0", "--json", "--quiet"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["rows"]
     config = SLRConfig("spiked", 1, LengthLaw.fixed(3), 2.0, heads=2, presence=0.5)
-    exact = multihead_bayes_error_exact(config)
+    exact = presence_bayes_error_exact(config)
     assert (row["bayes_error"], row["bayes_bound"]) == (exact.value, exact.error_bound)
     softmax, bayes_softmax = row["optima"]
     assert abs(bayes_softmax["error"] - exact.value) <= 1e-3

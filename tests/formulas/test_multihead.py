@@ -16,8 +16,7 @@ import numpy as np
 import pytest
 
 from bayes_slr import ConfigError, LengthLaw, SLRConfig
-from bayes_slr.formulas.bayes import bayes_error_exact
-from bayes_slr.formulas.multihead import multihead_bayes_error_exact
+from bayes_slr.formulas.bayes import bayes_error_exact, presence_bayes_error_exact
 from bayes_slr.inference.bayes_risk import bayes_risk_mc
 from bayes_slr.models.simulate import draw_task_teacher, simulate
 from bayes_slr.models.variants import get_variant
@@ -41,7 +40,7 @@ def task(H: int, rho: float, length: LengthLaw, nu: float, variant: str = "spike
 )
 def test_quadrature_matches_monte_carlo_and_nishimori_holds(H, rho, length, nu, variant):
     config = task(H, rho, length, nu, variant)
-    exact = multihead_bayes_error_exact(config)
+    exact = presence_bayes_error_exact(config)
     mc = bayes_risk_mc(config, MC_SAMPLES, jax.random.PRNGKey(3))
     error = mc.bayes_error
     assert abs(error.mean - exact.value) <= 4 * error.stderr + exact.error_bound
@@ -53,7 +52,7 @@ def test_quadrature_matches_monte_carlo_and_nishimori_holds(H, rho, length, nu, 
 @pytest.mark.parametrize("length", [LengthLaw.fixed(3), LengthLaw.uniform(5)])
 def test_one_head_always_present_is_the_one_head_error(variant, length):
     config = SLRConfig(variant, 1, length, 2.0)
-    new, old = multihead_bayes_error_exact(config), bayes_error_exact(config)
+    new, old = presence_bayes_error_exact(config), bayes_error_exact(config)
     assert abs(new.value - old.value) <= new.error_bound + old.error_bound
 
 
@@ -61,10 +60,10 @@ def test_heads_do_not_change_the_error_and_absence_raises_it():
     """Independent heads share one law: the error does not depend on ``H``; it grows as ``rho``
     falls (less is known about where, and whether, a head's token is)."""
     length = LengthLaw.fixed(3)
-    errors = [multihead_bayes_error_exact(task(2, rho, length, 2.0)).value for rho in (1, 0.5)]
-    assert multihead_bayes_error_exact(task(5, 0.5, length, 2.0)).value == errors[1]
+    errors = [presence_bayes_error_exact(task(2, rho, length, 2.0)).value for rho in (1, 0.5)]
+    assert presence_bayes_error_exact(task(5, 0.5, length, 2.0)).value == errors[1]
     assert errors[0] < errors[1]
-    assert multihead_bayes_error_exact(task(2, 0.5, length, 0.0)).value == pytest.approx(
+    assert presence_bayes_error_exact(task(2, 0.5, length, 0.0)).value == pytest.approx(
         1 - 0.5 / 3, abs=1e-9
     )  # nu = 0: q_l = rho / L for every token, 1 - L (rho / L)^2 / rho
 
@@ -108,7 +107,7 @@ def test_simulated_bayes_predictor_scores_the_exact_error():
     q = config.law.head_location_posterior(batch.chi_star, mask, config.nu, config.presence)
     f = jnp.sum(q * batch.z_star, axis=(1, 2)) / math.sqrt(config.presence * config.heads)
     excess = np.asarray((batch.y - f) ** 2 - config.Delta)
-    exact = multihead_bayes_error_exact(config)
+    exact = presence_bayes_error_exact(config)
     stderr = excess.std(ddof=1) / math.sqrt(excess.size)
     assert abs(excess.mean() - exact.value) <= 4 * stderr + exact.error_bound
     signal = np.asarray(batch.y)

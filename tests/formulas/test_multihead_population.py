@@ -21,7 +21,7 @@ from bayes_slr.attention.activations import (
     activation_names,
     get_activation,
 )
-from bayes_slr.formulas.multihead import multihead_bayes_error_exact
+from bayes_slr.formulas.bayes import presence_bayes_error_exact
 from bayes_slr.formulas.optimum import optimal_population_error
 from bayes_slr.formulas.population import population_error, population_terms
 from bayes_slr.formulas.population_mc import population_error_mc
@@ -75,7 +75,7 @@ def test_bayes_softmax_at_the_posterior_overlaps_is_the_bayes_error() -> None:
     ``v = (rho H)^(-1/2) v*``: two quadratures (multihead.py's and the activation's) agree."""
     rho, H, L, nu = 0.5, 2, 3, 2.0
     config = task(H, rho, L, nu)
-    exact = multihead_bayes_error_exact(config)
+    exact = presence_bayes_error_exact(config)
     log_c = math.log((1.0 - rho) / rho * L) + nu / 2.0
     m_v = 1.0 / math.sqrt(rho * H)
     error = population_error("bayes_softmax", config, math.sqrt(nu), nu, m_v, m_v**2, -log_c)
@@ -89,7 +89,7 @@ def test_heads_scale_the_terms_and_leave_the_optimum() -> None:
 
 def test_optima_against_the_bayes_error_below_full_presence() -> None:
     config = task(2, 0.5)
-    bayes = multihead_bayes_error_exact(config).value
+    bayes = presence_bayes_error_exact(config).value
     optima = {
         name: optimal_population_error(name, config).error
         for name in ("softmax", "softmax1", "bayes_softmax", "linear")
@@ -101,7 +101,7 @@ def test_optima_against_the_bayes_error_below_full_presence() -> None:
 
 def test_softmax_is_bayes_at_full_presence() -> None:
     config = task(2, 1.0)
-    bayes = multihead_bayes_error_exact(config)
+    bayes = presence_bayes_error_exact(config)
     optimum = optimal_population_error("softmax", config)
     assert abs(optimum.error - bayes.value) <= 1e-6
     assert optimum.overlaps.m_k == pytest.approx(math.sqrt(2.0), abs=1e-3)

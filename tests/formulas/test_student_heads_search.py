@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from bayes_slr import ConfigError, LengthLaw, SLRConfig
-from bayes_slr.formulas.multihead import multihead_bayes_error_exact
+from bayes_slr.formulas.bayes import presence_bayes_error_exact
 from bayes_slr.formulas.optimum import optimal_population_error
 from bayes_slr.formulas.population_mc import mixed_heads_error_mc
 from bayes_slr.formulas.student_heads_search import (
@@ -57,7 +57,7 @@ def test_where_the_aligned_optimum_is_the_optimum_nothing_beats_it(activation, H
     assert abs(found.difference) <= 4 * found.difference_stderr + 1e-4
     assert abs(found.error - found.aligned_error) <= 4 * found.stderr
     if rho == 1.0:
-        bayes = multihead_bayes_error_exact(config).value
+        bayes = presence_bayes_error_exact(config).value
         assert found.error >= bayes - 4 * found.stderr
         assert found.aligned_error == pytest.approx(bayes, abs=1e-6)
 

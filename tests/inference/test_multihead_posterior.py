@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from bayes_slr.errors import ConfigError
-from bayes_slr.formulas.multihead import multihead_bayes_error_exact
+from bayes_slr.formulas.bayes import presence_bayes_error_exact
 from bayes_slr.inference.kernels import multihead_gibbs, run_chains
 from bayes_slr.inference.kernels.base import SamplerData
 from bayes_slr.inference.location import known_directions_predictor
@@ -295,5 +295,5 @@ def test_known_directions_predictor_scores_the_population_bayes_error(presence):
 
     key = jax.random.PRNGKey(19)
     mean = streamed_mean(squared_error, key, config.replace(Delta=0.0), teacher, 40_000, 20_000)
-    exact = multihead_bayes_error_exact(config)
+    exact = presence_bayes_error_exact(config)
     assert abs(float(mean.mean) - exact.value) < 4 * float(mean.stderr) + exact.error_bound

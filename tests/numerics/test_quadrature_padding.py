@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bayes_slr.formulas import elementwise, multihead, normalised
+from bayes_slr.formulas import bayes, elementwise, normalised
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.numerics import integrals
 
@@ -26,11 +26,7 @@ CASES = {
         "erf", 2.0, 0.9, 0.4, 0.1, PROBS, LENGTHS
     ),
     "multihead": lambda: np.array(
-        [
-            multihead.multihead_bayes_error_exact(
-                SLRConfig("spiked", 1, LengthLaw.fixed(3), 2.0)
-            ).value
-        ]
+        [bayes.presence_bayes_error_exact(SLRConfig("spiked", 1, LengthLaw.fixed(3), 2.0)).value]
     ),
 }
 

@@ -23,7 +23,7 @@ import pytest
 
 from bayes_slr import ConfigError, LengthLaw, SLRConfig
 from bayes_slr.attention.estimators import AttentionParams
-from bayes_slr.formulas.multihead import multihead_bayes_error_exact
+from bayes_slr.formulas.bayes import presence_bayes_error_exact
 from bayes_slr.formulas.student_heads import student_heads_optimum
 from bayes_slr.models.batch import Teacher
 from bayes_slr.studies.erm import ERMSettings, erm_study, head_overlaps
@@ -55,7 +55,7 @@ def test_the_oracle_of_two_heads_scores_the_bayes_error_and_auto_chooses_a_ridge
     config = CONFIG.replace(presence=0.5, Delta=0.0)
     settings = HEADS.replace(lam="auto", seeds=2, starts=1, N_test=20_000)
     run = erm_study(config, "linear", settings, alpha=8.0)
-    bayes = multihead_bayes_error_exact(config).value
+    bayes = presence_bayes_error_exact(config).value
     assert abs(run.oracle_error - bayes) <= 4 * run.oracle_stderr
     for seed in run.per_seed:
         assert seed.lam in settings.lam_grid and seed.validation is not None

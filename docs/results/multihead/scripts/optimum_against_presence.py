@@ -17,7 +17,7 @@ import time
 
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr import LengthLaw, SLRConfig
-from bayes_slr.formulas.multihead import multihead_bayes_error_exact
+from bayes_slr.formulas.bayes import presence_bayes_error_exact
 from bayes_slr.formulas.optimum import optimal_population_error
 from bayes_slr.formulas.population_mc import population_error_mc
 
@@ -41,7 +41,7 @@ def main() -> None:
         config = SLRConfig(
             "spiked", 1, LengthLaw.fixed(args.L), args.nu, heads=args.heads, presence=rho
         )
-        cells = [f"{rho:g}", f"{multihead_bayes_error_exact(config).value:.6f}"]
+        cells = [f"{rho:g}", f"{presence_bayes_error_exact(config).value:.6f}"]
         for name in ACTIVATIONS:
             optimum = optimal_population_error(name, config)
             o = optimum.overlaps

@@ -27,7 +27,7 @@ import numpy as np
 
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr import LengthLaw, SLRConfig
-from bayes_slr.formulas.multihead import multihead_bayes_error_exact
+from bayes_slr.formulas.bayes import presence_bayes_error_exact
 from bayes_slr.inference.location import known_directions_predictor
 from bayes_slr.inference.predictive import matched_overlaps, posterior_errors
 from bayes_slr.inference.samplers import sample_posterior
@@ -79,7 +79,7 @@ def over_seeds(values: list[tuple[float, float]]) -> str:
 
 def table(config: SLRConfig, args) -> None:
     """Print the table of one ``rho``."""
-    known = multihead_bayes_error_exact(config).value
+    known = presence_bayes_error_exact(config).value
     print(f"\nrho = {config.presence:g}: known-directions Bayes error {known:.4f}\n")
     names = " | ".join(f"{a} ERM" for a in ACTIVATIONS)
     print(

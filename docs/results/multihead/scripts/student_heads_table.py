@@ -20,7 +20,7 @@ import time
 
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr import LengthLaw, SLRConfig
-from bayes_slr.formulas.multihead import multihead_bayes_error_exact
+from bayes_slr.formulas.bayes import presence_bayes_error_exact
 from bayes_slr.formulas.optimum import optimal_population_error
 from bayes_slr.formulas.population_mc import student_heads_error_mc
 from bayes_slr.formulas.student_heads import heads_at_optimum, student_heads_error
@@ -46,7 +46,7 @@ def main() -> None:
         config = SLRConfig(
             "spiked", 1, LengthLaw.fixed(args.L), args.nu, heads=args.heads, presence=rho
         )
-        print(f"| {rho:g} | Bayes | {multihead_bayes_error_exact(config).value:.6f} | | | |")
+        print(f"| {rho:g} | Bayes | {presence_bayes_error_exact(config).value:.6f} | | | |")
         for name in ACTIVATIONS:
             aligned = optimal_population_error(name, config)
             cells = [f"{rho:g}", name]
