@@ -670,6 +670,8 @@ def posterior(
     variable_length: bool | None = False,
     Delta: float | None = 0.1,
     D: int | None = 100,
+    heads: int = 1,
+    presence: float = 1.0,
     sampler: str | None = "auto",
     chains: int | None = 4,
     warmup: int | None = 1000,
@@ -683,8 +685,6 @@ def posterior(
     lam: float | str | None = "auto",
     seed: int | None = 0,
     alpha: float | None = 4.0,
-    heads: int = 1,
-    presence: float = 1.0,
     source: Path | None = None,
     data: Path | None = None,
     holdout: float | None = None,
@@ -702,9 +702,9 @@ def posterior(
     Bayes-optimal predictor (draws weighted by p(X | k)) and of the plain posterior mean of f,
     reference errors, the start check and ERM (softmax, linear) on the same data. source
     re-summarises a posterior written with out. With heads or presence (spiked; docs/multihead.md
-    section 8): the posterior of every head (sampler auto: NUTS with the heads' states summed out),
-    diagnostics of label-free overlaps and the Bayes-optimal error against the teacher's and the
-    population Bayes error; ERM, the start check, data and source are one-head. With data or source,
+    section 8) or a multi-head data file: the posterior of every head (sampler auto: NUTS with the
+    heads' states summed out), diagnostics of label-free (matched) overlaps and the same errors and
+    references; the start check and ERM (H-head students) run when asked for. With data or source,
     every setting not given is the file's, and one given that contradicts the file is refused.
 
     Parameters
@@ -721,6 +721,10 @@ def posterior(
         noise variance of y, >= 0; errors are the excess over it. Default: 0.1.
     D : int | None
         token dimension, >= 1. Default: 100.
+    heads : int
+        teacher heads H, >= 1 (docs/multihead.md; 1: one-head SLR).
+    presence : float
+        probability rho in (0, 1] that a head's token is present (spiked for rho < 1).
     sampler : str | None
         posterior sampler: auto: the first of gibbs, gibbs-hmc, nuts, collapsed, multihead-gibbs
         that supports the variant; gibbs: exact blocked Gibbs; variants whose k is Gaussian given
@@ -761,10 +765,6 @@ def posterior(
         seed of the teacher, data, chains and test set. Default: 0.
     alpha : float | None
         N / D, > 0. Default: 4.
-    heads : int
-        teacher heads H, >= 1 (docs/multihead.md; 1: one-head SLR).
-    presence : float
-        probability rho in (0, 1] that a head's token is present (spiked for rho < 1).
     source : pathlib._local.Path | None
         re-summarise this posterior netCDF (written with out) instead of sampling: the task, seed
         and sampling settings are the file's (one given must agree); its ERM fits are reused.
@@ -800,6 +800,8 @@ def posterior_sweep(
     variable_length: bool | None = False,
     Delta: float | None = 0.1,
     D: int | None = 100,
+    heads: int = 1,
+    presence: float = 1.0,
     sampler: str | None = "auto",
     chains: int | None = 4,
     warmup: int | None = 1000,
@@ -839,6 +841,10 @@ def posterior_sweep(
         noise variance of y, >= 0; errors are the excess over it. Default: 0.1.
     D : int | None
         token dimension, >= 1. Default: 100.
+    heads : int
+        teacher heads H, >= 1 (docs/multihead.md; 1: one-head SLR).
+    presence : float
+        probability rho in (0, 1] that a head's token is present (spiked for rho < 1).
     sampler : str | None
         posterior sampler: auto: the first of gibbs, gibbs-hmc, nuts, collapsed, multihead-gibbs
         that supports the variant; gibbs: exact blocked Gibbs; variants whose k is Gaussian given

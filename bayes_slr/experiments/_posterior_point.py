@@ -12,26 +12,13 @@ import xarray as xr
 from bayes_slr.experiments.posterior_options import PosteriorOptions, SamplingOptions
 from bayes_slr.experiments.runner import inner_progress
 from bayes_slr.inference import posterior_io
-from bayes_slr.studies.multihead_posterior import multihead_posterior
-from bayes_slr.studies.multihead_posterior_records import MultiHeadPosteriorSummary
 from bayes_slr.studies.posterior import kept_point, posterior_on_data, sample_tree, summarise
 from bayes_slr.studies.posterior_records import PosteriorSummary
 
 
-def run_posterior(
-    options: PosteriorOptions,
-) -> tuple[xr.DataTree, PosteriorSummary | MultiHeadPosteriorSummary]:
+def run_posterior(options: PosteriorOptions) -> tuple[xr.DataTree, PosteriorSummary]:
     """The posterior of ``posterior``: read from ``source``, sampled on ``data``, or on simulated
-    data (of several heads: :func:`~bayes_slr.studies.multihead_posterior.multihead_posterior`);
-    its tree (with the ERM fits) and its summary."""
-    if options.task().multihead:
-        return multihead_posterior(
-            options.task(),
-            options.alpha,
-            options.settings(),
-            options.seed,
-            progress=inner_progress(),
-        )
+    data (one head or several); its tree (with the ERM fits) and its summary."""
     if options.source is not None:
         tree = posterior_io.load_posterior(options.source)
         summary = summarise(tree, options.settings())

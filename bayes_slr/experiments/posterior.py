@@ -30,7 +30,6 @@ from bayes_slr.experiments.base import (
 )
 from bayes_slr.experiments.posterior_options import FILE_HELP, PosteriorOptions
 from bayes_slr.experiments.posterior_report import posterior_report
-from bayes_slr.studies.multihead_posterior_records import MultiHeadPosteriorSummary
 from bayes_slr.studies.posterior_records import PosteriorSummary
 
 
@@ -44,12 +43,12 @@ class PosteriorSample(Record):
     """A solved posterior: its summary and its ArviZ ``DataTree`` (never logged: ``posterior``
     is one point, written as netCDF)."""
 
-    summary: PosteriorSummary | MultiHeadPosteriorSummary
+    summary: PosteriorSummary
     tree: Any
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
-class PosteriorResult(Result[PosteriorOptions, PosteriorSummary | MultiHeadPosteriorSummary]):
+class PosteriorResult(Result[PosteriorOptions, PosteriorSummary]):
     """The posterior of ``posterior``: one row (:attr:`summary`) and the draws (:attr:`tree`).
 
     Attributes
@@ -61,8 +60,8 @@ class PosteriorResult(Result[PosteriorOptions, PosteriorSummary | MultiHeadPoste
     tree: Any = None
 
     @property
-    def summary(self) -> PosteriorSummary | MultiHeadPosteriorSummary:
-        """The one row (a :class:`MultiHeadPosteriorSummary` for a multi-head task)."""
+    def summary(self) -> PosteriorSummary:
+        """The one row."""
         return self.rows[0]
 
     def rows_table(self) -> str:
@@ -89,7 +88,7 @@ class PosteriorResult(Result[PosteriorOptions, PosteriorSummary | MultiHeadPoste
         save_posterior(self.tree, path, force=True)
 
 
-def tidy_summary(row: PosteriorSummary | MultiHeadPosteriorSummary) -> dict[str, Any]:
+def tidy_summary(row: PosteriorSummary) -> dict[str, Any]:
     """A summary as one flat dict (nested fields joined by ``_``), without its diagnostics table
     and its notes and warnings (lines of text)."""
     data = row.to_dict()
@@ -110,10 +109,10 @@ class Posterior(Experiment[PosteriorOptions, PosteriorPoint, PosteriorSample, Po
         "(excess over Delta) of the Bayes-optimal predictor (draws weighted by p(X | k)) and of "
         "the plain posterior mean of f, reference errors, the start check and ERM (softmax, "
         "linear) on the same data. --from re-summarises a posterior written with --out. "
-        "With --heads or --presence (spiked; docs/multihead.md section 8): the posterior of "
-        "every head (--sampler auto: NUTS with the heads' states summed out), diagnostics of "
-        "label-free overlaps and the Bayes-optimal error against the teacher's and the "
-        "population Bayes error; ERM, the start check, --data and --from are one-head. " + FILE_HELP
+        "With --heads or --presence (spiked; docs/multihead.md section 8) or a multi-head --data "
+        "file: the posterior of every head (--sampler auto: NUTS with the heads' states summed "
+        "out), diagnostics of label-free (matched) overlaps and the same errors and references; "
+        "the start check and ERM (H-head students) run when asked for. " + FILE_HELP
     )
     options_type = PosteriorOptions
     point_type = PosteriorPoint

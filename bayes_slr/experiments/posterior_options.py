@@ -39,7 +39,6 @@ from bayes_slr.models.data_task import GivenTask, data_task
 from bayes_slr.models.dataset import DataSource, check_holdout
 from bayes_slr.models.spec import INITS, SLRConfig, training_size
 from bayes_slr.numerics.record import JsonObject
-from bayes_slr.studies.multihead_posterior_records import multihead_sampling
 from bayes_slr.studies.posterior_records import (
     GIVEN_SAMPLING,
     GivenSampling,
@@ -64,6 +63,13 @@ SAMPLING_DEFAULTS = GivenSampling(
     seed=DEFAULT_SEED,
 )
 """The defaults of the sampling and evaluation settings (docs/posterior.md says why)."""
+
+
+def heads_sampling(given: GivenSampling) -> GivenSampling:
+    """The sampling settings ``given`` of a multi-head posterior (docs/multihead.md section 8):
+    the start check and the ERM comparison (an ``H``-head student) run only when asked for, each
+    costing about as much as the posterior again."""
+    return dataclasses.replace(given, check_start=bool(given.check_start), erm=bool(given.erm))
 
 
 def values_of(record: object, names: tuple[str, ...]) -> dict[str, object]:
@@ -94,6 +100,8 @@ class SamplingOptions(Options):
     variable_length: bool | None = task_option("variable_length", GIVEN)
     Delta: float | None = task_option("Delta", GIVEN)
     D: int | None = task_option("D", GIVEN)
+    heads: int = task_option("heads")
+    presence: float = task_option("presence")
     sampler: str | None = option(
         None,
         lambda: f"posterior sampler: {sampler_help()}",
@@ -164,7 +172,8 @@ class SamplingOptions(Options):
     def filled(self) -> dict[str, object]:
         """The task and every setting not given: the file's, else the defaults."""
         run = self.resolution()
-        return values_of(run.task, TASK_SETTINGS) | values_of(run.sampling, GIVEN_SAMPLING)
+        heads = {"heads": run.config.heads, "presence": run.config.presence}
+        return values_of(run.task, TASK_SETTINGS) | heads | values_of(run.sampling, GIVEN_SAMPLING)
 
     def resolution(self) -> PosteriorRun:
         """Every setting as the run uses it, each checked: the task resolved, the sampling
@@ -175,6 +184,8 @@ class SamplingOptions(Options):
     @functools.cached_property
     def _resolution(self) -> PosteriorRun:
         run = self.resolve_task(GivenSampling.of(self))
+        if run.config.multihead and not self.from_file():
+            run = dataclasses.replace(run, sampling=heads_sampling(run.sampling))
         run = dataclasses.replace(run, sampling=run.filled_sampling(SAMPLING_DEFAULTS))
         settings = run.sampling.settings()
         for alpha in self.simulated_alphas(run):
@@ -201,8 +212,9 @@ class SamplingOptions(Options):
         return PosteriorRun(task, config, True, given)
 
     def task(self) -> SLRConfig:
-        """The task the options resolve to."""
-        return options_task(self, **values_of(self._resolution.task, TASK_SETTINGS))
+        """The task the options resolve to (a data or posterior file's heads and presence
+        included)."""
+        return self._resolution.config
 
     def settings(self) -> SamplingSettings:
         """The resolved sampling, evaluation and ERM settings of the posterior study."""
@@ -219,8 +231,6 @@ class PosteriorOptions(SamplingOptions):
     read from a posterior file written before (``source``)."""
 
     alpha: float | None = option(None, "N / D, > 0", signature_default=DEFAULT_ALPHA)
-    heads: int = task_option("heads")
-    presence: float = task_option("presence")
     source: Path | None = option(
         None,
         "re-summarise this posterior netCDF (written with --out) instead of sampling: the task, "
@@ -262,8 +272,11 @@ class PosteriorOptions(SamplingOptions):
 
     def resolve_task(self, given: GivenSampling) -> PosteriorRun:
         """The task of the posterior file, of the data file, or of the settings given."""
-        if (self.heads, self.presence) != (1, 1.0):
-            given = multihead_sampling(given, {"source": self.source, "data": self.data})
+        if (self.heads, self.presence) != (1, 1.0) and self.source is not None:
+            raise ConfigError(
+                "`source` does not take `heads` or `presence`: the file records its task "
+                "(give neither)"
+            )
         if self.source is not None:
             return self._file_task(given)
         if self.holdout is not None and self.data is None:
@@ -298,7 +311,7 @@ class PosteriorOptions(SamplingOptions):
             if value:  # exact_teacher False (resolved options) asks for nothing
                 raise ConfigError(f"`{name}` does not apply with `data` (the data set fixes it)")
         given_task = GivenTask(**values_of(self, TASK_SETTINGS))
-        config, source = data_task(self.data, given_task, DEFAULT_DELTA)
+        config, source = data_task(self.data, given_task, DEFAULT_DELTA, heads=True)
         record = self.data_record or source  # where each setting came from, as given
         run = PosteriorRun(GivenTask.of(config), config, True, given, data_record=record)
         if source.teacher:  # every sequence trains, fresh sequences of the teacher test

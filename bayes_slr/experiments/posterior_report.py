@@ -8,7 +8,6 @@ from typing import Any
 
 from bayes_slr.experiments.tables import format_table, plus_minus
 from bayes_slr.records import json_text
-from bayes_slr.studies.multihead_posterior_records import MultiHeadPosteriorSummary
 from bayes_slr.studies.posterior_records import (
     TEST_SET_FRESH,
     PosteriorSummary,
@@ -33,7 +32,7 @@ def _pm(error: PredictorError | Any, digits: int = 5) -> str:
     return plus_minus(error.value, error.stderr, digits, " +- ")
 
 
-def divergences_text(row: PosteriorSummary | MultiHeadPosteriorSummary) -> str:
+def divergences_text(row: PosteriorSummary) -> str:
     """The divergent transitions, or why there are none to count."""
     if row.divergences is None:
         return (
@@ -42,7 +41,7 @@ def divergences_text(row: PosteriorSummary | MultiHeadPosteriorSummary) -> str:
     return f"divergences {row.divergences}"
 
 
-def diagnostics_lines(row: PosteriorSummary | MultiHeadPosteriorSummary) -> list[str]:
+def diagnostics_lines(row: PosteriorSummary) -> list[str]:
     """The diagnostics table and its worst values."""
     return [
         format_table(
@@ -57,47 +56,18 @@ def diagnostics_lines(row: PosteriorSummary | MultiHeadPosteriorSummary) -> list
     ]
 
 
-def multihead_report(row: MultiHeadPosteriorSummary, options: Any) -> str:
-    """The report of one multi-head posterior: the options, the diagnostics of the matched
-    overlaps, the Bayes-optimal error against the teacher's known-directions error and the
-    population Bayes error (notes and warnings are printed after it)."""
-    return "\n".join(
-        [
-            f"config: {json_text(options.to_dict(), indent=None)}",
-            "matched overlaps (each draw's heads matched to the teacher's; label-free):",
-            *diagnostics_lines(row),
-            f"sampler {row.sampler}, heads {row.heads}, presence {row.presence:g}, alpha "
-            f"{row.alpha:g} (N = {row.N}); errors on {row.n_test} {TEST_SET_FRESH}",
-            f"Bayes-optimal test error (draws weighted by p(X | k), excess over Delta): "
-            f"{_pm(row.bayes_error)}",
-            f"known-direction (teacher) error on the same sequences: {_pm(row.oracle_error)}",
-            f"Bayes-optimal - known-direction (paired): {row.excess_over_known.value:+.5f} +- "
-            f"{row.excess_over_known.stderr:.5f}",
-            f"population Bayes error with known directions (alpha -> inf): "
-            f"{row.population_bayes_error.value:.5f} (quadrature bound "
-            f"{row.population_bayes_error.stderr:.1e})",
-            *(
-                f"ERM {a} ({row.heads} heads) test error: "
-                f"{plus_minus(e.test_error, e.stderr, 5, ' +- ')}"
-                + ("" if e.converged else " (not converged)")
-                + f"; minus Bayes-optimal on the same sequences (paired): "
-                f"{row.erm_minus_bayes[a].value:+.5f} +- {row.erm_minus_bayes[a].stderr:.5f}"
-                for a, e in (row.erm or {}).items()
-            ),
-        ]
-    )
-
-
-def posterior_report(row: PosteriorSummary | MultiHeadPosteriorSummary, options: Any) -> str:
+def posterior_report(row: PosteriorSummary, options: Any) -> str:
     """The report of one posterior: the options it ran with (resolved), the data file's settings,
-    the diagnostics table, the errors and references, the start check, ERM and the paired
-    differences (notes and warnings are printed after it); a multi-head posterior's is
-    :func:`multihead_report`."""
-    if isinstance(row, MultiHeadPosteriorSummary):
-        return multihead_report(row, options)
+    the diagnostics table (with heads: of the matched overlaps), the errors and references, the
+    start check, ERM and the paired differences (notes and warnings are printed after it)."""
     lines = [f"config: {json_text(options.to_dict(), indent=None)}"]
     if row.data is not None:
         lines.append(row.data.source.describe(options.task()))
+    if row.heads > 1 or row.presence < 1:
+        lines.append(
+            f"heads {row.heads}, presence {row.presence:g}; matched overlaps (each draw's heads "
+            "matched to the teacher's; label-free):"
+        )
     lines += diagnostics_lines(row)
     ess = row.importance_ess
     lines += [
@@ -121,9 +91,11 @@ def posterior_report(row: PosteriorSummary | MultiHeadPosteriorSummary, options:
             f"{check.init} start: Bayes-optimal error {_pm(check.bayes_error)}; start_agreement "
             f"{check.agreement:+.2f} SE, multimodal: {str(check.multimodal).lower()}"
         )
+    students = f" ({row.heads} heads)" if row.heads > 1 else ""
     for activation, erm in (row.erm or {}).items():
         lines.append(
-            f"ERM {activation} test error: {plus_minus(erm.test_error, erm.stderr, 5, ' +- ')}"
+            f"ERM {activation}{students} test error: "
+            f"{plus_minus(erm.test_error, erm.stderr, 5, ' +- ')}"
             + ("" if erm.converged else " (not converged)")
         )
     if row.paired_differences:

@@ -26,12 +26,15 @@ SUMMARY_COLUMNS = ("mean", "sd", "r_hat", "ess_bulk", "ess_tail", "mcse_mean")
 def diagnostics_table(tree: xr.DataTree) -> dict[str, dict[str, float]]:
     """``mean, sd, r_hat, ess_bulk, ess_tail, mcse_mean`` of the overlaps and a few coordinates.
 
-    Keys: ``m_k, m_v, q_k, q_v, k[0], ..., v[0], ...`` (without a teacher no ``m_k, m_v``).
+    Keys: ``m_k, m_v, q_k, q_v, k[0], ..., v[0], ...`` (without a teacher no ``m_k, m_v``; with
+    heads the matched overlaps only).
     With one chain ``r_hat`` is nan.
     """
     posterior = tree.posterior.to_dataset()
     vectors = tree[VECTORS_GROUP].to_dataset()
-    D = vectors.sizes["dim"]
+    # a multi-head posterior is symmetric under a permutation of the heads: its coordinates
+    # switch labels between modes, so only the label-free overlaps are summarised
+    D = 0 if "head" in vectors.dims else vectors.sizes["dim"]
     selected = posterior[present_overlaps(tree)].assign(
         {
             f"{name}[{i}]": vectors[name].isel(dim=i, drop=True)

@@ -19,6 +19,15 @@ Groups of the tree written by :func:`to_datatree` (the layout is the one ArviZ 0
   true locations ``eps_true`` and the teacher ``k_star``, ``v_star``.
 * ``location_posterior``: ``probs`` (``chain, sequence, token``), each chain's
   Rao-Blackwellised ``P(eps_mu = l | data)`` of the training sequences.
+
+A multi-head task (``SLRConfig.multihead``, docs/multihead.md section 8) has the same groups with a
+``head`` axis: ``k``, ``v`` (``chain, draw, head, dim``), ``k_star``, ``v_star`` (``head, dim``),
+``eps_true`` and the heads' presences ``present`` (``sequence, head``); ``posterior`` holds the
+label-free matched overlaps (:func:`~bayes_slr.inference.predictive.matched_overlaps`: the
+posterior is symmetric under a permutation of the heads) and, in place of
+``location_posterior``, the group ``head_states`` (:data:`HEAD_STATES_GROUP`) holds ``probs``
+(``chain, sequence, head, state``): each chain's Rao-Blackwellised posterior of every head's
+state (``state < L``: present at that token; ``state = L``: absent).
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ import numpy as np
 import xarray as xr
 
 from bayes_slr.errors import ConfigError
-from bayes_slr.models.batch import SLRBatch, Teacher
+from bayes_slr.models.batch import MultiHeadBatch, SLRBatch, Teacher
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics.record import JsonObject
 from bayes_slr.records import atomic_write, check_output_file, json_text, provenance, read_json
@@ -45,26 +54,36 @@ VECTORS_GROUP = "posterior_vectors"
 """The group of the draws of ``k`` and ``v`` (module docstring)."""
 _ATTRIBUTE = "bayes_slr"
 _LOCATION_GROUP = "location_posterior"
+HEAD_STATES_GROUP = "head_states"
+"""The training sequences' state posterior of a multi-head tree (module docstring)."""
 _REQUIRED = {
     "posterior": ("q_k", "q_v"),
     VECTORS_GROUP: ("k", "v"),
     "constant_data": ("X", "lengths", "eps_true", "k_star", "v_star"),
     "observed_data": ("y",),
-    _LOCATION_GROUP: ("probs",),
 }
 
 
-def overlaps(k: np.ndarray, v: np.ndarray, teacher: Teacher | None) -> dict[str, np.ndarray]:
+def overlaps(
+    k: np.ndarray, v: np.ndarray, teacher: Teacher | None, multihead: bool = False
+) -> dict[str, np.ndarray]:
     """``m_k, m_v, q_k, q_v`` of draws ``(..., D)`` against the teacher
-    (:func:`direction_overlaps`).
+    (:func:`direction_overlaps`); of multi-head draws ``(..., H, D)`` (``multihead``) the matched
+    overlaps (:func:`~bayes_slr.inference.predictive.matched_overlaps`).
 
-    Without a teacher (bring-your-own data) only the norms ``q_k``, ``q_v``.
+    Without a teacher (bring-your-own data) only the norms ``q_k``, ``q_v`` (mean over heads).
     """
+    from bayes_slr.inference.predictive import matched_overlaps
     from bayes_slr.models.scoring import direction_overlaps
 
     if teacher is None:
         D = k.shape[-1]
-        return {"q_k": np.sum(k * k, axis=-1) / D, "q_v": np.sum(v * v, axis=-1) / D}
+        q_k, q_v = np.sum(k * k, axis=-1) / D, np.sum(v * v, axis=-1) / D
+        if multihead:
+            q_k, q_v = q_k.mean(-1), q_v.mean(-1)
+        return {"q_k": q_k, "q_v": q_v}
+    if multihead:
+        return matched_overlaps(k, v, teacher)
     every = direction_overlaps(k, v, teacher)
     return {name: every[name] for name in OVERLAPS}
 
@@ -77,8 +96,10 @@ def to_datatree(
     *,
     seed: int | None,
     settings: JsonObject | None = None,
+    max_draws: int | None = None,
 ) -> xr.DataTree:
-    """Collect draws, data, teacher and training location posteriors in one ArviZ ``DataTree``.
+    """Collect draws, data, teacher and training location posteriors in one ArviZ ``DataTree``
+    (one head or several: the module docstring).
 
     Parameters
     ----------
@@ -95,18 +116,43 @@ def to_datatree(
         Recorded with the full configuration and package versions.
     settings : dict, optional
         Further options to record (alpha, chains, warm-up, init, ...).
+    max_draws : int, optional
+        A multi-head task's state posterior is averaged over at most this many draws (evenly
+        thinned within each chain; all draws when not given); one head: all draws.
     """
     import jax.numpy as jnp
 
-    from bayes_slr.inference.predictive import training_location_posterior
-
-    probs = training_location_posterior(config, batch, jnp.asarray(draws.k), jnp.asarray(draws.v))
-    tree = draws_tree(
-        draws, config, batch, teacher, overlaps(draws.k, draws.v, teacher), seed, settings
+    from bayes_slr.inference.predictive import (
+        training_head_state_posterior,
+        training_location_posterior,
     )
-    tree[_LOCATION_GROUP] = xr.Dataset(
-        {"probs": (("chain", "sequence", "token"), np.asarray(probs))},
+
+    k, v = jnp.asarray(draws.k), jnp.asarray(draws.v)
+    draw_overlaps = overlaps(draws.k, draws.v, teacher, config.multihead)
+    if not config.multihead:
+        probs = training_location_posterior(config, batch, k, v)
+        tree = draws_tree(draws, config, batch, teacher, draw_overlaps, seed, settings)
+        tree[_LOCATION_GROUP] = xr.Dataset(
+            {"probs": (("chain", "sequence", "token"), np.asarray(probs))},
+            coords={"chain": tree.posterior["chain"].values},
+        )
+        return tree
+    probs = training_head_state_posterior(config, batch, k, v, max_draws or k.shape[0] * k.shape[1])
+    tree = draws_tree(
+        draws,
+        config,
+        batch,
+        teacher,
+        draw_overlaps,
+        seed,
+        settings,
+        head_axis=True,
+        constant={"present": (np.asarray(batch.present), ["sequence", "head"])},
+    )
+    tree[HEAD_STATES_GROUP] = xr.Dataset(
+        {"probs": (("chain", "sequence", "head", "state"), probs)},
         coords={"chain": tree.posterior["chain"].values},
+        attrs={"state": f"0..{config.Lbar - 1}: present at that token; {config.Lbar}: absent"},
     )
     return tree
 
@@ -195,9 +241,10 @@ def teacher_of(tree: xr.DataTree) -> Teacher | None:
     return Teacher(jnp.asarray(data["k_star"].values), jnp.asarray(data["v_star"].values))
 
 
-def batch_of(tree: xr.DataTree) -> SLRBatch:
+def batch_of(tree: xr.DataTree) -> SLRBatch | MultiHeadBatch:
     """The training set stored in ``tree`` (teacher projections recomputed; NaN without
-    a teacher).
+    a teacher); a :class:`MultiHeadBatch` for a multi-head tree (``present`` in its constant
+    data).
     """
     import jax.numpy as jnp
 
@@ -205,23 +252,26 @@ def batch_of(tree: xr.DataTree) -> SLRBatch:
     X = jnp.asarray(data["X"].values)
     teacher = teacher_of(tree)
     D = X.shape[-1]
+    heads = "present" in data
+    projections = "nld,hd->nhl" if heads else "nld,d->nl"
     chi_star, z_star = (
-        (jnp.full(X.shape[:2], jnp.nan),) * 2
+        (jnp.full(X.shape[:2] if not heads else data["present"].shape + X.shape[1:2], jnp.nan),) * 2
         if teacher is None
-        else (X @ teacher.k_star / np.sqrt(D), X @ teacher.v_star / np.sqrt(D))
+        else (
+            jnp.einsum(projections, X, teacher.k_star) / np.sqrt(D),
+            jnp.einsum(projections, X, teacher.v_star) / np.sqrt(D),
+        )
     )
-    return SLRBatch(
-        X,
-        jnp.asarray(data["lengths"].values),
-        jnp.asarray(tree.observed_data["y"].values),
-        jnp.asarray(data["eps_true"].values),
-        chi_star,
-        z_star,
-    )
+    lengths, y = jnp.asarray(data["lengths"].values), jnp.asarray(tree.observed_data["y"].values)
+    eps = jnp.asarray(data["eps_true"].values)
+    if heads:
+        present = jnp.asarray(data["present"].values)
+        return MultiHeadBatch(X, lengths, y, eps, present, chi_star, z_star)
+    return SLRBatch(X, lengths, y, eps, chi_star, z_star)
 
 
 def draws_of(tree: xr.DataTree) -> tuple[np.ndarray, np.ndarray]:
-    """Draws ``(chains, draws, D)`` of ``k`` and ``v``."""
+    """Draws ``(chains, draws, D)`` of ``k`` and ``v`` (``(chains, draws, H, D)`` with heads)."""
     return tree[VECTORS_GROUP]["k"].values, tree[VECTORS_GROUP]["v"].values
 
 
@@ -279,9 +329,10 @@ def load_posterior(path: str | os.PathLike) -> xr.DataTree:
             f"{exc})"
         ) from exc
     tree = _vectors_in_their_group(tree)
+    states = HEAD_STATES_GROUP if HEAD_STATES_GROUP in tree.children else _LOCATION_GROUP
     missing = [
         f"{group}/{name}"
-        for group, names in _REQUIRED.items()
+        for group, names in {**_REQUIRED, states: ("probs",)}.items()
         for name in names
         if group not in tree.children or name not in tree[group].data_vars
     ]

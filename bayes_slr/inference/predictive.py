@@ -20,7 +20,11 @@ import numpy as np
 
 from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.inference.location import location_posterior
-from bayes_slr.models.head_states import sequence_evidence_and_prediction
+from bayes_slr.models.head_states import (
+    joint_head_states,
+    joint_state_log_weights,
+    sequence_evidence_and_prediction,
+)
 from bayes_slr.models.numpyro_models import location_joint_log_weights, location_log_weights
 from bayes_slr.models.scoring import (
     ExcessError,
@@ -30,7 +34,7 @@ from bayes_slr.models.scoring import (
     excess_test_error,
     fresh_sample_scorer,
 )
-from bayes_slr.models.simulate import SLRBatch, Teacher, token_mask
+from bayes_slr.models.simulate import MultiHeadBatch, SLRBatch, Teacher, token_mask
 from bayes_slr.models.spec import SLRConfig
 
 DRAWS_PER_BLOCK = 64  # posterior draws evaluated together by the predictor
@@ -539,6 +543,40 @@ def training_location_posterior(
         return total / k_chain.shape[0]
 
     return jax.vmap(chain_mean)(k_draws, v_draws)
+
+
+def training_head_state_posterior(
+    config: SLRConfig,
+    batch: MultiHeadBatch,
+    k_draws: jax.Array,
+    v_draws: jax.Array,
+    max_draws: int,
+) -> np.ndarray:
+    """Each chain's posterior of every head's state in every training sequence of a multi-head
+    task, ``(chains, N, H, Lbar + 1)`` (the heads' counterpart of
+    :func:`training_location_posterior`; state ``Lbar``: absent): the mean over the chain's draws
+    (at most ``max_draws`` in all, evenly thinned within each chain) of ``P(s_h = s | X, y, k,
+    v)``, the heads' joint states summed out."""
+    chains, draws = k_draws.shape[:2]
+    step = -(-draws // max(max_draws // chains, 1))
+    one_hot = jax.nn.one_hot(
+        jnp.asarray(joint_head_states(config.heads, config.Lbar)), config.Lbar + 1
+    )
+
+    def draw_marginals(kv: tuple[jax.Array, jax.Array]) -> jax.Array:
+        log_w, _ = joint_state_log_weights(batch.X, batch.lengths, kv[0], kv[1], config, batch.y)
+        return jnp.einsum("ns,shl->nhl", jax.nn.softmax(log_w, axis=-1), one_hot)
+
+    @jax.jit
+    def chain_mean(k: jax.Array, v: jax.Array) -> jax.Array:
+        return jnp.mean(jax.lax.map(draw_marginals, (k, v)), axis=0)
+
+    return np.stack(
+        [
+            np.asarray(chain_mean(jnp.asarray(k_draws[c, ::step]), jnp.asarray(v_draws[c, ::step])))
+            for c in range(chains)
+        ]
+    )
 
 
 MATCHED_OVERLAPS = ("m_k", "m_v", "q_k", "q_v")

@@ -408,9 +408,10 @@ class DataSource(Record):
     teacher: bool
     sources: dict[str, str]
 
-    def load(self) -> Dataset:
-        """The data set (read and checked again)."""
-        return load_dataset(self.path)
+    def load(self, heads: bool = False) -> Dataset:
+        """The data set (read and checked again; ``heads``: multi-head data are read, as
+        :func:`load_dataset`)."""
+        return load_dataset(self.path, heads)
 
     def describe(self, config: SLRConfig) -> str:
         """One line: each setting and where it came from."""

@@ -2,6 +2,13 @@
 everything its summary reports (imported by ``posterior`` and ``posterior-sweep`` inside
 ``solve``: this module imports JAX).
 
+One head or several (``SLRConfig.heads``, ``presence``; docs/multihead.md section 8): the draws
+of a multi-head task have a head axis, its tree the layout of
+:mod:`bayes_slr.inference.posterior_io`, and the posterior is symmetric under a permutation of the
+heads, so its diagnostics and overlaps are the label-free matched overlaps; the predictors (the
+heads' joint states summed out), the references, the start check and ERM (an ``H``-head student)
+are the one-head ones.
+
 :func:`sample_tree` draws the teacher and ``N = round(alpha D)`` training sequences of the seed (or
 takes given ones) and samples the posterior of ``(k*, v*)`` with the
 :class:`~bayes_slr.studies.posterior_records.SamplingSettings`; :func:`summarise` measures
@@ -158,7 +165,9 @@ def sample_tree(
         **settings_record(settings, alpha, N, draws.sampler),
         "data": None if about_data is None else about_data.to_dict(),
     }
-    tree = posterior_io.to_datatree(draws, config, batch, teacher, seed=seed, settings=record)
+    tree = posterior_io.to_datatree(
+        draws, config, batch, teacher, seed=seed, settings=record, max_draws=settings.max_draws
+    )
     if settings.check_start and teacher is not None:
         other = sample_chains(
             jax.random.fold_in(key_sampler, 1),
@@ -169,12 +178,10 @@ def sample_tree(
             _other_init(settings.init),
             progress,
         )
+        dims = ("chain", "draw", *(("head",) if config.multihead else ()), "dim")
         tree[CHECK_GROUP] = xr.DataTree(
             xr.Dataset(
-                {
-                    "k": (("chain", "draw", "dim"), other.k),
-                    "v": (("chain", "draw", "dim"), other.v),
-                },
+                {"k": (dims, other.k), "v": (dims, other.v)},
                 attrs={"init": _other_init(settings.init)},
             )
         )
@@ -235,7 +242,7 @@ def posterior_on_data(
     and every error (Bayes-optimal and plain posterior predictors, zero predictor, ERM softmax
     and linear trained on the same rest) is measured on them.
     """
-    train, test = training_and_test(source.load(), holdout, seed)
+    train, test = training_and_test(source.load(heads=config.multihead), holdout, seed)
     about = DataRun(
         source, train.N, 0 if test is None else test.N, None if test is None else holdout
     )
@@ -258,8 +265,11 @@ def _check_start_table(
     group = tree[CHECK_GROUP]
     k, v = group["k"].values, group["v"].values
     draws = PosteriorDraws(k, v, np.zeros(k.shape[:2]), {}, "check")
+    overlaps = posterior_io.overlaps(k, v, teacher, config.multihead)
     return diagnostics.diagnostics_table(
-        posterior_io.to_datatree(draws, config, batch, teacher, seed=None)
+        posterior_io.draws_tree(
+            draws, config, batch, teacher, overlaps, None, head_axis=config.multihead
+        )
     )
 
 
@@ -295,11 +305,7 @@ def summarise(
     )
     score = _scorer(key_test, config, teacher, held_out, settings)
     table = diagnostics.diagnostics_table(tree)
-    erm, erm_predictors, erm_notes = (
-        _erm(tree, key_erm, config, teacher, batch, settings, held_out)
-        if settings.erm
-        else (None, {}, [])
-    )
+    erm, erm_predictors, erm_notes = _erm(tree, key_erm, config, teacher, batch, settings, held_out)
     errors, paired = _scored_errors(tree, score, config, teacher, settings, erm_predictors)
     convergence = diagnostics.convergence_summary(table)
     divergences = _divergences(tree)
@@ -342,6 +348,8 @@ def summarise(
         data=None if not recorded.get("data") else DataRun.from_dict(recorded["data"]),
         notes=notes,
         warnings=tuple(warnings),
+        heads=config.heads,
+        presence=config.presence,
     )
 
 
@@ -477,15 +485,18 @@ def _erm(
     batch: SLRBatch,
     settings: SamplingSettings,
     held_out: Dataset | None,
-) -> tuple[dict[str, ERMComparison], dict[str, Predictor], list[str]]:
-    """ERM on the posterior's training set, reused from ``tree`` when stored with the same
-    ``lam``, else trained as ``gap`` trains it (several starts, the ridge by validation) and
+) -> tuple[dict[str, ERMComparison] | None, dict[str, Predictor], list[str]]:
+    """ERM on the posterior's training set (none without ``settings.erm``; a student of the
+    task's ``H`` heads, docs/multihead.md section 7), reused from ``tree`` when stored with the
+    same ``lam``, else trained as ``gap`` trains it (several starts, the ridge by validation) and
     stored in ``tree`` (with a teacher); scored on the posterior's test set (fresh sequences of
     the teacher, or ``held_out``).
 
     Returns the rows per activation, the fitted predictors (stored or trained: scored again
     beside the posterior's, on its test sequences) and notes.
     """
+    if not settings.erm:
+        return None, {}, []
     stored = stored_erm(tree)
     if teacher is not None and stored is not None and stored.lam == settings.lam:
         predictors = {
@@ -508,6 +519,7 @@ def _erm(
         lam=settings.lam,
         **({} if settings.N_test is None else {"N_test": settings.N_test}),
         predict_population=False,
+        student_heads=config.heads,
     )
     for activation in ERM_ACTIVATIONS:
         summary = erm_study(

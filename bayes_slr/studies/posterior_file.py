@@ -165,10 +165,17 @@ def stored_erm(tree: xr.DataTree) -> StoredERM | None:
     return StoredERM(record["lam"], int(record["N_test"]), int(record["seed"]), rows, fits)
 
 
+def _parameter_dims(parameter: str, ndim: int) -> tuple[str, ...]:
+    """The dimensions of a stored ERM parameter: ``k``, ``v`` a vector (``dim``), the offset
+    ``c`` a number, each with a ``head`` axis first for an ``H``-head student."""
+    vector = ("dim",) if parameter != "c" else ()
+    return ("head",) * (ndim - len(vector)) + vector
+
+
 def store_erm(tree: xr.DataTree, erm: StoredERM) -> None:
     """Add the ERM comparison ``erm`` to ``tree`` (replacing one stored before)."""
     variables = {
-        f"{name}_{p}": (("dim",) if np.ndim(value) else (), np.asarray(value))
+        f"{name}_{p}": (_parameter_dims(p, np.ndim(value)), np.asarray(value))
         for name, fit in erm.fits.items()
         for p, value in zip(PARAMETERS, fit, strict=True)
     }

@@ -353,6 +353,12 @@ class PosteriorSummary(Record):
     data : the data file (``None`` for simulated data).
     notes : lines to read with the numbers.
     warnings : reasons not to read the numbers as they stand (:func:`posterior_warnings`).
+    heads, presence : the task's ``H`` and ``rho`` (docs/multihead.md section 8; ``1, 1.0`` for
+        one-head SLR). With several heads :attr:`diagnostics` and :attr:`overlaps` are the
+        matched overlaps (each draw's heads matched to the teacher's by the best permutation,
+        then the mean over heads: label-free), the oracle is the teacher's known-directions
+        predictor (the heads' joint states summed out) and ``population_bayes_error`` the
+        multi-head Bayes error (``alpha -> inf``, any ``D`` for an exact teacher).
     """
 
     alpha: float
@@ -378,6 +384,8 @@ class PosteriorSummary(Record):
     data: DataRun | None
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    heads: int = 1
+    presence: float = 1.0
 
     @property
     def converged(self) -> bool:
