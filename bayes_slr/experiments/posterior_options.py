@@ -272,11 +272,6 @@ class PosteriorOptions(SamplingOptions):
 
     def resolve_task(self, given: GivenSampling) -> PosteriorRun:
         """The task of the posterior file, of the data file, or of the settings given."""
-        if (self.heads, self.presence) != (1, 1.0) and self.source is not None:
-            raise ConfigError(
-                "`source` does not take `heads` or `presence`: the file records its task "
-                "(give neither)"
-            )
         if self.source is not None:
             return self._file_task(given)
         if self.holdout is not None and self.data is None:
@@ -299,6 +294,12 @@ class PosteriorOptions(SamplingOptions):
             raise ConfigError("`holdout` does not apply with `source` (the file fixes the split)")
         given_settings = values_of(self, (*TASK_SETTINGS, "alpha"))
         run = self.stored().run(given_settings, given)
+        heads = (run.config.heads, run.config.presence)
+        if (self.heads, self.presence) not in ((1, 1.0), heads):
+            raise ConfigError(
+                f"`heads`, `presence`: {self.heads}, {self.presence:g} contradict the file's "
+                f"{heads[0]}, {heads[1]:g} (the file records its task: give neither)"
+            )
         return dataclasses.replace(run, data_record=self.data_record)
 
     def _data_task(self, given: GivenSampling) -> PosteriorRun:

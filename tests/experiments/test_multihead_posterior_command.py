@@ -76,6 +76,18 @@ def test_file_has_a_head_axis_and_the_settings(gibbs):
     assert record["config"]["sampler"] == "multihead-gibbs"
 
 
+def test_the_file_re_summarises_to_the_same_numbers(gibbs):
+    """``posterior --from`` of a two-head file: the file's task and seed, so the same test
+    sequences and draws give the same errors and matched overlaps."""
+    result, path = gibbs
+    again = bayes_slr.posterior(source=path).summary
+    assert (again.heads, again.presence) == (2, 0.5)
+    assert again.bayes_error == result.summary.bayes_error
+    assert again.overlaps == result.summary.overlaps
+    with pytest.raises(bayes_slr.ConfigError, match="contradict the file's 2, 0.5"):
+        bayes_slr.posterior(source=path, heads=3)
+
+
 def test_auto_is_nuts_and_agrees_with_gibbs(gibbs):
     """The same seed: the same teacher, training set and test sequences for both samplers."""
     row = bayes_slr.posterior(**TWO_HEADS, samples=125).summary
@@ -111,7 +123,7 @@ def test_one_head_is_the_one_head_command():
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--heads", "2", "--from", "p.nc"], "--from does not take --heads or --presence"),
+        (["--heads", "2", "--from", "p.nc"], "p.nc does not exist"),
         (["--heads", "0"], "heads must be an integer >= 1"),
         (["--presence", "1.5"], "presence must be a probability in (0, 1]"),
         (["--variant", "max", "--presence", "0.5"], "presence must be 1 for the max variant"),
