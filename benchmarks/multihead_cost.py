@@ -8,7 +8,7 @@ times
 - ``aligned``: the population error of ``H`` aligned softmax heads by quadrature
   (:func:`~bayes_slr.formulas.population.population_error`);
 - ``student_heads``: the same heads as ``H`` :class:`StudentHead` records
-  (:func:`~bayes_slr.formulas.student_heads.student_heads_error`);
+  (:func:`~bayes_slr.formulas.optimum.student_heads_error`);
 - ``aligned_mc``: the same heads by Monte Carlo
   (:func:`~bayes_slr.formulas.population_mc.population_error_mc`, ``--mc-samples``);
 - ``erm``: ERM with ``H_s = H`` softmax heads (:func:`~bayes_slr.studies.erm.erm_study`
@@ -48,10 +48,10 @@ import numpy as np
 
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr.formulas.bayes import presence_bayes_error_exact
+from bayes_slr.formulas.optimum import student_heads_error
+from bayes_slr.formulas.optimum_record import StudentHead
 from bayes_slr.formulas.population import population_error
 from bayes_slr.formulas.population_mc import population_error_mc
-from bayes_slr.formulas.student_heads import student_heads_error
-from bayes_slr.formulas.student_heads_records import StudentHead
 from bayes_slr.inference.kernels import gibbs, multihead_gibbs, run_chains
 from bayes_slr.inference.kernels.base import SamplerData
 from bayes_slr.inference.predictive import matched_overlaps

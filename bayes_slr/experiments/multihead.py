@@ -36,7 +36,7 @@ from bayes_slr.experiments.task import (
     seed_option,
     task_option,
 )
-from bayes_slr.formulas.student_heads_records import (
+from bayes_slr.formulas.optimum_record import (
     CHECK_SEQUENCES,
     SEARCH_SEQUENCES,
     AllOverlapsOptimum,

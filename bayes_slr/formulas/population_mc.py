@@ -24,9 +24,9 @@ from numpy.typing import ArrayLike
 
 from bayes_slr.attention.activations import Activation, get_activation
 from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.formulas.optimum import check_student_heads
+from bayes_slr.formulas.optimum_record import StudentHead
 from bayes_slr.formulas.population import check_config
-from bayes_slr.formulas.student_heads import check_student_heads
-from bayes_slr.formulas.student_heads_records import StudentHead
 from bayes_slr.inference.bayes_risk import draw_population_heads
 from bayes_slr.memory import MC_SEQUENCES_PER_BATCH
 from bayes_slr.models.simulate import StreamedMean, mean_from_sums
@@ -143,7 +143,7 @@ def student_heads_error_mc(
 ) -> StreamedMean:
     """Excess population test error of the student ``heads`` on the teacher of ``config``, by
     Monte Carlo: the second route to
-    :func:`~bayes_slr.formulas.student_heads.student_heads_error`.
+    :func:`~bayes_slr.formulas.optimum.student_heads_error`.
 
     Parameters
     ----------
@@ -151,7 +151,7 @@ def student_heads_error_mc(
     config : the task (``heads`` is the teacher's ``H``, ``presence``, variant, length law,
         ``nu``); ``D`` and ``Delta`` are ignored.
     heads : the student heads, each aligned with a distinct teacher head or extra
-        (:class:`~bayes_slr.formulas.student_heads_records.StudentHead`).
+        (:class:`~bayes_slr.formulas.optimum_record.StudentHead`).
     samples, seed : as in :func:`mixed_heads_error_mc`.
 
     Returns

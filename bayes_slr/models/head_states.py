@@ -11,6 +11,13 @@ with ``w_h(l) = log rho + location_log_weights(chi_h)_l`` (``a chi_{h,l} - a^2 |
 log L``) and ``w_h(absent) = log(1 - rho)``; the second term is the cross term of two spikes on
 one token (spikes add). The output adds ``log N(y; (rho H)^(-1/2) sum_h z_{h, s_h}, Delta)``
 (``z_{h, absent} = 0``). Only planted laws (a spike ``a k / sqrt(D)``) are served.
+
+**Why a module of its own.** One head's location is summed out over ``Lbar`` tokens
+(:mod:`bayes_slr.models.numpyro_models`); the heads' joint state is a tuple over ``(Lbar + 1)^H``
+states with absence and the cross term of two spikes on one token, a different law (at ``H = 1``,
+``rho = 1`` it reduces to the one-head sum, tests/inference/test_multihead_posterior.py). Every
+multi-head consumer (the posterior predictor, the NUTS density, the Gibbs kernel, the training
+state posterior) reads it from here.
 """
 
 from __future__ import annotations

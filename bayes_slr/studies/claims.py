@@ -104,7 +104,7 @@ def _population(config: SLRConfig, activation: str, seed: int) -> SideValue:
 def _all_overlaps(config: SLRConfig, activation: str, seed: int) -> SideValue:
     """The optimum of ``H`` student heads over all overlaps and its standard error (kept: two
     claims may ask for the same)."""
-    from bayes_slr.formulas.student_heads_search import all_overlaps_optimum
+    from bayes_slr.formulas.all_overlaps import all_overlaps_optimum
 
     found = all_overlaps_optimum(activation, config, seed=seed)
     return SideValue(found.error, found.stderr)

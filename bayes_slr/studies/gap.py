@@ -50,8 +50,7 @@ def population_point(
     multi-head task, or with ``student_heads`` other than the task's heads, the optimum of
     ``student_heads`` heads aligned one to one with the teacher's (extra heads silenced; each
     head at the overlaps of the optimum of ``H`` aligned heads, docs/multihead.md section 6)."""
-    from bayes_slr.formulas.optimum import optimal_population_error
-    from bayes_slr.formulas.student_heads import heads_at_optimum
+    from bayes_slr.formulas.optimum import heads_at_optimum, optimal_population_error
 
     optimum = optimal_population_error(activation, config)
     if student_heads in (None, config.heads):

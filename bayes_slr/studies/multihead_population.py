@@ -7,13 +7,12 @@ An aligned optimum is an optimum over all overlaps when there is one head (nothi
 align with) or when it equals the Bayes error (which no estimator beats); otherwise it is an
 upper bound: heads that mix teacher heads may do better (docs/multihead.md section 6), and the
 optimum over all overlaps is searched beside it
-(:func:`~bayes_slr.formulas.student_heads_search.all_overlaps_optimum`).
+(:func:`~bayes_slr.formulas.all_overlaps.all_overlaps_optimum`).
 """
 
 from __future__ import annotations
 
-from bayes_slr.formulas.optimum_record import PopulationOptimum
-from bayes_slr.formulas.student_heads_records import AllOverlapsOptimum
+from bayes_slr.formulas.optimum_record import AllOverlapsOptimum, PopulationOptimum
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.studies.multihead_population_records import (
     ALL_OVERLAPS,
@@ -67,7 +66,7 @@ def _all_overlaps(
     activation: str, config: SLRConfig, settings: PopulationSettings, seed: int
 ) -> AllOverlapsOptimum:
     """The optimum of ``H`` student heads over all overlaps, by search and paired check."""
-    from bayes_slr.formulas.student_heads_search import all_overlaps_optimum
+    from bayes_slr.formulas.all_overlaps import all_overlaps_optimum
 
     return all_overlaps_optimum(
         activation,

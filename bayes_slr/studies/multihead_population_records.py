@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from bayes_slr.formulas.optimum_record import OptimalOverlaps
-from bayes_slr.formulas.student_heads_records import AllOverlapsOptimum
+from bayes_slr.formulas.optimum_record import AllOverlapsOptimum, OptimalOverlaps
 from bayes_slr.numerics.record import Record
 
 ALL_OVERLAPS = "all overlaps"

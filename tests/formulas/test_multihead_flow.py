@@ -33,9 +33,9 @@ from bayes_slr.attention.estimators import AttentionParams, predict
 from bayes_slr.attention.trajectory import HeadsPoint, as_matrix
 from bayes_slr.formulas.flow import FlowRun, Overlaps, solve_flow
 from bayes_slr.formulas.multihead_flow import HeadsFlowRun, heads_flow_error, solve_heads_flow
+from bayes_slr.formulas.optimum import student_heads_error
+from bayes_slr.formulas.optimum_record import StudentHead
 from bayes_slr.formulas.population_mc import mixed_heads_error_mc
-from bayes_slr.formulas.student_heads import student_heads_error
-from bayes_slr.formulas.student_heads_records import StudentHead
 from bayes_slr.models.simulate import streamed_mean
 
 ONE_HEAD = SLRConfig("spiked", 100, LengthLaw.fixed(3), 2.0)

@@ -19,14 +19,14 @@ import pytest
 
 from bayes_slr import ConfigError, LengthLaw, SLRConfig
 from bayes_slr.attention.estimators import AttentionParams, predict
+from bayes_slr.formulas.optimum import student_heads_error, student_heads_optimum
+from bayes_slr.formulas.optimum_record import StudentHead
 from bayes_slr.formulas.population_mc import (
     BATCH,
     mixed_heads_error_mc,
     population_error_mc,
     student_heads_error_mc,
 )
-from bayes_slr.formulas.student_heads import student_heads_error, student_heads_optimum
-from bayes_slr.formulas.student_heads_records import StudentHead
 from bayes_slr.models.batch import Teacher
 from bayes_slr.models.simulate import streamed_mean
 

@@ -17,14 +17,14 @@ import numpy as np
 import pytest
 
 from bayes_slr import ConfigError, LengthLaw, SLRConfig
-from bayes_slr.formulas.bayes import presence_bayes_error_exact
-from bayes_slr.formulas.optimum import optimal_population_error
-from bayes_slr.formulas.population_mc import mixed_heads_error_mc
-from bayes_slr.formulas.student_heads_search import (
+from bayes_slr.formulas.all_overlaps import (
     OverlapPoint,
     all_overlaps_optimum,
     paired_check,
 )
+from bayes_slr.formulas.bayes import presence_bayes_error_exact
+from bayes_slr.formulas.optimum import optimal_population_error
+from bayes_slr.formulas.population_mc import mixed_heads_error_mc
 
 SEARCH, CHECK = 20_000, 100_000
 

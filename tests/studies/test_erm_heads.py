@@ -24,7 +24,7 @@ import pytest
 from bayes_slr import ConfigError, LengthLaw, SLRConfig
 from bayes_slr.attention.estimators import AttentionParams
 from bayes_slr.formulas.bayes import presence_bayes_error_exact
-from bayes_slr.formulas.student_heads import student_heads_optimum
+from bayes_slr.formulas.optimum import student_heads_optimum
 from bayes_slr.models.batch import Teacher
 from bayes_slr.studies.erm import ERMSettings, erm_study, head_overlaps
 

@@ -11,7 +11,7 @@ softmax and Bayes-softmax, ``H_s = 2`` student heads at each ``alpha``: the ERM 
 over seeds, standard error), and the smallest cosine of a matched (student, teacher) pair of
 keys and of values over the seeds (1: every seed specialised each head on its own teacher head).
 Second table: ``H_s = 1, 2, 3`` at the largest ``alpha``, beside each optimum of
-:func:`~bayes_slr.formulas.student_heads.student_heads_optimum`, with the largest ``q_v`` of an
+:func:`~bayes_slr.formulas.optimum.student_heads_optimum`, with the largest ``q_v`` of an
 unmatched (extra) student head.
 """
 
@@ -22,8 +22,7 @@ import time
 
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr import LengthLaw, SLRConfig
-from bayes_slr.formulas.optimum import optimal_population_error
-from bayes_slr.formulas.student_heads import heads_at_optimum
+from bayes_slr.formulas.optimum import heads_at_optimum, optimal_population_error
 from bayes_slr.studies.erm import ERMSettings, ERMSummary, erm_study
 from bayes_slr.studies.gap_rows import matched_cosines
 

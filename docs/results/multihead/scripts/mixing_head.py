@@ -9,7 +9,7 @@ For each ``rho`` in 0.5 and 1 and each activation: Nelder-Mead over the head's o
 error on one fixed set of 20000 sequences (seed 0, the same sequences at every point: a smooth
 objective), from a symmetric start and from the aligned optimum; then the error at the best
 point on ``--samples`` fresh sequences (seed 1) with its standard error, beside the optimum of
-one aligned head (:func:`~bayes_slr.formulas.student_heads.student_heads_optimum`, quadrature).
+one aligned head (:func:`~bayes_slr.formulas.optimum.student_heads_optimum`, quadrature).
 The minimum over one fixed sample sits below the population value by about the sample's noise
 on the few fitted numbers; the fresh sample's value is an unbiased estimate of the error at
 that point, which no optimum exceeds.
@@ -26,10 +26,9 @@ from scipy.optimize import minimize
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr import LengthLaw, SLRConfig
 from bayes_slr.attention.activations import get_activation
-from bayes_slr.formulas.optimum import optimal_population_error
+from bayes_slr.formulas.optimum import heads_at_optimum, optimal_population_error
 from bayes_slr.formulas.optimum_record import PopulationOptimum
 from bayes_slr.formulas.population_mc import mixed_heads_error_mc
-from bayes_slr.formulas.student_heads import heads_at_optimum
 from bayes_slr.models.simulate import StreamedMean
 
 PRESENCES = (0.5, 1.0)

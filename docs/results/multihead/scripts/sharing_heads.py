@@ -8,7 +8,7 @@ Run: ``PYTHONPATH=. .venv/bin/python docs/results/multihead/scripts/sharing_head
 difference, the overlap matrices, every start's error on the search sample and the wall time.
 
 Task: spiked, ``H = 2``, ``L = 3``, ``nu = 2``.
-:func:`~bayes_slr.formulas.student_heads_search.all_overlaps_optimum`: L-BFGS over the keys'
+:func:`~bayes_slr.formulas.all_overlaps.all_overlaps_optimum`: L-BFGS over the keys'
 overlaps (values in closed form) on ``--search`` sequences (seed 0) from the aligned optimum, a
 mixing start and two random ones; then both points on ``--check`` fresh sequences
 (seed 1).
@@ -23,7 +23,7 @@ import numpy as np
 
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr import LengthLaw, SLRConfig
-from bayes_slr.formulas.student_heads_search import all_overlaps_optimum
+from bayes_slr.formulas.all_overlaps import all_overlaps_optimum
 
 
 def main() -> None:

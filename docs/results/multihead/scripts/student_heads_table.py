@@ -21,9 +21,12 @@ import time
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr import LengthLaw, SLRConfig
 from bayes_slr.formulas.bayes import presence_bayes_error_exact
-from bayes_slr.formulas.optimum import optimal_population_error
+from bayes_slr.formulas.optimum import (
+    heads_at_optimum,
+    optimal_population_error,
+    student_heads_error,
+)
 from bayes_slr.formulas.population_mc import student_heads_error_mc
-from bayes_slr.formulas.student_heads import heads_at_optimum, student_heads_error
 
 PRESENCES = (0.5, 1.0)
 ACTIVATIONS = ("softmax", "softmax1", "bayes_softmax", "linear")

@@ -29,6 +29,11 @@ optimum by ``O(n^-1/2)``, which costs ``O(1/n)`` in error: where the aligned opt
 optimum (linear attention) the point found scores ``O(1/n)`` above it on fresh sequences, and
 the optimum reported is then the aligned point's (the better of two fixed points on the same
 sequences: a selection bias below the paired standard error).
+
+A module of its own, as different mathematics from the quadratures of :mod:`~bayes_slr.formulas.
+optimum`: heads that mix teacher heads have no closed form (the joint law of several spikes in one
+sequence), so the optimum is a Monte Carlo search over the overlap matrices on common random
+numbers with a paired certificate; for one head it is the aligned optimum (nothing to mix).
 """
 
 from __future__ import annotations
@@ -45,13 +50,13 @@ from scipy.optimize import minimize
 from bayes_slr.attention.activations import Activation, get_activation
 from bayes_slr.errors import check_int
 from bayes_slr.formulas.optimum import optimal_population_error
-from bayes_slr.formulas.optimum_record import OptimalOverlaps
-from bayes_slr.formulas.population import check_config
-from bayes_slr.formulas.student_heads_records import (
+from bayes_slr.formulas.optimum_record import (
     CHECK_SEQUENCES,
     SEARCH_SEQUENCES,
     AllOverlapsOptimum,
+    OptimalOverlaps,
 )
+from bayes_slr.formulas.population import check_config
 from bayes_slr.inference.bayes_risk import draw_population_heads
 from bayes_slr.memory import MC_SEQUENCES_PER_BATCH
 from bayes_slr.models.simulate import StreamedMean, mean_from_sums
