@@ -45,7 +45,7 @@ from bayes_slr.studies.gap import (
     held_out_differences,
     population_point,
 )
-from bayes_slr.studies.gap_records import ERMError
+from bayes_slr.studies.gap_records import UPPER_BOUND, ERMError
 from bayes_slr.studies.gap_rows import (
     DEFAULT_VARIANTS,
     GapRow,
@@ -58,7 +58,6 @@ from bayes_slr.studies.gap_rows import (
     takes_presence,
     tilted_location,
 )
-from bayes_slr.studies.multihead_population_records import UPPER_BOUND
 
 
 @dataclasses.dataclass(frozen=True, repr=False)

@@ -5,7 +5,12 @@ One row per ``rho`` (docs/multihead.md sections 3 to 6): the Bayes error with kn
 with the teacher's, each with its Monte Carlo check (mean +- standard error). The table marks
 the optima that are only upper bounds on the optimum over all overlaps, and beside each of them
 shows the optimum over all overlaps (searched, by Monte Carlo) and its paired difference with the
-aligned one. The computation is :func:`bayes_slr.studies.multihead_population.population_row`.
+aligned one. The computation is :func:`bayes_slr.studies.gap.population_row`: ``gap``'s
+population points (the Bayes error, each activation's optimum), one head or several, with their
+Monte Carlo checks.
+
+Named for its command, as every experiment module is: the command sweeps the presence ``rho``,
+an axis only multi-head SLR has, and its rows are the population study's.
 """
 
 from __future__ import annotations
@@ -43,13 +48,13 @@ from bayes_slr.formulas.optimum_record import (
 )
 from bayes_slr.memory import MC_ENTRIES, check_float64, check_mc_memory
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.studies.gap_rows import check_heads_activations
-from bayes_slr.studies.multihead_population_records import (
+from bayes_slr.studies.gap_records import (
     UPPER_BOUND,
     MonteCarloCheck,
     MultiHeadPopulationRow,
     PopulationSettings,
 )
+from bayes_slr.studies.gap_rows import check_heads_activations
 
 ACTIVATIONS = ("softmax", "softmax1", "bayes_softmax", "linear")
 
@@ -297,7 +302,7 @@ class MultiHead(
 
     def solve(self, options: MultiHeadOptions, point: MultiHeadPoint) -> MultiHeadPopulationRow:
         """The study's row of one presence."""
-        from bayes_slr.studies.multihead_population import population_row
+        from bayes_slr.studies.gap import population_row
 
         return population_row(options.config(point.presence), options.settings(), options.seed)
 

@@ -91,8 +91,8 @@ def _population(config: SLRConfig, activation: str, seed: int) -> SideValue:
     optimum = optimal_population_error(activation, config)
     error = float(optimum.error)
     if config.multihead:
-        from bayes_slr.studies.multihead_population import optimum_scope
-        from bayes_slr.studies.multihead_population_records import UPPER_BOUND
+        from bayes_slr.studies.gap import optimum_scope
+        from bayes_slr.studies.gap_records import UPPER_BOUND
 
         if optimum_scope(config, error, _bayes(config).value) == UPPER_BOUND:
             return _all_overlaps(config, activation, seed)

@@ -30,8 +30,8 @@ from bayes_slr.numerics.paired import PairedDifference, difference_name, paired_
 from bayes_slr.numerics.record import Record
 from bayes_slr.numerics.rounding import ROUNDING
 from bayes_slr.studies.erm_records import HeadOverlaps
+from bayes_slr.studies.gap import optimum_scope
 from bayes_slr.studies.gap_records import BayesValue, ERMError, Estimate, above_zero_warning
-from bayes_slr.studies.multihead_population import optimum_scope
 
 DEFAULT_VARIANTS = ("spiked", "max")
 """The two default settings, each at its variant's own ``nu``: spiked ``nu = 2``, max

@@ -19,8 +19,8 @@ from bayes_slr.experiments.gap_records import GapOptions
 from bayes_slr.experiments.runner import open_log, sweep_settings
 from bayes_slr.formulas.bayes import presence_bayes_error_exact
 from bayes_slr.formulas.optimum import optimal_population_error
+from bayes_slr.studies.gap_records import ALL_OVERLAPS, UPPER_BOUND
 from bayes_slr.studies.gap_rows import GapRow
-from bayes_slr.studies.multihead_population_records import ALL_OVERLAPS, UPPER_BOUND
 
 ACTIVATIONS = ("softmax", "bayes_softmax", "linear")
 GAP_LOGS = sorted((Path(__file__).parents[2] / "docs" / "results").rglob("gap.jsonl"))

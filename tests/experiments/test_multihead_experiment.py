@@ -14,7 +14,7 @@ from bayes_slr.cli.main import main
 from bayes_slr.formulas.bayes import bayes_error_exact, presence_bayes_error_exact
 from bayes_slr.formulas.optimum import optimal_population_error
 from bayes_slr.formulas.population_mc import population_error_mc
-from bayes_slr.studies.multihead_population_records import ALL_OVERLAPS, UPPER_BOUND
+from bayes_slr.studies.gap_records import ALL_OVERLAPS, UPPER_BOUND
 
 SEQUENCES = 2_000
 
