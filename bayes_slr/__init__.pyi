@@ -984,6 +984,7 @@ def theory(
     erm_init: str = "random",
     channel_draws: int = 32768,
     replicates: int = 8,
+    target_stderr: float | None = None,
     seed: int = 0,
     simulate: int | None = None,
     seeds: int = 5,
@@ -1028,6 +1029,10 @@ def theory(
     replicates : int
         independent Sobol scramblings per ERM point, >= 2: the point is solved on all their points,
         each alone to first order; their spread is its standard error.
+    target_stderr : float | None
+        ERM points add Sobol points of the same scramblings until the test error's standard error is
+        below this, at most 262144 points (or channel_draws), >= 0; 0: the channel_draws points
+        whatever the error. Default: 0.001 at the default channel_draws, else 0.
     seed : int
         seed of the channel draws and of the simulations.
     simulate : int | None

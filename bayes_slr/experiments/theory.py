@@ -35,7 +35,12 @@ from bayes_slr.experiments.task import (
     seed_option,
     task_option,
 )
-from bayes_slr.formulas.result import REPLICA_DRAWS, REPLICA_REPLICATES
+from bayes_slr.formulas.result import (
+    REPLICA_DRAWS,
+    REPLICA_MAX_DRAWS,
+    REPLICA_REPLICATES,
+    REPLICA_TARGET_STDERR,
+)
 from bayes_slr.memory import check_channel_memory, check_erm_memory
 from bayes_slr.models.spec import INITS, SLRConfig, training_size
 from bayes_slr.numerics.rounding import matched_digits
@@ -92,6 +97,13 @@ class TheoryOptions(OneTask, Options):
         "independent Sobol scramblings per ERM point, >= 2: the point is solved on all their "
         "points, each alone to first order; their spread is its standard error",
     )
+    target_stderr: float | None = option(
+        None,
+        "ERM points add Sobol points of the same scramblings until the test error's standard "
+        f"error is below this, at most {REPLICA_MAX_DRAWS} points (or --channel-draws), >= 0; "
+        "0: the --channel-draws points whatever the error",
+        default_text=f"{REPLICA_TARGET_STDERR:g} at the default --channel-draws, else 0",
+    )
     seed: int = seed_option("seed of the channel draws and of the simulations")
     simulate: int | None = option(
         None,
@@ -119,6 +131,8 @@ class TheoryOptions(OneTask, Options):
         if self.activations:
             check_int("channel_draws", self.channel_draws, 2 * self.replicates)
         check_int("seed", self.seed, 0)
+        if self.target_stderr is not None:
+            check_real("target_stderr", self.target_stderr, minimum=0.0)
         if self.bayes:  # the variant's own check: no JAX before the options are valid
             config.law.check_bayes_theory_nu(config.nu)
         if not self.activations and not self.bayes:
@@ -149,8 +163,16 @@ class TheoryOptions(OneTask, Options):
 
     def settings(self) -> TheorySettings:
         """How the rows are solved."""
+        target = self.target_stderr
+        if target is None:
+            target = REPLICA_TARGET_STDERR if self.channel_draws == ERM_DRAWS else 0.0
         return TheorySettings(
-            self.lam, self.channel_draws, self.simulate, self.seeds, self.replicates
+            self.lam,
+            self.channel_draws,
+            self.simulate,
+            self.seeds,
+            self.replicates,
+            target_stderr=target or None,
         )
 
 

@@ -33,6 +33,7 @@ from bayes_slr.formulas.fixed_point import (
 from bayes_slr.formulas.population import population_error
 from bayes_slr.formulas.result import (
     REPLICA_DRAWS,
+    REPLICA_MAX_DRAWS,
     REPLICA_REPLICATES,
     ERMTheoryDiagnostics,
     TheoryPoint,
@@ -356,6 +357,8 @@ def erm_replica_point(
     damping: float = 0.5,
     tol: float = 1e-7,
     max_iter: int = 500,
+    target_stderr: float | None = None,
+    max_samples: int = REPLICA_MAX_DRAWS,
 ) -> TheoryPoint:
     """Solve the replica-symmetric ERM equations at one ``alpha`` and report the test error with
     its standard error.
@@ -367,11 +370,9 @@ def erm_replica_point(
     damped iteration on a pilot (the first :data:`PILOT_POINTS` points) from ``init``, then the
     chord method on all the points with the pilot's Jacobian (the damped iteration on all the
     points where either fails). Each replicate's fixed point is taken to first order about the
-    point (one chord step on its own draws; solved again from the point where that step leaves
-    ``q >= m^2``, ``V > 0``): the spread of their numbers over ``sqrt(replicates)`` is the
+    point (:func:`_replicate`): the spread of their numbers over ``sqrt(replicates)`` is the
     point's standard error, the fixed point's movement with the draws included (NaN where the
-    pooled iteration did not converge: its replicates are then not solved). The proximal
-    checks are the pooled solve's.
+    pooled iteration did not converge). The proximal checks are the pooled solve's.
 
     Parameters
     ----------
@@ -384,16 +385,16 @@ def erm_replica_point(
         Ridge strength, ``>= 0``.
     init : {"random", "informed"}: the uninformed (random) or the informed start
         Start of the iteration: at the teacher, or with overlaps ``0.01``.
-    mc_samples : int
-        Channel points, all replicates together (each solve's common random numbers), at least
-        two per replicate; a power of two per replicate keeps the Sobol sequences balanced.
-    replicates : int
-        Independent scramblings, ``>= 2``.
-    seed : int
-        Seed of the scramblings.
+    mc_samples, replicates, seed :
+        Channel points, all replicates together, at least two per replicate (a power of two
+        each keeps the Sobol sequences balanced); independent scramblings, ``>= 2``; their seed.
     damping, tol, max_iter :
         Of the damped fixed-point iteration (see :func:`damped_fixed_point`); ``tol`` and
         ``max_iter`` also of the chord iteration.
+    target_stderr, max_samples :
+        A standard error of the test error to reach (``> 0``; ``None``: ``mc_samples`` points
+        whatever it is) on more points of the same scramblings, up to ``max_samples`` in all
+        (:func:`_points_for_target`; above it there, reported as it is: the caller warns).
 
     Returns
     -------
@@ -417,12 +418,62 @@ def erm_replica_point(
     replicates = check_int("replicates", replicates, 2)
     points = check_int("mc_samples", mc_samples, 2 * replicates) // replicates
     keys = np.random.SeedSequence(seed).spawn(replicates)
+    equations, iteration = (activation, alpha, lam), (damping, tol, max_iter)
+    target = (target_stderr, max_samples)
+    return _solve_to_target(config, keys, points, init, equations, iteration, target)
+
+
+def _solve_to_target(
+    config: SLRConfig,
+    keys: list[np.random.SeedSequence],
+    points: int,
+    init: str,
+    equations: tuple[str, float, float],
+    iteration: tuple[float, float, int],
+    target: tuple[float | None, int],
+) -> TheoryPoint:
+    """The point on ``points`` of each scrambling (``keys``), solved again on more of them while
+    its standard error is above ``target`` (the error and the most points in all)."""
+    target_stderr, max_samples = target
+    if target_stderr is not None:
+        target_stderr = check_real("target_stderr", target_stderr, minimum=0.0, strict=True)
+    most = check_int("max_samples", max_samples, 2 * len(keys)) // len(keys)
+    while True:
+        solved = _solve(config, keys, points, init, equations, iteration, target_stderr)
+        more = _points_for_target(points, solved, target_stderr, most)
+        if more == points:
+            return solved
+        points = more
+
+
+def _solve(
+    config: SLRConfig,
+    keys: list[np.random.SeedSequence],
+    points: int,
+    init: str,
+    equations: tuple[str, float, float],
+    iteration: tuple[float, float, int],
+    target_stderr: float | None,
+) -> TheoryPoint:
+    """The point on the first ``points`` of each scrambling (``keys``) with its errors."""
     channels = [quasi_random_channel(config, points, key) for key in keys]
-    iteration = (damping, tol, max_iter)
-    point, solves = _point_and_replicates(
-        config, channels, init, (activation, alpha, lam), iteration
-    )
-    return _with_errors(point, solves, alpha, activation, init, lam, mc_samples, replicates)
+    point, solves = _point_and_replicates(config, channels, init, equations, iteration)
+    sizes = (points * len(keys), len(keys))
+    return _with_errors(point, solves, equations, init, sizes, target_stderr)
+
+
+def _points_for_target(
+    points: int, solved: TheoryPoint, target_stderr: float | None, most: int
+) -> int:
+    """Points per replicate to solve ``solved`` again on: ``points`` times the power of two at
+    least ``(stderr / target_stderr)^2`` (the error falls like ``n^(-1/2)`` or faster), at most
+    ``most``; ``points`` (no new solve) where there is no target, it is met, the point did not
+    converge or ``most`` is reached."""
+    stderr = solved.stderr
+    if target_stderr is None or not solved.converged or not stderr > target_stderr:
+        return points
+    factor = 2 ** max(1, math.ceil(math.log2((stderr / target_stderr) ** 2)))
+    return min(points * factor, max(most, points))
 
 
 def _point_and_replicates(
@@ -495,15 +546,16 @@ def _pooled_fixed_point(
 def _with_errors(
     point: _Solve,
     solves: list[_Solve],
-    alpha: float,
-    activation: str,
+    equations: tuple[str, float, float],
     init: str,
-    lam: float,
-    mc_samples: int,
-    replicates: int,
+    sizes: tuple[int, int],
+    target_stderr: float | None,
 ) -> TheoryPoint:
     """The pooled solve ``point`` as a :class:`TheoryPoint`, each number's standard error the
-    spread of the replicates' ``solves`` over ``sqrt(replicates)``."""
+    spread of the replicates' ``solves`` over ``sqrt(replicates)`` (``equations``: the activation,
+    ``alpha``, ``lam``; ``sizes``: the points, all replicates together, and the replicates)."""
+    activation, alpha, lam = equations
+    mc_samples, replicates = sizes
     stderr = {
         name: replicate_stderr([s.numbers[name] for s in solves]) if solves else math.nan
         for name in point.numbers
@@ -531,6 +583,7 @@ def _with_errors(
             mc_samples=mc_samples,
             replicates=replicates,
             lam=lam,
+            target_stderr=math.nan if target_stderr is None else target_stderr,
         ),
     )
 

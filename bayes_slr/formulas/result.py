@@ -16,6 +16,12 @@ REPLICA_DRAWS = 32_768
 REPLICA_REPLICATES = 8
 """Independent scramblings per replica ERM point: each one's fixed point, to first order about the
 point, and their spread is its standard error."""
+REPLICA_TARGET_STDERR = 1e-3
+"""Standard error of the test error that ``theory`` asks of a replica ERM point at its default
+channel points: a point above it is solved again on more points of the same scramblings
+(:func:`~bayes_slr.formulas.replica_erm.erm_replica_point`'s ``target_stderr``)."""
+REPLICA_MAX_DRAWS = 8 * REPLICA_DRAWS
+"""The most channel points a replica ERM point takes to reach its ``target_stderr``."""
 
 
 def check_solver_options(
@@ -42,7 +48,8 @@ class ERMTheoryDiagnostics(Record):
     independent scramblings sharing ``mc_samples`` points, over the square root of their
     number) of the replicon, the test error and the overlaps (rows logged before them, from one
     Monte Carlo solve: ``nan``, empty, one replicate, and a ``replicon_stderr`` from the per-draw
-    spread)."""
+    spread); ``target_stderr`` the test error's standard error the points were added to reach
+    (``nan``: none, ``mc_samples`` fixed)."""
 
     residual: float
     iterations: int
@@ -57,6 +64,7 @@ class ERMTheoryDiagnostics(Record):
     test_error_stderr: float = math.nan
     overlaps_stderr: dict[str, float] = dataclasses.field(default_factory=dict)
     replicates: int = 1
+    target_stderr: float = math.nan
 
 
 @dataclasses.dataclass(frozen=True)

@@ -41,6 +41,7 @@ def theory_row(
     if estimator in BAYES_ESTIMATORS:
         return _bayes_branch_row(config, alpha, estimator, settings, seed)
     from bayes_slr.formulas.replica_erm import erm_replica_point
+    from bayes_slr.formulas.result import REPLICA_MAX_DRAWS
 
     solved = erm_replica_point(
         config,
@@ -51,6 +52,8 @@ def theory_row(
         mc_samples=settings.channel_draws,
         replicates=settings.replicates,
         seed=seed,
+        target_stderr=settings.target_stderr,
+        max_samples=max(REPLICA_MAX_DRAWS, settings.channel_draws),
     )
     return TheoryRow(
         source="theory",

@@ -29,6 +29,8 @@ class TheorySettings(Record):
     seeds : teachers per simulated point.
     replicates : independent channel scramblings per ERM point (the spread of their fixed points
         is its standard error).
+    target_stderr : the standard error an ERM point adds channel points to reach (``None``:
+        ``channel_draws`` points whatever its error).
     """
 
     lam: float
@@ -36,6 +38,7 @@ class TheorySettings(Record):
     simulate: int | None
     seeds: int
     replicates: int
+    target_stderr: float | None = None
 
     def dimension(self, alpha: float) -> int:
         """``D`` of the simulation at ``alpha`` (at least 2)."""
@@ -173,7 +176,8 @@ class TheoryRow(Record):
 def curve_warnings(rows: Sequence[TheoryRow]) -> list[str]:
     """One line per point whose number should not be read as it is, and per hard phase.
 
-    Not converged; replica-symmetric but RS-unstable (replicon >= 1: trust simulations there);
+    Not converged; an ERM point's standard error above its target at the most points it could
+    take; replica-symmetric but RS-unstable (replicon >= 1: trust simulations there);
     a hard phase (the ``bayes`` row's fixed point is not AMP's, the ``amp`` row); Bayes-optimal
     branch not resolved by the Monte Carlo channel.
     """
@@ -184,6 +188,14 @@ def curve_warnings(rows: Sequence[TheoryRow]) -> list[str]:
             diverged = not all(math.isfinite(x) for x in row.overlaps.values())
             why = " (the iteration diverged to non-finite order parameters)" if diverged else ""
             warnings.append(f"{where}: not converged{why}; do not read its error")
+        diagnostics = row.diagnostics
+        erm = isinstance(diagnostics, ERMTheoryDiagnostics) and row.stderr is not None
+        if erm and row.stderr > diagnostics.target_stderr:
+            warnings.append(
+                f"{where}: standard error {row.stderr:.2g} above its target "
+                f"{diagnostics.target_stderr:g} at {diagnostics.mc_samples} channel points (more "
+                "with --channel-draws)"
+            )
         if row.rs_stable is False:
             warnings.append(
                 f"{where}: RS-unstable (replicon {row.diagnostics.replicon:.3g} >= 1); "

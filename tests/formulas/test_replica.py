@@ -18,6 +18,8 @@ from bayes_slr.formulas.replica_bayes import bayes_replica_point
 from bayes_slr.formulas.replica_erm import erm_replica_point
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.studies.erm import erm_study
+from bayes_slr.studies.theory import theory_row
+from bayes_slr.studies.theory_records import TheorySettings, curve_warnings
 
 SPIKED = SLRConfig("spiked", 1, LengthLaw.fixed(3), 2.0)
 MAX_INF = SLRConfig("max", 1, LengthLaw.fixed(3), math.inf)
@@ -247,6 +249,27 @@ def test_erm_reported_stderr_is_the_spread_over_independent_seeds(activation):
     spread = np.std([point.test_error for point in points], ddof=1)
     reported = np.mean([point.stderr for point in points])
     assert 0.4 < spread / reported < 1.9, (spread, reported)
+
+
+def test_erm_target_stderr_adds_points_of_the_same_scramblings_until_met(monkeypatch):
+    """A point with ``target_stderr`` is solved again on more points of its scramblings until its
+    standard error is below the target (the first solve is the plain point's, so a target a third
+    of its error multiplies the points by 16, the power of two above ``3^2``; the error falls like
+    ``n^(-1/2)`` or faster, so by 4 or more); at the most points it may take it stops above the
+    target, and ``theory``'s rows warn of it."""
+    config, common = SPIKED.replace(Delta=0.1), dict(alpha=4.0, lam=1.0, replicates=8, seed=3)
+    plain = erm_replica_point(config, "softmax", mc_samples=256, **common)
+    target = plain.stderr / 3
+    met = erm_replica_point(
+        config, "softmax", mc_samples=256, target_stderr=target, max_samples=4096, **common
+    )
+    assert met.converged and met.stderr <= target, (met.stderr, target)
+    assert met.diagnostics.mc_samples == 4096 and met.diagnostics.target_stderr == target
+    monkeypatch.setattr("bayes_slr.formulas.result.REPLICA_MAX_DRAWS", 512)
+    settings = TheorySettings(1.0, 256, None, 2, 8, target_stderr=target / 100)
+    capped = theory_row(config, "theory", 4.0, "softmax", "random", settings, seed=3)
+    assert capped.diagnostics.mc_samples == 512 and capped.stderr > target / 100
+    assert any("above its target" in line for line in curve_warnings([capped]))
 
 
 @pytest.mark.slow
