@@ -15,6 +15,18 @@ enable_compilation_cache()
 FULL_SIZE = os.environ.get("BAYES_SLR_FULL", "") == "1"
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Cases marked ``full_size_only`` are skipped unless ``BAYES_SLR_FULL=1``: a parametrized
+    test whose cases each compile their own programs runs a representative few in CI (what the
+    compilation of the rest would cost a cold cache is most of their time)."""
+    if FULL_SIZE:
+        return
+    skip = pytest.mark.skip(reason="a further case, run at full size (BAYES_SLR_FULL=1)")
+    for item in items:
+        if item.get_closest_marker("full_size_only") is not None:
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def full_size() -> bool:
     """True when ``BAYES_SLR_FULL=1``: slow tests run at their full size instead of the CI size."""

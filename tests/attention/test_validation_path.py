@@ -29,7 +29,11 @@ def test_distinct_keeps_the_lowest_objective_of_coinciding_solutions_and_diverge
 
 
 @pytest.mark.parametrize(
-    "variant, nu, activation", [("spiked", 2.0, "softmax"), ("max", float("inf"), "softplus")]
+    "variant, nu, activation",
+    [
+        ("spiked", 2.0, "softmax"),
+        pytest.param("max", float("inf"), "softplus", marks=pytest.mark.full_size_only),
+    ],
 )
 def test_pruned_path_chooses_the_same_ridge(monkeypatch, variant, nu, activation):
     """``lam="auto"`` with coinciding candidates left out against every candidate walked: the

@@ -190,7 +190,9 @@ def test_erm_erf_offset_stays_at_the_erm_point_from_both_starts():
     assert offsets[0] == pytest.approx(offsets[1], abs=1e-5)
 
 
-@pytest.mark.parametrize("activation", ["softmax", "erf"])
+@pytest.mark.parametrize(
+    "activation", ["softmax", pytest.param("erf", marks=pytest.mark.full_size_only)]
+)
 def test_erm_point_does_not_depend_on_the_channel_chunk(monkeypatch, activation):
     """The proximal solves taken 48 draws at a time (a chunk that divides neither the 512 pooled
     points nor a replicate's 128: the remainder path too) give the point of the solves taken all
@@ -273,7 +275,10 @@ def test_erm_target_stderr_adds_points_of_the_same_scramblings_until_met(monkeyp
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("activation, lam", [("softmax", 0.1), ("linear", 1.0), ("erf", 1.0)])
+@pytest.mark.parametrize(
+    "activation, lam",
+    [("softmax", 0.1), ("linear", 1.0), pytest.param("erf", 1.0, marks=pytest.mark.full_size_only)],
+)
 def test_erm_theory_matches_simulation(full_size, activation, lam):
     """ERM, spiked nu = 2, L = 3, alpha = 4: RS theory vs L-BFGS at finite D, where RS is stable.
 
