@@ -16,7 +16,7 @@ import math
 from typing import NamedTuple
 
 from bayes_slr.formulas import normalised
-from bayes_slr.formulas.population import check_config, length_support, location_mean
+from bayes_slr.formulas.population import length_support, location_mean
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics.integrals import BOUND_FLOOR
 
@@ -43,7 +43,6 @@ def bayes_error_exact(config: SLRConfig) -> ExactValue:
         the difference between the rule used and the nested rule of half its
         resolution, plus the truncation bound.
     """
-    config = check_config(config)
     if math.isinf(config.c_nu):  # the location is a function of X (argmax): no error
         return ExactValue(0.0, 0.0)
     scale = (

@@ -24,7 +24,7 @@ from scipy.optimize import minimize, minimize_scalar
 from bayes_slr.attention.activations import theory_terms_of
 from bayes_slr.formulas.large_norm import limit_terms
 from bayes_slr.formulas.optimum_record import OptimalOverlaps, PopulationOptimum
-from bayes_slr.formulas.population import check_config, score_law, terms_with_bounds
+from bayes_slr.formulas.population import score_law, terms_with_bounds
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics.integrals import STEP
 
@@ -217,7 +217,6 @@ def optimal_population_error(activation: str, config: SLRConfig) -> PopulationOp
     """
     record = theory_terms_of(activation)
     activation = record.name
-    config = check_config(config)
     tilt = score_law(config).location_tilt
     if record.large_norm_limit is not None and math.isinf(tilt):
         return _large_norm_limit(activation, record.large_norm_limit, config)
