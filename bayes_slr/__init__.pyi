@@ -114,7 +114,7 @@ def amp(
     N_test : int
         fresh test sequences per point, >= 2.
     se_draws : int
-        state-evolution channel draws, >= 2.
+        state-evolution channel draws, >= 16 (8 batches of 2 for its standard error).
     state_evolution : bool
         solve the state evolution at each point.
     history : bool

@@ -35,7 +35,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.errors import ConfigError
 from bayes_slr.numerics.record import JsonObject
 from bayes_slr.records import Point, Running, Solve
 
@@ -101,8 +101,6 @@ class DaskExecutor:
             raise ConfigError(
                 "pass either --workers (a local cluster) or --scheduler (an existing one), not both"
             )
-        if workers is not None:
-            workers = check_int("workers", workers, 1)
         if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
             raise ConfigError(
                 f"scheduler must be an address such as tcp://host:8786, got {scheduler!r}"
@@ -111,7 +109,7 @@ class DaskExecutor:
             workers if workers is not None or scheduler is not None else (os.cpu_count() or 1)
         )
         self.scheduler = scheduler
-        self.allowed_failures = check_int("allowed_failures", allowed_failures, 0)
+        self.allowed_failures = allowed_failures
         self._cluster = None
         self._client = None
 

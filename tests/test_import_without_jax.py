@@ -46,7 +46,9 @@ VALIDATE = textwrap.dedent(
         "D < 1": lambda: SLRConfig("spiked", 0, LengthLaw.fixed(3), 1.0),
         "unknown variant": lambda: SLRConfig("nope", 10, LengthLaw.fixed(3), 1.0),
         "unknown activation": lambda: activations.check_activation("nope"),
-        "unknown sampler": lambda: samplers.resolve_sampler(spiked, "nope"),
+        "unknown sampler": lambda: samplers.check_sampling_arguments(
+            spiked, sampler="nope", chains=4, warmup=0, samples=1, init="random"
+        ),
         "unsupported sampler": lambda: samplers.check_sampling_arguments(
             spiked.replace(variant="max"), sampler="gibbs", chains=4, warmup=0, samples=1,
             init="random",

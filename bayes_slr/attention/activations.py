@@ -276,6 +276,12 @@ def check_activation(name: object, parameter: str = "activation") -> str:
     """The name of the activation ``name`` stands for (:func:`get_activation`: a registered one
     or ``erf_sphere_<lambda>``, written as its record names it), else ``ConfigError`` naming
     ``parameter``."""
+    return activation_accepted(parameter, name)
+
+
+def activation_accepted(parameter: str, name: object) -> str:
+    """The accepted range of an activation option: :func:`check_activation` as the tables of
+    accepted ranges call it (:func:`bayes_slr.errors.validate_fields`)."""
     return get_activation(name, parameter).name
 
 

@@ -58,7 +58,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from bayes_slr.attention.activations import check_activation
+from bayes_slr.attention.activations import activation_accepted
 from bayes_slr.attention.estimators import (
     AttentionParams,
     informed_params,
@@ -79,7 +79,14 @@ from bayes_slr.attention.trajectory import (
     as_matrix,
     log_spaced_steps,
 )
-from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
+from bayes_slr.errors import (
+    Accepts,
+    ConfigError,
+    Integer,
+    Number,
+    OneOf,
+    validate_fields,
+)
 from bayes_slr.models.scoring import ExcessError, direction_overlaps
 from bayes_slr.models.simulate import SLRBatch, Teacher, draw_task_teacher, draw_teacher, simulate
 from bayes_slr.models.spec import SLRConfig, training_size
@@ -103,6 +110,23 @@ TOKEN_DRAWS = ("projected", "full")
 ``k*, v*, k, v`` and two Gaussian ``D``-vectors for the rest of the gradient
 (:mod:`~bayes_slr.attention.projected_tokens`; exact in law, ``4 B Lbar + 2 D`` numbers a step),
 or ``full``, all ``B Lbar D`` entries; the ``D``-dimensional draws in :data:`SGD_TOKEN_DTYPE`."""
+
+
+RUN_ACCEPTS: dict[str, Accepts] = {
+    "activation": activation_accepted,
+    "method": OneOf(METHODS),
+    "eta": Number(0.0, strict=True),
+    "steps": Integer(1),
+    "seed": Integer(0),
+    "batch": Integer(1),
+    "lam": Number(0.0),
+    "start": OneOf(STARTS),
+    "token_draws": OneOf(TOKEN_DRAWS),
+    "log_points": Integer(2),
+    "N_test": Integer(2),
+    "student_heads": Integer(1),
+}
+"""The accepted range of each setting of :class:`TrainingRun`, checked when it is built."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,18 +176,7 @@ class TrainingRun(Record):
     def __post_init__(self) -> None:
         if not isinstance(self.config, SLRConfig):
             raise ConfigError(f"config must be an SLRConfig, got {type(self.config).__name__}")
-        object.__setattr__(self, "activation", check_activation(self.activation))
-        check_choice("method", self.method, METHODS)
-        object.__setattr__(self, "eta", check_real("eta", self.eta, minimum=0.0, strict=True))
-        object.__setattr__(self, "steps", check_int("steps", self.steps, 1))
-        object.__setattr__(self, "seed", check_int("seed", self.seed, 0))
-        object.__setattr__(self, "batch", check_int("batch", self.batch, 1))
-        object.__setattr__(self, "lam", check_real("lam", self.lam, minimum=0.0))
-        check_choice("start", self.start, STARTS)
-        check_choice("token_draws", self.token_draws, TOKEN_DRAWS)
-        object.__setattr__(self, "log_points", check_int("log_points", self.log_points, 2))
-        object.__setattr__(self, "N_test", check_int("N_test", self.N_test, 2))
-        object.__setattr__(self, "student_heads", check_int("student_heads", self.student_heads, 1))
+        validate_fields(self, RUN_ACCEPTS)
         if self.heads_run:
             self._check_heads()
         if self.method == "gd":
@@ -192,8 +205,10 @@ class TrainingRun(Record):
                 "token_draws must be 'full' with student heads (the projected draw spans one "
                 f"head's k*, v*, k, v), got {self.token_draws!r}"
             )
-        if self.exact_teacher and self.config.multihead:
-            check_int("D", self.config.D, 2 * self.config.heads)
+        if self.exact_teacher and self.config.multihead and self.config.D < 2 * self.config.heads:
+            raise ConfigError(
+                f"D must be an integer >= {2 * self.config.heads}, got {self.config.D}"
+            )
 
     @property
     def heads_run(self) -> bool:
@@ -290,7 +305,7 @@ def seed_start_overlaps(
     dict
         ``m_k, q_k, m_v, q_v``, the cross overlaps ``k_vstar, v_kstar, k_v`` and ``c``.
     """
-    keys = run_keys(check_int("seed", seed, 0))
+    keys = run_keys(seed)
     teacher = draw_teacher(keys.teacher, config.D, exact=exact_teacher)
     params = start_params(keys.start, config, start, teacher)
     overlaps = direction_overlaps(params.k, params.v, teacher)
@@ -344,7 +359,6 @@ def start_params(
 ) -> AttentionParams:
     """The start of a run (:data:`STARTS`); ``c = 0``. With ``student_heads``, the random start
     of that many heads (a head axis; module docstring)."""
-    start = check_choice("start", start, STARTS)
     if student_heads is not None:
         k, v = RANDOM_INIT_SCALE * jax.random.normal(key, (2, student_heads, config.D))
         return AttentionParams(k, v, jnp.zeros(student_heads))

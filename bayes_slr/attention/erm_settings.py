@@ -14,9 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from bayes_slr.attention.activations import check_activation
-from bayes_slr.attention.optimizers import check_optimizer
-from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
+from bayes_slr.attention.optimizers import optimizer_accepted
+from bayes_slr.errors import (
+    Accepts,
+    ConfigError,
+    Each,
+    Integer,
+    Number,
+    OneOf,
+    validate_fields,
+)
 from bayes_slr.models.spec import INITS
 
 LAM_AUTO = "auto"
@@ -39,26 +46,30 @@ DEFAULT_N_TEST = 20_000
 """Fresh test sequences per seed when the teacher is known."""
 
 
-def check_lam(lam: object) -> float | str:
-    """``"auto"`` or a number ``>= 0``; else ``ConfigError``."""
+def lam_accepted(name: str, lam: object) -> float | str:
+    """``"auto"`` or a number ``>= 0``; else ``ConfigError`` (the accepted range of ``lam``)."""
     if isinstance(lam, str):
         if lam == LAM_AUTO:
             return lam
-        raise ConfigError(f"lam must be a number >= 0 or 'auto', got {lam!r}")
-    return check_real("lam", lam, minimum=0.0)
+        raise ConfigError(f"{name} must be a number >= 0 or 'auto', got {lam!r}")
+    return Number(0.0)(name, lam)
 
 
-def check_training_options(
-    activation: str, lam: float, optimizer: str, init: str, tol: float, max_iter: int
-) -> None:
-    """Raise ``ConfigError`` on an unknown activation, optimizer or start, ``lam < 0``,
-    ``tol <= 0`` or ``max_iter < 1``."""
-    check_activation(activation)
-    check_choice("init", init, INITS)
-    check_real("lam", lam, minimum=0.0)
-    check_optimizer(optimizer)
-    check_real("tol", tol, minimum=0.0, strict=True)
-    check_int("max_iter", max_iter, 1)
+ERM_ACCEPTS: dict[str, Accepts] = {
+    "lam": lam_accepted,
+    "init": OneOf(INITS),
+    "optimizer": optimizer_accepted,
+    "tol": Number(0.0, strict=True),
+    "max_iter": Integer(1),
+    "student_heads": Integer(1),
+    "seeds": Integer(1),
+    "starts": Integer(1),
+    "patience": Integer(1),
+    "N_test": Integer(2),
+    "lam_grid": Each(Number(0.0)),
+    "validation_fraction": Number(0.0, strict=True, below=1.0),
+}
+"""The accepted range of each field of :class:`ERMSettings`."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,30 +116,12 @@ class ERMSettings:
     student_heads: int = 1
 
     def __post_init__(self) -> None:
-        lam = check_lam(self.lam)
-        check_choice("init", self.init, INITS)
-        if check_int("student_heads", self.student_heads, 1) > 1 and self.init != "random":
+        validate_fields(self, ERM_ACCEPTS)
+        if self.student_heads > 1 and self.init != "random":
             raise ConfigError(
                 f"init: {self.init!r} is one-head only; with student_heads > 1 ERM reports the "
                 "lowest-objective random start"
             )
-        check_optimizer(self.optimizer)
-        check_real("tol", self.tol, minimum=0.0, strict=True)
-        check_int("max_iter", self.max_iter, 1)
-        check_int("seeds", self.seeds, 1)
-        check_int("starts", self.starts, 1)
-        check_int("patience", self.patience, 1)
-        check_int("N_test", self.N_test, 2)
-        grid = tuple(check_real("lam_grid", value, minimum=0.0) for value in self.lam_grid)
-        if not grid:
-            raise ConfigError("lam_grid must hold at least one value")
-        fraction = check_real(
-            "validation_fraction", self.validation_fraction, minimum=0.0, strict=True
-        )
-        if fraction >= 1.0:
-            raise ConfigError(f"validation_fraction must be < 1, got {fraction!r}")
-        object.__setattr__(self, "lam", lam)
-        object.__setattr__(self, "lam_grid", grid)
 
     @property
     def lam_auto(self) -> bool:

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from bayes_slr.attention.activations import attention_weights, check_activation
+from bayes_slr.attention.activations import attention_weights
 from bayes_slr.models.scoring import direction_overlaps
 from bayes_slr.models.simulate import Teacher, token_mask
 from bayes_slr.models.spec import SLRConfig
@@ -107,7 +107,6 @@ def predict(
     -------
     (N,) predictions.
     """
-    check_activation(activation)
     if jnp.ndim(params.k) == 2:
         heads = jax.vmap(lambda head: predict(head, X, lengths, activation))(params)
         return jnp.sum(heads, axis=0)

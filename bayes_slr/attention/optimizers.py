@@ -275,8 +275,9 @@ get_optimizer = _REGISTRY.get
 optimizer_names = _REGISTRY.names
 
 
-def check_optimizer(name: object) -> str:
-    """``name`` if it is a registered optimiser; else ``ConfigError`` listing them."""
+def optimizer_accepted(parameter: str, name: object) -> str:
+    """``name`` if it is a registered optimiser; else ``ConfigError`` listing them (the accepted
+    range of an optimiser option)."""
     return get_optimizer(name).name
 
 

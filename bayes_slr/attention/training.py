@@ -26,12 +26,11 @@ import optax
 
 from bayes_slr.attention import projection
 from bayes_slr.attention.activations import get_activation
-from bayes_slr.attention.erm_settings import check_training_options
 from bayes_slr.attention.estimators import AttentionParams, informed_params, predict, random_params
 from bayes_slr.attention.optimizers import Problem, Profile, StoppingRule, get_optimizer
-from bayes_slr.errors import ConfigError, check_choice, check_real
+from bayes_slr.errors import ConfigError
 from bayes_slr.models.simulate import SLRBatch, Teacher
-from bayes_slr.models.spec import INITS, SLRConfig
+from bayes_slr.models.spec import SLRConfig
 
 SGD_LEARNING_RATE = 0.5
 RANDOM_INIT_SCALE = 0.1
@@ -349,7 +348,6 @@ def initial_params(
 ) -> AttentionParams:
     """The start of training: ``random`` (``k, v ~ N(0, scale^2 I_D)``, :data:`RANDOM_INIT_SCALE`)
     or ``informed`` (the teacher)."""
-    init = check_choice("init", init, INITS)
     if init == "random":
         return random_params(key, config.D, scale)
     if teacher is None:
@@ -402,10 +400,8 @@ def fit_erm(
     -------
     ERMFit
     """
-    check_training_options(activation, lam, optimizer, init, tol, max_iter)
     if learning_rate is None:
         learning_rate = default_learning_rate(config, activation)
-    check_real("learning_rate", learning_rate, minimum=0.0, strict=True)
     if batch.X.shape[-1] != config.D:
         raise ConfigError(
             f"batch has D = {batch.X.shape[-1]} but config.D = {config.D}; they must match"

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from bayes_slr.errors import ConfigError, RunStopped, check_int
+from bayes_slr.errors import ConfigError, RunStopped
 from bayes_slr.numerics.record import JsonObject, Record, converter, structure
 
 OVERLAP_NAMES = ("m_k", "q_k", "m_v", "q_v", "k_vstar", "v_kstar", "k_v", "c")
@@ -249,8 +249,6 @@ def log_spaced_steps(steps: int, points: int) -> np.ndarray:
     """Step counts at which a run of ``steps`` steps is logged: 0, then about ``points``
     log-spaced counts up to ``steps`` (distinct integers, ``steps`` always last).
     """
-    steps = check_int("steps", steps, 1)
-    points = check_int("log_points", points, 2)
     spaced = np.unique(np.round(np.geomspace(1.0, steps, points - 1)).astype(np.int64))
     return np.concatenate([[0], spaced])
 
@@ -258,7 +256,6 @@ def log_spaced_steps(steps: int, points: int) -> np.ndarray:
 def log_spaced_times(t_max: float, t_min: float, points: int) -> np.ndarray:
     """Times at which an ODE is logged: 0, then ``points - 1`` log-spaced times from ``t_min`` to
     ``t_max``."""
-    points = check_int("log_points", points, 2)
     return np.concatenate([[0.0], np.geomspace(t_min, t_max, points - 1)])
 
 

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.errors import Integer, Number
 from bayes_slr.experiments.base import (
     Experiment,
     Options,
@@ -34,7 +34,13 @@ from bayes_slr.experiments.task import (
     seed_option,
     task_option,
 )
-from bayes_slr.inference.amp_settings import DEFAULT_DAMPING, DTYPES
+from bayes_slr.inference.amp_settings import (
+    DEFAULT_DAMPING,
+    DTYPES,
+    SE_DRAWS_MIN,
+    damping_accepted,
+    dtype_accepted,
+)
 from bayes_slr.models.spec import INITS
 from bayes_slr.numerics.rounding import matched_digits
 from bayes_slr.studies.amp_records import (
@@ -61,33 +67,43 @@ class AMPOptions(OneTask, Options):
     variable_length: bool = task_option("variable_length")
     Delta: float = task_option("Delta")
     D: int = task_option(
-        "D", default=AMP_D, help="token dimension, >= 2 (AMP is a large-D algorithm)"
+        "D",
+        default=AMP_D,
+        help="token dimension, >= 2 (AMP is a large-D algorithm)",
+        accepts=Integer(2),
     )
-    alpha: tuple[float, ...] = option(DEFAULT_ALPHAS, "sample ratios N/D, each > 0")
-    seeds: int = option(1, "teachers (and data sets) per alpha, >= 1")
+    alpha: tuple[float, ...] = option(
+        DEFAULT_ALPHAS, "sample ratios N/D, each > 0", accepts=Number(0.0, strict=True)
+    )
+    seeds: int = option(1, "teachers (and data sets) per alpha, >= 1", accepts=Integer(1))
     seed: int = seed_option("seed of the first teacher; teacher i uses seed + i")
     init: str = option("random", "GAMP start", choices=INITS)
-    damping: float = option(DEFAULT_DAMPING, "weight of the new iterate, in (0, 1]")
-    max_iter: int = option(300, "largest number of iterations, >= 1")
-    tol: float = option(1e-6, "residual at which GAMP stops, > 0")
-    dtype: str = option("float64", "precision of tokens and messages", choices=DTYPES)
-    N_test: int = option(20_000, "fresh test sequences per point, >= 2", aliases=("--n-test",))
+    damping: float = option(
+        DEFAULT_DAMPING, "weight of the new iterate, in (0, 1]", accepts=damping_accepted
+    )
+    max_iter: int = option(300, "largest number of iterations, >= 1", accepts=Integer(1))
+    tol: float = option(1e-6, "residual at which GAMP stops, > 0", accepts=Number(0.0, strict=True))
+    dtype: str = option(
+        "float64", "precision of tokens and messages", choices=DTYPES, accepts=dtype_accepted
+    )
+    N_test: int = option(
+        20_000, "fresh test sequences per point, >= 2", aliases=("--n-test",), accepts=Integer(2)
+    )
     se_draws: int = option(
-        16_384, "state-evolution channel draws, >= 2", aliases=("--mc-samples", "--se-samples")
+        16_384,
+        f"state-evolution channel draws, >= {SE_DRAWS_MIN} (8 batches of 2 for its standard error)",
+        aliases=("--mc-samples", "--se-samples"),
+        accepts=Integer(SE_DRAWS_MIN),
     )
     state_evolution: bool = option(True, "solve the state evolution at each point")
     history: bool = option(True, "keep the per-iteration overlaps", cli=False)
-    memory_limit: int | None = option(None, "bytes a point may use", cli=False)
+    memory_limit: int | None = option(None, "bytes a point may use", cli=False, accepts=Integer(1))
 
     def validate(self) -> None:
         """Refuse bad settings, then a point that does not fit in memory (this last check
         imports JAX to ask the device)."""
         config = self.config()
         settings = self.settings()
-        check_int("seeds", self.seeds, 1)
-        check_int("seed", self.seed, 0)
-        if not self.alpha:
-            raise ConfigError("alpha: give at least one value > 0")
         for alpha in self.alpha:
             training_ratio(config, alpha)
         from bayes_slr.inference.amp import check_amp_config

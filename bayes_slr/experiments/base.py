@@ -4,9 +4,10 @@ An experiment (one module in :mod:`bayes_slr.experiments`) defines
 
 * ``Options``: a frozen dataclass of every setting, validated once in ``__post_init__`` (the only
   place a bad value is refused, with one :class:`~bayes_slr.errors.ConfigError` line naming the
-  option and the accepted range). Each field is declared with :func:`option`, which holds its help
-  text: the command line builds its flags from these fields, and the public API its keyword
-  arguments, so names, defaults and help cannot differ.
+  option and the accepted range; the layers below take the resolved settings and trust them).
+  Each field is declared with :func:`option`, which holds its help text and its accepted range
+  (``accepts``): the command line builds its flags from these fields, and the public API its
+  keyword arguments, so names, defaults, help and ranges cannot differ.
 * ``points(options)``: the independent units of work (frozen dataclasses), each a key of the
   resumable log;
 * ``solve(options, point)``: computes one point (this is where JAX is imported: the module itself
@@ -29,6 +30,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
+from bayes_slr.errors import Accepts, Each, OneOf, OrNone, validate_fields
 from bayes_slr.numerics.record import JsonObject, Record, from_numpy, is_numpy
 from bayes_slr.numerics.record import flatten as flatten  # the experiments' import
 from bayes_slr.registry import Registry
@@ -59,6 +61,9 @@ class OptionSpec:
         meaning "the variant's own").
     signature_default : the plain value a ``None`` default stands for when no file fixes the
         setting (``posterior``'s task and sampling settings); the API's signatures show it.
+    accepts : the accepted range (:mod:`bayes_slr.errors`: ``Integer(1)``, ``Each(Number(0,
+        strict=True))``, ...), checked when the options are built; ``None``: checked elsewhere
+        (the task's fields by ``SLRConfig``) or anything goes.
     """
 
     help: str | Callable[[], str]
@@ -70,6 +75,7 @@ class OptionSpec:
     metavar: str | None = None
     default_text: str | None = None
     signature_default: Any = None
+    accepts: Accepts | None = None
 
     def help_text(self) -> str:
         """The help line now (calling the registry when ``help`` is a function)."""
@@ -153,10 +159,29 @@ class Options(Record):
                 self._set(field.name, value)
             if _is_int_type(types_[field.name]):  # 1e3 and 10.0 as typed: whole numbers
                 self._set(field.name, _whole_as_int(value))
+        validate_fields(self, self.accepted_ranges(), keep=False)
         self.validate()
 
+    @classmethod
+    def accepted_ranges(cls) -> dict[str, Accepts]:
+        """The options' table of name -> accepted range: each option's ``accepts`` (else its
+        ``choices``) for one value, a non-empty list of them for a ``tuple`` field, and ``None``
+        (not given) too where the field's type admits it."""
+        types_ = cls.field_types()
+        table: dict[str, Accepts] = {}
+        for field in cls.option_fields():
+            spec = option_spec(field)
+            accepts = spec.accepts or (OneOf(spec.choices) if spec.choices else None)
+            if accepts is None:
+                continue
+            if _is_tuple_type(types_[field.name]) and not isinstance(accepts, Each):
+                accepts = Each(accepts)
+            table[field.name] = OrNone(accepts) if is_optional(types_[field.name]) else accepts
+        return table
+
     def validate(self) -> None:
-        """Raise ``ConfigError`` on any value out of range (nothing to check by default)."""
+        """Raise ``ConfigError`` on values that are out of range together (each option's own
+        range is declared by its ``accepts``; nothing more to check by default)."""
 
     def filled(self) -> dict[str, object]:
         """The settings not given, and any setting the run reads differently (an ``int`` ratio

@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from bayes_slr.errors import ConfigError, check_choice, check_int
+from bayes_slr.errors import ConfigError, Integer
 from bayes_slr.experiments.base import (
     Experiment,
     Options,
@@ -27,16 +27,29 @@ from bayes_slr.experiments.figures import new_axes
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
     MANY,
-    check_nonempty,
     options_task,
     resolved_nu,
     seed_option,
     task_option,
 )
-from bayes_slr.models.spec import SLRConfig
+from bayes_slr.models.spec import TASK_ACCEPTS, SLRConfig
 from bayes_slr.studies.bayes_risk_records import BayesRiskRow
 
 METHODS = ("exact", "mc")
+
+
+MAX_LENGTH = 10**6
+"""The longest sequence ``bayes-risk`` computes (the exact quadrature takes about 10 s there)."""
+
+
+def _length_accepted(name: str, value: object) -> int:
+    """A sequence length ``1 .. MAX_LENGTH`` (the task's range, narrower for the cost)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > MAX_LENGTH:
+        raise ConfigError(
+            f"{name} must be <= {MAX_LENGTH:.0e} (got {value:.3g}): the quadrature's cost grows "
+            "with L (about 10 s at 1e6, 30 s at 1e7), Monte Carlo draws mc_sequences x L scores"
+        )
+    return TASK_ACCEPTS["L"](name, value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,7 +57,7 @@ class BayesRiskOptions(Options):
     """Settings of ``bayes-risk``: every ``(L, nu)`` of one variant."""
 
     variant: str = task_option("variant")
-    L: tuple[int, ...] = task_option("L", MANY)
+    L: tuple[int, ...] = task_option("L", MANY, accepts=_length_accepted)
     variable_length: bool = task_option("variable_length")
     nu: tuple[float, ...] | None = task_option("nu", MANY)
     heads: int = task_option("heads")
@@ -56,23 +69,12 @@ class BayesRiskOptions(Options):
         100_000,
         "Monte Carlo sequences per point (with --method mc), >= 2",
         aliases=("--mc-samples", "--samples"),
+        accepts=Integer(2),
     )
     seed: int = seed_option("seed of the Monte Carlo draws (the same for every point)")
 
     def validate(self) -> None:
         """Refuse an unknown method, fewer than 2 samples, or any invalid ``(L, nu)``."""
-        check_choice("method", self.method, METHODS)
-        check_int("mc_sequences", self.mc_sequences, 2)
-        check_int("seed", self.seed, 0)
-        check_nonempty("L", self.L)
-        if self.nu is not None:
-            check_nonempty("nu", self.nu)
-        longest = max((L for L in self.L if isinstance(L, int)), default=0)
-        if longest > MAX_LENGTH:
-            raise ConfigError(
-                f"L must be <= {MAX_LENGTH:.0e} (got {longest:.3g}): the quadrature's cost grows "
-                "with L (about 10 s at 1e6, 30 s at 1e7), Monte Carlo draws mc_sequences x L scores"
-            )
         for L, nu in itertools.product(self.L, self.nus()):
             self.config(L, nu)
 
@@ -87,10 +89,6 @@ class BayesRiskOptions(Options):
     def nus(self) -> tuple[float, ...]:
         """The signal strengths (the variant's default when none were given)."""
         return self.nu if self.nu is not None else (resolved_nu(self.variant, None),)
-
-
-MAX_LENGTH = 10**6
-"""The longest sequence ``bayes-risk`` computes (the exact quadrature takes about 10 s there)."""
 
 
 @dataclasses.dataclass(frozen=True)

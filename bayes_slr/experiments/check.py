@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
-from bayes_slr.errors import ConfigError, check_int, check_real
+from bayes_slr.errors import Number
 from bayes_slr.experiments.base import (
     Experiment,
     Options,
@@ -49,22 +49,19 @@ class CheckOptions(Options):
         None,
         "family-wise error rate of the verdicts, in (0, 1) (Holm over the file's claims)",
         default_text="the file's level, else 0.05",
+        accepts=Number(0.0, strict=True, below=1.0),
     )
     target_stderr: float | None = option(
         None,
         "stop adding teachers to a claim once its difference's standard error is below this, > 0",
         default_text="only a decision or the claim's max_teachers stops",
+        accepts=Number(0.0, strict=True),
     )
     seed: int = seed_option("root seed of every claim's teachers and Monte Carlo draws")
 
     def validate(self) -> None:
         """Refuse a bad level, target or seed, and a claims file with any bad claim (naming it
         and its field) before any work."""
-        check_int("seed", self.seed, 0)
-        if self.level is not None and not 0 < check_real("level", self.level) < 1:
-            raise ConfigError(f"level must be in (0, 1), got {self.level:g}")
-        if self.target_stderr is not None:
-            check_real("target_stderr", self.target_stderr, minimum=0, strict=True)
         self.family()
 
     def family(self) -> ClaimsFile:

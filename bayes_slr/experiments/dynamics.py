@@ -21,8 +21,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from bayes_slr.attention.activations import SPHERE_ERF_FORM, activation_names, check_activation
-from bayes_slr.errors import ConfigError, check_choice, check_int
+from bayes_slr.attention.activations import (
+    SPHERE_ERF_FORM,
+    activation_accepted,
+    activation_names,
+)
+from bayes_slr.errors import ConfigError, Integer
 from bayes_slr.experiments.base import (
     Experiment,
     Options,
@@ -42,7 +46,6 @@ from bayes_slr.experiments.dynamics_view import (
 )
 from bayes_slr.experiments.runner import in_current_terms, inner_progress, sweep_records
 from bayes_slr.experiments.task import (
-    check_nonempty,
     describe_nu,
     resolved_nu,
     student_heads_option,
@@ -127,11 +130,13 @@ class DynamicsOptions(Options):
             "(the ICLR 2025 predecessor's erf(lambda chi), lambda > 0: erf_sphere_0.5)"
         ),
         metavar="ACTIVATION",
+        accepts=activation_accepted,
     )
     seeds: tuple[int, ...] = option(
         (0,),
         "seeds, each >= 0: teacher, data, start, test set and SGD stream (the ODEs: the start "
         "of that seed's run at D and their Monte Carlo draws)",
+        accepts=Integer(0),
     )
     method: str = option(
         "sgd",
@@ -200,16 +205,10 @@ class DynamicsOptions(Options):
 
     def validate(self) -> None:
         """Refuse any value out of range, and settings that do not apply to the method."""
-        check_choice("start", self.start, STARTS)
-        check_nonempty("activations", self.activations)
         if len(set(self.activation_names())) != len(self.activations):
             raise ConfigError("activations: each at most once")
-        check_nonempty("seeds", self.seeds)
-        for seed in self.seeds:
-            check_int("seeds", seed, 0)
         if len(set(self.seeds)) != len(self.seeds):
             raise ConfigError("seeds: each at most once")
-        check_int("D", self.D, 1)
         self.config()
         self.settings()
         check_heads(self.method, self.request(), self.heads, self.presence, self.student_heads)
@@ -250,7 +249,7 @@ class DynamicsOptions(Options):
 
     def activation_names(self) -> tuple[str, ...]:
         """The activations as their records name them (``erf_sphere_<lambda>`` written out)."""
-        return tuple(check_activation(a, "activations") for a in self.activations)
+        return tuple(activation_accepted("activations", a) for a in self.activations)
 
     def settings(self) -> DynamicsSettings:
         """The method's settings record of these options

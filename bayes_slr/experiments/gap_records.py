@@ -12,7 +12,7 @@ import functools
 import itertools
 from pathlib import Path
 
-from bayes_slr.attention.activations import activation_names, check_activation, check_registered
+from bayes_slr.attention.activations import activation_accepted, activation_names, check_registered
 from bayes_slr.attention.erm_settings import (
     DEFAULT_LAM_GRID,
     DEFAULT_N_TEST,
@@ -22,7 +22,13 @@ from bayes_slr.attention.erm_settings import (
     ERMSettings,
 )
 from bayes_slr.attention.optimizers import optimizer_names
-from bayes_slr.errors import ConfigError, check_int, check_real
+from bayes_slr.errors import (
+    ConfigError,
+    Each,
+    Integer,
+    Number,
+    validate_fields,
+)
 from bayes_slr.experiments.base import (
     Options,
     Record,
@@ -31,10 +37,8 @@ from bayes_slr.experiments.base import (
 from bayes_slr.experiments.task import (
     DEFAULT_D,
     DEFAULT_DELTA,
-    DEFAULT_VARIANT,
     GIVEN,
     GIVEN_MANY,
-    check_nonempty,
     lam_option,
     resolved_nu,
     seed_option,
@@ -44,9 +48,8 @@ from bayes_slr.experiments.task import (
 )
 from bayes_slr.memory import check_erm_memory
 from bayes_slr.models.data_task import GivenTask
-from bayes_slr.models.dataset import DEFAULT_HOLDOUT, DataSource, check_holdout
+from bayes_slr.models.dataset import DEFAULT_HOLDOUT, DataSource, holdout_accepted
 from bayes_slr.models.spec import INITS, training_size
-from bayes_slr.models.variants import get_variant
 from bayes_slr.studies.gap_rows import (
     GAP_TASK,
     GapTask,
@@ -103,6 +106,7 @@ class GapOptions(Options):
         "sample ratio N/D, > 0: adds the ERM test error of each activation and the teachers' "
         "oracle error",
         default_text="none, population values only",
+        accepts=Number(0.0, strict=True),
     )
     lam: float | str = lam_option(
         LAM_AUTO,
@@ -119,8 +123,11 @@ class GapOptions(Options):
         "ERM teachers and training sets, >= 1; with --data only 1 (one data set)",
         default_text=f"{DEFAULT_SEEDS}; 1 with --data",
         signature_default=DEFAULT_SEEDS,
+        accepts=Integer(1),
     )
-    starts: int = option(DEFAULT_STARTS, "random starts per ERM training set, >= 1")
+    starts: int = option(
+        DEFAULT_STARTS, "random starts per ERM training set, >= 1", accepts=Integer(1)
+    )
     init: str = option(
         "random",
         "which ERM start is reported: the lowest-training-loss random start, or the informed "
@@ -131,7 +138,9 @@ class GapOptions(Options):
         "lbfgs", "L-BFGS to |grad| <= 1e-6, or one pass of SGD", choices=optimizer_names
     )
     N_test: int = option(
-        DEFAULT_N_TEST, "fresh test sequences per ERM seed (when the teacher is known), >= 2"
+        DEFAULT_N_TEST,
+        "fresh test sequences per ERM seed (when the teacher is known), >= 2",
+        accepts=Integer(2),
     )
     seed: int = seed_option(
         "root seed of the ERM teachers, data, starts and test sequences, and of the --data split"
@@ -149,9 +158,10 @@ class GapOptions(Options):
         DEFAULT_HOLDOUT,
         "with --data without a teacher (k_star, v_star): share of the sequences held out as the "
         "test set, chosen by --seed, in (0, 1)",
+        accepts=holdout_accepted,
     )
     lam_grid: tuple[float, ...] = option(
-        DEFAULT_LAM_GRID, "ridge values tried by lam='auto'", cli=False
+        DEFAULT_LAM_GRID, "ridge values tried by lam='auto'", cli=False, accepts=Number(0.0)
     )
     source: DataSource | None = None
     """The data file and where each setting came from (set by validation; ``None`` without
@@ -163,7 +173,9 @@ class GapOptions(Options):
     def validate(self) -> None:
         """Refuse any bad value (one line naming the option and the accepted range), a setting
         given beside ``data`` that contradicts the file, and any task that is not valid."""
-        self._check_values()
+        if self.activations is not None:  # the registered ones; any, trained, with heads
+            accepted = activation_accepted if self.multihead else check_registered
+            validate_fields(self, {"activations": Each(accepted)}, keep=False)
         if self.multihead:  # before a data file is read
             D = DEFAULT_D if self.D is None else self.D
             check_heads_options(self.heads, D, self.init, self.alpha)
@@ -193,33 +205,6 @@ class GapOptions(Options):
             seeds,
             "use a smaller alpha, D, L or seeds",
         )
-
-    def _check_values(self) -> None:
-        """Refuse an unknown activation and any value out of range (each on its own)."""
-        check_int("heads", self.heads, 1)
-        get_variant(DEFAULT_VARIANT).check_presence(self.presence)
-        if self.student_heads is not None:
-            check_int("student_heads", self.student_heads, 1)
-        if self.activations is not None:
-            check_nonempty("activations", self.activations)
-            for activation in self.activations:
-                if self.multihead:
-                    check_activation(activation, "activations")
-                else:
-                    check_registered("activations", activation)
-        if self.L is not None:
-            check_nonempty("L", self.L)
-            for L in self.L:
-                check_int("L", L, 1)
-        if self.alpha is not None:
-            check_real("alpha", self.alpha, minimum=0.0, strict=True)
-        if self.D is not None:
-            check_int("D", self.D, 1)
-        if self.Delta is not None:
-            check_real("Delta", self.Delta, minimum=0.0)
-        if self.seeds is not None:
-            check_int("seeds", self.seeds, 1)
-        check_holdout(self.holdout)
 
     def filled(self) -> dict[str, object]:
         """The settings as they run: the activations, the ridge and the student heads (given or

@@ -18,7 +18,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from bayes_slr.errors import ConfigError, check_int, check_real
+from bayes_slr.errors import ConfigError, Integer, Number
 from bayes_slr.experiments.base import (
     Experiment,
     Options,
@@ -32,7 +32,6 @@ from bayes_slr.experiments.figures import new_axes
 from bayes_slr.experiments.tables import format_table
 from bayes_slr.experiments.task import (
     MANY,
-    check_nonempty,
     options_task,
     resolved_nu,
     seed_option,
@@ -87,23 +86,31 @@ class PhaseOptions(Options):
         note="; several values sweep Delta (give one to sweep nu or L)",
     )
     alpha_min: float = option(
-        0.5, "lower end of the alpha range reported (a threshold below: -inf), > 0"
+        0.5,
+        "lower end of the alpha range reported (a threshold below: -inf), > 0",
+        accepts=Number(0.0, strict=True),
     )
     alpha_max: float = option(
-        2.0, "upper end of the alpha range reported (a threshold above: inf), > alpha-min, finite"
+        2.0,
+        "upper end of the alpha range reported (a threshold above: inf), > alpha-min, finite",
+        accepts=Number(0.0, strict=True),
     )
     tol: float = option(
-        1e-5, "error bound of each located threshold, in (0, (alpha-max - alpha-min) / 4)"
+        1e-5,
+        "error bound of each located threshold, in (0, (alpha-max - alpha-min) / 4)",
+        accepts=Number(0.0, strict=True),
     )
     scan: int = option(
         CURVE_POINTS,
         "points of the scan of the fixed-point curve, >= 5 (an S narrower than its spacing is "
         "missed)",
+        accepts=Integer(5),
     )
     channel_draws: int = option(
         DEFAULT_MC_SAMPLES,
         "channel draws where the variant has no quadrature (max-SLR with L >= 3), >= 2",
         aliases=("--mc-samples",),
+        accepts=Integer(2),
     )
     seed: int = seed_option("seed of the channel draws (Monte Carlo channels only)")
     curves: bool = option(
@@ -113,14 +120,12 @@ class PhaseOptions(Options):
         "channels only), and draw the regions between them in the (Delta, alpha) plane",
     )
     curve_points: int = option(
-        10, "samples of the threshold curves below their merge, >= 2 (--curves)"
+        10, "samples of the threshold curves below their merge, >= 2 (--curves)", accepts=Integer(2)
     )
 
     def validate(self) -> None:
         """Refuse a bad range or tolerance, more than one swept setting, or a task the
         Bayes-optimal theory does not cover (without importing JAX)."""
-        for name in SETTINGS:
-            check_nonempty(name, self.values(name))
         swept = [name for name in SETTINGS if len(self.values(name)) > 1]
         if len(swept) > 1:
             hint = "; Delta's default is a list" if self.Delta == DEFAULT_DELTAS else ""
@@ -128,24 +133,16 @@ class PhaseOptions(Options):
                 f"{' and '.join(swept)}: sweep one setting at a time (give the others one "
                 f"value, e.g. --Delta 0{hint})"
             )
-        for Delta in self.Delta:
-            check_real("Delta", Delta, minimum=0.0)
-        alpha_min = check_real("alpha_min", self.alpha_min, minimum=0.0, strict=True)
-        alpha_max = check_real("alpha_max", self.alpha_max, minimum=0.0, strict=True)
+        alpha_min, alpha_max, tol = self.alpha_min, self.alpha_max, self.tol
         if alpha_max <= alpha_min:
             raise ConfigError(
                 f"alpha_max must be a number > alpha_min = {alpha_min:g}, got {alpha_max:g}"
             )
-        tol = check_real("tol", self.tol, minimum=0.0, strict=True)
         if tol >= (alpha_max - alpha_min) / 4:
             raise ConfigError(
                 f"tol must be a number in (0, (alpha_max - alpha_min) / 4 = "
                 f"{(alpha_max - alpha_min) / 4:g}), got {tol:g}"
             )
-        check_int("scan", self.scan, 5)
-        check_int("channel_draws", self.channel_draws, 2)
-        check_int("seed", self.seed, 0)
-        check_int("curve_points", self.curve_points, 2)
         for point in self.grid():
             config = options_task(self, nu=point.nu, L=point.L, Delta=point.Delta)
             config.law.check_bayes_theory_nu(config.nu)

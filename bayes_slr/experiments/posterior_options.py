@@ -36,7 +36,7 @@ from bayes_slr.experiments.task import (
 )
 from bayes_slr.inference.sampler_registry import sampler_help
 from bayes_slr.models.data_task import GivenTask, data_task
-from bayes_slr.models.dataset import DataSource, check_holdout
+from bayes_slr.models.dataset import DataSource, holdout_accepted
 from bayes_slr.models.spec import INITS, SLRConfig, training_size
 from bayes_slr.numerics.record import JsonObject
 from bayes_slr.studies.posterior_records import (
@@ -252,6 +252,7 @@ class PosteriorOptions(SamplingOptions):
         "with --data without a teacher (k_star, v_star): share of the sequences held out as the "
         "test set, chosen by --seed, in (0, 1)",
         default_text="0.2",
+        accepts=holdout_accepted,
     )
     data_record: DataSource | None = dataclasses.field(default=None, repr=False, compare=False)
     """The ``data`` file and where each setting came from, as given (filled in; not in the JSON)."""
@@ -276,8 +277,6 @@ class PosteriorOptions(SamplingOptions):
             return self._file_task(given)
         if self.holdout is not None and self.data is None:
             raise ConfigError("`holdout` applies only with `data`")
-        if self.holdout is not None:
-            check_holdout(self.holdout)
         if self.data is not None:
             return self._data_task(given)
         run = super().resolve_task(given)

@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from bayes_slr.errors import Number
 from bayes_slr.experiments.base import (
     Experiment,
     Provenance,
@@ -25,7 +26,7 @@ from bayes_slr.experiments.figures import alpha_axis, new_axes
 from bayes_slr.experiments.posterior import tidy_summary
 from bayes_slr.experiments.posterior_options import SamplingOptions
 from bayes_slr.experiments.posterior_report import PLAIN, WEIGHTED, sweep_table
-from bayes_slr.experiments.task import check_nonempty, describe_nu
+from bayes_slr.experiments.task import describe_nu
 from bayes_slr.models.spec import training_size
 from bayes_slr.studies.posterior_records import ERM_ACTIVATIONS, PosteriorRun, PosteriorSummary
 
@@ -37,11 +38,12 @@ NOT_CONVERGED_LABEL = "not converged (hollow): see the warnings"
 class PosteriorSweepOptions(SamplingOptions):
     """Settings of ``posterior-sweep``: those of ``posterior`` at every alpha of a list."""
 
-    alpha: tuple[float, ...] = option((), "values of N / D, each > 0", default_text="required")
+    alpha: tuple[float, ...] = option(
+        (), "values of N / D, each > 0", default_text="required", accepts=Number(0.0, strict=True)
+    )
 
     def validate(self) -> None:
         """Refuse an empty or invalid alpha and every invalid setting of ``posterior``."""
-        check_nonempty("alpha", self.alpha)
         run = self.resolution()
         for alpha in self.alpha:
             training_size(alpha, run.config.D)

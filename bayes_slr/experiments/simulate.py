@@ -10,7 +10,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from bayes_slr.errors import check_int
+from bayes_slr.errors import Integer, check_int
 from bayes_slr.experiments.base import (
     Experiment,
     Options,
@@ -39,7 +39,7 @@ class SimulateOptions(OneTask, Options):
     heads: int = task_option("heads")
     presence: float = task_option("presence")
     D: int = task_option("D")
-    N: int = option(1000, "number of sequences, >= 1")
+    N: int = option(1000, "number of sequences, >= 1", accepts=Integer(1))
     seed: int = seed_option("seed of the teacher and the data")
     exact_teacher: bool = option(
         False, "teacher with |k*|^2 = |v*|^2 = D and k* orthogonal to v* (default: prior draw)"
@@ -48,8 +48,6 @@ class SimulateOptions(OneTask, Options):
     def validate(self) -> None:
         """Refuse an invalid task, ``N < 1``, a negative seed, an exact teacher with ``D < 2``
         (``D < 2 heads`` for several heads)."""
-        check_int("N", self.N, 1)
-        check_int("seed", self.seed, 0)
         if self.exact_teacher:
             check_int("D", self.D, 2 * self.config().heads)
         config = self.config()

@@ -19,8 +19,8 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bayes_slr.attention.erm_settings import LAM_AUTO
-from bayes_slr.errors import ConfigError
+from bayes_slr.attention.erm_settings import LAM_AUTO, lam_accepted
+from bayes_slr.errors import Accepts, ConfigError, Each, Integer
 from bayes_slr.experiments.base import default_text as _default_text
 from bayes_slr.experiments.base import option
 from bayes_slr.models.spec import (
@@ -28,6 +28,7 @@ from bayes_slr.models.spec import (
     DEFAULT_DELTA,
     DEFAULT_L,
     DEFAULT_VARIANT,
+    TASK_ACCEPTS,
     SLRConfig,
     task_config,
 )
@@ -124,6 +125,7 @@ def task_option(
     note: str = "",
     default_text: str | None = None,
     default_note: str = "",
+    accepts: Accepts | None = None,
 ) -> Any:
     """The ``Options`` field of the task concept ``name`` in ``shape``.
 
@@ -137,6 +139,8 @@ def task_option(
     note : appended to the help line (``; several values sweep L``).
     default_text : how the default is stated, replacing the concept's.
     default_note : appended to the stated default (``with --data the file's``).
+    accepts : the command's own accepted range of one value, when its method needs a narrower
+        one than the task's (``D >= 2`` of AMP).
     """
     field = TASK_FIELDS[name]
     value = field.default
@@ -150,6 +154,8 @@ def task_option(
         stated = f"{stated or _default_text(value)}; {default_note}"
     line = help or (field.many_help if shape.many else field.help)
     spec = {"choices": field.choices, "default_text": stated, "signature_default": shown}
+    accepts = accepts or TASK_ACCEPTS.get(name)  # nu: its variant's range, SLRConfig's
+    spec["accepts"] = Each(accepts) if shape.many else accepts
     return option(None if shape.given else value, f"{line}{note}", **spec)
 
 
@@ -157,20 +163,23 @@ def seed_option(
     help: str = "root seed of every random draw", default: int | None = DEFAULT_SEED, **spec: Any
 ) -> Any:
     """``seed``: the root seed."""
-    return option(default, help, **spec)
+    return option(default, help, accepts=Integer(0), **spec)
 
 
 def student_heads_option(applies_to: str) -> Any:
     """``student_heads``: the student's heads ``H_s`` (``None``: the teacher's ``heads``);
     ``applies_to`` says where the command uses them."""
     return option(
-        None, f"student heads H_s, >= 1 ({applies_to})", default_text="the teacher's heads"
+        None,
+        f"student heads H_s, >= 1 ({applies_to})",
+        default_text="the teacher's heads",
+        accepts=Integer(1),
     )
 
 
 def parse_lam(text: str) -> float | str:
     """A command-line ``lam``: ``auto`` or a number (any other word is kept, for
-    :func:`check_lam` to refuse with its message)."""
+    :func:`~bayes_slr.attention.erm_settings.lam_accepted` to refuse with its message)."""
     try:
         return float(text)
     except ValueError:
@@ -183,7 +192,7 @@ def lam_option(
     **spec: Any,
 ) -> Any:
     """``lam``: the ridge of ERM, a number or ``"auto"``."""
-    return option(default, help, parse=parse_lam, metavar="LAM|auto", **spec)
+    return option(default, help, parse=parse_lam, metavar="LAM|auto", accepts=lam_accepted, **spec)
 
 
 def options_task(options: object, **values: Any) -> SLRConfig:
@@ -207,6 +216,7 @@ class OneTask:
 
 
 def check_nonempty(name: str, values: tuple) -> None:
-    """Refuse an empty list of values."""
+    """Refuse an empty list of values (the options of ``multihead``; the others declare
+    ``accepts=Each(...)``)."""
     if len(values) == 0:
         raise ConfigError(f"{name}: give at least one value")

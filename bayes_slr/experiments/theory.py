@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from bayes_slr.attention.activations import activation_names, check_registered
-from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
+from bayes_slr.errors import ConfigError, Each, Integer, Number, check_int
 from bayes_slr.experiments.base import (
     Experiment,
     Options,
@@ -70,11 +70,15 @@ class TheoryOptions(OneTask, Options):
         "ERM activations (none: only --bayes)",
         choices=activation_names,
         aliases=("--activation",),
+        accepts=Each(check_registered, empty=True),
     )
-    alpha: tuple[float, ...] = option(DEFAULT_ALPHAS, "sample ratios N/D, each > 0")
+    alpha: tuple[float, ...] = option(
+        DEFAULT_ALPHAS, "sample ratios N/D, each > 0", accepts=Number(0.0, strict=True)
+    )
     lam: float = option(
         1.0,
         "ridge strength of ERM, >= 0 (below about 0.1 linear attention's RS solution is unstable)",
+        accepts=Number(0.0),
     )
     bayes: bool = option(
         False,
@@ -91,11 +95,13 @@ class TheoryOptions(OneTask, Options):
         "channel draws of the equations (ERM: Sobol points shared by the replicates, at least 2 "
         "each; Bayes only where the variant has no quadrature: Monte Carlo draws, >= 2)",
         aliases=("--mc-samples",),
+        accepts=Integer(2),
     )
     replicates: int = option(
         ERM_REPLICATES,
         "independent Sobol scramblings per ERM point, >= 2: the point is solved on all their "
         "points, each alone to first order; their spread is its standard error",
+        accepts=Integer(2),
     )
     target_stderr: float | None = option(
         None,
@@ -103,6 +109,7 @@ class TheoryOptions(OneTask, Options):
         f"error is below this, at most {REPLICA_MAX_DRAWS} points (or --channel-draws), >= 0; "
         "0: the --channel-draws points whatever the error",
         default_text=f"{REPLICA_TARGET_STDERR:g} at the default --channel-draws, else 0",
+        accepts=Number(0.0),
     )
     seed: int = seed_option("seed of the channel draws and of the simulations")
     simulate: int | None = option(
@@ -111,35 +118,20 @@ class TheoryOptions(OneTask, Options):
         "teachers |k*|^2 = |v*|^2 = D as the theory assumes",
         metavar="SIZE",
         default_text="none",
+        accepts=Integer(2),
     )
-    seeds: int = option(5, "teachers per simulated point, >= 2")
+    seeds: int = option(5, "teachers per simulated point, >= 2", accepts=Integer(2))
 
     def validate(self) -> None:
         """Refuse an unknown activation, ``alpha <= 0``, ``lam < 0``, a task the Bayes state
         evolution does not cover (with ``bayes``), fewer than two simulated teachers."""
         config = self.config()
-        for activation in self.activations:
-            check_registered("activations", activation)
-        if not self.alpha:
-            raise ConfigError("alpha: give at least one value > 0")
-        for alpha in self.alpha:
-            check_real("alpha", alpha, minimum=0.0, strict=True)
-        check_real("lam", self.lam, minimum=0.0)
-        check_choice("erm_init", self.erm_init, INITS)
-        check_int("channel_draws", self.channel_draws, 2)
-        check_int("replicates", self.replicates, 2)
         if self.activations:
             check_int("channel_draws", self.channel_draws, 2 * self.replicates)
-        check_int("seed", self.seed, 0)
-        if self.target_stderr is not None:
-            check_real("target_stderr", self.target_stderr, minimum=0.0)
         if self.bayes:  # the variant's own check: no JAX before the options are valid
             config.law.check_bayes_theory_nu(config.nu)
         if not self.activations and not self.bayes:
             raise ConfigError("activations: give at least one activation, or bayes")
-        if self.simulate is not None:
-            check_int("simulate", self.simulate, 2)
-            check_int("seeds", self.seeds, 2)
         self._check_memory(config)
 
     def _check_memory(self, config: SLRConfig) -> None:

@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from bayes_slr.formulas import normalised
-from bayes_slr.formulas.population import check_config, length_support, location_mean
+from bayes_slr.formulas.population import length_support, location_mean
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics import integrals as q
 from bayes_slr.numerics.integrals import BOUND_FLOOR
@@ -61,7 +61,6 @@ def bayes_error_exact(config: SLRConfig) -> ExactValue:
         the difference between the rule used and the nested rule of half its
         resolution, plus the truncation bound.
     """
-    config = check_config(config)
     if config.multihead:
         return presence_bayes_error_exact(config)
     if math.isinf(config.c_nu):  # the location is a function of X (argmax): no error
@@ -128,7 +127,6 @@ def presence_bayes_error_exact(config: SLRConfig) -> ExactValue:
         The error and its quadrature bound (fine against half resolution, plus the floor); the
         bound is divided by ``rho`` as the value is.
     """
-    config = check_config(config)
     if math.isinf(config.c_nu):  # the location is a function of X (argmax): no error
         return ExactValue(0.0, 0.0)
     scale = config.c_nu

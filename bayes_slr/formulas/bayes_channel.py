@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.errors import ConfigError
 from bayes_slr.formulas.channel import (
     ChannelDraws,
     draw_channel,
@@ -104,7 +104,6 @@ class BayesChannel:
         seed: int = 0,
         monte_carlo: bool = False,
     ):
-        config.law.check_bayes_theory_nu(config.nu)
         self.config = config
         probs, lengths = (jnp.asarray(x) for x in length_support(config))
         self._quadrature = (
@@ -113,7 +112,7 @@ class BayesChannel:
             else config.law.bayes_channel_quadrature(config.nu, config.Delta, probs, lengths)
         )
         self.method = MONTE_CARLO if self._quadrature is None else QUADRATURE
-        self.mc_samples = check_int("mc_samples", mc_samples, 2) if self._quadrature is None else 0
+        self.mc_samples = mc_samples if self._quadrature is None else 0
         self.seed = seed
         self.evaluations = 0
         """Evaluations of the channel so far (a cost measure for benchmarks)."""
@@ -135,8 +134,8 @@ class BayesChannel:
         is solved on them (``count >= 2``, at least two draws each)."""
         if self.exact:
             raise ConfigError("a quadrature channel has no draws to cut into batches")
-        count = check_int("batches", count, 2)
-        size = check_int("mc_samples", self.mc_samples, 2 * count) // count
+        size = self.mc_samples // count
+        assert size >= 2, f"{self.mc_samples} draws cut into {count} batches of fewer than 2"
         parts = []
         for i in range(count):
             part = copy.copy(self)

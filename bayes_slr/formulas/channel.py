@@ -20,7 +20,6 @@ import jax.numpy as jnp
 import numpy as np
 from scipy import special, stats
 
-from bayes_slr.errors import check_int
 from bayes_slr.models.simulate import Teacher, simulate
 from bayes_slr.models.spec import SLRConfig
 
@@ -49,7 +48,6 @@ def draw_channel(key: jax.Array, config: SLRConfig, n: int) -> ChannelDraws:
     the exact teacher ``k* = sqrt(2) e_1``, ``v* = sqrt(2) e_2``, for which
     ``chi*_l = x_{l,1}`` and ``z*_l = x_{l,2}`` exactly.
     """
-    n = check_int("mc_samples", n, 2)
     key_data, key_xi = jax.random.split(key)
     teacher = Teacher(jnp.array([math.sqrt(2.0), 0.0]), jnp.array([0.0, math.sqrt(2.0)]))
     batch = simulate(key_data, config.replace(D=2), teacher, n)
@@ -72,7 +70,6 @@ def quasi_random_channel(
     projections, the output noise, the ``L x 2`` normals ``xi``. ``n`` a power of two keeps the
     sequence's balance (any ``n >= 2`` is accepted).
     """
-    n = check_int("mc_samples", n, 2)
     Lbar = config.Lbar
     probs = np.asarray(config.length.probs)
     lead = 2 if len(probs) > 1 else 1

@@ -44,7 +44,7 @@ import jax.numpy as jnp
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from bayes_slr.attention.activations import check_activation, get_activation
+from bayes_slr.attention.activations import activation_accepted, get_activation
 from bayes_slr.attention.trajectory import (
     Checkpoint,
     DivergenceError,
@@ -53,8 +53,17 @@ from bayes_slr.attention.trajectory import (
     TrajectoryPoint,
     log_spaced_times,
 )
-from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
+from bayes_slr.errors import (
+    Accepts,
+    ConfigError,
+    Integer,
+    Number,
+    OneOf,
+    OrNone,
+    validate_fields,
+)
 from bayes_slr.formulas.channel import draw_channel
+from bayes_slr.formulas.population import OVERLAP_ACCEPTS
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.models.variants import PlantedScores
 from bayes_slr.numerics.record import Record
@@ -69,28 +78,34 @@ RTOL, ATOL = 1e-7, 1e-9
 """Tolerances of ``solve_ivp`` (far below the Monte Carlo error of the right-hand side)."""
 
 
+INTEGRATION_ACCEPTS: dict[str, Accepts] = {
+    "method": OneOf(METHODS),
+    "t_max": Number(0.0, strict=True),
+    "t_min": Number(0.0, strict=True),
+    "batch": Integer(1),
+    "eta": OrNone(Number(0.0, strict=True)),
+    "log_points": Integer(2),
+    "mc_samples": Integer(2),
+    "seed": Integer(0),
+}
+"""The accepted range of each setting every ODE run shares (:class:`FlowRun` and the multi-head
+flow's run)."""
+
+
 def check_integration_settings(run: Any) -> None:
-    """Check and normalise, on the frozen ``run``, what every ODE run shares: ``method``, the
-    clock (``0 < t_min < t_max``), ``eta`` and ``batch`` (SGD only), ``log_points``, the even
-    number of Monte Carlo draws ``mc_samples`` and ``seed`` (``ConfigError`` naming the bad one).
-    """
-    check_choice("method", run.method, METHODS)
-    t_max = check_real("t_max", run.t_max, minimum=0.0, strict=True)
-    object.__setattr__(run, "t_max", t_max)
-    t_min = check_real("t_min", run.t_min, minimum=0.0, strict=True)
-    if t_min >= t_max:
-        raise ConfigError(f"t_min must be < t_max = {t_max:g}, got {t_min!r}")
-    object.__setattr__(run, "t_min", t_min)
-    object.__setattr__(run, "batch", check_int("batch", run.batch, 1))
-    if run.method == "sgd":
-        object.__setattr__(run, "eta", check_real("eta", run.eta, minimum=0.0, strict=True))
-    elif run.eta is not None or run.batch != 1:
+    """Check and normalise, on the frozen ``run``, what every ODE run shares
+    (:data:`INTEGRATION_ACCEPTS`), then what they accept together: ``t_min < t_max``, ``eta``
+    (required) and ``batch`` for SGD only, an even ``mc_samples`` (``ConfigError`` naming the bad
+    one)."""
+    validate_fields(run, INTEGRATION_ACCEPTS)
+    if run.t_min >= run.t_max:
+        raise ConfigError(f"t_min must be < t_max = {run.t_max:g}, got {run.t_min!r}")
+    if run.method == "sgd" and run.eta is None:
+        raise ConfigError(f"eta must be a number > 0 (finite), got {run.eta!r}")
+    if run.method != "sgd" and (run.eta is not None or run.batch != 1):
         raise ConfigError("eta and batch apply to method sgd only (flow has no step)")
-    object.__setattr__(run, "log_points", check_int("log_points", run.log_points, 2))
-    samples = check_int("mc_samples", run.mc_samples, 2)
-    if samples % 2:
-        raise ConfigError(f"mc_samples must be an even integer >= 2, got {samples!r}")
-    object.__setattr__(run, "seed", check_int("seed", run.seed, 0))
+    if run.mc_samples % 2:
+        raise ConfigError(f"mc_samples must be an even integer >= 2, got {run.mc_samples!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,16 +120,13 @@ class Overlaps:
     c: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("m_k", "m_v", "c"):
-            object.__setattr__(self, name, check_real(name, getattr(self, name)))
+        validate_fields(self, OVERLAP_ACCEPTS)
         for m_name, q_name in (("m_k", "q_k"), ("m_v", "q_v")):
-            q = check_real(q_name, getattr(self, q_name), minimum=0.0)
-            m = getattr(self, m_name)
+            q, m = getattr(self, q_name), getattr(self, m_name)
             if q < m**2 * (1.0 - 1e-12):
                 raise ConfigError(
                     f"{q_name} must be >= {m_name}^2 = {m**2:.6g} (Cauchy-Schwarz), got {q!r}"
                 )
-            object.__setattr__(self, q_name, q)
 
     @classmethod
     def of_point(cls, point: TrajectoryPoint) -> Overlaps:
@@ -135,7 +147,6 @@ class Overlaps:
         ``m_k = m_v = +0.1 / sqrt(D)``; ``sphere`` ``q = 1``, ``m = +1 / sqrt(D)``; ``informed``
         the teacher (``m_k = c_nu``, or 1 at ``nu = inf``; ``m_v = q_v = 1``). A run's own start
         has ``m`` of either sign: :meth:`seed_start` is the one a given seed draws."""
-        D = check_int("D", D, 1)
         if start == "informed":
             c_nu = config.c_nu if math.isfinite(config.c_nu) else 1.0
             return cls(c_nu, c_nu**2, 1.0, 1.0)
@@ -196,11 +207,10 @@ class FlowRun(Record):
     def __post_init__(self) -> None:
         if not isinstance(self.config, SLRConfig):
             raise ConfigError(f"config must be an SLRConfig, got {type(self.config).__name__}")
-        object.__setattr__(self, "activation", check_activation(self.activation))
         if not isinstance(self.start, Overlaps):
             raise ConfigError(f"start must be Overlaps, got {type(self.start).__name__}")
+        validate_fields(self, {"activation": activation_accepted, "terms": OneOf(TERMS)})
         check_integration_settings(self)
-        check_choice("terms", self.terms, TERMS)
         if self.terms == "closed_form" and not closed_form_available(self.activation, self.config):
             raise ConfigError(
                 f"terms='closed_form' needs an element-wise activation with closed-form moments on "

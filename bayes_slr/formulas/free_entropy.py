@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from bayes_slr.errors import ConfigError, check_real
+from bayes_slr.errors import ConfigError
 from bayes_slr.formulas.bayes_channel import BayesChannel
 
 
@@ -58,15 +58,13 @@ def free_entropy(
     ``perfect_recovery`` (``Delta = 0``, ``q_v = 1``): ``Phi = +inf`` for ``alpha > 1`` and
     ``-inf`` for ``alpha < 1`` (the divergent ``(1 - alpha) / 2 log(1 - q_v)``).
     """
-    alpha = check_real("alpha", alpha, minimum=0.0, strict=True)
     if perfect_recovery:
         if channel.config.Delta > 0:
             raise ConfigError("perfect_recovery: only with Delta = 0")
         value = math.inf if alpha > 1.0 else -math.inf if alpha < 1.0 else math.nan
         return FreeEntropy(value, 0.0, -math.inf, math.inf)
     for name, q in (("q_k", q_k), ("q_v", q_v)):
-        check_real(name, q, minimum=0.0)
-        if q >= 1.0:
+        if not 0.0 <= q < 1.0:
             raise ConfigError(f"{name} must be in [0, 1) for the free entropy, got {q!r}")
     value = channel.value(np.array([q_k, q_v]))
     prior = prior_free_entropy(q_k) + prior_free_entropy(q_v)

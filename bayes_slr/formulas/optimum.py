@@ -57,7 +57,6 @@ from bayes_slr.formulas.optimum_record import (
 )
 from bayes_slr.formulas.population import (
     Terms,
-    check_config,
     check_key_overlaps,
     check_value_overlaps,
     score_law,
@@ -255,7 +254,6 @@ def optimal_population_error(activation: str, config: SLRConfig) -> PopulationOp
     """
     record = theory_terms_of(activation)
     activation = record.name
-    config = check_config(config)
     tilt = score_law(config).location_tilt
     if record.large_norm_limit is not None and math.isinf(tilt):
         return _large_norm_limit(activation, record.large_norm_limit, config)
@@ -347,7 +345,6 @@ def student_heads_error(
         cost one head's).
     """
     activation = theory_terms_of(activation).name
-    config = check_config(config)
     heads = check_student_heads(config, heads)
     one_head = config.replace(heads=1)
     scale = 1.0 / math.sqrt(config.heads)
@@ -381,7 +378,6 @@ def student_heads_optimum(
         ``1 - (min(H_s, H) / H) (1 - E_H)`` (module docstring) and the heads that reach it
         (:func:`heads_at_optimum`).
     """
-    config = check_config(config)
     return heads_at_optimum(optimal_population_error(activation, config), config, student_heads)
 
 

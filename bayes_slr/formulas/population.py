@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from bayes_slr.attention.activations import Activation, theory_terms_of
-from bayes_slr.errors import ConfigError, check_real
+from bayes_slr.errors import Accepts, ConfigError, Number, accepted_values
 from bayes_slr.formulas import elementwise, normalised
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.models.variants import PlantedScores, TiltedScores
@@ -166,12 +166,23 @@ def terms_with_bounds(
     return Terms(float(a_levels[0]), float(b_levels[0]), a_bound, b_bound)
 
 
+OVERLAP_ACCEPTS: dict[str, Accepts] = {
+    "m_k": Number(),
+    "q_k": Number(0.0),
+    "m_v": Number(),
+    "q_v": Number(0.0),
+    "c": Number(),
+}
+"""The accepted range of each overlap (besides Cauchy-Schwarz, ``q >= m^2``): the one meaning of
+``m_k, q_k, m_v, q_v, c`` for every formula and record that takes them."""
+
+
 def check_key_overlaps(m_k: object, q_k: object) -> tuple[float, float]:
     """Return ``(m_k, r)`` with ``r = sqrt(q_k - m_k^2)``; ``ConfigError`` unless ``q_k
     >= m_k^2``.
     """
-    m_k = check_real("m_k", m_k)
-    q_k = check_real("q_k", q_k, minimum=0.0)
+    values = accepted_values({"m_k": m_k, "q_k": q_k}, OVERLAP_ACCEPTS)
+    m_k, q_k = values["m_k"], values["q_k"]
     if q_k < m_k**2 * (1.0 - 1e-12):
         raise ConfigError(f"q_k must be >= m_k^2 = {m_k**2:.6g} (Cauchy-Schwarz), got {q_k!r}")
     return m_k, math.sqrt(max(q_k - m_k**2, 0.0))
@@ -179,8 +190,8 @@ def check_key_overlaps(m_k: object, q_k: object) -> tuple[float, float]:
 
 def check_value_overlaps(m_v: object, q_v: object) -> tuple[float, float]:
     """Return ``(m_v, q_v)`` as floats; ``ConfigError`` unless ``q_v >= m_v^2``."""
-    m_v = check_real("m_v", m_v)
-    q_v = check_real("q_v", q_v, minimum=0.0)
+    values = accepted_values({"m_v": m_v, "q_v": q_v}, OVERLAP_ACCEPTS)
+    m_v, q_v = values["m_v"], values["q_v"]
     if q_v < m_v**2 * (1.0 - 1e-12):
         raise ConfigError(f"q_v must be >= m_v^2 = {m_v**2:.6g} (Cauchy-Schwarz), got {q_v!r}")
     return m_v, q_v
@@ -205,9 +216,8 @@ def population_terms(
     (A_s, B_s) : ``E[s(chi)_eps]`` and ``E[sum_l s(chi)_l^2]``, quadrature error below 1e-7.
     """
     activation = theory_terms_of(activation).name
-    config = check_config(config)
     m_k, r = check_key_overlaps(m_k, q_k)
-    terms = terms_with_bounds(activation, config, m_k, r, check_real("c", c))
+    terms = terms_with_bounds(activation, config, m_k, r, float(c))
     return terms.A, terms.B
 
 

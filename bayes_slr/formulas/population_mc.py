@@ -23,10 +23,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from bayes_slr.attention.activations import Activation, get_activation
-from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.errors import ConfigError
 from bayes_slr.formulas.optimum import check_student_heads
 from bayes_slr.formulas.optimum_record import StudentHead
-from bayes_slr.formulas.population import check_config
 from bayes_slr.inference.bayes_risk import draw_population_heads
 from bayes_slr.memory import MC_SEQUENCES_PER_BATCH
 from bayes_slr.models.simulate import StreamedMean, mean_from_sums
@@ -110,7 +109,6 @@ def mixed_heads_error_mc(
         The mean of ``(y - f)^2`` and its standard error.
     """
     record = get_activation(activation)
-    config = check_config(config)
     m_k, m_v = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (m_k, m_v))
     if m_k.shape != m_v.shape or m_k.shape[1] != config.heads:
         raise ConfigError(
@@ -123,12 +121,11 @@ def mixed_heads_error_mc(
         jnp.asarray(x)
         for x in (m_k, _residual("k", m_k, q_k), m_v, _residual("v", m_v, q_v), np.array(c))
     )
-    samples = check_int("samples", samples, 2)
     batches = -(-samples // BATCH)
     batch = -(-samples // batches)
     shape = config.replace(D=1, Delta=0.0)
     total, total_sq = 0.0, 0.0
-    for key in jax.random.split(jax.random.PRNGKey(check_int("seed", seed, 0)), batches):
+    for key in jax.random.split(jax.random.PRNGKey(seed), batches):
         batch_sum, batch_sq = _squared_errors(key, record, shape, batch, overlaps)
         total, total_sq = total + float(batch_sum), total_sq + float(batch_sq)
     return mean_from_sums(np.float64(total), np.float64(total_sq), batches * batch)
@@ -160,7 +157,6 @@ def student_heads_error_mc(
         The mean of ``(y - f)^2`` and its standard error (:func:`mixed_heads_error_mc` with one
         nonzero overlap per aligned head's row, none for an extra head).
     """
-    config = check_config(config)
     heads = check_student_heads(config, heads)
     m_k, m_v = np.zeros((2, len(heads), config.heads))
     for j, head in enumerate(heads):
@@ -210,6 +206,5 @@ def population_error_mc(
         The mean of ``(y - f)^2`` and its standard error (:func:`student_heads_error_mc` with
         student head ``h`` aligned with teacher head ``h``).
     """
-    config = check_config(config)
     heads = tuple(StudentHead(h, m_k, q_k, m_v, q_v, c) for h in range(config.heads))
     return student_heads_error_mc(activation, config, heads, samples, seed)

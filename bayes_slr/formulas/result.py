@@ -6,7 +6,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
+from bayes_slr.errors import Accepts, Integer, OneOf, accepted_values
+from bayes_slr.inference.amp_settings import damping_accepted
 from bayes_slr.models.spec import INITS
 from bayes_slr.numerics.record import Record
 
@@ -24,6 +25,15 @@ REPLICA_MAX_DRAWS = 8 * REPLICA_DRAWS
 """The most channel points a replica ERM point takes to reach its ``target_stderr``."""
 
 
+SOLVER_ACCEPTS: dict[str, Accepts] = {
+    "init": OneOf(INITS),
+    "mc_samples": Integer(2),
+    "damping": damping_accepted,
+    "max_iter": Integer(1),
+}
+"""The accepted range of each option common to the replica solvers."""
+
+
 def check_solver_options(
     init: object, mc_samples: object, damping: object, max_iter: object
 ) -> tuple[str, int, float, int]:
@@ -32,12 +42,9 @@ def check_solver_options(
     Returns ``(init, mc_samples, damping, max_iter)``: ``init`` in :data:`INITS`,
     ``mc_samples >= 2``, ``0 < damping <= 1``, ``max_iter >= 1``.
     """
-    init = check_choice("init", init, INITS)
-    mc_samples = check_int("mc_samples", mc_samples, 2)
-    damping = check_real("damping", damping, minimum=0.0, strict=True)
-    if damping > 1:
-        raise ConfigError(f"damping must be a number in (0, 1], got {damping!r}")
-    return init, mc_samples, damping, check_int("max_iter", max_iter, 1)
+    given = {"init": init, "mc_samples": mc_samples, "damping": damping, "max_iter": max_iter}
+    values = accepted_values(given, SOLVER_ACCEPTS)
+    return values["init"], values["mc_samples"], values["damping"], values["max_iter"]
 
 
 @dataclasses.dataclass(frozen=True)

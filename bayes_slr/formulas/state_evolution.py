@@ -23,7 +23,7 @@ from collections.abc import Callable
 import jax.numpy as jnp
 import numpy as np
 
-from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
+from bayes_slr.errors import ConfigError
 from bayes_slr.formulas.bayes_channel import BayesChannel
 from bayes_slr.models.spec import SLRConfig
 
@@ -255,10 +255,6 @@ def state_evolution(
         the greatest (informed), e.g. that fixed point at a smaller (resp. larger) ``alpha`` (the
         fixed points increase with ``alpha``): the iteration then reaches the same point faster.
     """
-    alpha = check_real("alpha", alpha, minimum=0.0, strict=True)
-    start = check_choice("start", start, STARTS)
-    tol = check_real("tol", tol, minimum=0.0, strict=True)
-    max_evaluations = check_int("max_evaluations", max_evaluations, 1)
     channel = BayesChannel(config) if channel is None else channel
     if channel.config != config:
         raise ConfigError("channel was built for another task than config")

@@ -29,7 +29,7 @@ import math
 import numpy as np
 from scipy import optimize
 
-from bayes_slr.errors import ConfigError, check_int, check_real
+from bayes_slr.errors import ConfigError
 from bayes_slr.formulas.bayes_channel import BayesChannel
 from bayes_slr.formulas.fixed_point_curve import CURVE_POINTS, CURVE_RANGE, FixedPointCurve
 from bayes_slr.formulas.thresholds import Maxwell, information_theoretic
@@ -253,9 +253,6 @@ def threshold_curves(
     """
     if not isinstance(config, SLRConfig):
         raise ConfigError(f"config must be an SLRConfig, got {type(config).__name__}")
-    points = check_int("points", points, 2)
-    tol = check_real("tol", tol, minimum=0.0, strict=True)
-    Delta_tol = check_real("Delta_tol", Delta_tol, minimum=0.0, strict=True)
     tracer = _Tracer(config)
     guess = tracer.first_guess()
     merge = _merge(tracer, guess, Delta_tol)

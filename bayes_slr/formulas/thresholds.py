@@ -31,7 +31,6 @@ import dataclasses
 import numpy as np
 from scipy import optimize
 
-from bayes_slr.errors import ConfigError, check_int, check_real
 from bayes_slr.formulas.bayes_channel import BayesChannel
 from bayes_slr.formulas.fixed_point_curve import CURVE_POINTS, CurvePoint, FixedPointCurve
 from bayes_slr.formulas.phase import fixed_point_record, uninformative_scores
@@ -112,24 +111,6 @@ class Thresholds:
             self.information_theoretic,
             self.perfect_recovery,
         )
-
-
-def check_alpha_range(alpha_min: object, alpha_max: object, tol: object) -> tuple[float, ...]:
-    """``(alpha_min, alpha_max, tol)``, or ``ConfigError`` naming the bad one: ``0 < alpha_min <
-    alpha_max < inf`` and ``0 < tol < (alpha_max - alpha_min) / 4``."""
-    alpha_min = check_real("alpha_min", alpha_min, minimum=0.0, strict=True)
-    alpha_max = check_real("alpha_max", alpha_max, minimum=0.0, strict=True)
-    if alpha_max <= alpha_min:
-        raise ConfigError(
-            f"alpha_max must be a number > alpha_min = {alpha_min:g}, got {alpha_max:g}"
-        )
-    tol = check_real("tol", tol, minimum=0.0, strict=True)
-    if tol >= (alpha_max - alpha_min) / 4:
-        raise ConfigError(
-            f"tol must be a number in (0, (alpha_max - alpha_min) / 4 = "
-            f"{(alpha_max - alpha_min) / 4:g}), got {tol:g}"
-        )
-    return alpha_min, alpha_max, tol
 
 
 def _in_range(
@@ -313,8 +294,6 @@ def thresholds(
     Thresholds
         With the curve and the number of channel evaluations spent.
     """
-    alpha_min, alpha_max, tol = check_alpha_range(alpha_min, alpha_max, tol)
-    scan = check_int("scan", scan, 5)
     channel = BayesChannel(config) if channel is None else channel
     start_evaluations = channel.evaluations
     curve = FixedPointCurve(channel)

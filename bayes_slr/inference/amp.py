@@ -42,14 +42,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayes_slr.errors import ConfigError, check_choice, check_int
+from bayes_slr.errors import ConfigError
 from bayes_slr.inference.amp_settings import (
     DEFAULT_DAMPING,
-    VARIANCES,
-    check_amp_options,
 )
 from bayes_slr.models.simulate import Teacher, chunk_sequences, iterate_batches
-from bayes_slr.models.spec import INITS, SLRConfig
+from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics import location_integrals
 from bayes_slr.progress import progress_bar
 
@@ -128,10 +126,9 @@ class AMPResult(NamedTuple):
 
 
 def check_amp_config(config: SLRConfig) -> SLRConfig:
-    """Refuse what AMP does not cover: ``D < 2``, and a ``nu`` whose location integrals the variant
-    cannot evaluate (max-SLR with ``MAX_FINITE_NU < nu < inf``).
+    """Refuse a ``nu`` whose location integrals the variant cannot evaluate (max-SLR with
+    ``MAX_FINITE_NU < nu < inf``); ``D >= 2`` is the ``amp`` options' range.
     """
-    check_int("D", config.D, 2)
     config.law.check_field_location(config.nu)
     return config
 
@@ -153,9 +150,7 @@ def memory_bytes(
     copies of its tokens; the test scoring uses the same chunks), the per-token messages and
     :data:`RUNTIME_BYTES`."""
     itemsize = np.dtype(dtype).itemsize
-    chunk_size = (
-        chunk_sequences(config) if chunk_size is None else check_int("chunk_size", chunk_size, 1)
-    )
+    chunk_size = chunk_sequences(config) if chunk_size is None else chunk_size
     tokens = N * config.Lbar * config.D
     chunk = 3 * min(N, chunk_size) * config.Lbar * config.D * 8
     return int(tokens * itemsize + chunk + 12 * N * config.Lbar * 2 * 8 + RUNTIME_BYTES)
@@ -282,7 +277,6 @@ def amp_init(
     memory
     ``g = 0``; ``A = C^-1 - Lambda_0`` (consistent with ``C``).
     """
-    init = check_choice("init", init, INITS)
     N, Lbar, D = data.X.shape
     dtype = data.X.dtype
     xi = _random_like(key, (D, 2), dtype).T
@@ -483,15 +477,10 @@ def run_amp(
         keeps the damping fixed (per-iteration comparison with the state evolution).
     progress : show a transient (``leave=False``) progress bar of the iterations on stderr.
     """
-    config = check_amp_config(config)
-    init, damping, tol, max_iter, _ = check_amp_options(
-        init=init, damping=damping, tol=tol, max_iter=max_iter, dtype=str(data.X.dtype)
-    )
     if data.X.ndim != 3 or data.X.shape[1:] != (config.Lbar, config.D):
         raise ConfigError(
             f"data.X must have shape (N, {config.Lbar}, {config.D}), got {tuple(data.X.shape)}"
         )
-    variance = check_choice("variance", variance, VARIANCES)
     state = amp_init(key, data, config, init, teacher)
     history = jnp.full((max_iter + 1, 4), jnp.nan).at[0].set(overlaps(state.W, teacher))
     residuals = jnp.full(max_iter + 1, jnp.nan).at[0].set(jnp.inf)

@@ -28,7 +28,6 @@ import jax.numpy as jnp
 from jax import lax
 from jax.sharding import PartitionSpec as P
 
-from bayes_slr.errors import check_int
 from bayes_slr.inference.location import bayes_estimator, location_posterior
 from bayes_slr.models.simulate import (
     SLRBatch,
@@ -239,12 +238,7 @@ def bayes_risk_mc(
     PopulationMC
         Means with standard errors, and the number of sequences used.
     """
-    samples = check_int("samples", samples, 2)
-    cap = (
-        max(1, TOKENS_PER_BATCH // config.Lbar)
-        if batch_size is None
-        else check_int("batch_size", batch_size, 1)
-    )
+    cap = max(1, TOKENS_PER_BATCH // config.Lbar) if batch_size is None else batch_size
     n_batches = -(-samples // cap)
     batch_size = -(-samples // n_batches)
     shape = config.replace(D=1, Delta=0.0, nu=config.nu if math.isinf(config.nu) else 1.0)
@@ -297,12 +291,11 @@ def bayes_risk_empirical(
     StreamedMean
         Mean of ``(y - E[y | X])^2 - Delta`` with its standard error.
     """
-    samples = check_int("samples", samples, 2)
     key_teacher, key_data = jax.random.split(key)
     if teacher is None:
         teacher = draw_teacher(key_teacher, config.D, exact=True)
     cap = max(1, TOKENS_PER_BATCH // (config.Lbar * config.D)) if chunk_size is None else chunk_size
-    n_chunks = -(-samples // check_int("chunk_size", cap, 1))
+    n_chunks = -(-samples // cap)
     chunk_size = -(-samples // n_chunks)
     statistic = functools.partial(_excess_squared_error, config=config, teacher=teacher)
     return streamed_mean(

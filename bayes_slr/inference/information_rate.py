@@ -44,13 +44,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayes_slr.errors import ConfigError, check_choice, check_int
+from bayes_slr.errors import ConfigError, check_int
 from bayes_slr.inference.evidence import check_evidence_task
 from bayes_slr.inference.kernels.conditionals import located_tokens
 from bayes_slr.inference.kernels.gibbs import DirectionConditionals, direction_conditionals
 from bayes_slr.models.numpyro_models import location_joint_log_weights, location_log_weights
 from bayes_slr.models.simulate import SLRBatch, Teacher
-from bayes_slr.models.spec import INITS, SLRConfig
+from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics.record import Record
 
 
@@ -259,8 +259,6 @@ def location_draws(
     (uniform draws, or the true locations: with the teacher, an exact posterior draw), ``warmup``
     sweeps then ``samples`` kept per chain. An empty ``batch``: one empty draw (the posterior is
     the prior)."""
-    init = check_choice("init", init, INITS)
-    chains = check_int("chains", chains, 2)
     N = batch.y.shape[0]
     if N == 0:
         return LocationDraws(jnp.zeros((1, 0), jnp.int32), math.nan, math.nan)
@@ -302,7 +300,6 @@ def information_rate(
     same teacher. At ``n = 0`` the posterior is the prior and the predictive exact.
     """
     config = check_evidence_task(config)
-    n = check_int("n", n, 0)
     if n > batch.y.shape[0]:
         raise ConfigError(f"n must be at most the {batch.y.shape[0]} sequences given, got {n}")
     check_int("fresh sequences", new.y.shape[0], 2)
@@ -330,7 +327,6 @@ def integrate_rates(D: int, rates: Sequence[InformationRate]) -> InformationInte
     0`` and ending at ``N``: the trapezoid rule over the grid plus the chain rule's endpoint term
     ``(g(0) - g(N)) / 2`` (Euler-Maclaurin; exact for a ``g`` linear between grid points). The
     standard error propagates the rates' as independent."""
-    D = check_int("D", D, 1)
     n = np.array([r.n for r in rates], float)
     if n.size < 2 or n[0] != 0 or np.any(np.diff(n) <= 0):
         raise ConfigError("rates must be at increasing n starting at n = 0 (two or more)")

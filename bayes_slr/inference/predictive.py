@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayes_slr.errors import ConfigError, check_int, check_real
+from bayes_slr.errors import ConfigError
 from bayes_slr.inference.location import location_posterior
 from bayes_slr.models.head_states import (
     joint_head_states,
@@ -129,7 +129,6 @@ def draw_vectors(config: SLRConfig, draws: jax.Array | np.ndarray) -> jax.Array:
 
 def thin_draws(draws: jax.Array | np.ndarray, max_draws: int) -> jax.Array:
     """At most ``max_draws`` (``>= 1``) of the draws, evenly spaced, as ``(S, D)``."""
-    max_draws = check_int("max_draws", max_draws, 1)
     flat = _flat(draws)
     step = -(-flat.shape[0] // max_draws)
     return flat[::step]
@@ -263,7 +262,7 @@ class PosteriorPredictor:
     ) -> None:
         k, v = (thin_draws(draw_vectors(config, x), max_draws) for x in (k_draws, v_draws))
         S, D = k.shape
-        groups = min(check_int("groups", groups, 1), S)
+        groups = min(groups, S)
         per_group = S // groups  # a remainder of fewer than `groups` draws is dropped
         block = max(DRAWS_PER_BLOCK // groups, 1)
         blocks = -(-per_group // block)
@@ -493,7 +492,6 @@ def sequence_location_posterior(
     Without ``y``: ``P(eps = l | X, k)`` averaged over the draws of ``k``. With ``y`` (and
     ``v_draws``): ``P(eps = l | X, y, k, v)``, the output observed too.
     """
-    level = check_real("level", level, minimum=0.0, strict=True)
     if level >= 1:
         raise ConfigError(f"level must be a number in (0, 1), got {level!r}")
     tokens = jnp.asarray(tokens)

@@ -25,7 +25,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from bayes_slr.errors import ConfigError, check_choice, check_int
+from bayes_slr.errors import Accepts, ConfigError, Integer, OneOf, accepted_values
 from bayes_slr.models.spec import INITS, SLRConfig
 from bayes_slr.models.variants import TokenLaw
 from bayes_slr.registry import Registry
@@ -103,8 +103,9 @@ def auto_sampler(law: TokenLaw, multihead: bool = False) -> str:
 
 
 def resolve_sampler(config: SLRConfig, sampler: object) -> str:
-    """The sampler name ``sampler`` stands for (``"auto"`` resolved for the variant and task)."""
-    check_choice("sampler", sampler, sampler_choices())
+    """The sampler name ``sampler`` stands for (``"auto"`` resolved for the variant and task;
+    ``sampler`` is one of :func:`sampler_choices`, checked with the other sampling settings by
+    :func:`check_sampling_arguments`)."""
     return auto_sampler(config.law, config.multihead) if sampler == AUTO else str(sampler)
 
 
@@ -117,6 +118,16 @@ def sampler_help() -> str:
             *(f"{sampler.name}: {sampler.description}" for sampler in _REGISTRY.items()),
         ]
     )
+
+
+SAMPLING_ACCEPTS: dict[str, Accepts] = {
+    "sampler": OneOf(sampler_choices),
+    "init": OneOf(INITS),
+    "chains": Integer(1),
+    "warmup": Integer(0),
+    "samples": Integer(1),
+}
+"""The accepted range of each sampling argument (the task's own conditions are checked beside)."""
 
 
 def check_sampling_arguments(
@@ -137,11 +148,9 @@ def check_sampling_arguments(
         ``Delta = 0``, ``nu = inf`` (the likelihood of max-SLR is an argmax indicator: no
         gradient, no conjugate form), or a sampler that does not support the variant.
     """
-    check_choice("sampler", sampler, sampler_choices())
-    check_choice("init", init, INITS)
-    chains = check_int("chains", chains, 1)
-    warmup = check_int("warmup", warmup, 0)
-    samples = check_int("samples", samples, 1)
+    given = {"sampler": sampler, "init": init, "chains": chains, "warmup": warmup}
+    values = accepted_values({**given, "samples": samples}, SAMPLING_ACCEPTS)
+    chains, warmup, samples = values["chains"], values["warmup"], values["samples"]
     if config.Delta <= 0:
         raise ConfigError(
             "Delta must be > 0 for posterior sampling (the posterior is degenerate at Delta = 0)"

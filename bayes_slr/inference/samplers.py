@@ -101,6 +101,10 @@ def sample_posterior(
 ) -> PosteriorDraws:
     """Draw from the posterior of ``(k*, v*)`` given ``batch``.
 
+    The settings are trusted: they are checked once, where the options of ``posterior`` are
+    resolved (:func:`~bayes_slr.inference.sampler_registry.check_sampling_arguments`); call that
+    first with settings of your own.
+
     Parameters
     ----------
     key : PRNG key.
@@ -126,9 +130,6 @@ def sample_posterior(
         Kept draws (after ``warmup`` steps), their log-density, the kernel's statistics
         and the warm-up trajectory.
     """
-    chains, warmup, samples = check_sampling_arguments(
-        config, sampler=sampler, chains=chains, warmup=warmup, samples=samples, init=init
-    )
     name = resolve_sampler(config, sampler)
     key_init, key_run = jax.random.split(key)
     starts = initial_positions(key_init, config, chains, init, teacher)

@@ -41,7 +41,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from bayes_slr.errors import ConfigError, check_real
+from bayes_slr.errors import ConfigError, Number
 from bayes_slr.models.batch import MultiHeadBatch, SLRBatch, Teacher
 from bayes_slr.models.spec import SLRConfig, describe_nu
 from bayes_slr.numerics.record import JsonObject, Record
@@ -345,12 +345,12 @@ def _present(arrays: dict[str, np.ndarray], N: int, heads: int | None) -> np.nda
     return present
 
 
-def check_holdout(fraction: object) -> float:
+def holdout_accepted(name: str, fraction: object) -> float:
     """``fraction`` as a float, or ``ConfigError`` unless it is in ``(0, 1)`` (checked whether or
     not the data hold a teacher: a value out of range is bad input even where it is not used)."""
-    share = check_real("holdout", fraction) if isinstance(fraction, Real) else math.nan
+    share = Number()(name, fraction) if isinstance(fraction, Real) else math.nan
     if not 0 < share < 1:
-        raise ConfigError(f"holdout must be in (0, 1), got {fraction!r}")
+        raise ConfigError(f"{name} must be in (0, 1), got {fraction!r}")
     return share
 
 
@@ -358,8 +358,7 @@ def held_out_count(fraction: float, N: int) -> int:
     """``round(fraction N)``, or ``ConfigError`` unless it leaves at least two sequences held out
     and one for training.
     """
-    fraction = check_holdout(fraction)
-    n_out = round(fraction * N)
+    n_out = round(fraction * N) if math.isfinite(fraction) else 0
     if n_out < 2 or n_out >= N:
         raise ConfigError(
             f"holdout must be in (0, 1) and hold out 2..N-1 sequences (N = {N}), "

@@ -28,19 +28,11 @@ from numpyro.contrib.funsor import config_enumerate, enum
 from numpyro.contrib.funsor import log_density as funsor_log_density
 from numpyro.infer.util import log_density
 
-from bayes_slr.errors import ConfigError
-from bayes_slr.models.head_states import check_head_states_law, joint_state_log_weights
+from bayes_slr.models.head_states import joint_state_log_weights
 from bayes_slr.models.simulate import token_mask
 from bayes_slr.models.spec import SLRConfig
 
 ENUM_DIM = -2  # first dimension free for enumerating the location (the data plate is -1)
-
-
-def _check_likelihood_config(config: SLRConfig) -> None:
-    if config.Delta <= 0:
-        raise ConfigError(
-            "Delta must be > 0 for a likelihood (the posterior is degenerate at Delta = 0)"
-        )
 
 
 def _sample_directions(*shape: int) -> tuple[jax.Array, jax.Array]:
@@ -96,7 +88,7 @@ def slr_model_marginal(config: SLRConfig, X: jax.Array, lengths: jax.Array, y: j
     lengths : (N,) sequence lengths.
     y : (N,) observed outputs.
     """
-    _check_likelihood_config(config)
+    assert config.Delta > 0, "a likelihood needs Delta > 0 (checked with the sampling options)"
     k, v = _sample_directions(config.D)
     per_sequence = jax.nn.logsumexp(
         location_joint_log_weights(X, lengths, y, k, v, config), axis=-1
@@ -113,8 +105,8 @@ def multihead_model_marginal(
     (:func:`~bayes_slr.models.head_states.joint_state_log_weights`, log-sum-exp over the
     ``(Lbar + 1)^H`` states). Planted laws (spiked); arguments as :func:`slr_model_marginal`.
     """
-    _check_likelihood_config(config)
-    check_head_states_law(config)
+    assert config.Delta > 0, "a likelihood needs Delta > 0 (checked with the sampling options)"
+    assert config.law.gaussian_key_given_locations, "the options refuse this law with heads"
     k, v = _sample_directions(config.heads, config.D)
     log_w, _ = joint_state_log_weights(X, lengths, k, v, config, y)
     numpyro.factor("tokens", _base_token_log_density(X, lengths, config.Lbar))
@@ -137,7 +129,7 @@ def slr_model_enumerated(
     X : (N, Lbar, D) tokens, or None to sample them (prior predictive).
     y : (N,) outputs, or None to sample them.
     """
-    _check_likelihood_config(config)
+    assert config.Delta > 0, "a likelihood needs Delta > 0 (checked with the sampling options)"
     D, Lbar = config.D, config.Lbar
     N = lengths.shape[0]
     mask = token_mask(lengths, Lbar)

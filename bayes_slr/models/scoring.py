@@ -266,7 +266,6 @@ def excess_test_error(
     over the groups (``G >= 3``) for the draw-to-draw noise. ``pairs`` adds paired differences
     between keys of the dict on the same sequences (:func:`_score`).
     """
-    N_test = check_int("N_test", N_test, 2)
     chunks = (
         (batch.X, batch.lengths, *_teacher_states(config, teacher, batch))
         for batch in iterate_batches(key, config, teacher, N_test, chunk_size)

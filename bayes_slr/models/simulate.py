@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.errors import ConfigError
 from bayes_slr.models.batch import MultiHeadBatch, SLRBatch, Teacher, token_mask
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics.devices import leading_axis_sharding
@@ -33,7 +33,6 @@ def draw_teacher(key: jax.Array, D: int, *, exact: bool = False) -> Teacher:
         ``False``: i.i.d. ``N(0, I_D)`` (the prior). ``True``: the population limit,
         ``|k*|^2 = |v*|^2 = D`` and ``k* . v* = 0`` (needs ``D >= 2``).
     """
-    D = check_int("D", D, 2 if exact else 1)
     k, v = jax.random.normal(key, (2, D))
     if exact:
         k = k / jnp.linalg.norm(k) * math.sqrt(D)
@@ -48,8 +47,6 @@ def draw_head_teachers(key: jax.Array, D: int, heads: int, *, exact: bool = Fals
     ``exact=False``: i.i.d. ``N(0, I_D)`` (the prior). ``True``: the population limit, the ``2
     heads`` keys and values orthogonal with squared norms ``D`` (needs ``D >= 2 heads``).
     """
-    heads = check_int("heads", heads, 1)
-    D = check_int("D", D, 2 * heads if exact else 1)
     k, v = jax.random.normal(key, (2, heads, D))
     if exact:
         basis, _ = jnp.linalg.qr(jnp.concatenate([k, v]).T)
@@ -150,7 +147,6 @@ def chunk_sequences(config: SLRConfig, budget: int = CHUNK_BYTES) -> int:
     chunks, hence the data a seed draws (chunk ``i`` uses ``fold_in(key, i)``), are the default
     ones.
     """
-    budget = check_int("budget", budget, 1)
     return min(DEFAULT_CHUNK, max(1, budget // (8 * config.Lbar * config.D)))
 
 
@@ -164,8 +160,6 @@ def iterate_batches(
     of the device count; otherwise that chunk stays on one device), so what is computed
     from a chunk runs where its sequences lie; the values do not depend on the layout.
     """
-    N = check_int("N", N, 1)
-    chunk_size = check_int("chunk_size", chunk_size, 1)
     for i, start in enumerate(range(0, N, chunk_size)):
         n = min(chunk_size, N - start)
         yield simulate(

@@ -8,8 +8,16 @@ from typing import Any
 
 import numpy as np
 
-from bayes_slr.errors import ConfigError, check_int, check_real
-from bayes_slr.models.variants import TokenLaw, get_variant
+from bayes_slr.errors import (
+    Accepts,
+    ConfigError,
+    Integer,
+    Number,
+    check_int,
+    check_real,
+    validate_fields,
+)
+from bayes_slr.models.variants import TokenLaw, get_variant, probability_accepted
 from bayes_slr.numerics.record import JsonObject, converter
 
 DEFAULT_VARIANT = "spiked"
@@ -37,6 +45,18 @@ def check_length(name: str, value: object) -> int:
             "holds one probability per length"
         )
     return length
+
+
+TASK_ACCEPTS: dict[str, Accepts] = {
+    "L": check_length,
+    "D": Integer(1),
+    "Delta": Number(0.0),
+    "heads": Integer(1),
+    "presence": probability_accepted,  # a variant may accept less
+}
+"""The accepted range of each task setting with one range for every variant (``nu``'s and a
+variant's own ``presence`` are its law's, :class:`SLRConfig` checks them): what
+:class:`SLRConfig` and the commands' task options check."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,12 +162,10 @@ class SLRConfig:
 
     def __post_init__(self) -> None:
         law = get_variant(self.variant)
-        object.__setattr__(self, "D", check_int("D", self.D, 1))
         if not isinstance(self.length, LengthLaw):
             raise ConfigError(f"length must be a LengthLaw, got {type(self.length).__name__}")
         object.__setattr__(self, "nu", law.check_nu(self.nu))
-        object.__setattr__(self, "Delta", check_real("Delta", self.Delta, minimum=0.0))
-        object.__setattr__(self, "heads", check_int("heads", self.heads, 1))
+        validate_fields(self, {name: TASK_ACCEPTS[name] for name in ("D", "Delta", "heads")})
         object.__setattr__(self, "presence", law.check_presence(self.presence))
 
     @property

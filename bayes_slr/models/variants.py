@@ -38,7 +38,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
-from bayes_slr.errors import ConfigError, check_real
+from bayes_slr.errors import ConfigError, Number
 from bayes_slr.lazy import lazy_module
 from bayes_slr.numerics import MAX_FINITE_NU
 from bayes_slr.registry import Registry
@@ -125,6 +125,17 @@ def _mask_and_lengths(mask: jax.Array) -> jax.Array:
     return jnp.sum(mask, axis=-1, keepdims=True)
 
 
+def probability_accepted(name: str, value: object) -> float:
+    """``value`` as a float in ``(0, 1]``, or ``ConfigError`` naming ``name`` and the range."""
+    try:
+        x = Number()(name, value)
+    except ConfigError:
+        x = math.nan
+    if not 0.0 < x <= 1.0:
+        raise ConfigError(f"{name} must be a probability in (0, 1], got {value!r}")
+    return x
+
+
 class TokenLaw(abc.ABC):
     """One SLR variant: the law of the tokens and of the location given ``k``.
 
@@ -148,7 +159,7 @@ class TokenLaw(abc.ABC):
 
     def check_nu(self, nu: object) -> float:
         """``nu`` as a float, or ``ConfigError`` naming the accepted range for this variant."""
-        value = check_real("nu", nu, minimum=0.0, allow_inf=True)
+        value = Number(0.0, allow_inf=True)("nu", nu)
         if math.isinf(value) and not self.allows_infinite_nu:
             raise ConfigError(
                 f"nu must be a finite number >= 0 for the {self.name} variant (inf is allowed for "
@@ -160,13 +171,7 @@ class TokenLaw(abc.ABC):
     def check_presence(self, presence: object) -> float:
         """``presence`` (the probability ``rho`` that a head's token is in a sequence) as a float
         in ``(0, 1]``, or ``ConfigError`` naming the range."""
-        try:
-            value = check_real("presence", presence)
-        except ConfigError:
-            value = math.nan
-        if not 0.0 < value <= 1.0:
-            raise ConfigError(f"presence must be a probability in (0, 1], got {presence!r}")
-        return value
+        return probability_accepted("presence", presence)
 
     @abc.abstractmethod
     def c_nu(self, nu: float | jax.Array) -> float | jax.Array:

@@ -17,13 +17,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bayes_slr.errors import check_int
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.studies.amp_records import (
     AMPRow,
     AMPSettings,
     StateEvolution,
-    check_memory,
     training_ratio,
 )
 
@@ -145,10 +143,7 @@ def amp_point(
     from bayes_slr.models.simulate import chunk_sequences, draw_teacher
 
     settings = settings or AMPSettings()
-    seed = check_int("seed", seed, 0)
-    config = amp.check_amp_config(config)
     alpha, N = training_ratio(config, alpha)
-    check_memory(config, alpha, settings)
     key_teacher, key_data, key_start, key_test = jax.random.split(jax.random.PRNGKey(seed), 4)
     teacher = draw_teacher(key_teacher, config.D, exact=True)
     data = amp.amp_data(key_data, config, teacher, N, dtype=settings.dtype)

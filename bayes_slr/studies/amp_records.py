@@ -6,8 +6,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
-from bayes_slr.inference.amp_settings import DEFAULT_DAMPING, VARIANCES, check_amp_options
+from bayes_slr.errors import ConfigError, validate_fields
+from bayes_slr.inference.amp_settings import AMP_ACCEPTS, DEFAULT_DAMPING
 from bayes_slr.memory import check_fits
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics.record import Record
@@ -48,34 +48,13 @@ class AMPSettings(Record):
     memory_limit: int | None = None
 
     def __post_init__(self) -> None:
-        init, damping, tol, max_iter, dtype = check_amp_options(
-            init=self.init,
-            damping=self.damping,
-            tol=self.tol,
-            max_iter=self.max_iter,
-            dtype=self.dtype,
-        )
-        for name, value in (
-            ("init", init),
-            ("damping", damping),
-            ("tol", tol),
-            ("max_iter", max_iter),
-            ("dtype", dtype),
-            ("variance", check_choice("variance", self.variance, VARIANCES)),
-            ("N_test", check_int("N_test", self.N_test, 2)),
-            ("mc_samples", check_int("mc_samples", self.mc_samples, 2)),
-        ):
-            object.__setattr__(self, name, value)
-        if self.memory_limit is not None:
-            object.__setattr__(
-                self, "memory_limit", check_int("memory_limit", self.memory_limit, 1)
-            )
+        validate_fields(self, AMP_ACCEPTS)
 
 
-def training_ratio(config: SLRConfig, alpha: object) -> tuple[float, int]:
-    """``(alpha, N)`` after checking ``D >= 2``, ``alpha > 0`` and ``N = round(alpha D) >= 1``."""
-    check_int("D", config.D, 2)
-    alpha = check_real("alpha", alpha, minimum=0.0, strict=True)
+def training_ratio(config: SLRConfig, alpha: float) -> tuple[float, int]:
+    """``(alpha, N)`` after checking ``N = round(alpha D) >= 1`` (``alpha > 0`` and ``D >= 2``
+    are the options' and :func:`~bayes_slr.inference.amp.check_amp_config`'s)."""
+    alpha = float(alpha)
     N = round(alpha * config.D)
     if N < 1:
         raise ConfigError(

@@ -29,7 +29,16 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from bayes_slr.errors import ConfigError, check_choice, check_int, check_real
+from bayes_slr.attention.erm_settings import lam_accepted
+from bayes_slr.errors import (
+    Accepts,
+    ConfigError,
+    Integer,
+    Number,
+    OneOf,
+    OrNone,
+    validate_fields,
+)
 from bayes_slr.numerics.decision import RELATIONS
 from bayes_slr.studies.claims_records import ESTIMATORS, Claim, ClaimTask, Quantity
 
@@ -39,6 +48,25 @@ EXPANDING_KEYS = ("nu", "L", "presence", "alpha", "D")
 CLAIM_KEYS = ("name", "left", "right", "relation", "tolerance", "teachers", "max_teachers")
 DEFAULT_LEVEL = 0.05
 TEACHERS = ("exact", "prior")
+LEVEL = Number(0.0, strict=True, below=1.0)
+"""The accepted range of a file's ``level``."""
+TASK_ACCEPTS: dict[str, Accepts] = {
+    "L": Integer(1),
+    "D": Integer(1),
+    "heads": Integer(1),
+    "alpha": OrNone(Number(0.0, strict=True)),
+    "lam": lam_accepted,
+    "teacher": OneOf(TEACHERS),
+}
+"""The accepted range of the task fields of a claim that the task itself does not check (the
+variant, ``nu``, ``Delta``, ``presence``: :func:`~bayes_slr.models.spec.task_config`)."""
+TOLERANCE = Number(0.0, strict=True)
+"""The accepted range of the ``tolerance`` of a claim of relation ``equal``."""
+CLAIM_ACCEPTS: dict[str, Accepts] = {
+    "teachers": Integer(1),
+    "max_teachers": Integer(1),
+}
+"""The accepted range of the verdict fields of a claim."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,9 +98,10 @@ def read_claims(path: Path) -> ClaimsFile:
             f"claims: {path}: unknown top-level key(s) {', '.join(sorted(unknown))}; "
             "accepted: level, [[claim]]"
         )
-    level = check_real("level", document.get("level", DEFAULT_LEVEL), minimum=0, strict=True)
-    if level >= 1:
-        raise ConfigError(f"claims: level must be in (0, 1), got {level:g}")
+    try:
+        level = LEVEL("level", document.get("level", DEFAULT_LEVEL))
+    except ConfigError as exc:
+        raise ConfigError(f"claims: {exc}") from exc
     entries = document.get("claim")
     if not isinstance(entries, list) or not entries:
         raise ConfigError(f"claims: {path} holds no [[claim]] table")
@@ -118,7 +147,7 @@ def _claim(entry: dict[str, Any]) -> Claim:
     if relation == "equal":
         if "tolerance" not in entry:
             raise ConfigError("field 'tolerance' is missing (relation 'equal' needs it, > 0)")
-        tolerance = check_real("tolerance", entry["tolerance"], minimum=0, strict=True)
+        tolerance = TOLERANCE("tolerance", entry["tolerance"])
     elif "tolerance" in entry:
         raise ConfigError(f"field 'tolerance' is only read with relation 'equal', not {relation!r}")
     task = _task({key: entry[key] for key in TASK_KEYS if key in entry})
@@ -129,19 +158,20 @@ def _claim(entry: dict[str, Any]) -> Claim:
         right=_quantity("right", entry["right"]),
         relation=relation,
         tolerance=tolerance,
-        teachers=check_int("teachers", entry.get("teachers", 4), 1),
-        max_teachers=check_int("max_teachers", entry.get("max_teachers", 16), 1),
+        teachers=entry.get("teachers", 4),
+        max_teachers=entry.get("max_teachers", 16),
     )
+    validate_fields(claim, CLAIM_ACCEPTS)
     _check_route(claim, given_alpha="alpha" in entry)
     return claim
 
 
 def _quantity(side: str, value: Any) -> Quantity:
     """A side written ``"ESTIMATOR [ACTIVATION]"`` or as a number."""
-    from bayes_slr.attention.activations import check_activation
+    from bayes_slr.attention.activations import activation_accepted
 
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return Quantity("value", value=check_real(side, value))
+        return Quantity("value", value=Number()(side, value))
     if not isinstance(value, str) or not value.split():
         raise ConfigError(f"field {side!r} must be 'ESTIMATOR [ACTIVATION]' or a number")
     words = value.split()
@@ -153,7 +183,7 @@ def _quantity(side: str, value: Any) -> Quantity:
     if spec.activation != bool(rest) or len(rest) > 1:
         need = "one activation after it" if spec.activation else "no activation"
         raise ConfigError(f"field {side!r}: estimator {estimator!r} takes {need}, got {value!r}")
-    activation = check_activation(rest[0]) if rest else None
+    activation = activation_accepted("activation", rest[0]) if rest else None
     return Quantity(estimator, activation)
 
 
@@ -162,21 +192,17 @@ def _task(fields: dict[str, Any]) -> ClaimTask:
     from bayes_slr.models.spec import task_config
 
     task = ClaimTask(**fields)
+    validate_fields(task, TASK_ACCEPTS, keep=False)
     task_config(
         task.variant,
-        check_int("L", task.L, 1),
+        task.L,
         task.variable_length,
         task.nu,
         task.Delta,
-        check_int("D", task.D, 1),
-        check_int("heads", task.heads, 1),
+        task.D,
+        task.heads,
         task.presence,
     )
-    if task.alpha is not None:
-        check_real("alpha", task.alpha, minimum=0, strict=True)
-    if task.lam != "auto":
-        check_real("lam", task.lam, minimum=0)
-    check_choice("teacher", task.teacher, TEACHERS)
     return task
 
 

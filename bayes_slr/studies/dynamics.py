@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from bayes_slr.attention.trajectory import HeadsTrajectory, as_matrix, first_crossing
-from bayes_slr.errors import ConfigError, check_int, check_real
+from bayes_slr.errors import Accepts, ConfigError, Each, Integer, Number, OrNone, accepted_values
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.studies.dynamics_methods import (
     DEFAULT_TOLERANCE,
@@ -310,6 +310,17 @@ def summarise(D: int, runs: Sequence[HeadsDynamicsRow]) -> SpecialisationSummary
     )
 
 
+SPECIALISATION_ACCEPTS: dict[str, Accepts] = {
+    "student_heads": OrNone(Integer(1)),
+    "sizes": Each(Integer(1)),
+    "seeds": Integer(1),
+    "eta": Number(0.0, strict=True),
+    "t_max": Number(0.0, strict=True),
+    "level": Number(0.0, strict=True, below=1.0),
+}
+"""The accepted range of each setting of :func:`specialisation_study` (a function users call)."""
+
+
 def specialisation_study(
     config: SLRConfig,
     activation: str = "softmax",
@@ -351,16 +362,15 @@ def specialisation_study(
     """
     if not isinstance(config, SLRConfig):
         raise ConfigError(f"config must be an SLRConfig, got {type(config).__name__}")
-    heads = config.heads if student_heads is None else check_int("student_heads", student_heads, 1)
-    level = check_real("level", level, minimum=0.0, strict=True)
-    if level >= 1.0:
-        raise ConfigError(f"level must be in (0, 1), got {level!r}")
-    eta = check_real("eta", eta, minimum=0.0, strict=True)
-    t_max = check_real("t_max", t_max, minimum=0.0, strict=True)
+    given = {"student_heads": student_heads, "sizes": sizes, "seeds": seeds, "eta": eta}
+    values = accepted_values({**given, "t_max": t_max, "level": level}, SPECIALISATION_ACCEPTS)
+    heads = config.heads if student_heads is None else values["student_heads"]
+    eta, t_max, level = values["eta"], values["t_max"], values["level"]
     settings = functools.partial(_sgd_settings, eta=eta, batch=batch, t_max=t_max)
     runs, summaries = [], []
-    for D in sizes:
-        D = check_int("D", D, 2 * config.heads)
+    for D in values["sizes"]:
+        if D < 2 * config.heads:  # exact teachers: orthogonal keys and values of every head
+            raise ConfigError(f"D must be an integer >= {2 * config.heads}, got {D!r}")
         per_seed = [
             _heads_row(
                 config.replace(D=D),
@@ -370,7 +380,7 @@ def specialisation_study(
                 heads,
                 level,
             )
-            for seed in range(check_int("seeds", seeds, 1))
+            for seed in range(values["seeds"])
         ]
         runs.extend(per_seed)
         summaries.append(summarise(D, per_seed))

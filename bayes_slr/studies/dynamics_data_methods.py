@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from bayes_slr.errors import ConfigError, check_real
+from bayes_slr.errors import ConfigError
 from bayes_slr.models.spec import SLRConfig, training_size
 from bayes_slr.studies.dynamics_erm import compare_with_erm
 from bayes_slr.studies.dynamics_methods import (
@@ -150,7 +150,7 @@ class GradientDescent(DataMethod):
             raise ConfigError(
                 f"alpha (samples per dimension, > 0) is required for method {self.name}"
             )
-        alpha = check_real("alpha", request.alpha, minimum=0.0, strict=True)
+        alpha = request.alpha
         training_size(alpha, request.D)
         self.refuse_others(request)
         eta = self.step_size(request)

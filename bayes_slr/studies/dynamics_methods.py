@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from bayes_slr.errors import ConfigError, check_int, check_real
+from bayes_slr.errors import Accepts, ConfigError, Integer, Number, OrNone, validate_fields
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics.record import Record
 from bayes_slr.registry import Registry
@@ -78,21 +78,32 @@ class DynamicsRequest(Record):
     tolerance: float = DEFAULT_TOLERANCE
 
     def __post_init__(self) -> None:
-        check_int("D", self.D, 1)
-        check_real("lam", self.lam, minimum=0.0)
-        check_int("log_points", self.log_points, 2)
-        check_int("N_test", self.N_test, 2)
-        check_int("replica_samples", self.replica_samples, 16)  # 8 scramblings, 2 points each
-        samples = check_int("ode_draws", self.ode_draws, 2)
-        if samples % 2:
-            raise ConfigError(f"ode_draws must be an even integer >= 2, got {samples}")
-        check_real("tolerance", self.tolerance, minimum=0.0, strict=True)
+        validate_fields(self, REQUEST_ACCEPTS)
+        if self.ode_draws % 2:
+            raise ConfigError(f"ode_draws must be an even integer >= 2, got {self.ode_draws}")
 
     def given(self, name: str) -> bool:
         """Whether the setting ``name`` was given (not left to a method): set, and ``lam`` not 0."""
         value = getattr(self, name)
         return value != 0.0 if name == "lam" else value is not None
 
+
+REQUEST_ACCEPTS: dict[str, Accepts] = {
+    "D": Integer(1),
+    "t_max": OrNone(Number(0.0, strict=True)),
+    "steps": OrNone(Integer(1)),
+    "eta": OrNone(Number(0.0, strict=True)),
+    "batch": OrNone(Integer(1)),
+    "alpha": OrNone(Number(0.0, strict=True)),
+    "lam": Number(0.0),
+    "replica_samples": Integer(16),  # 8 scramblings, 2 points each
+    "log_points": Integer(2),
+    "N_test": Integer(2),
+    "ode_draws": Integer(2),
+    "tolerance": Number(0.0, strict=True),
+}
+"""The accepted range of each field of :class:`DynamicsRequest` (the ``dynamics`` options as the
+methods take them), checked when it is built."""
 
 OPTIONAL = ("alpha", "lam", "eta", "batch", "steps")
 """The settings only some methods take: giving one to another method is refused."""
@@ -229,12 +240,11 @@ class DynamicsMethod:
 
     def batch_size(self, request: DynamicsRequest) -> int:
         """``batch`` as given, or :data:`DEFAULT_BATCH`; ``ConfigError`` unless ``>= 1``."""
-        return check_int("batch", DEFAULT_BATCH if request.batch is None else request.batch, 1)
+        return DEFAULT_BATCH if request.batch is None else request.batch
 
     def step_size(self, request: DynamicsRequest) -> float:
         """``eta`` as given, or the method's default; ``ConfigError`` unless ``> 0``."""
-        eta = self.default_eta if request.eta is None else request.eta
-        return check_real("eta", eta, minimum=0.0, strict=True)
+        return self.default_eta if request.eta is None else request.eta
 
 
 def heads_given(heads: int, presence: float, student_heads: int | None) -> tuple[str, ...]:
@@ -253,8 +263,6 @@ def check_heads(
 ) -> None:
     """Refuse a student of fewer than one head, and a multi-head task or student ``method`` has
     no equations for, or a start and dimension they do not take."""
-    if student_heads is not None:
-        check_int("student_heads", student_heads, 1)
     given = heads_given(heads, presence, student_heads)
     if given:
         get_dynamics_method(method).check_heads(request, heads, given)
@@ -277,13 +285,12 @@ def resolved_clock(
     takes ``t_max`` only); both given must agree (a record of resolved options reads back as it
     was written)."""
     if request.steps is not None:
-        steps = check_int("steps", request.steps, 1)
+        steps = request.steps
         t_max = steps * time_per_step
         if request.t_max is not None and not math.isclose(request.t_max, t_max, rel_tol=1e-9):
             raise ConfigError("steps and t_max: give one of them (t_max = steps x time per step)")
         return steps, t_max
     t_max = DEFAULT_T_MAX if request.t_max is None else request.t_max
-    t_max = check_real("t_max", t_max, minimum=0.0, strict=True)
     if time_per_step is not None:
         steps = max(1, round(t_max / time_per_step))
         return steps, steps * time_per_step

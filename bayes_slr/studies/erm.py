@@ -25,7 +25,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayes_slr.attention.activations import check_activation
 from bayes_slr.attention.erm_settings import (
     DEFAULT_LAM_GRID,
     DEFAULT_STARTS,
@@ -33,7 +32,7 @@ from bayes_slr.attention.erm_settings import (
     VALIDATION_FRACTION,
     VALIDATION_PATIENCE,
     ERMSettings,
-    check_lam,
+    lam_accepted,
 )
 from bayes_slr.attention.estimators import (
     AttentionParams,
@@ -52,7 +51,7 @@ from bayes_slr.attention.training import (
     padded_to_bucket,
     train_problems,
 )
-from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.errors import ConfigError
 from bayes_slr.formulas.population import population_error
 from bayes_slr.inference.location import known_directions_predictor
 from bayes_slr.models.scoring import (
@@ -86,7 +85,7 @@ __all__ = [
     "LAM_AUTO",
     "VALIDATION_FRACTION",
     "VALIDATION_PATIENCE",
-    "check_lam",
+    "lam_accepted",
     "erm_study",
     "fit_erm",
     "test_error",
@@ -111,8 +110,6 @@ def test_error(
     -------
     (error, stderr)
     """
-    check_activation(activation)
-    N_test = check_int("N_test", N_test, 2)
     if jnp.shape(params.k)[-1] != config.D:
         raise ConfigError(
             f"params have D = {jnp.shape(params.k)[-1]} but config.D = {config.D}; they must match"
@@ -429,8 +426,6 @@ def erm_study(
         with fewer than 2 training samples.
     """
     settings = (settings or ERMSettings()).replace(**changes)
-    seed = check_int("seed", seed, 0)
-    check_activation(activation)
     N = _training_count(config, alpha, data)
     _check_given_data(data, test_set, settings)
     _check_training(config, settings, N)

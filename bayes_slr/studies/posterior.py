@@ -258,7 +258,7 @@ def posterior_on_data(
     return tree, summarise(tree, settings, held_out=test)
 
 
-def _check_start_table(
+def _start_check_table(
     tree: xr.DataTree, config: SLRConfig, teacher: Teacher | None, batch: SLRBatch
 ) -> dict[str, dict[str, float]]:
     """Diagnostics table of the check-start chains (same format as the main table)."""
@@ -452,13 +452,13 @@ def _start_check(
         N_test=settings.N_test,
         max_draws=settings.max_draws,
     )
-    check_table = _check_start_table(tree, config, teacher, batch)
+    start_table = _start_check_table(tree, config, teacher, batch)
     agreement = (error.value - other.bayes.value) / float(
         np.hypot(error.stderr, other.bayes.stderr)
     )
     overlap_z = {
-        name: (table[name]["mean"] - check_table[name]["mean"])
-        / float(np.hypot(table[name]["mcse_mean"], check_table[name]["mcse_mean"]))
+        name: (table[name]["mean"] - start_table[name]["mean"])
+        / float(np.hypot(table[name]["mcse_mean"], start_table[name]["mcse_mean"]))
         for name in posterior_io.OVERLAPS
     }
     multimodal = bool(
@@ -469,9 +469,9 @@ def _start_check(
         init=group.attrs.get("init"),
         bayes_error=_error(other.bayes),
         posterior_mean_f_error=_error(other.plain),
-        overlaps={name: check_table[name]["mean"] for name in posterior_io.OVERLAPS},
+        overlaps={name: start_table[name]["mean"] for name in posterior_io.OVERLAPS},
         overlap_difference_in_mcse=overlap_z,
-        rhat_max=diagnostics.convergence_summary(check_table)["rhat_max"],
+        rhat_max=diagnostics.convergence_summary(start_table)["rhat_max"],
         agreement=agreement,
         multimodal=multimodal,
     )

@@ -10,8 +10,8 @@ import dataclasses
 import math
 from typing import Any
 
-from bayes_slr.attention.erm_settings import check_lam
-from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.attention.erm_settings import lam_accepted
+from bayes_slr.errors import Accepts, ConfigError, Integer, OrNone, validate_fields
 from bayes_slr.memory import check_fits
 from bayes_slr.models.data_task import GivenTask, refuse_conflict
 from bayes_slr.models.dataset import DataSource
@@ -118,6 +118,15 @@ class GivenSampling:
 
 
 GIVEN_SAMPLING = tuple(field.name for field in dataclasses.fields(GivenSampling))
+SAMPLING_ACCEPTS: dict[str, Accepts] = {
+    "seed": Integer(0),
+    "N_test": OrNone(Integer(2)),
+    "max_draws": Integer(1),
+    "lam": lam_accepted,
+}
+"""The accepted range of the sampling settings besides the sampler's (which
+:func:`~bayes_slr.inference.sampler_registry.check_sampling_arguments` checks for the task), once
+every one is filled in."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,7 +161,7 @@ class PosteriorRun:
         if not self.teacher:
             defaults = dataclasses.replace(defaults, N_test=None)
         sampling = self.sampling.over(defaults)
-        check_int("seed", sampling.seed, 0)
+        validate_fields(sampling, SAMPLING_ACCEPTS)
         check_sampling_arguments(
             self.config,
             **{name: getattr(sampling, name) for name in SAMPLER_ARGUMENTS},
@@ -162,12 +171,10 @@ class PosteriorRun:
                 "chains must be >= 2 with `check_start` (r_hat needs two chains per start), "
                 f"got {sampling.chains}"
             )
-        if sampling.N_test is not None:
-            check_int("N_test", sampling.N_test, 2)
-        check_int("max_draws", sampling.max_draws, 1)
-        check_lam(sampling.lam)
-        if sampling.exact_teacher:
-            check_int("D", self.config.D, 2 * self.config.heads)
+        if sampling.exact_teacher and self.config.D < 2 * self.config.heads:
+            raise ConfigError(
+                f"D must be an integer >= {2 * self.config.heads}, got {self.config.D}"
+            )
         return sampling
 
 

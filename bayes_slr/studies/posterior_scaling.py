@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import jax
 import numpy as np
 
-from bayes_slr.errors import ConfigError, check_int
+from bayes_slr.errors import ConfigError
 from bayes_slr.inference.amp import amp_data, amp_predictor, check_amp_config
 from bayes_slr.inference.location import known_directions_predictor
 from bayes_slr.inference.predictive import scored_posterior_errors
@@ -263,7 +263,6 @@ def state_evolution_gap(
     fitted against ``1/D`` (with two sizes or more). Standard errors: over teachers, combined
     with the theory's own (:func:`theory_targets`). With ``amp``, GAMP's posterior replaces the
     sampler's (:func:`amp_teacher_errors`)."""
-    check_int("teachers", teachers, 2)
     sampling = sampling or ScalingSampling()
     theory = theory_targets(config, alpha, theory_samples, theory_seeds)
 

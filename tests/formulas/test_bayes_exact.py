@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import integrate, special
 
-from bayes_slr import ConfigError, LengthLaw, SLRConfig
+from bayes_slr import LengthLaw, SLRConfig
 from bayes_slr.formulas import normalised
 from bayes_slr.formulas.bayes import bayes_error_exact
 from bayes_slr.formulas.population import location_mean, terms_with_bounds
@@ -172,8 +172,3 @@ def test_variable_length_is_the_weighted_average(variant: str) -> None:
     assert abs(mixed.value - average) <= mixed.error_bound + sum(
         p * part.error_bound for p, part in parts
     )
-
-
-def test_rejects_what_is_not_a_config() -> None:
-    with pytest.raises(ConfigError, match="config"):
-        bayes_error_exact({"variant": "spiked"})  # type: ignore[arg-type]

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import bayes_slr
 from bayes_slr.errors import ConfigError
 from bayes_slr.formulas.bayes import bayes_error_exact
 from bayes_slr.formulas.replica_bayes import bayes_replica_point, location_log_posterior
@@ -125,8 +126,9 @@ def test_location_posterior_is_finite_and_differentiable_at_extreme_scores():
 
 
 def test_finite_nu_beyond_the_supported_range_is_a_config_error():
+    """Refused where the options are checked (the state evolution below trusts its task)."""
     with pytest.raises(ConfigError, match="nu <= "):
-        bayes_replica_point(MAX_NU2.replace(nu=10 * MAX_FINITE_NU), alpha=1.0)
+        bayes_slr.theory(variant="max", nu=10 * MAX_FINITE_NU, bayes=True, progress=False)
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 
+import bayes_slr
 from bayes_slr.errors import ConfigError
 from bayes_slr.formulas.bayes_channel import BayesChannel
 from bayes_slr.formulas.replica_bayes import bayes_replica_point
@@ -54,11 +55,12 @@ def test_bayes_reported_stderr_is_the_spread_over_independent_seeds(config, alph
 
 
 def test_bayes_replicates_refused_beyond_the_draws():
-    """Fewer than two draws per batch is refused by name, before any solve."""
-    with pytest.raises(ConfigError, match="mc_samples"):
-        bayes_replica_point(SPIKED, alpha=1.0, mc_samples=8, replicates=8)
+    """Fewer than two draws per batch is refused by name, before any solve, where the options
+    are checked (the solvers below trust them)."""
+    with pytest.raises(ConfigError, match="channel_draws"):
+        bayes_slr.theory(channel_draws=8, replicates=8, progress=False)
     with pytest.raises(ConfigError, match="replicates"):
-        bayes_replica_point(SPIKED, alpha=1.0, replicates=1)
+        bayes_slr.theory(replicates=1, progress=False)
 
 
 def test_threshold_reported_stderr_is_the_spread_over_independent_seeds():

@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pytest
 
+import bayes_slr
 from bayes_slr.errors import ConfigError
 from bayes_slr.formulas.bayes_channel import BayesChannel
 from bayes_slr.formulas.free_entropy import free_entropy
@@ -109,16 +110,18 @@ def test_small_noise_information_theoretic_threshold_is_where_the_free_entropies
 
 
 def test_threshold_ranges_are_checked_and_unbracketed_thresholds_are_named():
-    """Nonsense ranges: one ConfigError naming the parameter; a threshold outside the range is
-    reported as below or above it, not as a number."""
+    """Nonsense ranges: one ConfigError naming the parameter, where the options are checked (the
+    search below trusts them); a threshold outside the range is reported as below or above it,
+    not as a number."""
     for arguments, name in [
         ((0.0, 2.0), "alpha_min"),
         ((2.0, 1.0), "alpha_max"),
         ((1.0, math.inf), "alpha_max"),
         ((1.0, 2.0, 0.5), "tol"),
     ]:
+        ranges = dict(zip(("alpha_min", "alpha_max", "tol"), arguments, strict=False))
         with pytest.raises(ConfigError, match=name):
-            thresholds(NOISELESS, *arguments)
+            bayes_slr.phase(Delta=0.0, progress=False, **ranges)
     channel = BayesChannel(NOISELESS)  # remembers its evaluations: the second search reuses them
     below = thresholds(NOISELESS, 1.3, 4.0, scan=9, channel=channel)
     above = thresholds(NOISELESS, 0.2, 0.9, scan=9, channel=channel)

@@ -206,9 +206,7 @@ def test_ordering_of_activations() -> None:
         (lambda: population_terms("relu", SPIKED, 1.0, 1.0), "activation"),
         (lambda: population_terms("softmax", SPIKED, 1.0, 0.5), "q_k"),
         (lambda: population_terms("softmax", SPIKED, math.nan, 1.0), "m_k"),
-        (lambda: population_terms("erf", SPIKED, 1.0, 1.0, c=math.inf), "c"),
         (lambda: population_error("linear", SPIKED, 1.0, 1.0, 2.0, 1.0), "q_v"),
-        (lambda: population_terms("linear", "spiked", 1.0, 1.0), "config"),
         (lambda: optimal_population_error("gelu", SPIKED), "activation"),
     ],
 )

@@ -549,3 +549,14 @@ def test_cli_shows_the_iterations_bar_when_asked(capsys):
     assert main([*argv, "--quiet"]) == 0
     err = capsys.readouterr().err
     assert "GAMP iterations" not in err and "amp points" not in err
+
+
+def test_the_fewest_state_evolution_draws_fill_every_batch_of_the_standard_error():
+    """``SE_DRAWS_MIN`` (importable without JAX) is two draws for each of the Bayes state
+    evolution's replicates: the options refuse fewer, so the solver's batches hold two or more."""
+    from bayes_slr.formulas.result import REPLICA_REPLICATES
+    from bayes_slr.inference.amp_settings import SE_DRAWS_MIN
+
+    assert SE_DRAWS_MIN == 2 * REPLICA_REPLICATES
+    with pytest.raises(ConfigError, match="se_draws must be an integer >= 16"):
+        AMPOptions(se_draws=SE_DRAWS_MIN - 1)

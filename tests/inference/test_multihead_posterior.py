@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import bayes_slr
 from bayes_slr.errors import ConfigError
 from bayes_slr.formulas.bayes import presence_bayes_error_exact
 from bayes_slr.inference.kernels import multihead_gibbs, run_chains
@@ -259,10 +260,8 @@ def test_multi_head_sampling_choices(data):
     maximum = SLRConfig("max", 6, LengthLaw.fixed(3), 2.0, 0.5, heads=2)
     with pytest.raises(ConfigError, match="no registered sampler supports the multi-head max"):
         resolve_sampler(maximum, "auto")
-    with pytest.raises(ConfigError, match="laws that plant a spike"):
-        marginal_log_density(
-            {"k": jnp.zeros((2, 6)), "v": jnp.zeros((2, 6))}, maximum, *data[1][:3]
-        )
+    with pytest.raises(ConfigError, match="nuts does not support the multi-head max variant"):
+        bayes_slr.posterior(variant="max", nu=2.0, heads=2, sampler="nuts", progress=False)
 
 
 def test_matched_overlaps_do_not_depend_on_the_labels(data):

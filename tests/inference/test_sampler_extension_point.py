@@ -24,6 +24,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
+import bayes_slr
 from bayes_slr import ConfigError, LengthLaw, SLRConfig
 from bayes_slr.cli.main import main
 from bayes_slr.inference import posterior_io
@@ -34,9 +35,7 @@ from bayes_slr.inference.sampler_registry import (
     sampler_choices,
     unregister_sampler,
 )
-from bayes_slr.inference.samplers import sample_posterior
 from bayes_slr.models.numpyro_models import marginal_log_density
-from bayes_slr.models.simulate import draw_teacher, simulate
 
 # The task of tests/cli/test_cli_posterior.py (spiked, D = 10, L = 3, nu = 4, Delta = 0.1).
 SPIKED = SLRConfig("spiked", 10, LengthLaw.fixed(3), 4.0, 0.1)
@@ -162,9 +161,8 @@ def test_the_registry_sets_the_choices_and_the_refusals(capsys):
     assert "toy" in capsys.readouterr().err
     assert main(["posterior", *TASK, "--variant", "max", "--sampler", "toy"]) == 2
     assert "sampler toy does not support the max variant" in capsys.readouterr().err
-    batch = simulate(jax.random.PRNGKey(0), SPIKED, draw_teacher(jax.random.PRNGKey(1), 10), 8)
     with pytest.raises(ConfigError, match="sampler toy does not support the max variant"):
-        sample_posterior(jax.random.PRNGKey(2), SPIKED.replace(variant="max"), batch, sampler="toy")
+        bayes_slr.posterior(variant="max", nu=2.0, sampler="toy", progress=False)
 
 
 def test_auto_is_not_a_sampler_name():

@@ -17,6 +17,7 @@ import xarray as xr
 from numpyro.handlers import condition
 from numpyro.infer.util import log_density
 
+import bayes_slr
 from bayes_slr.errors import ConfigError
 from bayes_slr.formulas.bayes import bayes_error_exact
 from bayes_slr.inference import diagnostics, posterior_io
@@ -282,20 +283,29 @@ def test_netcdf_round_trip_and_bad_files(nuts_and_gibbs, tmp_path):
             posterior_io.load_posterior(bad)
 
 
-def test_bad_sampling_input(data):
-    teacher, batch = data
-    key = jax.random.PRNGKey(0)
-    with pytest.raises(ConfigError, match="chains"):
-        sample_posterior(key, SPIKED, batch, chains=0)
-    with pytest.raises(ConfigError, match="samples"):
-        sample_posterior(key, SPIKED, batch, samples=0)
-    with pytest.raises(
-        ConfigError, match="sampler gibbs does not support the max variant .*use sampler auto or"
-    ):
-        sample_posterior(key, SPIKED.replace(variant="max"), batch, sampler="gibbs")
-    with pytest.raises(ConfigError, match="nu must be finite"):
-        sample_posterior(key, SPIKED.replace(variant="max", nu=math.inf), batch)
-    with pytest.raises(ConfigError, match="Delta"):
-        sample_posterior(key, SPIKED.replace(Delta=0.0), batch)
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ({"chains": 0}, "chains"),
+        ({"samples": 0}, "samples"),
+        ({"warmup": -1}, "warmup"),
+        ({"sampler": "nope"}, "sampler must be one of"),
+        (
+            {"variant": "max", "nu": 2.0, "sampler": "gibbs"},
+            "sampler gibbs does not support the max variant .*use sampler auto or",
+        ),
+        ({"variant": "max", "nu": math.inf}, "nu must be finite"),
+        ({"Delta": 0.0}, "Delta"),
+    ],
+)
+def test_bad_sampling_input_is_refused_by_the_public_entry(given, named):
+    """The sampling settings are checked once, where the options are resolved (the samplers below
+    trust them): one ConfigError naming the setting, before any draw."""
+    with pytest.raises(ConfigError, match=named):
+        bayes_slr.posterior(progress=False, **given)
+
+
+def test_informed_start_without_teacher_is_refused(data):
+    _, batch = data
     with pytest.raises(ConfigError, match="teacher"):
-        sample_posterior(key, SPIKED, batch, init="informed")
+        sample_posterior(jax.random.PRNGKey(0), SPIKED, batch, init="informed")
