@@ -24,6 +24,7 @@ import math
 import time
 
 import bayes_slr  # noqa: F401  (float64)
+from bayes_slr.attention.erm_settings import ERMSettings
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.records import package_versions
 from bayes_slr.studies.erm import DEFAULT_STARTS, erm_study
@@ -64,21 +65,27 @@ def main() -> None:
         runs = {
             "baseline": lambda: erm_study(
                 config,
-                activation,
-                alpha=args.alpha,
-                lam=1e-3,
-                seeds=args.seeds,
-                starts=1,
-                predict_population=False,
+                ERMSettings(
+                    activation=activation,
+                    alpha=args.alpha,
+                    lam=1e-3,
+                    seeds=args.seeds,
+                    starts=1,
+                    predict_population=False,
+                ),
+                0,
             ),
             "default": lambda: erm_study(
                 config,
-                activation,
-                alpha=args.alpha,
-                lam="auto",
-                seeds=args.seeds,
-                starts=args.starts,
-                predict_population=False,
+                ERMSettings(
+                    activation=activation,
+                    alpha=args.alpha,
+                    lam="auto",
+                    seeds=args.seeds,
+                    starts=args.starts,
+                    predict_population=False,
+                ),
+                0,
             ),
         }
         figures[name] = {}

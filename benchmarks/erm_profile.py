@@ -48,7 +48,7 @@ import numpy as np
 
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr.attention import projection, training
-from bayes_slr.attention.erm_settings import DEFAULT_N_TEST, DEFAULT_STARTS
+from bayes_slr.attention.erm_settings import DEFAULT_N_TEST, DEFAULT_STARTS, ERMSettings
 from bayes_slr.experiments.gap_records import DEFAULT_SEEDS
 from bayes_slr.experiments.task import DEFAULT_D, DEFAULT_DELTA
 from bayes_slr.jax_setup import enable_compilation_cache
@@ -188,12 +188,15 @@ def run_point(config: SLRConfig, activation: str, recorder: Recorder):
         start = time.perf_counter()
         summary = erm_module.erm_study(
             config,
-            activation,
-            alpha=ALPHA,
-            seeds=DEFAULT_SEEDS,
-            starts=DEFAULT_STARTS,
-            N_test=DEFAULT_N_TEST,
-            predict_population=False,
+            ERMSettings(
+                activation=activation,
+                alpha=ALPHA,
+                seeds=DEFAULT_SEEDS,
+                starts=DEFAULT_STARTS,
+                N_test=DEFAULT_N_TEST,
+                predict_population=False,
+            ),
+            0,
         )
         total = time.perf_counter() - start
     finally:

@@ -49,7 +49,7 @@ import jax
 import numpy as np
 
 import bayes_slr  # noqa: F401  (float64)
-from bayes_slr.attention.erm_settings import DEFAULT_LAM_GRID
+from bayes_slr.attention.erm_settings import DEFAULT_LAM_GRID, ERMSettings
 from bayes_slr.experiments.gap_records import DEFAULT_SEEDS
 from bayes_slr.experiments.task import DEFAULT_D, DEFAULT_DELTA
 from bayes_slr.jax_setup import enable_compilation_cache
@@ -141,10 +141,8 @@ def run_point(erm_module, name: str, seeds: int = DEFAULT_SEEDS):
         start = time.perf_counter()
         summary = erm_module.erm_study(
             config,
-            activation,
-            alpha=ALPHA,
-            seeds=seeds,
-            predict_population=False,
+            ERMSettings(activation=activation, alpha=ALPHA, seeds=seeds, predict_population=False),
+            0,
         )
         seconds = time.perf_counter() - start
     finally:

@@ -35,6 +35,7 @@ import jax.numpy as jnp
 
 import bayes_slr  # noqa: F401  (float64)
 from bayes_slr import LengthLaw, SLRConfig
+from bayes_slr.attention.erm_settings import ERMSettings
 from bayes_slr.formulas.bayes import bayes_error_exact
 from bayes_slr.formulas.replica_bayes import bayes_replica_point
 from bayes_slr.inference.bayes_risk import bayes_risk_mc
@@ -69,7 +70,9 @@ def _monte_carlo_bayes_risk(samples: int) -> Kernel:
 def _erm(D: int) -> Kernel:
     def run() -> tuple[float, float]:
         summary = erm_study(
-            SPIKED.replace(D=D), "softmax", alpha=4.0, lam=1.0, seeds=1, starts=1, N_test=10_000
+            SPIKED.replace(D=D),
+            ERMSettings(activation="softmax", alpha=4.0, lam=1.0, seeds=1, starts=1, N_test=10_000),
+            0,
         )
         return summary.test_error, 4 * summary.stderr + 1e-6
 

@@ -85,7 +85,7 @@ def computations(args: argparse.Namespace) -> dict[str, Callable[[SLRConfig], ob
             exact_teacher=True,
             student_heads=config.heads,
         )
-        return erm_study(config, "softmax", settings, alpha=args.alpha)
+        return erm_study(config, settings.replace(activation="softmax", alpha=args.alpha), 0)
 
     table: dict[str, Callable[[SLRConfig], object]] = {
         "bayes": presence_bayes_error_exact,

@@ -11,6 +11,7 @@ import argparse
 import json
 import time
 
+from bayes_slr.attention.erm_settings import ERMSettings
 from bayes_slr.formulas.replica_bayes import bayes_replica_point
 from bayes_slr.formulas.replica_erm import erm_replica_point
 from bayes_slr.jax_setup import enable_compilation_cache
@@ -57,7 +58,12 @@ def main() -> None:
             ]
         )
         simulation, _ = timed(
-            lambda: [erm_study(CONFIG, activation, alpha=a, lam=LAM, seeds=SEEDS) for a in ALPHAS]
+            lambda: [
+                erm_study(
+                    CONFIG, ERMSettings(activation=activation, alpha=a, lam=LAM, seeds=SEEDS), 0
+                )
+                for a in ALPHAS
+            ]
         )
         figures[activation] = {
             "theory_first_point_s": first,

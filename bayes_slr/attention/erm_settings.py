@@ -1,9 +1,9 @@
 """How ERM is run (docs/erm.md): the settings record and its defaults, checked without JAX.
 
 :class:`ERMSettings` holds every choice of an ERM run besides the task, the data and the root
-seed (ridge,
-starts, optimiser, seeds, test sequences, the validation of ``lam="auto"``); it is validated
-when built, so an experiment's options can refuse a bad value before any computation.
+seed (activation, samples per dimension, ridge, starts, optimiser, seeds, test sequences, the
+validation of ``lam="auto"``); it is validated when built, so an experiment's options can refuse a
+bad value before any computation.
 :func:`bayes_slr.studies.erm.erm_study` runs it.
 """
 
@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from bayes_slr.attention.activations import activation_accepted
 from bayes_slr.attention.optimizers import optimizer_accepted
 from bayes_slr.errors import (
     Accepts,
@@ -22,6 +23,7 @@ from bayes_slr.errors import (
     Integer,
     Number,
     OneOf,
+    OrNone,
     validate_fields,
 )
 from bayes_slr.models.spec import INITS
@@ -56,6 +58,8 @@ def lam_accepted(name: str, lam: object) -> float | str:
 
 
 ERM_ACCEPTS: dict[str, Accepts] = {
+    "activation": activation_accepted,
+    "alpha": OrNone(Number(0.0, strict=True)),
     "lam": lam_accepted,
     "init": OneOf(INITS),
     "optimizer": optimizer_accepted,
@@ -78,6 +82,11 @@ class ERMSettings:
 
     Attributes
     ----------
+    activation : the student's activation, a registered one (``softmax``, ``linear``, ``erf``,
+        ``softplus``, ...).
+    alpha : samples per dimension ``> 0``: ``N = round(alpha D) >= 1``
+        (:func:`~bayes_slr.models.spec.training_size`). ``None`` only with given data (it is then
+        the given set's ``N / D``); given with data, it must match.
     lam : ridge ``>= 0``, or ``"auto"``: chosen per seed by validation on a held-out
         ``validation_fraction`` of the training set over ``lam_grid`` (docs/erm.md).
     seeds : independent teachers and training sets (1 for given data).
@@ -100,6 +109,8 @@ class ERMSettings:
         (:data:`~bayes_slr.attention.estimators.HEADS_INIT_SCALE`), with no informed start.
     """
 
+    activation: str = "softmax"
+    alpha: float | None = None
     lam: float | str = LAM_AUTO
     seeds: int = 1
     init: str = "random"

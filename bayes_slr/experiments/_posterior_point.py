@@ -37,7 +37,7 @@ def run_posterior(options: PosteriorOptions) -> tuple[xr.DataTree, PosteriorSumm
             progress=inner_progress(),
         )
     tree = sample_tree(
-        options.task(), options.alpha, options.settings(), options.seed, progress=inner_progress()
+        options.task(), options.settings(options.alpha), options.seed, progress=inner_progress()
     )
     return tree, summarise(tree, options.settings())
 
@@ -48,7 +48,7 @@ def sweep_point(options: SamplingOptions, alpha: float, folder: Path | None) -> 
     summarised, read back when an interrupted run left it)."""
     path = None if folder is None else point_file(folder, alpha)
     return kept_point(
-        options.task(), alpha, options.settings(), options.seed, path, progress=inner_progress()
+        options.task(), options.settings(alpha), options.seed, path, progress=inner_progress()
     )
 
 

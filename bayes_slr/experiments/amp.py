@@ -112,9 +112,10 @@ class AMPOptions(OneTask, Options):
         for alpha in self.alpha:
             check_memory(config, alpha, settings)
 
-    def settings(self) -> AMPSettings:
-        """The algorithm settings of every point."""
+    def settings(self, alpha: float | None = None) -> AMPSettings:
+        """The settings of the point at ``alpha`` (the algorithm's: those of every point)."""
         return AMPSettings(
+            alpha=alpha,
             init=self.init,
             damping=self.damping,
             tol=self.tol,
@@ -279,7 +280,7 @@ class AMP(Experiment[AMPOptions, AMPPoint, AMPRow, AMPResult]):
         from bayes_slr.studies.amp import amp_point
 
         return amp_point(
-            options.config(), point.alpha, point.seed, options.settings(), progress=inner_progress()
+            options.config(), options.settings(point.alpha), point.seed, progress=inner_progress()
         )
 
     def collect(

@@ -33,7 +33,7 @@ from bayes_slr.experiments.task import (
     task_option,
 )
 from bayes_slr.models.spec import TASK_ACCEPTS, SLRConfig
-from bayes_slr.studies.bayes_risk_records import BayesRiskRow
+from bayes_slr.studies.bayes_risk_records import BayesRiskRow, BayesRiskSettings
 
 METHODS = ("exact", "mc")
 
@@ -175,13 +175,8 @@ class BayesRisk(Experiment[BayesRiskOptions, BayesRiskPoint, BayesRiskRow, Bayes
         """The Bayes error of one point, exact or by Monte Carlo."""
         from bayes_slr.studies.bayes_risk import bayes_risk_row
 
-        return bayes_risk_row(
-            options.config(point.L, point.nu),
-            options.variable_length,
-            options.method,
-            options.mc_sequences,
-            options.seed,
-        )
+        settings = BayesRiskSettings(options.method, options.mc_sequences, options.variable_length)
+        return bayes_risk_row(options.config(point.L, point.nu), settings, options.seed)
 
     def collect(
         self,

@@ -295,10 +295,11 @@ class Gap(Experiment[GapOptions, GapPoint, GapSolved, GapResult]):
             return GapSolved(population=population_point(config, point.activation, *heads))
         erm, oracle = erm_point(
             config.replace(D=options.D, Delta=options.Delta),
-            point.activation,
-            options.erm_settings(),
+            options.erm_settings().replace(
+                activation=point.activation,
+                alpha=None if options.data is not None else options.alpha,
+            ),
             options.seed,
-            options.training_ratio(),
             _split(options),
         )
         return GapSolved(erm=erm, oracle=oracle)

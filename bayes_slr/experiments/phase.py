@@ -169,6 +169,7 @@ class PhaseOptions(Options):
             scan=self.scan,
             channel_draws=self.channel_draws,
             curve_points=self.curve_points,
+            variable_length=self.variable_length,
         )
 
     def swept(self) -> str:
@@ -397,7 +398,7 @@ class Phase(Experiment[PhaseOptions, PhasePoint, PhaseRow, PhaseResult]):
         from bayes_slr.studies.phase import phase_row
 
         config = options_task(options, nu=point.nu, L=point.L, Delta=point.Delta)
-        return phase_row(config, options.variable_length, options.settings(), options.seed)
+        return phase_row(config, options.settings(), options.seed)
 
     def collect(
         self,

@@ -216,9 +216,10 @@ class SamplingOptions(Options):
         included)."""
         return self._resolution.config
 
-    def settings(self) -> SamplingSettings:
-        """The resolved sampling, evaluation and ERM settings of the posterior study."""
-        return self._resolution.sampling.settings()
+    def settings(self, alpha: float | None = None) -> SamplingSettings:
+        """The resolved sampling, evaluation and ERM settings of the posterior study at
+        ``alpha``."""
+        return self._resolution.sampling.settings(alpha)
 
     def from_file(self) -> bool:
         """Whether the posterior is read from a file written before (``posterior --from``)."""

@@ -24,7 +24,7 @@ from bayes_slr.experiments.task import OneTask, seed_option, task_option
 from bayes_slr.memory import check_fits
 from bayes_slr.numerics.record import JsonObject
 from bayes_slr.records import json_text
-from bayes_slr.studies.simulate_records import DataSummary, SimulatedData
+from bayes_slr.studies.simulate_records import DataSummary, SimulatedData, SimulateSettings
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,7 +131,8 @@ class Simulate(Experiment[SimulateOptions, SimulatePoint, SimulatedData, Simulat
         """Draw the teacher and the sequences; summarise them."""
         from bayes_slr.studies.simulate import simulate_data
 
-        return simulate_data(options.config(), options.N, options.exact_teacher, point.seed)
+        settings = SimulateSettings(options.N, options.exact_teacher)
+        return simulate_data(options.config(), settings, point.seed)
 
     def collect(
         self,

@@ -153,8 +153,8 @@ class TheoryOptions(OneTask, Options):
                 "use a smaller simulate, seeds or L",
             )
 
-    def settings(self) -> TheorySettings:
-        """How the rows are solved."""
+    def settings(self, point: TheoryPoint | None = None) -> TheorySettings:
+        """How the rows are solved (with ``point``: that row's settings)."""
         target = self.target_stderr
         if target is None:
             target = REPLICA_TARGET_STDERR if self.channel_draws == ERM_DRAWS else 0.0
@@ -165,6 +165,7 @@ class TheoryOptions(OneTask, Options):
             self.seeds,
             self.replicates,
             target_stderr=target or None,
+            **({} if point is None else dataclasses.asdict(point)),
         )
 
 
@@ -386,15 +387,7 @@ class Theory(Experiment[TheoryOptions, TheoryPoint, TheoryRow, TheoryResult]):
         """Solve the equations, simulate, or compute the population value of one point."""
         from bayes_slr.studies.theory import theory_row
 
-        return theory_row(
-            options.config(),
-            point.source,
-            point.alpha,
-            point.estimator,
-            point.init,
-            options.settings(),
-            options.seed,
-        )
+        return theory_row(options.config(), options.settings(point), options.seed)
 
     def collect(
         self,

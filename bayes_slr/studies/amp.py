@@ -2,8 +2,9 @@
 beside the state evolution at the same point (docs/theory.md, part C).
 
 :func:`amp_point` is the unit of work (one training set, one GAMP run, one test set): a function of
-the task, the point's ``alpha`` and seed and an :class:`~bayes_slr.studies.amp_records.AMPSettings`
-that returns a typed :class:`~bayes_slr.studies.amp_records.AMPRow`.
+the task, an :class:`~bayes_slr.studies.amp_records.AMPSettings` (the point's ``alpha`` and the
+algorithm's settings) and the seed that returns a typed
+:class:`~bayes_slr.studies.amp_records.AMPRow`.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def state_evolution_point(
 
 
 def state_evolution_beside(
-    config: SLRConfig, alpha: float, settings: AMPSettings, iterations: int
+    config: SLRConfig, settings: AMPSettings, iterations: int
 ) -> StateEvolution:
     """The state evolution at a GAMP run's point: its fixed point, and with ``settings.history``
     its first ``iterations`` iterates from GAMP's start and damping."""
@@ -64,14 +65,14 @@ def state_evolution_beside(
     from bayes_slr.inference.amp import START_OVERLAP
 
     theory = state_evolution_point(
-        config.replace(D=1), alpha, settings.init, settings.mc_samples, settings.se_seed
+        config.replace(D=1), settings.alpha, settings.init, settings.mc_samples, settings.se_seed
     )
     if not settings.history:
         return theory
     start_q = 1.0 - START_OVERLAP if settings.init == "informed" else START_OVERLAP
     iterates = bayes_state_evolution_history(
         config.replace(D=1),
-        alpha=alpha,
+        alpha=settings.alpha,
         start=(start_q, start_q),
         iterations=max(iterations, 1),
         damping=settings.damping,
@@ -116,12 +117,7 @@ def timed_run(
 
 
 def amp_point(
-    config: SLRConfig,
-    alpha: float,
-    seed: int,
-    settings: AMPSettings | None = None,
-    *,
-    progress: bool = False,
+    config: SLRConfig, settings: AMPSettings, seed: int, *, progress: bool = False
 ) -> AMPRow:
     """Run GAMP on one training set and score it.
 
@@ -129,10 +125,10 @@ def amp_point(
     ----------
     config : SLRConfig
         Task; ``config.D`` is the dimension of the run.
-    alpha : samples per dimension, ``N = round(alpha D)``.
+    settings : AMPSettings
+        The point's ``alpha`` (samples per dimension, ``N = round(alpha D)``) and the algorithm.
     seed : seeds the exact teacher (``|k*|^2 = |v*|^2 = D``, ``k* ⟂ v*``), the data, the start and
         the test set.
-    settings : AMPSettings
     progress : show a transient progress bar of the GAMP iterations (not part of the point's
         configuration: it changes no number).
     """
@@ -142,8 +138,7 @@ def amp_point(
     from bayes_slr.models.scoring import fresh_sample_scorer
     from bayes_slr.models.simulate import chunk_sequences, draw_teacher
 
-    settings = settings or AMPSettings()
-    alpha, N = training_ratio(config, alpha)
+    alpha, N = training_ratio(config, settings.alpha)
     key_teacher, key_data, key_start, key_test = jax.random.split(jax.random.PRNGKey(seed), 4)
     teacher = draw_teacher(key_teacher, config.D, exact=True)
     data = amp.amp_data(key_data, config, teacher, N, dtype=settings.dtype)
@@ -155,9 +150,7 @@ def amp_point(
     plain = score(amp.amp_predictor(config, result.state, own_tilt=False))
     final = np.asarray(result.history[iterations])
     theory = (
-        state_evolution_beside(config, alpha, settings, iterations)
-        if settings.state_evolution
-        else None
+        state_evolution_beside(config, settings, iterations) if settings.state_evolution else None
     )
     history = np.asarray(result.history[: iterations + 1]).tolist() if settings.history else []
     return AMPRow(
@@ -192,10 +185,12 @@ def amp_check_kernel(
     device and returns the excess test error with the tolerance of a comparison between two
     devices: 4 of its standard errors.
     """
-    settings = AMPSettings(dtype=dtype, N_test=10_000, state_evolution=False, history=False)
+    settings = AMPSettings(
+        alpha=alpha, dtype=dtype, N_test=10_000, state_evolution=False, history=False
+    )
 
     def run() -> tuple[float, float]:
-        row = amp_point(config, alpha, 0, settings)
+        row = amp_point(config, settings, 0)
         return row.test_error, 4 * row.stderr
 
     return run

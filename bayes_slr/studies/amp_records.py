@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from bayes_slr.errors import ConfigError, validate_fields
+from bayes_slr.errors import ConfigError, Number, OrNone, validate_fields
 from bayes_slr.inference.amp_settings import AMP_ACCEPTS, DEFAULT_DAMPING
 from bayes_slr.memory import check_fits
 from bayes_slr.models.spec import SLRConfig
@@ -15,10 +15,12 @@ from bayes_slr.numerics.record import Record
 
 @dataclasses.dataclass(frozen=True)
 class AMPSettings(Record):
-    """The algorithm settings of one GAMP point.
+    """The settings of one GAMP point: its ``alpha`` and the algorithm's.
 
     Attributes
     ----------
+    alpha : samples per dimension ``> 0``, ``N = round(alpha D) >= 1`` (:func:`training_ratio`);
+        ``None`` where the caller gives it beside (the posterior-scaling study's points).
     init : ``"random"`` or ``"informed"`` (at the teacher).
     damping, tol, max_iter, coupled, variance, adaptive : of
         :func:`~bayes_slr.inference.amp.run_amp`.
@@ -32,6 +34,7 @@ class AMPSettings(Record):
         available).
     """
 
+    alpha: float | None = None
     init: str = "random"
     damping: float = DEFAULT_DAMPING
     tol: float = 1e-6
@@ -48,12 +51,14 @@ class AMPSettings(Record):
     memory_limit: int | None = None
 
     def __post_init__(self) -> None:
-        validate_fields(self, AMP_ACCEPTS)
+        validate_fields(self, {"alpha": OrNone(Number(0.0, strict=True))} | AMP_ACCEPTS)
 
 
-def training_ratio(config: SLRConfig, alpha: float) -> tuple[float, int]:
+def training_ratio(config: SLRConfig, alpha: float | None) -> tuple[float, int]:
     """``(alpha, N)`` after checking ``N = round(alpha D) >= 1`` (``alpha > 0`` and ``D >= 2``
-    are the options' and :func:`~bayes_slr.inference.amp.check_amp_config`'s)."""
+    are the settings' and :func:`~bayes_slr.inference.amp.check_amp_config`'s)."""
+    if alpha is None:
+        raise ConfigError("alpha must be a number > 0 (samples per dimension), got None")
     alpha = float(alpha)
     N = round(alpha * config.D)
     if N < 1:

@@ -4,16 +4,14 @@ over the law of ``chi*`` (docs/model.md section 2; several heads: docs/multihead
 from __future__ import annotations
 
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.studies.bayes_risk_records import BayesRiskRow
+from bayes_slr.studies.bayes_risk_records import BayesRiskRow, BayesRiskSettings
 
 
-def bayes_risk_row(
-    config: SLRConfig, variable_length: bool, method: str, mc_sequences: int, seed: int
-) -> BayesRiskRow:
-    """The Bayes error of ``config`` by ``method``: ``exact`` (quadrature; ``stderr`` its error
-    bound) or ``mc`` (``mc_sequences`` sequences drawn with ``seed``; ``stderr`` the standard
-    error). ``variable_length``: the task's length law as given, for the row."""
-    if method == "exact":
+def bayes_risk_row(config: SLRConfig, settings: BayesRiskSettings, seed: int) -> BayesRiskRow:
+    """The Bayes error of ``config`` by ``settings.method``: ``exact`` (quadrature; ``stderr``
+    its error bound) or ``mc`` (``settings.mc_sequences`` sequences drawn with ``seed``;
+    ``stderr`` the standard error)."""
+    if settings.method == "exact":
         from bayes_slr.formulas.bayes import bayes_error_exact
 
         value, stderr = bayes_error_exact(config)
@@ -22,16 +20,16 @@ def bayes_risk_row(
 
         from bayes_slr.inference.bayes_risk import bayes_risk_mc
 
-        estimate = bayes_risk_mc(config, mc_sequences, jax.random.PRNGKey(seed))
+        estimate = bayes_risk_mc(config, settings.mc_sequences, jax.random.PRNGKey(seed))
         value, stderr = estimate.bayes_error.mean, estimate.bayes_error.stderr
     return BayesRiskRow(
         config.variant,
         config.Lbar,
-        variable_length,
+        settings.variable_length,
         config.nu,
         float(value),
         float(stderr),
-        method,
+        settings.method,
         config.heads,
         config.presence,
     )

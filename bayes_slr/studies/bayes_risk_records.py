@@ -1,11 +1,27 @@
-"""The typed row of the Bayes-risk study (:mod:`bayes_slr.studies.bayes_risk`). It imports
-without JAX."""
+"""The settings and typed row of the Bayes-risk study (:mod:`bayes_slr.studies.bayes_risk`). It
+imports without JAX."""
 
 from __future__ import annotations
 
 import dataclasses
 
 from bayes_slr.numerics.record import Record
+
+
+@dataclasses.dataclass(frozen=True)
+class BayesRiskSettings(Record):
+    """How the Bayes error of a task is computed (built by the experiment from its options).
+
+    Attributes
+    ----------
+    method : ``exact`` (quadrature) or ``mc`` (Monte Carlo).
+    mc_sequences : sequences drawn by ``mc``.
+    variable_length : the task's length law as given (a label of the row).
+    """
+
+    method: str
+    mc_sequences: int
+    variable_length: bool
 
 
 @dataclasses.dataclass(frozen=True)

@@ -164,6 +164,7 @@ def _erm_values(claim: Claim, batch_seed: int) -> PerTeacher:
 
     config = claim_config(claim.task)
     settings = ERMSettings(
+        alpha=claim.task.alpha,
         lam=claim.task.lam,
         seeds=claim.teachers,
         exact_teacher=claim.task.teacher == "exact",
@@ -171,9 +172,7 @@ def _erm_values(claim: Claim, batch_seed: int) -> PerTeacher:
     )
     values: PerTeacher = {}
     for quantity in (q for q in (claim.left, claim.right) if q.estimator == "erm"):
-        summary = erm_study(
-            config, quantity.activation, settings, batch_seed, alpha=claim.task.alpha
-        )
+        summary = erm_study(config, settings.replace(activation=quantity.activation), batch_seed)
         seeds = summary.per_seed
         values[_key(quantity)] = (
             tuple(r.test_error for r in seeds),

@@ -217,10 +217,10 @@ def _lbfgs_minimum(run: Any, teacher: Any, training_set: Any) -> tuple[Any, ERMS
 
     from bayes_slr.studies.erm import erm_study
 
-    settings = ERMSettings(lam=run.lam, N_test=run.N_test, predict_population=False)
-    summary = erm_study(
-        run.config, run.activation, settings, run.seed, data=(teacher, training_set)
+    settings = ERMSettings(
+        activation=run.activation, lam=run.lam, N_test=run.N_test, predict_population=False
     )
+    summary = erm_study(run.config, settings, run.seed, data=(teacher, training_set))
     return jax.tree_util.tree_map(lambda leaf: leaf[0], summary.params), summary.per_seed[0]
 
 

@@ -19,7 +19,7 @@ every start (:func:`_train_every_start`), the scoring of one seed (:func:`_seed_
 from __future__ import annotations
 
 import functools
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -176,15 +176,15 @@ class _Trainer(NamedTuple):
     learning_rate: float
 
     @classmethod
-    def of(cls, config: SLRConfig, activation: str, settings: ERMSettings) -> _Trainer:
-        """The trainer of ``settings`` for ``activation`` on the task ``config`` (its default
-        learning rate)."""
+    def of(cls, config: SLRConfig, settings: ERMSettings) -> _Trainer:
+        """The trainer of ``settings`` on the task ``config`` (its activation's default learning
+        rate)."""
         return cls(
-            activation,
+            settings.activation,
             settings.optimizer,
             settings.tol,
             settings.max_iter,
-            default_learning_rate(config, activation),
+            default_learning_rate(config, settings.activation),
         )
 
     def __call__(self, starts, batches: SLRBatch, lams, active: np.ndarray | None = None):
@@ -362,14 +362,11 @@ GivenData = tuple[Teacher | None, SLRBatch]
 
 def erm_study(
     config: SLRConfig,
-    activation: str,
-    settings: ERMSettings | None = None,
-    seed: int = 0,
+    settings: ERMSettings,
+    seed: int,
     *,
-    alpha: float | None = None,
     data: GivenData | None = None,
     test_set: SLRBatch | None = None,
-    **changes: Any,
 ) -> ERMSummary:
     """Train ERM on ``settings.seeds`` tasks, each from several starts, and report the test error.
 
@@ -395,15 +392,12 @@ def erm_study(
     Parameters
     ----------
     config : the task; ``D`` is the dimension, ``Delta`` the label noise of the training data.
-    activation : a registered activation (``softmax``, ``linear``, ``erf``, ``softplus``, ...).
     settings : every other choice (:class:`~bayes_slr.attention.erm_settings.ERMSettings`:
-        ``lam``, ``seeds``, ``init``, ``starts``, ``optimizer``, ``N_test``, ``tol``,
-        ``max_iter``, ``lam_grid``, ``validation_fraction``, ``patience``, ``exact_teacher``,
-        ``predict_population``, ``student_heads``); its defaults when ``None``.
+        ``activation``, ``alpha`` (samples per dimension; with ``data`` it may be left out, it is
+        then the given set's ``N / D``), ``lam``, ``seeds``, ``init``, ``starts``, ``optimizer``,
+        ``N_test``, ``tol``, ``max_iter``, ``lam_grid``, ``validation_fraction``, ``patience``,
+        ``exact_teacher``, ``predict_population``, ``student_heads``).
     seed : root seed of the teachers, training sets, starts and test sequences, ``>= 0``.
-    alpha : samples per dimension, ``> 0``: ``N = round(alpha D) >= 1``
-        (:func:`~bayes_slr.models.spec.training_size`). With ``data`` it may be left out (it is
-        then the given set's ``N / D``); given, it must match.
     data : a given ``(teacher, training set)`` instead of drawing them (``seeds = 1``): ERM on the
         data another estimator saw (the posterior command's comparison), or on a user's data
         (:mod:`bayes_slr.models.dataset`). The teacher may be ``None``: then there is no informed
@@ -412,7 +406,6 @@ def erm_study(
     test_set : held-out sequences to measure the test error on
         (:func:`~bayes_slr.models.scoring.held_out_error`) instead of ``N_test`` fresh sequences
         from the teacher (only with ``data``).
-    **changes : settings given by name instead (``lam=1.0, seeds=4``), applied over ``settings``.
 
     Returns
     -------
@@ -422,14 +415,13 @@ def erm_study(
     Raises
     ------
     ConfigError
-        A bad setting, activation or ``alpha``; given data that cannot be scored; ``lam="auto"``
-        with fewer than 2 training samples.
+        No ``alpha`` without data, or one that does not match it; given data that cannot be
+        scored; ``lam="auto"`` with fewer than 2 training samples.
     """
-    settings = (settings or ERMSettings()).replace(**changes)
-    N = _training_count(config, alpha, data)
+    N = _training_count(config, settings.alpha, data)
     _check_given_data(data, test_set, settings)
     _check_training(config, settings, N)
-    trainer = _Trainer.of(config, activation, settings)
+    trainer = _Trainer.of(config, settings)
     keys = jax.vmap(lambda s: seed_keys(seed, s))(jnp.arange(settings.seeds))
     teachers, batches = _training_sets(config, settings, keys, N, data)
     starts = _starts(config, settings, keys, teachers)  # (random ones, informed one)

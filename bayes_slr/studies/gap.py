@@ -97,15 +97,11 @@ def data_split(path: Path, holdout: float, seed: int) -> DataSplit:
 
 
 def erm_point(
-    config: SLRConfig,
-    activation: str,
-    settings: ERMSettings,
-    seed: int,
-    alpha: float | None,
-    split: DataSplit | None,
+    config: SLRConfig, settings: ERMSettings, seed: int, split: DataSplit | None
 ) -> tuple[ERMError, Estimate | None]:
-    """The ERM test error of one activation (``seeds`` drawn teachers at ``alpha``, or the data
-    file's ``split``), and the oracle on the same test sequences (``None`` without a teacher).
+    """The ERM test error of ``settings.activation`` (``seeds`` drawn teachers at
+    ``settings.alpha``, or the data file's ``split`` with ``alpha`` left out), and the oracle on
+    the same test sequences (``None`` without a teacher).
 
     Mean and standard error over seeds of the lowest-training-loss random start
     (:func:`~bayes_slr.studies.erm.erm_study`, scored on ``N_test`` fresh sequences of
@@ -116,10 +112,8 @@ def erm_point(
 
     summary = erm_study(
         config,
-        activation,
-        settings=settings,
-        seed=seed,
-        alpha=alpha if split is None else None,
+        settings,
+        seed,
         data=None if split is None else (split.teacher, split.train),
         test_set=None if split is None else split.test,
     )

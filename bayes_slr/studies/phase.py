@@ -35,11 +35,8 @@ CURVE_FIELDS = (
 )
 
 
-def phase_row(
-    config: SLRConfig, variable_length: bool, settings: PhaseSettings, seed: int
-) -> PhaseRow:
-    """The thresholds of ``config`` on ``[alpha_min, alpha_max]`` (``variable_length``: the
-    task's length law as given, for the row)."""
+def phase_row(config: SLRConfig, settings: PhaseSettings, seed: int) -> PhaseRow:
+    """The thresholds of ``config`` on ``[alpha_min, alpha_max]``."""
     from bayes_slr.formulas.bayes_channel import BayesChannel
     from bayes_slr.formulas.thresholds import thresholds
 
@@ -61,7 +58,7 @@ def phase_row(
         variant=config.variant,
         nu=float(config.nu),
         L=config.Lbar,
-        variable_length=variable_length,
+        variable_length=settings.variable_length,
         Delta=config.Delta,
         **values,
         tolerances={

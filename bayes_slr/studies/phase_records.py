@@ -31,6 +31,7 @@ class PhaseSettings(Record):
     scan : points of the scan of the fixed-point curve.
     channel_draws : channel draws where the variant has no quadrature.
     curve_points : samples of the threshold curves below their merge.
+    variable_length : the task's length law as given (a label of its row).
     """
 
     alpha_min: float
@@ -39,6 +40,7 @@ class PhaseSettings(Record):
     scan: int
     channel_draws: int
     curve_points: int
+    variable_length: bool = False
 
 
 @dataclasses.dataclass(frozen=True)

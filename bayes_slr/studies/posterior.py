@@ -96,14 +96,14 @@ def _other_init(init: str) -> str:
 
 def seed_training_set(
     config: SLRConfig,
-    alpha: float,
     settings: SamplingSettings,
     seed: int,
     data: tuple[Teacher | None, SLRBatch] | None = None,
 ) -> tuple[int, Teacher | None, SLRBatch, jax.Array]:
-    """``N = round(alpha D)``, the teacher and training set of ``seed`` (drawn for ``config``,
-    one head or several, or the given ``data``) and the key of its chains."""
-    N = training_size(alpha, config.D)
+    """``N = round(alpha D)`` (``settings.alpha``), the teacher and training set of ``seed``
+    (drawn for ``config``, one head or several, or the given ``data``) and the key of its
+    chains."""
+    N = training_size(settings.alpha, config.D)
     key_teacher, key_data, key_sampler = jax.random.split(jax.random.PRNGKey(seed), 3)
     if data is not None:
         return N, *data, key_sampler
@@ -137,7 +137,6 @@ def sample_chains(
 
 def sample_tree(
     config: SLRConfig,
-    alpha: float,
     settings: SamplingSettings,
     seed: int,
     *,
@@ -148,7 +147,8 @@ def sample_tree(
     """Draw the teacher and training set of ``seed``, sample the posterior, return its ArviZ
     ``DataTree``.
 
-    ``data``: a given ``(teacher, training set)`` of ``N = round(alpha D)`` sequences instead
+    ``data``: a given ``(teacher, training set)`` of ``N = round(alpha D)`` sequences
+    (``settings.alpha``) instead
     (a data file's); the chains use the same key as for drawn data, so the same
     sequences give the same draws. The teacher may be ``None`` (then there is no start check);
     ``about_data`` is recorded with the settings.
@@ -159,10 +159,10 @@ def sample_tree(
     the main chains start at random, with the teacher known) samples the same posterior;
     its draws are stored in the group :data:`~bayes_slr.studies.posterior_file.CHECK_GROUP`.
     """
-    N, teacher, batch, key_sampler = seed_training_set(config, alpha, settings, seed, data)
+    N, teacher, batch, key_sampler = seed_training_set(config, settings, seed, data)
     draws = sample_chains(key_sampler, config, batch, teacher, settings, settings.init, progress)
     record = {
-        **settings_record(settings, alpha, N, draws.sampler),
+        **settings_record(settings, N, draws.sampler),
         "data": None if about_data is None else about_data.to_dict(),
     }
     tree = posterior_io.to_datatree(
@@ -190,20 +190,20 @@ def sample_tree(
 
 def kept_point(
     config: SLRConfig,
-    alpha: float,
     settings: SamplingSettings,
     seed: int,
     path: Path | None,
     *,
     progress: bool = False,
 ) -> PosteriorSummary:
-    """The summary of the posterior of ``seed``'s training set at ``alpha``; with ``path``, the
+    """The summary of the posterior of ``seed``'s training set at ``settings.alpha``; with
+    ``path``, the
     posterior is written there atomically once summarised, so a file exists only for a finished
     point, and a file there sampled with these very settings (left by an interrupted run:
     written, not yet logged) is read instead of sampling again."""
-    tree = _earlier_tree(path, config, alpha, settings, seed)
+    tree = _earlier_tree(path, config, settings, seed)
     if tree is None:
-        tree = sample_tree(config, alpha, settings, seed, progress=progress)
+        tree = sample_tree(config, settings, seed, progress=progress)
     summary = summarise(tree, settings)
     if path is not None:
         posterior_io.save_posterior(tree, path, force=True)
@@ -211,7 +211,7 @@ def kept_point(
 
 
 def _earlier_tree(
-    path: Path | None, config: SLRConfig, alpha: float, settings: SamplingSettings, seed: int
+    path: Path | None, config: SLRConfig, settings: SamplingSettings, seed: int
 ) -> xr.DataTree | None:
     """The posterior at ``path`` if it was sampled with these settings, else ``None``."""
     if path is None or not path.is_file():
@@ -220,7 +220,7 @@ def _earlier_tree(
         tree = posterior_io.load_posterior(path)
     except ConfigError:
         return None
-    return tree if sampled_with(tree, config, alpha, settings, seed) else None
+    return tree if sampled_with(tree, config, settings, seed) else None
 
 
 def posterior_on_data(
@@ -248,8 +248,7 @@ def posterior_on_data(
     )
     tree = sample_tree(
         config,
-        train.N / config.D,
-        settings,
+        dataclasses.replace(settings, alpha=train.N / config.D),
         seed,
         data=(train.teacher, train.as_batch()),
         about_data=about,
@@ -516,6 +515,7 @@ def _erm(
     seed = int(jax.random.randint(key_fit, (), 0, 2**31 - 1))
     test = None if teacher is not None or held_out is None else held_out.as_batch()
     erm_settings = ERMSettings(
+        alpha=batch.y.shape[0] / config.D,
         lam=settings.lam,
         **({} if settings.N_test is None else {"N_test": settings.N_test}),
         predict_population=False,
@@ -524,10 +524,8 @@ def _erm(
     for activation in ERM_ACTIVATIONS:
         summary = erm_study(
             config,
-            activation,
-            erm_settings,
+            erm_settings.replace(activation=activation),
             seed,
-            alpha=batch.y.shape[0] / config.D,
             data=(teacher, batch),
             test_set=test,
         )

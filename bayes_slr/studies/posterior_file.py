@@ -190,11 +190,11 @@ def store_erm(tree: xr.DataTree, erm: StoredERM) -> None:
     )
 
 
-def settings_record(settings: SamplingSettings, alpha: float, N: int, sampler: str) -> JsonObject:
+def settings_record(settings: SamplingSettings, N: int, sampler: str) -> JsonObject:
     """The settings a posterior file records beside its task (``sampler``: the kernel that
     ran)."""
     return {
-        "alpha": alpha,
+        "alpha": settings.alpha,
         "N": N,
         "sampler": sampler,
         "sampler_option": settings.sampler,
@@ -210,18 +210,18 @@ def settings_record(settings: SamplingSettings, alpha: float, N: int, sampler: s
 
 
 def sampled_with(
-    tree: xr.DataTree, config: SLRConfig, alpha: float, settings: SamplingSettings, seed: int
+    tree: xr.DataTree, config: SLRConfig, settings: SamplingSettings, seed: int
 ) -> bool:
-    """Whether the posterior ``tree`` was sampled for ``config`` at ``alpha`` with the sampling
-    settings ``settings`` and ``seed`` (its evaluation settings may differ: they are applied
-    when it is summarised)."""
+    """Whether the posterior ``tree`` was sampled for ``config`` at ``settings.alpha`` with the
+    sampling settings ``settings`` and ``seed`` (its evaluation settings may differ: they are
+    applied when it is summarised)."""
     from bayes_slr.inference.posterior_io import record_of
 
     record = record_of(tree)
     expected = as_json_values(
         {
             **config.to_dict(),
-            **settings_record(settings, alpha, training_size(alpha, config.D), ""),
+            **settings_record(settings, training_size(settings.alpha, config.D), ""),
         }
     )
     evaluation = ("sampler", "N_test", "max_draws")

@@ -51,6 +51,8 @@ class SamplingSettings(Record):
     max_draws : draws forming the posterior predictors.
     erm : compare with ERM (softmax, linear) on the same data.
     lam : the ridge of that comparison (a number or ``"auto"``).
+    alpha : samples per dimension of the training set, ``N = round(alpha D)`` (given data: its
+        ``N / D``); ``None`` where no training set is drawn (re-summarising a posterior file).
     """
 
     sampler: str
@@ -64,6 +66,7 @@ class SamplingSettings(Record):
     max_draws: int
     erm: bool
     lam: float | str
+    alpha: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,13 +110,15 @@ class GivenSampling:
                 refuse_conflict(name, getattr(self, name), value, origin)
         return fixed.over(self)
 
-    def settings(self) -> SamplingSettings:
-        """The :class:`SamplingSettings` of these settings (every one filled in)."""
+    def settings(self, alpha: float | None = None) -> SamplingSettings:
+        """The :class:`SamplingSettings` of these settings (every one filled in) at ``alpha``."""
         return SamplingSettings(
+            alpha=alpha,
             **{
                 field.name: getattr(self, field.name)
                 for field in dataclasses.fields(SamplingSettings)
-            }
+                if field.name != "alpha"
+            },
         )
 
 

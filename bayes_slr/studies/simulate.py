@@ -7,19 +7,19 @@ import math
 import numpy as np
 
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.studies.simulate_records import DataSummary, SimulatedData
+from bayes_slr.studies.simulate_records import DataSummary, SimulatedData, SimulateSettings
 
 
-def simulate_data(config: SLRConfig, N: int, exact_teacher: bool, seed: int) -> SimulatedData:
-    """A teacher (``exact_teacher``: ``|k*|^2 = |v*|^2 = D``, else a prior draw) and ``N``
-    sequences of ``config`` drawn with ``seed``: the arrays and their summary."""
+def simulate_data(config: SLRConfig, settings: SimulateSettings, seed: int) -> SimulatedData:
+    """A teacher (``settings.exact_teacher``: ``|k*|^2 = |v*|^2 = D``, else a prior draw) and
+    ``settings.N`` sequences of ``config`` drawn with ``seed``: the arrays and their summary."""
     import jax
 
     from bayes_slr.models.simulate import draw_task_teacher, simulate
 
     key_teacher, key_data = jax.random.split(jax.random.PRNGKey(seed))
-    teacher = draw_task_teacher(key_teacher, config, exact=exact_teacher)
-    batch = simulate(key_data, config, teacher, N)
+    teacher = draw_task_teacher(key_teacher, config, exact=settings.exact_teacher)
+    batch = simulate(key_data, config, teacher, settings.N)
     arrays = {name: np.asarray(value) for name, value in batch._asdict().items()}
     arrays.update(k_star=np.asarray(teacher.k_star), v_star=np.asarray(teacher.v_star))
     at_location = np.take_along_axis(arrays["chi_star"], arrays["eps"][..., None], axis=-1)

@@ -1,5 +1,5 @@
-"""The typed records of a drawn data set (:mod:`bayes_slr.studies.simulate`). They import without
-JAX."""
+"""The settings and typed records of a drawn data set (:mod:`bayes_slr.studies.simulate`). They
+import without JAX."""
 
 from __future__ import annotations
 
@@ -8,6 +8,15 @@ import dataclasses
 import numpy as np
 
 from bayes_slr.numerics.record import JsonObject, Record
+
+
+@dataclasses.dataclass(frozen=True)
+class SimulateSettings(Record):
+    """What is drawn: ``N`` sequences, and the teacher (``exact_teacher``: ``|k*|^2 = |v*|^2 =
+    D``, else a prior draw)."""
+
+    N: int
+    exact_teacher: bool
 
 
 @dataclasses.dataclass(frozen=True)

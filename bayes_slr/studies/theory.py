@@ -22,18 +22,17 @@ from bayes_slr.studies.theory_records import (
 SIMULATION_TEST_SEQUENCES = 10_000
 
 
-def theory_row(
-    config: SLRConfig,
-    source: str,
-    alpha: float,
-    estimator: str,
-    init: str,
-    settings: TheorySettings,
-    seed: int,
-) -> TheoryRow:
-    """One row: the equations (``source`` ``theory``), an L-BFGS simulation (``simulation``) or
-    the population value (``population``) of ``estimator`` (an activation, ``bayes`` or
-    ``amp``) at ``alpha`` from ``init``."""
+def theory_row(config: SLRConfig, settings: TheorySettings, seed: int) -> TheoryRow:
+    """One row, ``settings``' point: the equations (``source`` ``theory``), an L-BFGS simulation
+    (``simulation``) or the population value (``population``) of ``estimator`` (an activation,
+    ``bayes`` or ``amp``) at ``alpha`` from ``init``."""
+    source, alpha, estimator, init = (
+        settings.source,
+        settings.alpha,
+        settings.estimator,
+        settings.init,
+    )
+    assert alpha is not None and estimator is not None, "a row's settings name its point"
     if source == "simulation":
         return _simulation_row(config, alpha, estimator, settings, seed)
     if source == "population":
@@ -133,13 +132,15 @@ def _simulation_row(
 
     D = settings.dimension(alpha)
     erm = ERMSettings(
+        activation=activation,
+        alpha=alpha,
         lam=settings.lam,
         seeds=settings.seeds,
         N_test=SIMULATION_TEST_SEQUENCES,
         exact_teacher=True,
         predict_population=False,
     )
-    summary = erm_study(config.replace(D=D), activation, erm, seed, alpha=alpha)
+    summary = erm_study(config.replace(D=D), erm, seed)
     per_seed = [s.overlaps.to_dict() for s in summary.per_seed]
     overlaps = {name: sum(s[name] for s in per_seed) / settings.seeds for name in per_seed[0]}
     return TheoryRow(

@@ -18,7 +18,8 @@ BAYES_ESTIMATORS = ("bayes", "amp")
 
 @dataclasses.dataclass(frozen=True)
 class TheorySettings(Record):
-    """How the rows of a curve are solved.
+    """How the rows of a curve are solved, and which row (its point: ``source``, ``alpha``,
+    ``estimator``, ``init``).
 
     Attributes
     ----------
@@ -31,6 +32,12 @@ class TheorySettings(Record):
         is its standard error).
     target_stderr : the standard error an ERM point adds channel points to reach (``None``:
         ``channel_draws`` points whatever its error).
+    source : ``theory`` (the equations), ``simulation`` (L-BFGS at finite ``D``) or
+        ``population`` (the ``alpha -> inf`` value).
+    alpha : samples per dimension of the row (``inf`` for a population row; ``None``: the
+        settings of every row of a curve, before a point is chosen).
+    estimator : an activation, ``bayes`` or ``amp`` (``None`` as ``alpha``).
+    init : the start of the fixed-point iteration, ``random`` or ``informed``.
     """
 
     lam: float
@@ -39,6 +46,10 @@ class TheorySettings(Record):
     seeds: int
     replicates: int
     target_stderr: float | None = None
+    source: str = "theory"
+    alpha: float | None = None
+    estimator: str | None = None
+    init: str = "random"
 
     def dimension(self, alpha: float) -> int:
         """``D`` of the simulation at ``alpha`` (at least 2)."""

@@ -17,6 +17,7 @@ import pytest
 from jax.flatten_util import ravel_pytree
 
 from bayes_slr.attention.activations import activation_names
+from bayes_slr.attention.erm_settings import ERMSettings
 from bayes_slr.attention.estimators import AttentionParams, overlaps, predict
 from bayes_slr.attention.training import fit_erm, initial_params, objective_and_grad_norm
 from bayes_slr.errors import ConfigError
@@ -52,14 +53,17 @@ def large_alpha(task, size) -> dict[str, erm.ERMSummary]:
     return {
         activation: erm.erm_study(
             task,
-            activation,
-            alpha=ALPHA,
-            lam=LAM,
-            seeds=size["seeds"],
-            N_test=size["N_test"],
-            tol=TOL,
-            exact_teacher=True,
-            starts=2,
+            ERMSettings(
+                activation=activation,
+                alpha=ALPHA,
+                lam=LAM,
+                seeds=size["seeds"],
+                N_test=size["N_test"],
+                tol=TOL,
+                exact_teacher=True,
+                starts=2,
+            ),
+            0,
         )
         for activation in activation_names()
     }
@@ -208,7 +212,11 @@ def test_prior_teachers_match_the_rescaled_population_error(task, size):
     """Teachers from the prior (``|k*|^2/D``, ``|v*|^2/D`` off one by ``O(D^-1/2)``): the
     rescaling in ``predicted_population_error`` absorbs the teacher norms."""
     summary = erm.erm_study(
-        task, "softmax", alpha=ALPHA, lam=LAM, seeds=size["seeds"], N_test=size["N_test"]
+        task,
+        ERMSettings(
+            activation="softmax", alpha=ALPHA, lam=LAM, seeds=size["seeds"], N_test=size["N_test"]
+        ),
+        0,
     )
     diffs = np.array([r.test_error - r.predicted_population_error for r in summary.per_seed])
     stderr = math.sqrt(sum(r.stderr**2 for r in summary.per_seed)) / len(diffs)
@@ -278,33 +286,20 @@ def test_one_pass_sgd_decreases_the_loss(task, training_set, activation):
     assert (float(fit.params.c) != 0.0) == (activation == "erf")
 
 
+SMALL_POINT = ERMSettings(
+    activation="softmax", alpha=8.0, seeds=2, starts=3, N_test=4000, predict_population=False
+)
+SMALL_AUTO = SMALL_POINT.replace(lam="auto", lam_grid=(0.01, 0.1, 1.0, 10.0))
+
+
 @pytest.fixture(scope="module")
 def small_multistart():
     """A small point with a fixed ridge and one with ``lam="auto"``: spiked ``nu = 2``, ``L = 3``,
     ``D = 20``.
     """
     config = SLRConfig("spiked", 20, LengthLaw.fixed(3), 2.0)
-    fixed = erm.erm_study(
-        config,
-        "softmax",
-        alpha=8.0,
-        lam=0.1,
-        seeds=2,
-        starts=3,
-        N_test=4000,
-        predict_population=False,
-    )
-    auto = erm.erm_study(
-        config,
-        "softmax",
-        alpha=8.0,
-        lam="auto",
-        seeds=2,
-        starts=3,
-        N_test=4000,
-        predict_population=False,
-        lam_grid=(0.01, 0.1, 1.0, 10.0),
-    )
+    fixed = erm.erm_study(config, SMALL_POINT.replace(lam=0.1), 0)
+    auto = erm.erm_study(config, SMALL_AUTO, 0)
     return config, fixed, auto
 
 
@@ -339,17 +334,7 @@ def test_zero_predictor_error_is_the_teacher_value_norm(small_multistart):
 def test_informed_start_is_a_reference_unless_asked_for(small_multistart):
     config, fixed, _ = small_multistart
     assert all(r.selected_start != "informed" for r in fixed.per_seed)
-    informed = erm.erm_study(
-        config,
-        "softmax",
-        alpha=8.0,
-        lam=0.1,
-        seeds=2,
-        starts=3,
-        N_test=4000,
-        predict_population=False,
-        init="informed",
-    )
+    informed = erm.erm_study(config, SMALL_POINT.replace(lam=0.1, init="informed"), 0)
     for a, b in zip(informed.per_seed, fixed.per_seed):
         assert a.selected_start == "informed"
         assert a.test_error == pytest.approx(b.informed.test_error, rel=1e-9)
@@ -371,17 +356,7 @@ def test_lam_auto_chooses_the_best_validation_error(small_multistart):
 def test_lam_auto_does_not_look_at_the_test_set(small_multistart):
     """The choice uses the training set only: other test samples, same ``lam`` and fit."""
     config, _, auto = small_multistart
-    again = erm.erm_study(
-        config,
-        "softmax",
-        alpha=8.0,
-        lam="auto",
-        seeds=2,
-        starts=3,
-        N_test=2000,
-        predict_population=False,
-        lam_grid=(0.01, 0.1, 1.0, 10.0),
-    )
+    again = erm.erm_study(config, SMALL_AUTO.replace(N_test=2000), 0)
     assert again.lam == auto.lam
     for a, b in zip(again.per_seed, auto.per_seed):
         assert a.train_loss == b.train_loss
@@ -404,13 +379,16 @@ def test_erf_random_starts_reach_the_informed_basin(full_size):
     config = SLRConfig("spiked", 100, LengthLaw.fixed(5), 2.0)
     summary = erm.erm_study(
         config,
-        "erf",
-        alpha=16.0,
-        lam=1e-3,
-        seeds=4 if full_size else 2,
-        starts=2,
-        N_test=5000,
-        predict_population=False,
+        ERMSettings(
+            activation="erf",
+            alpha=16.0,
+            lam=1e-3,
+            seeds=4 if full_size else 2,
+            starts=2,
+            N_test=5000,
+            predict_population=False,
+        ),
+        0,
     )
     for record in summary.per_seed:
         assert record.test_error < record.zero_error + 4 * record.stderr, record
@@ -438,7 +416,7 @@ def test_bad_input_is_a_config_error(task, changes, message):
     arguments = {"activation": "softmax", "alpha": 2.0, "lam": 0.1, "seeds": 2} | changes
     activation = arguments.pop("activation")
     with pytest.raises(ConfigError, match=message):
-        erm.erm_study(task, activation, **arguments)
+        erm.erm_study(task, ERMSettings(activation=activation, **arguments), 0)
 
 
 def test_bad_dimension_and_missing_teacher_are_config_errors(task, training_set):

@@ -13,6 +13,7 @@ import pytest
 from jax.flatten_util import ravel_pytree
 
 from bayes_slr.attention.activations import OPTIONAL_ACTIVATIONS, activation_names, sphere_erf
+from bayes_slr.attention.erm_settings import ERMSettings
 from bayes_slr.attention.estimators import AttentionParams
 from bayes_slr.attention.training import (
     LENGTH_BUCKETS,
@@ -73,9 +74,9 @@ def test_a_gap_erm_point_gives_the_same_row_padded(monkeypatch, variant, nu):
     options = dict(
         alpha=8.0, seeds=2, starts=2, N_test=4000, predict_population=False, lam_grid=(0.1, 1.0)
     )
-    padded = erm.erm_study(config, "softmax", **options)
+    padded = erm.erm_study(config, ERMSettings(activation="softmax", **options), 0)
     monkeypatch.setattr(erm, "padded_to_bucket", lambda batch: batch)
-    plain = erm.erm_study(config, "softmax", **options)
+    plain = erm.erm_study(config, ERMSettings(activation="softmax", **options), 0)
     assert padded.lam == plain.lam
     assert padded.notes == plain.notes
     for a, b in zip(padded.per_seed, plain.per_seed, strict=True):

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from bayes_slr.attention.erm_settings import ERMSettings
 from bayes_slr.attention.estimators import AttentionParams
 from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.studies import erm
@@ -40,9 +41,9 @@ def test_pruned_path_chooses_the_same_ridge(monkeypatch, variant, nu, activation
     same ridge at every seed, validation errors equal to L-BFGS's accuracy, the same row."""
     config = SLRConfig(variant, 20, LengthLaw.fixed(3), nu, 0.1)
     options = dict(alpha=8.0, seeds=2, starts=3, N_test=4000, predict_population=False)
-    pruned = erm.erm_study(config, activation, **options)
+    pruned = erm.erm_study(config, ERMSettings(activation=activation, **options), 0)
     monkeypatch.setattr(erm, "_distinct", lambda params, values: np.ones(values.shape, bool))
-    walked = erm.erm_study(config, activation, **options)
+    walked = erm.erm_study(config, ERMSettings(activation=activation, **options), 0)
     assert pruned.lam == walked.lam
     assert pruned.notes == walked.notes
     for a, b in zip(pruned.per_seed, walked.per_seed, strict=True):
@@ -78,9 +79,9 @@ def test_coinciding_starts_share_one_refit_and_report_the_same_minimum(monkeypat
     monkeypatch.setattr(
         erm, "_coinciding", lambda *args: coinciding(*args) & np.array([True, False])
     )
-    shared = erm.erm_study(config, "softmax", **options)
+    shared = erm.erm_study(config, ERMSettings(activation="softmax", **options), 0)
     monkeypatch.setattr(erm, "_coinciding", lambda *args: np.zeros(2, bool))
-    every = erm.erm_study(config, "softmax", **options)
+    every = erm.erm_study(config, ERMSettings(activation="softmax", **options), 0)
     assert shared.lam == every.lam
     assert shared.notes == every.notes
     # the shared refit happened at the first seed: its starts' objectives are one number

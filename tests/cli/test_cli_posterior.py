@@ -424,8 +424,8 @@ def test_interrupted_sweep_keeps_no_orphan_file(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(
         posterior_study,
         "sample_tree",
-        lambda config, alpha, *args, **kwargs: (
-            samples.append(alpha) or sample_tree(config, alpha, *args, **kwargs)
+        lambda config, settings, *args, **kwargs: (
+            samples.append(settings.alpha) or sample_tree(config, settings, *args, **kwargs)
         ),
     )
     assert main([*arguments, "--json"]) == 0

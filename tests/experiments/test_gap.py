@@ -318,7 +318,7 @@ def test_help_states_the_defaults_that_run():
 def test_delta_and_D_reach_the_erm_training_data(monkeypatch):
     calls = []
 
-    def fake_experiment(config, activation, **kwargs):
+    def fake_experiment(config, settings, seed, **kwargs):
         calls.append(config)
         raise KeyboardInterrupt
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from bayes_slr.attention.erm_settings import ERMSettings
 from bayes_slr.errors import ConfigError
 from bayes_slr.formulas.optimum import optimal_population_error
 from bayes_slr.formulas.replica_erm import erm_replica_point
@@ -99,7 +100,16 @@ def test_erm_theory_matches_simulation(full_size, activation, lam):
     config = SPIKED.replace(D=D)
     theory = erm_replica_point(config, activation, alpha=4.0, lam=lam, mc_samples=mc)
     simulation = erm_study(
-        config, activation, alpha=4.0, lam=lam, seeds=seeds, N_test=10_000, exact_teacher=True
+        config,
+        ERMSettings(
+            activation=activation,
+            alpha=4.0,
+            lam=lam,
+            seeds=seeds,
+            N_test=10_000,
+            exact_teacher=True,
+        ),
+        0,
     )
     assert theory.converged and theory.diagnostics.rs_stable
     assert all(r.converged for r in simulation.per_seed)

@@ -94,7 +94,9 @@ def test_erm_target_stderr_adds_points_of_the_same_scramblings_until_met(monkeyp
     assert met.converged and met.stderr <= target, (met.stderr, target)
     assert met.diagnostics.mc_samples == 4096 and met.diagnostics.target_stderr == target
     monkeypatch.setattr("bayes_slr.formulas.result.REPLICA_MAX_DRAWS", 512)
-    settings = TheorySettings(1.0, 256, None, 2, 8, target_stderr=target / 100)
-    capped = theory_row(config, "theory", 4.0, "softmax", "random", settings, seed=3)
+    settings = TheorySettings(
+        1.0, 256, None, 2, 8, target_stderr=target / 100, alpha=4.0, estimator="softmax"
+    )
+    capped = theory_row(config, settings, seed=3)
     assert capped.diagnostics.mc_samples == 512 and capped.stderr > target / 100
     assert any("above its target" in line for line in curve_warnings([capped]))

@@ -393,8 +393,8 @@ def test_amp_fixed_point_matches_the_state_evolution(alpha, full_size):
     (random start) against the state evolution's fixed point, averaged over exact teachers.
     Tolerance: :func:`tolerance` (measured finite-size spread, 4 standard errors)."""
     D, seeds = (2000, 4) if full_size else (1000, 2)
-    options = AMPSettings(N_test=10_000, mc_samples=SE_SAMPLES, history=False)
-    rows = [amp_point(SPIKED.replace(D=D), alpha, seed, options) for seed in range(seeds)]
+    settings = AMPSettings(alpha=alpha, N_test=10_000, mc_samples=SE_SAMPLES, history=False)
+    rows = [amp_point(SPIKED.replace(D=D), settings, seed) for seed in range(seeds)]
     assert all(row.converged for row in rows)
     theory = rows[0].state_evolution
     assert theory.converged
@@ -421,13 +421,14 @@ def test_amp_max_slr_matches_the_state_evolution(nu, full_size):
     """
     D, seeds, se_samples = (1000, 2, SE_SAMPLES) if full_size else (200, 1, 2048)
     config = SLRConfig("max", D, LengthLaw.fixed(3), nu, 0.1)
-    options = AMPSettings(
+    settings = AMPSettings(
+        alpha=4.0,
         N_test=5_000 if full_size else 2_000,
         mc_samples=se_samples,
         history=False,
         tol=1e-6 if full_size else 1e-4,
     )  # 1e-4: far below the tolerance, half the iterations
-    rows = [amp_point(config, 4.0, seed, options) for seed in range(seeds)]
+    rows = [amp_point(config, settings, seed) for seed in range(seeds)]
     assert all(row.converged for row in rows)
     theory = rows[0].state_evolution
     assert theory.converged

@@ -35,7 +35,10 @@ HEADS = ERMSettings(lam=1e-3, seeds=4, exact_teacher=True, student_heads=2)
 
 def test_erm_reaches_the_optimum_with_specialised_heads() -> None:
     optimum = student_heads_optimum("softmax", CONFIG, 2).error
-    runs = [erm_study(CONFIG, "softmax", HEADS, alpha=alpha) for alpha in (ALPHA, 2 * ALPHA)]
+    runs = [
+        erm_study(CONFIG, HEADS.replace(activation="softmax", alpha=alpha), 0)
+        for alpha in (ALPHA, 2 * ALPHA)
+    ]
     for run in runs:
         assert run.test_error >= optimum - 4 * run.stderr
     extrapolated = 2 * runs[1].test_error - runs[0].test_error
@@ -54,7 +57,7 @@ def test_erm_reaches_the_optimum_with_specialised_heads() -> None:
 def test_the_oracle_of_two_heads_scores_the_bayes_error_and_auto_chooses_a_ridge() -> None:
     config = CONFIG.replace(presence=0.5, Delta=0.0)
     settings = HEADS.replace(lam="auto", seeds=2, starts=1, N_test=20_000)
-    run = erm_study(config, "linear", settings, alpha=8.0)
+    run = erm_study(config, settings.replace(activation="linear", alpha=8.0), 0)
     bayes = presence_bayes_error_exact(config).value
     assert abs(run.oracle_error - bayes) <= 4 * run.oracle_stderr
     for seed in run.per_seed:
@@ -81,8 +84,12 @@ def test_head_overlaps_of_a_permuted_teacher() -> None:
 
 def test_bad_settings_are_refused() -> None:
     with pytest.raises(ConfigError, match="student_heads must be"):
-        erm_study(CONFIG, "softmax", HEADS.replace(student_heads=0), alpha=10.0)
+        erm_study(CONFIG, HEADS.replace(student_heads=0, alpha=10.0), 0)
     with pytest.raises(ConfigError, match="alpha"):
-        erm_study(CONFIG, "softmax", HEADS, alpha=0.0)
+        erm_study(CONFIG, HEADS.replace(activation="softmax", alpha=0.0), 0)
     with pytest.raises(ConfigError, match="init: 'informed' is one-head only"):
-        erm_study(CONFIG.replace(heads=1, presence=0.5), "softmax", init="informed", alpha=10.0)
+        erm_study(
+            CONFIG.replace(heads=1, presence=0.5),
+            ERMSettings(activation="softmax", alpha=10.0, init="informed"),
+            0,
+        )

@@ -61,7 +61,9 @@ def main() -> None:
     for alpha in ALPHAS:
         cells = [f"{alpha:g}"]
         for name in ACTIVATIONS:
-            run = erm_study(config, name, settings, alpha=alpha, student_heads=2)
+            run = erm_study(
+                config, settings.replace(activation=name, alpha=alpha, student_heads=2), 0
+            )
             cells.append(f"{run.test_error:.4f} +- {run.stderr:.4f}")
             heads = [seed.head_overlaps for seed in run.per_seed]
             cells.append("{:.3f}, {:.3f}".format(*matched_cosines(heads)))
@@ -76,7 +78,11 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for name in ACTIVATIONS:
         for student_heads in (1, 2, 3):
-            run = erm_study(config, name, settings, alpha=ALPHAS[-1], student_heads=student_heads)
+            run = erm_study(
+                config,
+                settings.replace(activation=name, alpha=ALPHAS[-1], student_heads=student_heads),
+                0,
+            )
             optimum = heads_at_optimum(aligned[name], config, student_heads).error
             print(
                 f"| {name} | {student_heads} | {run.test_error:.4f} +- {run.stderr:.4f} | "

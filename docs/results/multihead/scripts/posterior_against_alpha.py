@@ -102,7 +102,7 @@ def table(config: SLRConfig, args) -> None:
                 N_test=20_000,
                 student_heads=2,
             )
-            run = erm_study(config, name, settings, alpha=alpha)
+            run = erm_study(config, settings.replace(activation=name, alpha=alpha), 0)
             cells.append(f"{run.test_error:.4f} +- {run.stderr:.4f}")
         cells.append(f"{max(rhat for _, rhat in seeds):.3f}")
         print("| " + " | ".join(cells) + " |", flush=True)
