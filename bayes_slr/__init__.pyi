@@ -703,9 +703,9 @@ def posterior(
     reference errors, the start check and ERM (softmax, linear) on the same data. source
     re-summarises a posterior written with out. With heads or presence (spiked; docs/multihead.md
     section 8) or a multi-head data file: the posterior of every head (sampler auto: NUTS with the
-    heads' states summed out), diagnostics of label-free (matched) overlaps and the same errors and
-    references; the start check and ERM (H-head students) run when asked for. With data or source,
-    every setting not given is the file's, and one given that contradicts the file is refused.
+    heads' states summed out), diagnostics of label-free (matched) overlaps and the same errors,
+    references, start check and ERM (H-head students). With data or source, every setting not given
+    is the file's, and one given that contradicts the file is refused.
 
     Parameters
     ----------
@@ -757,7 +757,7 @@ def posterior(
         predictors, >= 1. Default: 1000.
     erm : bool | None
         compare with ERM (softmax, linear) trained on the same data as gap trains it (with heads:
-        H-head students, only when asked for). Default: on.
+        H-head students). Default: on.
     lam : float | str | None
         ridge of the ERM comparison: >= 0, or auto (chosen by held-out validation, as in gap).
         Default: auto.
@@ -877,7 +877,7 @@ def posterior_sweep(
         predictors, >= 1. Default: 1000.
     erm : bool | None
         compare with ERM (softmax, linear) trained on the same data as gap trains it (with heads:
-        H-head students, only when asked for). Default: on.
+        H-head students). Default: on.
     lam : float | str | None
         ridge of the ERM comparison: >= 0, or auto (chosen by held-out validation, as in gap).
         Default: auto.

@@ -111,8 +111,8 @@ class Posterior(Experiment[PosteriorOptions, PosteriorPoint, PosteriorSample, Po
         "linear) on the same data. --from re-summarises a posterior written with --out. "
         "With --heads or --presence (spiked; docs/multihead.md section 8) or a multi-head --data "
         "file: the posterior of every head (--sampler auto: NUTS with the heads' states summed "
-        "out), diagnostics of label-free (matched) overlaps and the same errors and references; "
-        "the start check and ERM (H-head students) run when asked for. " + FILE_HELP
+        "out), diagnostics of label-free (matched) overlaps and the same errors, references, "
+        "start check and ERM (H-head students). " + FILE_HELP
     )
     options_type = PosteriorOptions
     point_type = PosteriorPoint

@@ -62,14 +62,9 @@ SAMPLING_DEFAULTS = GivenSampling(
     lam=LAM_AUTO,
     seed=DEFAULT_SEED,
 )
-"""The defaults of the sampling and evaluation settings (docs/posterior.md says why)."""
-
-
-def heads_sampling(given: GivenSampling) -> GivenSampling:
-    """The sampling settings ``given`` of a multi-head posterior (docs/multihead.md section 8):
-    the start check and the ERM comparison (an ``H``-head student) run only when asked for, each
-    costing about as much as the posterior again."""
-    return dataclasses.replace(given, check_start=bool(given.check_start), erm=bool(given.erm))
+"""The defaults of the sampling and evaluation settings (docs/posterior.md says why), one head or
+several: the start check and the ERM comparison cost the same share of the posterior with heads
+as without (docs/multihead.md section 8)."""
 
 
 def values_of(record: object, names: tuple[str, ...]) -> dict[str, object]:
@@ -150,7 +145,7 @@ class SamplingOptions(Options):
     erm: bool | None = option(
         None,
         "compare with ERM (softmax, linear) trained on the same data as gap trains it (with "
-        "--heads: H-head students, only when asked for)",
+        "--heads: H-head students)",
         signature_default=SAMPLING_DEFAULTS.erm,
     )
     lam: float | str | None = lam_option(
@@ -184,8 +179,6 @@ class SamplingOptions(Options):
     @functools.cached_property
     def _resolution(self) -> PosteriorRun:
         run = self.resolve_task(GivenSampling.of(self))
-        if run.config.multihead and not self.from_file():
-            run = dataclasses.replace(run, sampling=heads_sampling(run.sampling))
         run = dataclasses.replace(run, sampling=run.filled_sampling(SAMPLING_DEFAULTS))
         settings = run.sampling.settings()
         for alpha in self.simulated_alphas(run):

@@ -42,6 +42,7 @@ def test_simulate_writes_a_head_axis(tmp_path, capsys):
     assert (record["heads"], record["presence"]) == (2, 0.5)
     capsys.readouterr()
     small = ["--chains", "2", "--warmup", "20", "--samples", "20", "--max-draws", "20"]
+    small += ["--no-erm", "--no-check-start"]
     assert main(["posterior", "--data", str(out), *small, "--N-test", "200"]) == 0
     assert "heads 2, presence 0.5" in capsys.readouterr().out  # the file's task
 

@@ -33,6 +33,8 @@ TWO_HEADS = {
     "warmup": 200,
     "N_test": 4000,
     "max_draws": 200,
+    "erm": False,  # each asked for by its own test
+    "check_start": False,
 }
 
 
@@ -103,7 +105,7 @@ def test_the_erm_comparison_trains_two_heads_and_is_no_better_than_the_posterior
     posterior's training set, scored beside the posterior on its test sequences; the
     Bayes-optimal predictor is the best on them, so ERM minus it is above ``-4`` standard
     errors (paired)."""
-    result = bayes_slr.posterior(**TWO_HEADS, samples=125, erm=True)
+    result = bayes_slr.posterior(**{**TWO_HEADS, "erm": True}, samples=125)
     row = result.summary
     assert set(row.erm) == {"softmax", "linear"}
     for activation in row.erm:
@@ -146,7 +148,7 @@ def test_start_check_with_two_heads():
     """Chains from the other start (informed: at the teacher; the main ones at random) sample the
     same posterior: their Bayes-optimal error agrees with the main chains' within the start
     check's tolerance, and neither is better than the teacher's known directions."""
-    row = bayes_slr.posterior(**{**SMALL, "init": "random"}, check_start=True).summary
+    row = bayes_slr.posterior(**{**SMALL, "init": "random", "check_start": True}).summary
     check = row.start_check
     assert check is not None and check.init == "informed"
     assert not check.multimodal and abs(check.agreement) < 4
@@ -174,7 +176,7 @@ def test_posterior_of_a_two_head_data_file_is_the_simulated_posterior(tmp_path):
     and the Bayes-optimal predictor beats the zero predictor on them (paired)."""
     path = tmp_path / "heads.npz"
     bayes_slr.simulate(heads=2, presence=0.5, D=6, N=72, exact_teacher=True, out=path)
-    names = ("sampler", "chains", "warmup", "samples", "init", "max_draws")
+    names = ("sampler", "chains", "warmup", "samples", "init", "max_draws", "erm", "check_start")
     sampling = {name: SMALL[name] for name in names}
     row = bayes_slr.posterior(data=path, N_test=2000, **sampling).summary
     simulated = bayes_slr.posterior(**SMALL).summary
