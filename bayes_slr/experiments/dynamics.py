@@ -397,14 +397,14 @@ class Dynamics(Experiment[DynamicsOptions, DynamicsPoint, DynamicsRun, DynamicsR
         ``folder`` (:mod:`~bayes_slr.studies.dynamics_state`), and compare its end with the
         theory; a point of student heads is read for specialisation
         (:mod:`~bayes_slr.studies.dynamics`)."""
-        config, settings = options.config(), options.settings()
-        student_heads = options.heads_run()
-        if student_heads is not None:
-            return dynamics_point(
-                config, point.activation, point.seed, settings, student_heads=student_heads
-            )
+        config = options.config()
+        settings = dataclasses.replace(
+            options.settings(), activation=point.activation, student_heads=options.heads_run()
+        )
+        if settings.student_heads is not None:
+            return dynamics_point(config, settings, point.seed)
         label = f"{point.activation} seed {point.seed}"
-        solve = functools.partial(dynamics_point, config, point.activation, point.seed, settings)
+        solve = functools.partial(dynamics_point, config, settings, point.seed)
         if get_dynamics_method(options.method).data:
             state = _point_state(self, options, point, folder)
             return solve(

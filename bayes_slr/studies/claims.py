@@ -15,6 +15,7 @@ is reached; batches already stored are read back, never recomputed.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
@@ -227,10 +228,8 @@ def _sgd_values(claim: Claim, batch_seed: int) -> PerTeacher:
     settings = method.settings(DynamicsRequest(D=claim.task.D))
     values: PerTeacher = {}
     for quantity in (q for q in (claim.left, claim.right) if q.estimator == "sgd"):
-        runs = [
-            dynamics_point(config, quantity.activation, batch_seed + i, settings)
-            for i in range(claim.teachers)
-        ]
+        point = dataclasses.replace(settings, activation=quantity.activation)
+        runs = [dynamics_point(config, point, batch_seed + i) for i in range(claim.teachers)]
         values[_key(quantity)] = (
             tuple(run.final_error for run in runs),
             tuple(run.final_stderr for run in runs),

@@ -2,11 +2,12 @@
 specialisation of student heads against ``D``.
 
 :func:`dynamics_point` takes the task, a method's settings record
-(:mod:`bayes_slr.studies.dynamics_methods`), the seed and the number of student heads, runs the
-method, and returns a typed row (:data:`~bayes_slr.studies.dynamics_records.DynamicsRun`): with
-one head a :class:`~bayes_slr.studies.dynamics_records.DynamicsRow` (the logged trajectory, the
-end, the activation's population optimum and the Bayes error, the escape and reach times, and
-the method's own comparison, ``gd``: the ERM minimum); with ``H_s`` student heads on multi-head
+(:mod:`bayes_slr.studies.dynamics_methods`: with the point's activation and number of student
+heads) and the seed, runs the method, and returns a typed row
+(:data:`~bayes_slr.studies.dynamics_records.DynamicsRun`): with one head a
+:class:`~bayes_slr.studies.dynamics_records.DynamicsRow` (the logged trajectory, the end, the
+activation's population optimum and the Bayes error, the escape and reach times, and the
+method's own comparison, ``gd``: the ERM minimum); with ``H_s`` student heads on multi-head
 SLR (docs/multihead.md, "Dynamics") a
 :class:`~bayes_slr.studies.dynamics_records.HeadsDynamicsRow`, the run read for specialisation
 (:func:`read_specialisation`) beside the aligned heads' optimum and the Bayes error.
@@ -24,6 +25,7 @@ summarises these times per ``D``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable, Sequence
@@ -115,27 +117,23 @@ def escape_time(trajectory: Any) -> float | None:
 
 def dynamics_point(
     config: SLRConfig,
-    activation: str,
-    seed: int,
     settings: DynamicsSettings,
+    seed: int,
     train: Callable[[Any], Any] | None = None,
-    student_heads: int | None = None,
-    level: float = SPECIALISATION_LEVEL,
 ) -> DynamicsRun:
     """Run one point and compare its end with the theory.
 
     Parameters
     ----------
     config : the task (its ``D``: the dimension of a data run, the start's of an ODE).
-    activation : a registered activation.
+    settings : the method's settings record (its ``method`` names the registered method), with
+        the point's ``activation``, ``student_heads`` (``None``: the one-head dynamics; more on
+        the multi-head task ``config``, for a method with multi-head equations) and ``level``
+        (the cosine level a run of heads is read at, module docstring).
     seed : the seed of the teacher, data, start, test set and stream (an ODE: its start and
         draws).
-    settings : the method's settings record (its ``method`` names the registered method).
     train : how a data method runs its ``TrainingRun`` (default ``train_dynamics``; the
         experiment's keeps checkpoints; one head).
-    student_heads : ``H_s`` student heads on the multi-head task ``config`` (``None``: the
-        one-head dynamics); the method must have multi-head equations.
-    level : the cosine level a run of heads is read at (module docstring), in ``(0, 1)``.
 
     Returns
     -------
@@ -144,8 +142,9 @@ def dynamics_point(
         :class:`~bayes_slr.studies.dynamics_records.HeadsDynamicsRow`.
     """
     method = get_dynamics_method(settings.method)
-    if student_heads is not None:
-        return _heads_row(config, activation, seed, settings, student_heads, level)
+    if settings.student_heads is not None:
+        return _heads_row(config, settings, seed)
+    activation = settings.activation
     trajectory = method.trajectory(config, activation, seed, settings, train)
     optimum, note, bayes = _references(activation, config)
     columns = {name: tuple(float(x) for x in trajectory.column(name)) for name in POINT_FIELDS}
@@ -190,15 +189,10 @@ def _reach_time(
     return 0.0 if reach is None and errors[0] <= level else reach
 
 
-def _heads_row(
-    config: SLRConfig,
-    activation: str,
-    seed: int,
-    settings: DynamicsSettings,
-    student_heads: int,
-    level: float,
-) -> HeadsDynamicsRow:
-    """One run of ``student_heads`` heads read for specialisation (:func:`dynamics_point`)."""
+def _heads_row(config: SLRConfig, settings: DynamicsSettings, seed: int) -> HeadsDynamicsRow:
+    """One run of ``settings.student_heads`` heads read for specialisation
+    (:func:`dynamics_point`)."""
+    activation, student_heads = settings.activation, settings.student_heads
     method = get_dynamics_method(settings.method)
     if not method.multihead:
         raise ConfigError(f"method {method.name} has no multi-head equations")
@@ -219,7 +213,7 @@ def _heads_row(
         final_stderr=last.test_stderr,
         cosines_k=as_matrix(last.cosines("k")),
         cosines_v=as_matrix(last.cosines("v")),
-        specialisation=read_specialisation(trajectory, level),
+        specialisation=read_specialisation(trajectory, settings.level),
         population_optimum=optimum,
         optimum_note=note,
         bayes_error=bayes,
@@ -374,11 +368,13 @@ def specialisation_study(
         per_seed = [
             _heads_row(
                 config.replace(D=D),
-                activation,
+                dataclasses.replace(
+                    settings(D, log_points=log_points, N_test=N_test),
+                    activation=activation,
+                    student_heads=heads,
+                    level=level,
+                ),
                 seed,
-                settings(D, log_points=log_points, N_test=N_test),
-                heads,
-                level,
             )
             for seed in range(values["seeds"])
         ]

@@ -26,6 +26,7 @@ from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics.record import Record
 from bayes_slr.registry import Registry
 from bayes_slr.studies.dynamics_erm import DEFAULT_REPLICA_SAMPLES
+from bayes_slr.studies.dynamics_records import SPECIALISATION_LEVEL
 
 DEFAULT_T_MAX = 40.0
 DEFAULT_BATCH = 32
@@ -121,6 +122,14 @@ class DynamicsSettings(Record):
     t_max : the time reached.
     log_points : about this many logged points.
     tolerance : reached: the final error at most this above the population optimum.
+    activation : the point's activation (a registered one).
+    student_heads : ``H_s`` student heads on the multi-head task (``None``: the one-head
+        dynamics); the method must have multi-head equations.
+    level : the cosine level a run of heads is read at (:mod:`bayes_slr.studies.dynamics`), in
+        ``(0, 1)``.
+
+    The last three are the point's (keyword-only: every method's record has them, after its
+    own fields).
     """
 
     method: str
@@ -130,6 +139,9 @@ class DynamicsSettings(Record):
     t_max: float
     log_points: int
     tolerance: float
+    activation: str = dataclasses.field(default="softmax", kw_only=True)
+    student_heads: int | None = dataclasses.field(default=None, kw_only=True)
+    level: float = dataclasses.field(default=SPECIALISATION_LEVEL, kw_only=True)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -148,9 +148,9 @@ def test_out_folder_resumes_without_recomputing(tmp_path, capsys, monkeypatch):
     monkeypatch.undo()
     original = dynamics_module.dynamics_point
 
-    def counted(config, activation, seed, settings, train=None):
+    def counted(config, settings, seed, train=None):
         computed.append(seed)
-        return original(config, activation, seed, settings, train)
+        return original(config, settings, seed, train)
 
     monkeypatch.setattr(dynamics_module, "dynamics_point", counted)
     seeds_at = SGD.index("--seeds") + 1

@@ -16,6 +16,7 @@ and is read for specialisation as the runs are
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 
 import bayes_slr  # noqa: F401  (float64)
@@ -48,9 +49,8 @@ def main() -> None:
             request = DynamicsRequest(D=D, t_max=args.t_max, log_points=48, ode_draws=2**14, **step)
             runs = []
             for seed in range(args.seeds):
-                run = dynamics_point(
-                    config, "softmax", seed, ode.settings(request), student_heads=2
-                )
+                settings = ode.settings(request)
+                run = dynamics_point(config, dataclasses.replace(settings, student_heads=2), seed)
                 read = run.specialisation
                 runs.append(run)
                 print(
