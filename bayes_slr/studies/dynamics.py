@@ -25,7 +25,6 @@ summarises these times per ``D``.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 from collections.abc import Callable, Sequence
@@ -34,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from bayes_slr.attention.trajectory import HeadsTrajectory, as_matrix, first_crossing
-from bayes_slr.errors import Accepts, ConfigError, Each, Integer, Number, OrNone, accepted_values
+from bayes_slr.errors import ConfigError
 from bayes_slr.models.spec import SLRConfig
 from bayes_slr.studies.dynamics_methods import (
     DEFAULT_TOLERANCE,
@@ -50,6 +49,7 @@ from bayes_slr.studies.dynamics_records import (
     DynamicsTrajectory,
     HeadsDynamicsRow,
     Specialisation,
+    SpecialisationSettings,
     SpecialisationStudy,
     SpecialisationSummary,
 )
@@ -304,30 +304,8 @@ def summarise(D: int, runs: Sequence[HeadsDynamicsRow]) -> SpecialisationSummary
     )
 
 
-SPECIALISATION_ACCEPTS: dict[str, Accepts] = {
-    "student_heads": OrNone(Integer(1)),
-    "sizes": Each(Integer(1)),
-    "seeds": Integer(1),
-    "eta": Number(0.0, strict=True),
-    "t_max": Number(0.0, strict=True),
-    "level": Number(0.0, strict=True, below=1.0),
-}
-"""The accepted range of each setting of :func:`specialisation_study` (a function users call)."""
-
-
 def specialisation_study(
-    config: SLRConfig,
-    activation: str = "softmax",
-    student_heads: int | None = None,
-    *,
-    sizes: Sequence[int] = (50, 100, 200),
-    seeds: int = 8,
-    eta: float = 1.0,
-    batch: int = 32,
-    t_max: float = 150.0,
-    level: float = 0.5,
-    log_points: int = 96,
-    N_test: int = 4000,
+    config: SLRConfig, settings: SpecialisationSettings, seed: int
 ) -> SpecialisationStudy:
     """Online SGD of ``H_s`` heads from small random starts at several ``D``, read for
     specialisation (module docstring).
@@ -336,18 +314,11 @@ def specialisation_study(
     ----------
     config : SLRConfig
         The task (``heads``, ``presence``, token law, ``Delta``); its ``D`` is replaced by each of
-        ``sizes``.
-    activation : str
-        Any activation (registered, or ``softmax1``, ``bayes_softmax``).
-    student_heads : int, optional
-        ``H_s >= 1``; the teacher's ``H`` by default.
-    sizes : dimensions, each ``>= 2 H`` (exact teacher).
-    seeds : runs per dimension (seeds ``0 .. seeds - 1``).
-    eta, batch : the step per sequence and the batch of online SGD (time ``eta / D`` per step).
-    t_max : the time every run ends at (``round(t_max D / eta)`` steps).
-    level : the cosine level, in ``(0, 1)``.
-    log_points : logged steps per run (the resolution of the times read).
-    N_test : fresh test sequences per run.
+        ``settings.sizes``.
+    settings : SpecialisationSettings
+        The activation, the student heads, the sizes, the seeds, online SGD's step, batch and
+        end, the cosine level, the logging and the test sequences.
+    seed : the first run's seed at each ``D`` (seeds ``seed .. seed + settings.seeds - 1``).
 
     Returns
     -------
@@ -356,52 +327,50 @@ def specialisation_study(
     """
     if not isinstance(config, SLRConfig):
         raise ConfigError(f"config must be an SLRConfig, got {type(config).__name__}")
-    given = {"student_heads": student_heads, "sizes": sizes, "seeds": seeds, "eta": eta}
-    values = accepted_values({**given, "t_max": t_max, "level": level}, SPECIALISATION_ACCEPTS)
-    heads = config.heads if student_heads is None else values["student_heads"]
-    eta, t_max, level = values["eta"], values["t_max"], values["level"]
-    settings = functools.partial(_sgd_settings, eta=eta, batch=batch, t_max=t_max)
+    heads = config.heads if settings.student_heads is None else settings.student_heads
     runs, summaries = [], []
-    for D in values["sizes"]:
+    for D in settings.sizes:
         if D < 2 * config.heads:  # exact teachers: orthogonal keys and values of every head
             raise ConfigError(f"D must be an integer >= {2 * config.heads}, got {D!r}")
+        point = _sgd_settings(D, settings, heads)
         per_seed = [
-            _heads_row(
-                config.replace(D=D),
-                dataclasses.replace(
-                    settings(D, log_points=log_points, N_test=N_test),
-                    activation=activation,
-                    student_heads=heads,
-                    level=level,
-                ),
-                seed,
-            )
-            for seed in range(values["seeds"])
+            _heads_row(config.replace(D=D), point, seed + offset)
+            for offset in range(settings.seeds)
         ]
         runs.extend(per_seed)
         summaries.append(summarise(D, per_seed))
     return SpecialisationStudy(
-        activation, heads, eta, batch, t_max, level, tuple(summaries), tuple(runs)
+        settings.activation,
+        heads,
+        settings.eta,
+        settings.batch,
+        settings.t_max,
+        settings.level,
+        tuple(summaries),
+        tuple(runs),
     )
 
 
-def _sgd_settings(
-    D: int, *, eta: float, batch: int, t_max: float, log_points: int, N_test: int
-) -> DynamicsSettings:
-    """The settings of online SGD at ``D`` to ``t_max`` (``round(t_max D / eta)`` steps)."""
+def _sgd_settings(D: int, settings: SpecialisationSettings, heads: int) -> DynamicsSettings:
+    """The settings of online SGD of ``heads`` student heads at ``D`` to ``settings.t_max``
+    (``round(t_max D / eta)`` steps)."""
     from bayes_slr.studies.dynamics_data_methods import SGD, SGDSettings
 
-    steps = max(1, round(t_max * D / eta))
+    eta = settings.eta
+    steps = max(1, round(settings.t_max * D / eta))
     return SGDSettings(
         method=SGD.name,
         D=D,
         start="random",
         sphere=False,
         t_max=steps * eta / D,
-        log_points=log_points,
+        log_points=settings.log_points,
         tolerance=DEFAULT_TOLERANCE,
         eta=eta,
         steps=steps,
-        N_test=N_test,
-        batch=batch,
+        N_test=settings.N_test,
+        batch=settings.batch,
+        activation=settings.activation,
+        student_heads=heads,
+        level=settings.level,
     )

@@ -17,6 +17,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from bayes_slr.attention.trajectory import HeadsTrajectory, Matrix
+from bayes_slr.errors import Accepts, Each, Integer, Number, OrNone, validate_fields
 from bayes_slr.numerics.record import Record, register_tagged_union
 from bayes_slr.studies.dynamics_erm import ERMComparison
 
@@ -232,6 +233,51 @@ class SpecialisationSummary(Record):
     plateau_stderr: float
     final_error: float
     final_error_stderr: float
+
+
+SPECIALISATION_ACCEPTS: dict[str, Accepts] = {
+    "student_heads": OrNone(Integer(1)),
+    "sizes": Each(Integer(1)),
+    "seeds": Integer(1),
+    "eta": Number(0.0, strict=True),
+    "t_max": Number(0.0, strict=True),
+    "level": Number(0.0, strict=True, below=1.0),
+}
+"""The accepted range of each field of :class:`SpecialisationSettings` checked when it is built
+(the activation: any, registered or ``softmax1``, ``bayes_softmax``)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SpecialisationSettings(Record):
+    """The settings of :func:`~bayes_slr.studies.dynamics.specialisation_study`, checked when
+    built.
+
+    Attributes
+    ----------
+    activation : any activation (registered, or ``softmax1``, ``bayes_softmax``).
+    student_heads : ``H_s >= 1``; ``None``: the teacher's ``H``.
+    sizes : dimensions, each ``>= 2 H`` (exact teacher).
+    seeds : runs per dimension (seeds ``seed .. seed + seeds - 1``).
+    eta, batch : the step per sequence and the batch of online SGD (time ``eta / D`` per step).
+    t_max : the time every run ends at (``round(t_max D / eta)`` steps).
+    level : the cosine level, in ``(0, 1)``.
+    log_points : logged steps per run (the resolution of the times read).
+    N_test : fresh test sequences per run.
+    """
+
+    activation: str = "softmax"
+    student_heads: int | None = None
+    sizes: tuple[int, ...] = (50, 100, 200)
+    seeds: int = 8
+    eta: float = 1.0
+    batch: int = 32
+    t_max: float = 150.0
+    level: float = SPECIALISATION_LEVEL
+    log_points: int = 96
+    N_test: int = 4000
+
+    def __post_init__(self) -> None:
+        validate_fields(self, SPECIALISATION_ACCEPTS)
 
 
 @dataclasses.dataclass(frozen=True)

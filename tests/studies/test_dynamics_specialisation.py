@@ -14,7 +14,7 @@ from bayes_slr.attention.trajectory import HeadsPoint, HeadsTrajectory, as_matri
 from bayes_slr.numerics.record import structure
 from bayes_slr.records import json_text, read_json
 from bayes_slr.studies.dynamics import read_specialisation, specialisation_study
-from bayes_slr.studies.dynamics_records import SpecialisationStudy
+from bayes_slr.studies.dynamics_records import SpecialisationSettings, SpecialisationStudy
 
 TIMES = np.array([0.0, 1.0, 2.0, 4.0, 8.0])
 
@@ -80,9 +80,8 @@ def test_the_study_end_to_end() -> None:
     counts its runs, every time read in order (leaving the start before specialising), the
     record's JSON read back; bad settings refused."""
     config = SLRConfig("spiked", 12, LengthLaw.fixed(3), 2.0, Delta=0.0, heads=2)
-    study = specialisation_study(
-        config, sizes=(12,), seeds=1, t_max=20.0, log_points=24, N_test=200
-    )
+    settings = SpecialisationSettings(sizes=(12,), seeds=1, t_max=20.0, log_points=24, N_test=200)
+    study = specialisation_study(config, settings, seed=0)
     (summary,) = study.summaries
     read = [run.specialisation for run in study.runs]
     assert summary.seeds == 1 and summary.specialised == sum(r.specialised for r in read)
@@ -95,6 +94,6 @@ def test_the_study_end_to_end() -> None:
     again = structure(read_json(json_text(study.to_dict())), SpecialisationStudy)
     assert json_text(again.to_dict()) == json_text(study.to_dict())  # nan != nan: compare texts
     with pytest.raises(ConfigError, match="level"):
-        specialisation_study(config, level=1.0)
+        specialisation_study(config, SpecialisationSettings(level=1.0), seed=0)
     with pytest.raises(ConfigError, match="D"):
-        specialisation_study(config, sizes=(3,))
+        specialisation_study(config, SpecialisationSettings(sizes=(3,)), seed=0)

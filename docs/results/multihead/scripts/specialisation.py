@@ -20,6 +20,7 @@ import bayes_slr  # noqa: F401  (float64)
 from bayes_slr import LengthLaw, SLRConfig
 from bayes_slr.records import json_text
 from bayes_slr.studies.dynamics import specialisation_study
+from bayes_slr.studies.dynamics_records import SpecialisationSettings
 
 
 def cell(mean: float, stderr: float) -> str:
@@ -42,7 +43,8 @@ def main() -> None:
         "spiked", 50, LengthLaw.fixed(3), 2.0, Delta=0.0, heads=2, presence=args.presence
     )
     start = time.perf_counter()
-    study = specialisation_study(config, sizes=args.sizes, seeds=args.seeds, t_max=args.t_max)
+    settings = SpecialisationSettings(sizes=args.sizes, seeds=args.seeds, t_max=args.t_max)
+    study = specialisation_study(config, settings, seed=0)
     print(
         "| D | seeds | specialised | stalled | leaves the start | specialised at | plateau "
         "| final error |"
