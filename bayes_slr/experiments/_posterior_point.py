@@ -30,10 +30,10 @@ def run_posterior(options: PosteriorOptions) -> tuple[xr.DataTree, PosteriorSumm
     if options.data is not None:
         return posterior_on_data(
             options.task(),
-            options.data_source(),
-            options.holdout,
             options.settings(),
             options.seed,
+            source=options.data_source(),
+            holdout=options.holdout,
             progress=inner_progress(),
         )
     tree = sample_tree(

@@ -225,11 +225,11 @@ def _earlier_tree(
 
 def posterior_on_data(
     config: SLRConfig,
-    source: DataSource,
-    holdout: float | None,
     settings: SamplingSettings,
     seed: int,
     *,
+    source: DataSource,
+    holdout: float | None,
     progress: bool = False,
 ) -> tuple[xr.DataTree, PosteriorSummary]:
     """The posterior of the data file ``source`` (of task ``config``) and its summary
