@@ -27,6 +27,7 @@ from bayes_slr.records import atomic_write, json_text, read_json
 from bayes_slr.studies.amp_records import AMPSettings
 from bayes_slr.studies.posterior_scaling import (
     ScalingSampling,
+    ScalingSettings,
     ScalingStudy,
     merge_studies,
     state_evolution_gap,
@@ -81,9 +82,8 @@ def _run(args: argparse.Namespace) -> list[ScalingStudy]:
     studies = []
     for alpha in args.alpha:
         start = time.perf_counter()
-        study = state_evolution_gap(
-            config, alpha, args.D, args.teachers, sampling, amp=amp, seed=args.seed
-        )
+        settings = ScalingSettings(alpha, tuple(args.D), args.teachers, sampling, amp=amp)
+        study = state_evolution_gap(config, settings, args.seed)
         studies.append(study)
         _report(study, args.variant)
         print(f"alpha {alpha:g}: {time.perf_counter() - start:.0f} s", flush=True)

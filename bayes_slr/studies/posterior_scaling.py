@@ -58,6 +58,22 @@ class ScalingSampling(Record):
 
 
 @dataclasses.dataclass(frozen=True)
+class ScalingSettings(Record):
+    """What :func:`state_evolution_gap` runs: ``teachers`` teachers at each ``D`` of ``sizes`` at
+    ``alpha``, each posterior sampled and scored as ``sampling`` says (with ``amp``, GAMP's
+    posterior in place of the sampler's), against the theory from ``theory_samples`` channel
+    draws for each of ``theory_seeds`` seeds (:func:`theory_targets`)."""
+
+    alpha: float
+    sizes: tuple[int, ...]
+    teachers: int
+    sampling: ScalingSampling = dataclasses.field(default_factory=ScalingSampling)
+    theory_samples: int = 16384
+    theory_seeds: int = 4
+    amp: AMPSettings | None = None
+
+
+@dataclasses.dataclass(frozen=True)
 class TeacherErrors(Record):
     """One teacher's posterior, scored on one fresh test set of that teacher.
 
@@ -246,25 +262,14 @@ def theory_targets(
     }
 
 
-def state_evolution_gap(
-    config: SLRConfig,
-    alpha: float,
-    sizes: Sequence[int],
-    teachers: int,
-    sampling: ScalingSampling | None = None,
-    *,
-    theory_samples: int = 16384,
-    theory_seeds: int = 4,
-    seed: int = 1000,
-    amp: AMPSettings | None = None,
-) -> ScalingStudy:
-    """Sampler errors minus the theory's, averaged over ``teachers`` teachers (seeds ``seed``,
-    ``seed + 1``, ...: the same teachers' seeds at every ``D``) at each ``D`` of ``sizes``,
-    fitted against ``1/D`` (with two sizes or more). Standard errors: over teachers, combined
-    with the theory's own (:func:`theory_targets`). With ``amp``, GAMP's posterior replaces the
-    sampler's (:func:`amp_teacher_errors`)."""
-    sampling = sampling or ScalingSampling()
-    theory = theory_targets(config, alpha, theory_samples, theory_seeds)
+def state_evolution_gap(config: SLRConfig, settings: ScalingSettings, seed: int) -> ScalingStudy:
+    """Sampler errors minus the theory's, averaged over ``settings.teachers`` teachers (seeds
+    ``seed``, ``seed + 1``, ...: the same teachers' seeds at every ``D``) at each ``D`` of
+    ``settings.sizes``, fitted against ``1/D`` (with two sizes or more). Standard errors: over
+    teachers, combined with the theory's own (:func:`theory_targets`). With ``settings.amp``,
+    GAMP's posterior replaces the sampler's (:func:`amp_teacher_errors`)."""
+    alpha, sampling, amp = settings.alpha, settings.sampling, settings.amp
+    theory = theory_targets(config, alpha, settings.theory_samples, settings.theory_seeds)
 
     def errors_of(D: int, teacher_seed: int) -> TeacherErrors:
         task = config.replace(D=D)
@@ -272,7 +277,9 @@ def state_evolution_gap(
             return teacher_errors(task, alpha, teacher_seed, sampling)
         return amp_teacher_errors(task, alpha, teacher_seed, sampling, amp)
 
-    measured = {D: tuple(errors_of(D, seed + i) for i in range(teachers)) for D in sizes}
+    measured = {
+        D: tuple(errors_of(D, seed + i) for i in range(settings.teachers)) for D in settings.sizes
+    }
     return _study(config, alpha, sampling, measured, theory, amp)
 
 

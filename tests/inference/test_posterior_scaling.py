@@ -10,6 +10,7 @@ from bayes_slr.models.spec import LengthLaw, SLRConfig
 from bayes_slr.studies.amp_records import AMPSettings
 from bayes_slr.studies.posterior_scaling import (
     ScalingSampling,
+    ScalingSettings,
     ScalingStudy,
     TeacherErrors,
     fit_against_inverse_D,
@@ -31,15 +32,10 @@ def test_posterior_minus_oracle_meets_state_evolution_minus_population(full_size
     sampling = ScalingSampling(
         chains=2, warmup=150, samples=200, N_test=4000, max_draws=100, exact_teacher=False
     )
-    study = state_evolution_gap(
-        config,
-        2.0,
-        (20,),
-        6 if full_size else 4,
-        sampling,
-        theory_samples=1024,
-        theory_seeds=2,
+    settings = ScalingSettings(
+        2.0, (20,), 6 if full_size else 4, sampling, theory_samples=1024, theory_seeds=2
     )
+    study = state_evolution_gap(config, settings, seed=1000)
     rows = {row.estimator: row for row in study.rows}
     paired = rows["bayes - oracle"]
     assert abs(paired.gap) < 4 * paired.stderr, paired
@@ -57,14 +53,10 @@ def test_amp_minus_oracle_meets_state_evolution_minus_population():
     halves = [
         state_evolution_gap(
             config,
-            4.0,
-            (300,),
-            2,
-            sampling,
-            theory_samples=1024,
-            theory_seeds=2,
-            seed=seed,
-            amp=AMPSettings(),
+            ScalingSettings(
+                4.0, (300,), 2, sampling, theory_samples=1024, theory_seeds=2, amp=AMPSettings()
+            ),
+            seed,
         )
         for seed in (1000, 1002)
     ]
