@@ -13,7 +13,8 @@ compilation cache, so that every program is compiled) and **warm** (the same cal
 after its own cold run: another code's cold run clears the caches). The order is old cold, old
 warm, new cold, new warm, and reversed in every other round (``--rounds``, default 2: the load
 of a shared machine drifts, and the first run of a process pays its start); printed per point:
-the four times (means over the rounds) and the ratios old / new, the L-BFGS iterations of all
+the four times (means over the rounds) and the ratios old / new (and at the end of the CPU
+seconds too, less moved by other jobs on a shared machine), the L-BFGS iterations of all
 the problems each code trained (validation path and refit, the last warm run); the results side
 by side:
 the test errors with their standard errors and
@@ -68,14 +69,15 @@ from bayes_slr.studies import erm as new_erm
 
 ROOT = Path(__file__).resolve().parent.parent
 ERM_MODULES = (
-    "attention.erm_settings",
     "attention.optimizers",
+    "attention.erm_settings",
     "attention.projection",
     "attention.training",
     "studies.erm",
 )
-"""The modules loaded at the old revision, in import order (``bayes_slr.`` omitted); one the
-revision does not have is the current one."""
+"""The modules loaded at the old revision, in import order (``bayes_slr.`` omitted: the
+optimisers first, which the settings of some revisions import); one the revision does not have
+is the current one."""
 ALPHA = 16.0
 POINTS = {
     "readme": ("spiked", 3, 2.0, "softmax"),
@@ -209,8 +211,13 @@ def run_all(
     out = {}
     _compilations.clear()
     for name in points:
-        out[name] = run_point(erm_module, name, seeds)
-        print(f"  {label} {name}: {out[name][1]:.1f} s, {out[name][2]} iterations", flush=True)
+        cpu = time.process_time()
+        out[name] = (*run_point(erm_module, name, seeds), time.process_time() - cpu)
+        print(
+            f"  {label} {name}: {out[name][1]:.1f} s ({out[name][3]:.1f} s CPU), "
+            f"{out[name][2]} iterations",
+            flush=True,
+        )
     trainer = erm_module.train_problems.__globals__["train_jit"]
     print(
         f"  {label}: {len(_compilations)} programs compiled in {sum(_compilations):.1f} s; "
@@ -369,6 +376,10 @@ def main() -> None:
         for run, every in rounds.items()
     }
     total = {run: sum(points.values()) for run, points in seconds.items()}
+    cpu = {
+        run: sum(r[name][3] for r in every for name in args.points) / len(every)
+        for run, every in rounds.items()
+    }
     for name in args.points:
         compare(
             name,
@@ -383,7 +394,9 @@ def main() -> None:
         f"all points: cold x{total['old cold'] / total['new cold']:.2f} "
         f"({total['old cold']:.1f} s / {total['new cold']:.1f} s), warm "
         f"x{total['old warm'] / total['new warm']:.2f} ({total['old warm']:.1f} s / "
-        f"{total['new warm']:.1f} s)",
+        f"{total['new warm']:.1f} s); CPU warm x{cpu['old warm'] / cpu['new warm']:.2f} "
+        f"({cpu['old warm']:.1f} s / {cpu['new warm']:.1f} s), cold "
+        f"x{cpu['old cold'] / cpu['new cold']:.2f}",
         flush=True,
     )
 
