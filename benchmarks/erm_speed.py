@@ -73,6 +73,7 @@ ERM_MODULES = (
     "attention.erm_settings",
     "attention.projection",
     "attention.training",
+    "attention.span",
     "studies.erm",
 )
 """The modules loaded at the old revision, in import order (``bayes_slr.`` omitted: the
