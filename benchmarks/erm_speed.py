@@ -13,7 +13,8 @@ compilation cache, so that every program is compiled) and **warm** (the same cal
 after its own cold run: another code's cold run clears the caches). The order is old cold, old
 warm, new cold, new warm, and reversed in every other round (``--rounds``, default 2: the load
 of a shared machine drifts, and the first run of a process pays its start); printed per point:
-the four times (means over the rounds) and the ratios old / new, the L-BFGS iterations of all
+the four times (means over the rounds) and the ratios old / new (and at the end of the CPU
+seconds too, less moved by other jobs on a shared machine), the L-BFGS iterations of all
 the problems each code trained (validation path and refit, the last warm run); the results side
 by side:
 the test errors with their standard errors and
@@ -30,6 +31,15 @@ A sweep over lengths as ``gap --alpha 16 --L 2 3 5 10 --variant spiked --activat
 runs it is ``--variant spiked --activations softmax --L 2 3 5 10`` (instead of ``--points``;
 ``nu = 2`` spiked, ``inf`` max, as ``gap``).
 
+With ``--fresh N`` the points are instead timed as a user's command meets them, each in a
+fresh process with the persistent compilation cache warm (the project's cache folder): every
+program is traced, lowered and read back from the cache, none compiled. For each code, ``N``
+processes in turn (old, new, old, new, ...; one more per code first, untimed, fills the cache),
+each running one point and then the population optimum of the same setting
+(``studies.gap.population_point``, which ``gap`` runs beside it); printed: the programs the
+point loaded, its wall and CPU seconds, and its ratio to the population point's, means over the
+processes.
+
 Run: ``.venv/bin/python benchmarks/erm_speed.py [--old REV] [--points readme ...]``.
 """
 
@@ -38,6 +48,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import json
 import math
 import subprocess
 import sys
@@ -58,14 +69,16 @@ from bayes_slr.studies import erm as new_erm
 
 ROOT = Path(__file__).resolve().parent.parent
 ERM_MODULES = (
-    "attention.erm_settings",
     "attention.optimizers",
+    "attention.erm_settings",
     "attention.projection",
     "attention.training",
+    "attention.span",
     "studies.erm",
 )
-"""The modules loaded at the old revision, in import order (``bayes_slr.`` omitted); one the
-revision does not have is the current one."""
+"""The modules loaded at the old revision, in import order (``bayes_slr.`` omitted: the
+optimisers first, which the settings of some revisions import); one the revision does not have
+is the current one."""
 ALPHA = 16.0
 POINTS = {
     "readme": ("spiked", 3, 2.0, "softmax"),
@@ -197,8 +210,13 @@ def run_all(
     out = {}
     _compilations.clear()
     for name in points:
-        out[name] = run_point(erm_module, name, seeds)
-        print(f"  {label} {name}: {out[name][1]:.1f} s, {out[name][2]} iterations", flush=True)
+        cpu = time.process_time()
+        out[name] = (*run_point(erm_module, name, seeds), time.process_time() - cpu)
+        print(
+            f"  {label} {name}: {out[name][1]:.1f} s ({out[name][3]:.1f} s CPU), "
+            f"{out[name][2]} iterations",
+            flush=True,
+        )
     trainer = erm_module.train_problems.__globals__["train_jit"]
     print(
         f"  {label}: {len(_compilations)} programs compiled in {sum(_compilations):.1f} s; "
@@ -206,6 +224,59 @@ def run_all(
         flush=True,
     )
     return out
+
+
+def fresh_child(erm_module, name: str, seeds: int) -> None:
+    """One point, then the population optimum of its setting, in this (fresh) process with the
+    project's persistent compilation cache; prints one JSON line (:func:`fresh`)."""
+    from bayes_slr.studies.gap import population_point
+
+    enable_compilation_cache()
+    lowered = []
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda event, seconds, **_: (
+            lowered.append(seconds)
+            if event == "/jax/core/compile/jaxpr_to_mlir_module_duration"
+            else None
+        )
+    )
+    wall, cpu = time.perf_counter(), time.process_time()
+    summary, _, _ = run_point(erm_module, name, seeds)
+    out = {"erm": time.perf_counter() - wall, "erm_cpu": time.process_time() - cpu}
+    out["programs"] = len(lowered)
+    variant, L, nu, activation = POINTS[name]
+    config = SLRConfig(variant, DEFAULT_D, LengthLaw.fixed(L), nu, DEFAULT_DELTA)
+    wall, cpu = time.perf_counter(), time.process_time()
+    population_point(config, activation)
+    out |= {"population": time.perf_counter() - wall, "population_cpu": time.process_time() - cpu}
+    out |= {"test_error": summary.test_error, "lam": list(summary.lam)}
+    print(json.dumps(out), flush=True)
+
+
+def fresh(args) -> None:
+    """Each code's points in fresh processes, alternately (module docstring, ``--fresh``)."""
+    for name in args.points:
+        runs: dict[str, list[dict]] = {"old": [], "new": []}
+        for repeat in range(args.fresh + 1):
+            for code in runs:
+                command = [sys.executable, __file__, "--child", code, "--old", args.old]
+                command += ["--points", name, "--seeds", str(args.seeds)]
+                shown = subprocess.run(command, capture_output=True, text=True, check=True)
+                if repeat:  # the first fills the cache
+                    runs[code].append(json.loads(shown.stdout.strip().splitlines()[-1]))
+        for code, every in runs.items():
+            mean = {k: float(np.mean([r[k] for r in every])) for k in every[0] if k != "lam"}
+            print(
+                f"{name} {code}: {mean['programs']:.0f} programs; point {mean['erm']:.2f} s wall "
+                f"({mean['erm_cpu']:.2f} s CPU), population point {mean['population']:.2f} s "
+                f"({mean['population_cpu']:.2f} s CPU): ratio "
+                f"{mean['erm'] / mean['population']:.2f} wall, "
+                f"{mean['erm_cpu'] / mean['population_cpu']:.2f} CPU; test error "
+                f"{mean['test_error']:.6f}, lam {every[0]['lam']}",
+                flush=True,
+            )
+        old, new = (np.mean([r["erm_cpu"] for r in runs[c]]) for c in ("old", "new"))
+        print(f"{name}: point CPU old / new x{old / new:.2f}", flush=True)
 
 
 def grid_steps(old_lam: float, new_lam: float) -> int:
@@ -272,7 +343,16 @@ def main() -> None:
         action="store_true",
         help="also count the objective's evaluations (one more, untimed, run of each code)",
     )
+    parser.add_argument(
+        "--fresh", type=int, default=0, help="time each code in this many fresh processes instead"
+    )
+    parser.add_argument("--child", choices=["old", "new"], help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child is not None:
+        code = old_erm(args.old) if args.child == "old" else new_erm
+        return fresh_child(code, args.points[0], args.seeds)
+    if args.fresh:
+        return fresh(args)
     if args.variant is not None:
         args.points = []
         for activation in args.activations:
@@ -295,6 +375,10 @@ def main() -> None:
         for run, every in rounds.items()
     }
     total = {run: sum(points.values()) for run, points in seconds.items()}
+    cpu = {
+        run: sum(r[name][3] for r in every for name in args.points) / len(every)
+        for run, every in rounds.items()
+    }
     for name in args.points:
         compare(
             name,
@@ -309,7 +393,9 @@ def main() -> None:
         f"all points: cold x{total['old cold'] / total['new cold']:.2f} "
         f"({total['old cold']:.1f} s / {total['new cold']:.1f} s), warm "
         f"x{total['old warm'] / total['new warm']:.2f} ({total['old warm']:.1f} s / "
-        f"{total['new warm']:.1f} s)",
+        f"{total['new warm']:.1f} s); CPU warm x{cpu['old warm'] / cpu['new warm']:.2f} "
+        f"({cpu['old warm']:.1f} s / {cpu['new warm']:.1f} s), cold "
+        f"x{cpu['old cold'] / cpu['new cold']:.2f}",
         flush=True,
     )
 

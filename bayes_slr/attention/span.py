@@ -67,12 +67,15 @@ def span_reduction(
     return config.replace(D=small_teacher.k_star.shape[0]), small_teacher, small_estimators
 
 
+@jax.jit
 def _reduced(estimators: AttentionParams, teacher: Teacher):
     """``(Q, estimators', teacher')``: ``Q`` an orthonormal basis (``D x m``) of a space holding
     the ``m = 2 + 2 S`` vectors ``k*, v*`` and each estimator's ``k, v`` (leaves ``(S, D)``, or
     ``(D,)`` for one), from the QR factorisation of ``[k*, v*, k_1, v_1, ...]``, and the vectors'
     coordinates scaled by ``sqrt(m / D)``: a token ``u = Q^T x`` then has the scores
-    ``u . a' / sqrt(m) = x . a / sqrt(D)`` of ``x`` (the teacher's and every estimator's)."""
+    ``u . a' / sqrt(m) = x . a / sqrt(D)`` of ``x`` (the teacher's and every estimator's).
+    Compiled: one program where each array operation was one (about 15 a point, each read back
+    from the persistent cache in a fresh process)."""
     k = jnp.reshape(estimators.k, (-1, teacher.k_star.shape[0]))
     v = jnp.reshape(estimators.v, k.shape)
     count = k.shape[0]

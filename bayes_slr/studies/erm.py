@@ -212,11 +212,10 @@ def _scores(params, values: np.ndarray, held_out: SLRBatch, activation: str) -> 
     ``params`` leaves and ``values`` have leading axes ``(seeds, G, S)``. A ``lam`` whose
     starts all diverged scores ``inf``.
     """
-    best = _lowest(values)  # (seeds, G)
-    index = jnp.asarray(best)
-    chosen = jax.tree_util.tree_map(
-        lambda leaf: jnp.take_along_axis(
-            leaf, index.reshape(index.shape + (1,) * (leaf.ndim - 2)), axis=2
+    index = _lowest(values)  # (seeds, G)
+    chosen = jax.tree_util.tree_map(  # on the host: no array program per leaf
+        lambda leaf: np.take_along_axis(
+            np.asarray(leaf), index.reshape(index.shape + (1,) * (leaf.ndim - 2)), axis=2
         )[:, :, 0],
         params,
     )
@@ -256,16 +255,16 @@ def _validation_path(
     active = np.ones((seeds, 1, count), bool)
     for position in np.argsort(lam_grid)[::-1]:
         params, values, _, _ = trainer(
-            current, fit_part, jnp.full((seeds, 1), lam_grid[position]), active
+            current, fit_part, np.full((seeds, 1), lam_grid[position]), active
         )
         values = np.asarray(values)
         distinct = _distinct(params, values)
         coinciding[:, position] = _coinciding(active, values, distinct)
         active &= distinct
         scores[:, position] = _scores(params, values, held_out, trainer.activation)[:, 0]
-        finite = jnp.asarray(np.isfinite(values))
+        finite = np.isfinite(values)
         current = jax.tree_util.tree_map(
-            lambda new, old: jnp.where(
+            lambda new, old: np.where(
                 finite.reshape(finite.shape + (1,) * (new.ndim - 3)), new, old
             ),
             params,
@@ -322,10 +321,11 @@ def _distinct(params, values: np.ndarray) -> np.ndarray:
 
 
 def _broadcast(tree, shape):
-    """Repeat the leaves of ``tree`` (leading axis ``seeds``) over new axes ``shape`` after it."""
+    """Repeat the leaves of ``tree`` (leading axis ``seeds``) over new axes ``shape`` after it
+    (numpy leaves: host bookkeeping, no array program per leaf)."""
     return jax.tree_util.tree_map(
-        lambda leaf: jnp.broadcast_to(
-            leaf.reshape(leaf.shape[:1] + (1,) * len(shape) + leaf.shape[1:]),
+        lambda leaf: np.broadcast_to(
+            np.reshape(leaf, leaf.shape[:1] + (1,) * len(shape) + leaf.shape[1:]),
             leaf.shape[:1] + tuple(shape) + leaf.shape[1:],
         ),
         tree,
@@ -450,7 +450,9 @@ def _seed_records(
             settings,
             s,
             trained,
-            None if teachers is None else jax.tree_util.tree_map(lambda leaf: leaf[s], teachers),
+            None
+            if teachers is None
+            else jax.tree_util.tree_map(lambda leaf: np.asarray(leaf)[s], teachers),
             (keys[s, 3], test_set),
             validation[s],
         )
@@ -585,15 +587,12 @@ def _ridges(
         return np.full(seeds, settings.lam), [None] * seeds, np.zeros(seeds, bool)
     lam_grid = settings.lam_grid
     n_val = min(max(1, round(settings.validation_fraction * N)), N - 1)
-    held_out = jax.tree_util.tree_map(lambda a: a[:, N - n_val :], batches)
+    held_out, zeroed = _held_out(batches, n_val)
     coinciding = np.zeros((seeds, len(lam_grid)), bool)
     if get_optimizer(settings.optimizer).warm_path:
         # the refit's shapes (one compiled trainer for both): the held-out samples zeroed
         # (X = 0 predicts 0 = y, no residual, no gradient); the objective, divided by N
         # instead of N - n_val, is scaled by (N - n_val) / N, and so is the tolerance
-        zeroed = batches._replace(
-            X=batches.X.at[:, N - n_val :].set(0.0), y=batches.y.at[:, N - n_val :].set(0.0)
-        )
         scores, coinciding = _validation_path(
             trainer._replace(tol=trainer.tol * (N - n_val) / N),
             candidates,
@@ -620,11 +619,22 @@ def _ridges(
     return lams, validation, coinciding[np.arange(seeds), chosen]
 
 
+@functools.partial(jax.jit, static_argnames=("n_val",))
+def _held_out(batches: SLRBatch, n_val: int) -> tuple[SLRBatch, SLRBatch]:
+    """The last ``n_val`` samples of every training set, and the sets with those samples'
+    tokens and labels zeroed (one program for what were a dozen array operations)."""
+    cut = batches.y.shape[1] - n_val
+    held_out = jax.tree_util.tree_map(lambda a: a[:, cut:], batches)
+    zeroed = batches._replace(X=batches.X.at[:, cut:].set(0.0), y=batches.y.at[:, cut:].set(0.0))
+    return held_out, zeroed
+
+
 class _Trained(NamedTuple):
     """Every start of every seed trained at its seed's ridge: ``params`` leaves ``(seeds, starts
     [+ 1], ...)`` (the random starts, then the informed one when there is a teacher), training
     objective ``values``, ``grad_norms`` and ``iterations`` ``(seeds, starts [+ 1])``, the
-    ``selected`` start of each seed and the ``lams``."""
+    ``selected`` start of each seed and the ``lams``; numpy arrays (the per-seed bookkeeping runs
+    on the host, without an array program per leaf and seed)."""
 
     params: AttentionParams
     values: np.ndarray
@@ -657,13 +667,15 @@ def _train_every_start(
         random_starts
         if informed is None
         else jax.tree_util.tree_map(
-            lambda r, i: jnp.concatenate([r, i[:, None]], axis=1), random_starts, informed
+            lambda r, i: np.concatenate([r, np.asarray(i)[:, None]], axis=1),
+            random_starts,
+            informed,
         )
     )
     shared = np.zeros((settings.seeds, jax.tree_util.tree_leaves(all_starts)[0].shape[1]), bool)
     shared[:, 1:count] = coinciding[:, None]
     params, values, grad_norms, counts = trainer(
-        _broadcast(all_starts, (1,)), batches, jnp.asarray(lams)[:, None], ~shared[:, None]
+        _broadcast(all_starts, (1,)), batches, np.asarray(lams)[:, None], ~shared[:, None]
     )
     params, values, grad_norms, counts = (
         jax.tree_util.tree_map(
@@ -679,9 +691,7 @@ def _train_every_start(
     selected = (
         _lowest(values[:, :count]) if settings.init == "random" else np.full(settings.seeds, count)
     )
-    return _Trained(
-        jax.tree_util.tree_map(jnp.asarray, params), values, grad_norms, counts, selected, lams
-    )
+    return _Trained(params, values, grad_norms, counts, selected, lams)
 
 
 def _test_errors(
@@ -842,7 +852,7 @@ def _summary(
         ),
         notes=tuple(_notes(per_seed, settings)),
         params=jax.tree_util.tree_map(
-            lambda leaf: leaf[jnp.arange(seeds), jnp.asarray(trained.selected)], trained.params
+            lambda leaf: jnp.asarray(leaf[np.arange(seeds), trained.selected]), trained.params
         ),
         oracle_error=oracle_error,
         oracle_stderr=oracle_stderr,
