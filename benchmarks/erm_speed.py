@@ -48,6 +48,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import inspect
 import json
 import math
 import subprocess
@@ -60,7 +61,7 @@ import jax
 import numpy as np
 
 import bayes_slr  # noqa: F401  (float64)
-from bayes_slr.attention.erm_settings import DEFAULT_LAM_GRID, ERMSettings
+from bayes_slr.attention.erm_settings import DEFAULT_LAM_GRID
 from bayes_slr.experiments.gap_records import DEFAULT_SEEDS
 from bayes_slr.experiments.task import DEFAULT_D, DEFAULT_DELTA
 from bayes_slr.jax_setup import enable_compilation_cache
@@ -152,15 +153,22 @@ def run_point(erm_module, name: str, seeds: int = DEFAULT_SEEDS):
     erm_module.train_problems = counted
     try:
         start = time.perf_counter()
-        summary = erm_module.erm_study(
-            config,
-            ERMSettings(activation=activation, alpha=ALPHA, seeds=seeds, predict_population=False),
-            0,
-        )
+        summary = _study(erm_module, config, activation, seeds)
         seconds = time.perf_counter() - start
     finally:
         erm_module.train_problems = trainer
     return summary, seconds, sum(iterations)
+
+
+def _study(erm_module, config: SLRConfig, activation: str, seeds: int):
+    """``erm_module``'s ERM study of one point, in the call shape of its revision: ``(config,
+    settings, seed)`` with the activation and ``alpha`` in the settings, or (before it) the
+    activation beside the config and the settings as keywords."""
+    common = dict(alpha=ALPHA, seeds=seeds, predict_population=False)
+    if "activation" in inspect.signature(erm_module.erm_study).parameters:
+        return erm_module.erm_study(config, activation, **common)
+    settings = erm_module.erm_study.__globals__["ERMSettings"]
+    return erm_module.erm_study(config, settings(activation=activation, **common), 0)
 
 
 def counted_evaluations(erm_module, name: str, seeds: int = DEFAULT_SEEDS) -> dict:
