@@ -417,9 +417,12 @@ def erm_replica_point(
     init, mc_samples, damping, max_iter = check_solver_options(init, mc_samples, damping, max_iter)
     replicates = check_int("replicates", replicates, 2)
     points = check_int("mc_samples", mc_samples, 2 * replicates) // replicates
+    if target_stderr is not None:
+        target_stderr = check_real("target_stderr", target_stderr, minimum=0.0, strict=True)
+    most = check_int("max_samples", max_samples, 2 * replicates) // replicates
     keys = np.random.SeedSequence(seed).spawn(replicates)
     equations, iteration = (activation, alpha, lam), (damping, tol, max_iter)
-    target = (target_stderr, max_samples)
+    target = (target_stderr, most)
     return _solve_to_target(config, keys, points, init, equations, iteration, target)
 
 
@@ -433,11 +436,8 @@ def _solve_to_target(
     target: tuple[float | None, int],
 ) -> TheoryPoint:
     """The point on ``points`` of each scrambling (``keys``), solved again on more of them while
-    its standard error is above ``target`` (the error and the most points in all)."""
-    target_stderr, max_samples = target
-    if target_stderr is not None:
-        target_stderr = check_real("target_stderr", target_stderr, minimum=0.0, strict=True)
-    most = check_int("max_samples", max_samples, 2 * len(keys)) // len(keys)
+    its standard error is above ``target`` (the error, and the most points per scrambling)."""
+    target_stderr, most = target
     while True:
         solved = _solve(config, keys, points, init, equations, iteration, target_stderr)
         more = _points_for_target(points, solved, target_stderr, most)
