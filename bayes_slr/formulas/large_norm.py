@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numpy.polynomial import legendre
@@ -49,21 +50,50 @@ def _panels(edges: np.ndarray, order: int) -> tuple[np.ndarray, np.ndarray]:
     return ((lo + hi) / 2 + (hi - lo) / 2 * nodes).ravel(), ((hi - lo) / 2 * weights).ravel()
 
 
+X_CHUNK = 32
+"""Values of the maximum per block of :func:`_relu_moments`: a block's integrand is ``32 x 920 x
+384`` numbers (90 MB) where the whole grid at once was 1.8 GB, and allocating it cost more
+system time than the arithmetic (a max-SLR softplus point of ``gap`` took 7 s, 5 of them in
+the kernel)."""
+
+
+class _Moments(NamedTuple):
+    """The rule of :func:`_relu_moments` and its inner expectations on it (any length)."""
+
+    x: np.ndarray
+    wx: np.ndarray
+    t: np.ndarray
+    wt: np.ndarray
+    m0: np.ndarray
+    m2: np.ndarray
+
+
+@functools.lru_cache(maxsize=2)
+def _relu_moments(resolution: int) -> _Moments:
+    """``M0`` and ``M2`` of the module docstring on the ``(x, t)`` rule of one resolution (1:
+    fine, 2: half as fine): they do not depend on the length, so every length of a sweep shares
+    them (:func:`_relu_terms`)."""
+    x, wx = _panels(np.linspace(0.0, X_RANGE, 80 // resolution + 1), 8)
+    step = 0.025 * resolution
+    t = np.exp(np.arange(*LOG_T_RANGE, step))
+    v, wv = _panels(np.concatenate([[0.0], np.geomspace(1e-7, 1.0, 48 // resolution)]), 8)
+    m0, m2 = np.empty((x.size, t.size)), np.empty((x.size, t.size))
+    for start in range(0, x.size, X_CHUNK):
+        block = slice(start, start + X_CHUNK)
+        shape = x[block, None, None] * v  # relu(X) = x v for 0 < X < x
+        base = np.exp(-0.5 * shape**2 - t[None, :, None] * shape) / math.sqrt(2.0 * math.pi)
+        m0[block] = 0.5 + x[block, None] * (base @ wv)
+        m2[block] = x[block, None] ** 3 * (base @ (wv * v**2))
+    return _Moments(x, wx, t, step * t, m0, m2)
+
+
 @functools.lru_cache(maxsize=64)
 def _relu_terms(
     length_probs: tuple[float, ...], lengths: tuple[int, ...], resolution: int
 ) -> tuple[float, float]:
     """``(A, B)`` of the ReLU limit at one resolution (1: fine, 2: half as fine)."""
-    x, wx = _panels(np.linspace(0.0, X_RANGE, 80 // resolution + 1), 8)
-    step = 0.025 * resolution
-    t = np.exp(np.arange(*LOG_T_RANGE, step))
-    wt = step * t
-    v, wv = _panels(np.concatenate([[0.0], np.geomspace(1e-7, 1.0, 48 // resolution)]), 8)
+    x, wx, t, wt, m0, m2 = _relu_moments(resolution)
     density = np.exp(-0.5 * x**2) / math.sqrt(2.0 * math.pi)
-    shape = x[:, None, None] * v
-    base = np.exp(-0.5 * shape**2) / math.sqrt(2.0 * math.pi) * np.exp(-t[None, :, None] * shape)
-    m0 = 0.5 + x[:, None] * np.sum(wv * base, axis=-1)  # (x, t); relu(X) = x v for 0 < X < x
-    m2 = x[:, None] ** 3 * np.sum(wv * v**2 * base, axis=-1)
     outer = wx[:, None] * wt[None, :] * density[:, None] * np.exp(-t[None, :] * x[:, None])
     a_value = b_value = 0.0
     for p, L in zip(length_probs, lengths):
