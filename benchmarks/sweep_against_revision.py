@@ -12,6 +12,10 @@ them (the sweeps run their points in the same order); and the rows of those poin
 ERM test errors in combined standard errors, the chosen ridge per seed in grid steps, the notes;
 every other row equal (fields the old code did not have left out).
 
+``--logs OLD_OUT NEW_OUT`` compares the rows of two sweeps already run (their ``--out`` folders),
+each timed on its own (an idle machine for the new one, where its target is stated), without
+running anything.
+
 Run (the default sweep, about half an hour for the current code on 2 cores):
 ``.venv/bin/python benchmarks/sweep_against_revision.py --old 2606b2a --minutes 170 --json
 sweep.json -- --alpha 16``; a small check: ``... --old 2606b2a --minutes 5 -- --alpha 2 --D 10
@@ -77,8 +81,13 @@ def cpu_seconds(process: subprocess.Popen) -> float:
 
 
 def logged(folder: Path) -> list[dict]:
-    """The sweep log's records (one per finished point)."""
-    path = folder / "out" / "gap.jsonl"
+    """The records of the sweep log in ``folder/out`` (one per finished point)."""
+    return log_records(folder / "out")
+
+
+def log_records(out: Path) -> list[dict]:
+    """The records of the sweep log ``out/gap.jsonl`` (``out``: a sweep's ``--out`` folder)."""
+    path = out / "gap.jsonl"
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -168,6 +177,22 @@ def compared_rows(old: list[dict], new: list[dict]) -> dict:
     return {"erm": erm, "other_rows_differing": differing}
 
 
+def summarise_rows(rows: dict) -> None:
+    """Print the comparison of :func:`compared_rows`: the largest ERM difference in combined
+    standard errors, the ridges' distance, whether the notes agree, the other rows that differ."""
+    if rows["erm"]:
+        worst = max(abs(r["combined_stderrs"]) for r in rows["erm"])
+        steps = max(max(r["lam_steps"]) for r in rows["erm"])
+        same = all(r["notes_same"] for r in rows["erm"])
+        print(
+            f"{len(rows['erm'])} ERM rows: largest difference {worst:.2f} combined stderrs, "
+            f"ridges at most {steps} grid steps apart, notes the same: {same}"
+        )
+        for r in sorted(rows["erm"], key=lambda r: -abs(r["combined_stderrs"]))[:5]:
+            print(f"  {r['point']}: old {r['old']}, new {r['new']}, {r['combined_stderrs']:+.2f}")
+    print(f"other rows differing: {rows['other_rows_differing'] or 'none'}")
+
+
 def report(result: dict, old: list[dict], new: list[dict]) -> dict:
     """The figures of the module docstring, printed and returned."""
     wall, cpu, stopped = result["wall"], result["cpu"], result["stopped"]
@@ -187,15 +212,7 @@ def report(result: dict, old: list[dict], new: list[dict]) -> dict:
             f"(x{times_old[-1] / times_new[-1]:.2f})"
         )
     rows = compared_rows(old, new)
-    if rows["erm"]:
-        worst = max(abs(r["combined_stderrs"]) for r in rows["erm"])
-        steps = max(max(r["lam_steps"]) for r in rows["erm"])
-        same = all(r["notes_same"] for r in rows["erm"])
-        print(
-            f"{len(rows['erm'])} ERM rows: largest difference {worst:.2f} combined stderrs, "
-            f"ridges at most {steps} grid steps apart, notes the same: {same}"
-        )
-    print(f"other rows differing: {rows['other_rows_differing'] or 'none'}")
+    summarise_rows(rows)
     return {
         **result,
         "finishing_times": {"old": times_old, "new": times_new},
@@ -210,8 +227,16 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=170.0, help="stop after this long")
     parser.add_argument("--every", type=float, default=10.0, help="seconds between samples")
     parser.add_argument("--json", help="also write the figures to this JSON file")
+    parser.add_argument(
+        "--logs", nargs=2, metavar=("OLD_OUT", "NEW_OUT"), help="compare these sweeps' rows only"
+    )
     parser.add_argument("gap_args", nargs="*", default=["--alpha", "16"], help="after --")
     args = parser.parse_args()
+    if args.logs:
+        old, new = (log_records(Path(folder)) for folder in args.logs)
+        print(f"points: old {len(old)}, new {len(new)}")
+        summarise_rows(compared_rows(old, new))
+        return
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
         old_tree = checkout(args.old, scratch / "old_tree")
