@@ -26,6 +26,8 @@ from bayes_slr.attention.trajectory import DivergenceError, HeadsPoint
 from bayes_slr.models.simulate import simulate
 
 TASK = SLRConfig("spiked", 12, LengthLaw.uniform(3), 2.0, Delta=0.1, heads=2, presence=0.5)
+ONE_STEP = dict(eta=0.6, steps=1, batch=5, seed=2, N_test=8)
+"""One online-SGD step of a small batch: the run of the tests that read a run's first points."""
 
 
 def heads_run(activation: str, student_heads: int, **settings) -> TrainingRun:
@@ -46,8 +48,8 @@ def test_an_sgd_step_moves_by_eta_times_the_batch_mean_gradient() -> None:
     written here as a sum over heads of ``e^chi / (e^-c + sum e^chi)`` (the batch of step 0 from
     ``fold_in(stream, 0)``); the logged overlaps are those of the stepped parameters, the time is
     ``eta / D``."""
-    eta, batch = 0.6, 5
-    run = heads_run("bayes_softmax", 3, eta=eta, steps=1, batch=batch, seed=2, N_test=8)
+    eta, batch = ONE_STEP["eta"], ONE_STEP["batch"]
+    run = heads_run("bayes_softmax", 3, **ONE_STEP)
     trajectory = train_dynamics(run).heads
     teacher = seed_teacher(run)
     fresh = simulate(
@@ -85,8 +87,9 @@ def test_an_sgd_step_moves_by_eta_times_the_batch_mean_gradient() -> None:
 def test_the_logged_overlaps_read_a_permuted_teacher() -> None:
     """Student heads equal to the teacher heads in reverse order, plus a zero head: ``m`` is the
     reversed identity (exact teacher, squared norms ``D``), ``q`` the Gram matrix, the cosines
-    the same permutation; the first logged point is the seed's start."""
-    run = heads_run("softmax", 3, eta=0.1, steps=2, seed=1, N_test=8)
+    the same permutation; the first logged point is the seed's start (of the run of the test
+    above: its compiled program)."""
+    run = heads_run("bayes_softmax", 3, **ONE_STEP)
     teacher = seed_teacher(run)
     zero = jnp.zeros((1, TASK.D))
     params = AttentionParams(

@@ -43,7 +43,7 @@ def test_cli_json_and_resume(tmp_path, capsys):
 
 def test_cli_simulate_adds_lbfgs_rows_at_fixed_size(tmp_path, capsys):
     """--simulate SIZE pairs every ERM theory point with an L-BFGS row at D = SIZE / sqrt(alpha);
-    --plot draws both.
+    --plot draws both. The theory on 512 points in 4 scramblings: the replica tests' programs.
     """
     argv = [
         "theory",
@@ -58,7 +58,9 @@ def test_cli_simulate_adds_lbfgs_rows_at_fixed_size(tmp_path, capsys):
         "--lam",
         "1",
         "--mc-samples",
-        "64",
+        "512",
+        "--replicates",
+        "4",
         "--simulate",
         "30",
         "--seeds",
