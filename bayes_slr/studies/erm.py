@@ -351,9 +351,9 @@ def seed_keys(seed: int, index: int | jax.Array) -> jax.Array:
     return jax.random.split(jax.random.fold_in(jax.random.PRNGKey(seed), index), 4)
 
 
-@functools.partial(jax.jit, static_argnames=("seeds",))
-def _every_seed_keys(seed: int, seeds: int) -> jax.Array:
-    """:func:`seed_keys` of seeds ``0 .. seeds - 1``, ``(seeds, 4)`` keys: one program."""
+def _every_seed_keys(seed: int | jax.Array, seeds: int) -> jax.Array:
+    """:func:`seed_keys` of seeds ``0 .. seeds - 1``, ``(seeds, 4)`` keys (traced inside the
+    programs that draw from them)."""
     return jax.vmap(lambda s: seed_keys(seed, s))(jnp.arange(seeds))
 
 
@@ -435,9 +435,8 @@ def erm_study(
     _check_given_data(data, test_set, settings)
     _check_training(config, settings, N)
     trainer = _Trainer.of(config, settings)
-    keys = np.asarray(_every_seed_keys(seed, settings.seeds))
-    teachers, batches = _training_sets(config, settings, keys, N, data)
-    starts = _starts(config, settings, keys, teachers)  # (random ones, informed one)
+    teachers, batches = _training_sets(config, settings, seed, N, data)
+    keys, starts = _starts(config, settings, seed, teachers)  # (random ones, informed one)
     candidates = starts[0] if settings.init == "random" else _broadcast(starts[1], (1,))
     lams, validation, coinciding = _ridges(trainer, settings, candidates, batches, N)
     trained = _train_every_start(trainer, settings, starts, batches, lams, coinciding)
@@ -528,51 +527,66 @@ def _check_training(config: SLRConfig, settings: ERMSettings, N: int) -> None:
 
 
 def _training_sets(
-    config: SLRConfig, settings: ERMSettings, keys: jax.Array, N: int, data: GivenData | None
+    config: SLRConfig, settings: ERMSettings, seed: int, N: int, data: GivenData | None
 ) -> tuple[Teacher | None, SLRBatch]:
     """The teachers and training sets of every seed (leaves with leading axis ``seeds``): drawn
-    from each seed's keys, or the given ones (``teachers`` is ``None`` for data without one);
-    the sets padded to their length bucket (:func:`padded_to_bucket`: one compiled trainer
-    serves several ``L``)."""
+    from each seed's keys (:func:`seed_keys` of the root ``seed``), or the given ones
+    (``teachers`` is ``None`` for data without one); the sets padded to their length bucket
+    (:func:`padded_to_bucket`: one compiled trainer serves several ``L``)."""
     if data is None:
-        return _drawn_sets(keys, config=config, N=N, exact=settings.exact_teacher)
+        return _drawn_sets(
+            seed, config=config, seeds=settings.seeds, N=N, exact=settings.exact_teacher
+        )
     teachers, batches = (
         jax.tree_util.tree_map(lambda leaf: jnp.asarray(leaf)[None], part) for part in data
     )
     return teachers, padded_to_bucket(batches)
 
 
-@functools.partial(jax.jit, static_argnames=("config", "N", "exact"))
-def _drawn_sets(keys: jax.Array, *, config: SLRConfig, N: int, exact: bool):
+@functools.partial(jax.jit, static_argnames=("config", "seeds", "N", "exact"))
+def _drawn_sets(seed: int, *, config: SLRConfig, seeds: int, N: int, exact: bool):
     """The teachers and padded training sets drawn from every seed's keys (:func:`_training_sets`):
     one program for what were a few each."""
+    keys = _every_seed_keys(seed, seeds)
     teachers = jax.vmap(lambda k: draw_task_teacher(k, config, exact=exact))(keys[:, 0])
     batches = jax.vmap(lambda k, t: simulate(k, config, t, N))(keys[:, 1], teachers)
     return teachers, padded_to_bucket(batches)
 
 
 def _starts(
-    config: SLRConfig, settings: ERMSettings, keys: jax.Array, teachers: Teacher | None
-) -> tuple[AttentionParams, AttentionParams | None]:
-    """The random starts (leaves ``(seeds, starts, ...)``) and the informed start of every seed
-    (``(seeds, ...)``; ``None`` without a teacher, or with heads: :func:`with_heads`, whose
-    starts are :func:`~bayes_slr.attention.estimators.random_heads`); one program, on the host
-    after it."""
+    config: SLRConfig, settings: ERMSettings, seed: int, teachers: Teacher | None
+) -> tuple[np.ndarray, tuple[AttentionParams, AttentionParams | None]]:
+    """Every seed's keys (:func:`seed_keys` of the root ``seed``, ``(seeds, 4)``), and the random
+    starts (leaves ``(seeds, starts, ...)``) and the informed start of every seed (``(seeds,
+    ...)``; ``None`` without a teacher, or with heads: :func:`with_heads`, whose starts are
+    :func:`~bayes_slr.attention.estimators.random_heads`); one program, on the host after it."""
     heads = settings.student_heads if with_heads(config, settings) else None
-    drawn = _start_params(keys, teachers, config=config, starts=settings.starts, heads=heads)
-    return jax.tree_util.tree_map(np.asarray, drawn)
+    keys, random_starts, informed = jax.tree_util.tree_map(
+        np.asarray,
+        _start_params(
+            seed, teachers, config=config, seeds=settings.seeds, starts=settings.starts, heads=heads
+        ),
+    )
+    return keys, (random_starts, informed)
 
 
-@functools.partial(jax.jit, static_argnames=("config", "starts", "heads"))
+@functools.partial(jax.jit, static_argnames=("config", "seeds", "starts", "heads"))
 def _start_params(
-    keys: jax.Array, teachers: Teacher | None, *, config: SLRConfig, starts: int, heads: int | None
+    seed: int,
+    teachers: Teacher | None,
+    *,
+    config: SLRConfig,
+    seeds: int,
+    starts: int,
+    heads: int | None,
 ):
-    """:func:`_starts`: ``starts`` random starts of every seed (of ``heads`` student heads, or one
-    head for ``None``) and the informed one (one head, with a teacher)."""
+    """:func:`_starts`: the keys, ``starts`` random starts of every seed (of ``heads`` student
+    heads, or one head for ``None``) and the informed one (one head, with a teacher)."""
+    keys = _every_seed_keys(seed, seeds)
     start_keys = jax.vmap(lambda k: jax.random.split(k, starts))(keys[:, 2])
     if heads is not None:
         start = functools.partial(random_heads, D=config.D, student_heads=heads)
-        return jax.vmap(jax.vmap(start))(start_keys), None
+        return keys, jax.vmap(jax.vmap(start))(start_keys), None
     random_starts = jax.vmap(jax.vmap(lambda k: initial_params(k, config, "random", None)))(
         start_keys
     )
@@ -581,7 +595,7 @@ def _start_params(
         if teachers is None
         else jax.vmap(lambda t: initial_params(None, config, "informed", t))(teachers)
     )
-    return random_starts, informed
+    return keys, random_starts, informed
 
 
 def with_heads(config: SLRConfig, settings: ERMSettings) -> bool:
