@@ -127,7 +127,10 @@ class Recorder:
                     "batched_evaluations": self.evaluations / iterations.size
                     if self.count_evaluations
                     else None,
-                    "shapes": (starts, batches),
+                    "shapes": (
+                        starts,
+                        batches.batches if isinstance(batches, training.SeedSamples) else batches,
+                    ),
                 }
             )
             return result

@@ -1,8 +1,9 @@
 """The ERM points of ``bayes-slr gap``, old code against new, in one process.
 
 The old code is this repository's ERM modules at a git revision (``--old``, default ``main``):
-``attention/erm_settings.py``, ``attention/training.py`` and ``studies/erm.py`` are read with
-``git show`` and loaded as separate modules (each importing the other two old ones; everything
+``models/simulate.py``, ``models/scoring.py``, ``attention/erm_settings.py``,
+``attention/training.py``, ``studies/erm.py`` and the others of :data:`ERM_MODULES` are read
+with ``git show`` and loaded as separate modules (each importing the other old ones; everything
 else is shared), so both run on the same machine, under the same load, in the same process. A
 point is what ``gap --alpha 16`` runs per task and activation: ``erm_study`` at ``D = 100``,
 ``Delta = 0.1``, 4 seeds, 4 random starts and the informed one, ``lam = "auto"``, 20 000 test
@@ -70,6 +71,8 @@ from bayes_slr.studies import erm as new_erm
 
 ROOT = Path(__file__).resolve().parent.parent
 ERM_MODULES = (
+    "models.simulate",
+    "models.scoring",
     "attention.optimizers",
     "attention.erm_settings",
     "attention.projection",
@@ -77,9 +80,9 @@ ERM_MODULES = (
     "attention.span",
     "studies.erm",
 )
-"""The modules loaded at the old revision, in import order (``bayes_slr.`` omitted: the
-optimisers first, which the settings of some revisions import); one the revision does not have
-is the current one."""
+"""The modules loaded at the old revision, in import order (``bayes_slr.`` omitted: the draw
+and scoring of test sequences, then the optimisers, which the settings of some revisions
+import); one the revision does not have is the current one."""
 ALPHA = 16.0
 POINTS = {
     "readme": ("spiked", 3, 2.0, "softmax"),

@@ -143,19 +143,20 @@ class LBFGS(Optimizer):
         self, params: Any, problem: Problem, rule: StoppingRule
     ) -> tuple[Any, Any, Any, Any]:
         """Iterate in a ``lax.while_loop`` until the stopping rule or a non-finite objective;
-        over the reduced parameters of ``problem.profile`` where it has one (the objective and
-        the gradient norm reported are the full objective's at the expanded parameters). With a
-        ``draft`` (float32) objective, first on it (:meth:`_draft`), then on to the stopping
-        rule in float64 from there, the memory kept."""
+        over the reduced parameters of ``problem.profile`` where it has one, the objective and
+        gradient norm reported being the profiled objective's at the last reduced parameters
+        (those of the expanded parameters: the profiled objective is the objective there, and
+        its gradient the objective's, whose part in the parameters set in closed form is zero,
+        :mod:`~bayes_slr.attention.projection`). With a ``draft`` (float32) objective, first on
+        it (:meth:`_draft`), then on to the stopping rule in float64 from there, the memory
+        kept."""
         profile = problem.profile
         if profile is None:
             return self._loop(params, problem.value_fn, rule, problem.draft)
-        reduced, _, _, count = self._loop(
+        reduced, value, grad_norm, count = self._loop(
             profile.reduce(params), profile.value_fn, rule, profile.draft
         )
-        params = profile.expand(reduced)
-        value, grad = jax.value_and_grad(problem.value_fn)(params)
-        return params, value, optax.tree_utils.tree_norm(grad), count
+        return profile.expand(reduced), value, grad_norm, count
 
     def _loop(
         self,

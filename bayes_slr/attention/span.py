@@ -13,10 +13,13 @@ does not grow with ``D`` (a test set of ``10^5`` sequences costs what it costs a
 
 from __future__ import annotations
 
+import functools
 import math
+from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from bayes_slr.attention.estimators import AttentionParams, attention_predictor
 from bayes_slr.models.scoring import ExcessError, excess_test_error
@@ -63,36 +66,42 @@ def span_reduction(
     """
     if 2 + 2 * jnp.shape(estimators.k)[0] >= config.D:
         return config, teacher, estimators
-    _, small_estimators, small_teacher = _reduced(estimators, teacher)
+    host = jax.tree_util.tree_map(np.asarray, (estimators, teacher))
+    _, small_estimators, small_teacher = _reduced_in(np, *host)
     return config.replace(D=small_teacher.k_star.shape[0]), small_teacher, small_estimators
 
 
-@jax.jit
-def _reduced(estimators: AttentionParams, teacher: Teacher):
+def _reduced_in(xp: Any, estimators: AttentionParams, teacher: Teacher):
     """``(Q, estimators', teacher')``: ``Q`` an orthonormal basis (``D x m``) of a space holding
     the ``m = 2 + 2 S`` vectors ``k*, v*`` and each estimator's ``k, v`` (leaves ``(S, D)``, or
     ``(D,)`` for one), from the QR factorisation of ``[k*, v*, k_1, v_1, ...]``, and the vectors'
     coordinates scaled by ``sqrt(m / D)``: a token ``u = Q^T x`` then has the scores
     ``u . a' / sqrt(m) = x . a / sqrt(D)`` of ``x`` (the teacher's and every estimator's).
-    Compiled: one program where each array operation was one (about 15 a point, each read back
-    from the persistent cache in a fresh process)."""
-    k = jnp.reshape(estimators.k, (-1, teacher.k_star.shape[0]))
-    v = jnp.reshape(estimators.v, k.shape)
+    ``xp``: the array module, ``numpy`` (on the host: a ``D x m`` factorisation is microseconds,
+    and a fresh process loads no program for it, whose lowering took about 0.1 s) or
+    ``jax.numpy`` (:data:`_reduced`, for arrays that may be traced)."""
+    k = xp.reshape(estimators.k, (-1, teacher.k_star.shape[0]))
+    v = xp.reshape(estimators.v, k.shape)
     count = k.shape[0]
-    columns = jnp.concatenate(
+    columns = xp.concatenate(
         [
-            jnp.stack([teacher.k_star, teacher.v_star]),
-            jnp.stack([k, v], axis=1).reshape(-1, k.shape[1]),
+            xp.stack([teacher.k_star, teacher.v_star]),
+            xp.stack([k, v], axis=1).reshape(-1, k.shape[1]),
         ]
     ).T
-    basis, coordinates = jnp.linalg.qr(columns)
+    basis, coordinates = xp.linalg.qr(columns)
     coordinates = coordinates * math.sqrt(columns.shape[1] / columns.shape[0])
     pairs = coordinates[:, 2:].T.reshape(count, 2, -1)
     return (
         basis,
-        AttentionParams(pairs[:, 0], pairs[:, 1], jnp.reshape(jnp.asarray(estimators.c), (count,))),
+        AttentionParams(pairs[:, 0], pairs[:, 1], xp.reshape(xp.asarray(estimators.c), (count,))),
         Teacher(coordinates[:, 0], coordinates[:, 1]),
     )
+
+
+_reduced = jax.jit(functools.partial(_reduced_in, jnp))
+""":func:`_reduced_in` with ``jax.numpy``, compiled: one program where each array operation was
+one."""
 
 
 def reduced_problem(params: AttentionParams, teacher: Teacher) -> tuple[AttentionParams, Teacher]:

@@ -261,22 +261,46 @@ def _vectorised(
     return jax.vmap(over_grid)(starts, X, lengths, y, lams)
 
 
-def _one_by_one(starts, batches: SLRBatch, lams, active: np.ndarray, **training: Any):
+class SeedSamples(NamedTuple):
+    """Training sets as :func:`train_problems` reads them one problem after another: the
+    ``batches`` (leaves with leading axis ``seeds``), each seed's ``samples`` ``(X, lengths, y)``
+    and the draft's float32 copy of them (``low``: ``None`` each without the draft), made once
+    (:func:`seed_samples`) for the calls that train on the same sets (the values of a
+    validation path): slicing a seed's tokens out of the stacked sets and casting them is a
+    copy of them, about 20-50 ms a seed at ``L = 30`` (``D = 100``, ``N = 1600``), which each
+    call made again."""
+
+    batches: SLRBatch
+    samples: tuple[tuple[jax.Array, jax.Array, jax.Array], ...]
+    low: tuple[tuple[jax.Array, jax.Array] | None, ...]
+
+
+def seed_samples(batches: SLRBatch | SeedSamples) -> SeedSamples:
+    """Every seed's samples and their float32 copy (:class:`SeedSamples`; given ones as they
+    are)."""
+    if isinstance(batches, SeedSamples):
+        return batches
+    draft = uses_draft(batches.X)
+    split = [_seed_samples(batches, s, draft=draft) for s in range(batches.y.shape[0])]
+    return SeedSamples(batches, tuple(part[0] for part in split), tuple(part[1] for part in split))
+
+
+def _one_by_one(starts, batches: SeedSamples, lams, active: np.ndarray, **training: Any):
     """Every ``active`` problem of :func:`train_problems`, one after another, by the compiled
     single-problem trainer (:data:`train_jit`), each until its own stopping rule: a vectorised
     ``while_loop`` runs every member as long as its slowest one, and L-BFGS's batched line search
     and memory cost about ten times one problem's iteration per member
     (``benchmarks/erm_speed.py``). One program serves every start, ridge value and seed. The
-    problems of a seed share its float32 copy for the draft (:func:`float32_samples`), and the
-    results are gathered on the host (numpy leaves): no per-problem array programs besides the
-    trainer."""
+    problems of a seed share its samples and their float32 copy for the draft
+    (:class:`SeedSamples`), and the results are gathered on the host (numpy leaves): no
+    per-problem array programs besides the trainer."""
     leaves, treedef = jax.tree_util.tree_flatten(starts)
     leaves = [np.asarray(leaf) for leaf in leaves]
     lams = np.asarray(lams)
     seeds, grid, count = leaves[0].shape[:3]
     results = []
     for s in range(seeds):
-        samples, low = _seed_samples(batches, s, draft=uses_draft(batches.X))
+        samples, low = batches.samples[s], batches.low[s]
         for g, k in np.ndindex(grid, count):
             params = jax.tree_util.tree_unflatten(treedef, [leaf[s, g, k] for leaf in leaves])
             results.append(
@@ -300,7 +324,7 @@ def _untrained(params: AttentionParams) -> tuple[AttentionParams, Any, Any, Any]
 
 def train_problems(
     starts: AttentionParams,
-    batches: SLRBatch,
+    batches: SLRBatch | SeedSamples,
     lams: Any,
     *,
     activation: str,
@@ -316,7 +340,8 @@ def train_problems(
     Parameters
     ----------
     starts : leaves with leading axes ``(seeds, G, S)``: ``S`` starts at each of ``G`` ridges.
-    batches : the training sets, leaves with leading axis ``seeds``.
+    batches : the training sets, leaves with leading axis ``seeds``; or those sets with every
+        seed's samples split out (:func:`seed_samples`), for several calls on the same sets.
     lams : ridges, shape ``(seeds, G)``.
     activation, optimizer, tol, max_iter, learning_rate : as :func:`train`.
     vectorised : one vectorised computation (``True``) or one problem after another (``False``);
@@ -342,7 +367,9 @@ def train_problems(
     if active is None:
         active = np.ones(jax.tree_util.tree_leaves(starts)[0].shape[:3], bool)
     if not vectorised:
-        return _one_by_one(starts, batches, lams, np.asarray(active), **training)
+        return _one_by_one(starts, seed_samples(batches), lams, np.asarray(active), **training)
+    if isinstance(batches, SeedSamples):
+        batches = batches.batches
     params, values, grad_norms, counts = _vectorised(
         starts, batches.X, batches.lengths, batches.y, jnp.asarray(lams), **training
     )

@@ -108,6 +108,10 @@ def _teacher_states(
     return weights, jnp.where(weights > 0, signal, 0.0)
 
 
+_jitted_teacher_states = jax.jit(_teacher_states, static_argnames=("config",))
+""":func:`_teacher_states` as one program a chunk of test sequences."""
+
+
 def _replicate_statistic(p_star: jax.Array, z_star: jax.Array, f: jax.Array) -> jax.Array:
     """Per sequence: the cross-replicate error ``U`` and its leave-one-group-out versions, ``(n, 1 +
     G)``.
@@ -170,6 +174,19 @@ def _paired_columns(columns: dict[str, np.ndarray], pairs: Pairs) -> dict[str, n
     return out
 
 
+@jax.jit
+def _statistics(p: jax.Array, z: jax.Array, parts: dict[str, jax.Array]) -> dict[str, jax.Array]:
+    """Per sequence, the statistic of each prediction of ``parts`` (:func:`_score`): ``sum_l p_l
+    (z_l - f)^2`` of ``(n,)`` predictions, :func:`_replicate_statistic` of ``(n, G)`` replicates;
+    one program a chunk."""
+    return {
+        name: jnp.sum(p * (z - f[:, None]) ** 2, axis=-1)[:, None]
+        if jnp.ndim(f) == 1
+        else _replicate_statistic(p, z, f)
+        for name, f in parts.items()
+    }
+
+
 def _score(
     predict: PredictFn,
     chunks: Iterable[tuple[jax.Array, jax.Array, jax.Array, jax.Array]],
@@ -197,15 +214,10 @@ def _score(
     for X, lengths, p, z in chunks:
         out = predict(X, lengths)
         parts = out if isinstance(out, dict) else {"": out}
-        columns = {}
-        for name, f in parts.items():
-            f = jnp.asarray(f)
-            column = (
-                jnp.sum(p * (z - f[:, None]) ** 2, axis=-1)[:, None]
-                if f.ndim == 1
-                else _replicate_statistic(p, z, f)
-            )
-            columns[name] = np.asarray(column, dtype=np.float64)
+        columns = {
+            name: np.asarray(column, dtype=np.float64)
+            for name, column in _statistics(p, z, parts).items()
+        }
         columns.update(_paired_columns(columns, pairs))
         if not names:
             names.extend(columns)
@@ -248,6 +260,7 @@ def excess_test_error(
     N_test: int = 100_000,
     chunk_size: int = 10_000,
     pairs: Pairs = (),
+    coordinates_first: bool = False,
 ) -> ExcessError | dict[str, ExcessError]:
     """Excess test error ``E[(y - f(X))^2] - Delta`` of ``f = predict(X, lengths)`` with its
     standard error.
@@ -264,11 +277,13 @@ def excess_test_error(
     unbiased for the error of the replicates' common mean (no ``Var(f_g)`` term), and
     ``stderr`` combines the test-set standard error with a leave-one-group-out jackknife
     over the groups (``G >= 3``) for the draw-to-draw noise. ``pairs`` adds paired differences
-    between keys of the dict on the same sequences (:func:`_score`).
+    between keys of the dict on the same sequences (:func:`_score`). ``coordinates_first``: the
+    tokens drawn coordinate by coordinate
+    (:func:`~bayes_slr.models.simulate.simulate`).
     """
     chunks = (
-        (batch.X, batch.lengths, *_teacher_states(config, teacher, batch))
-        for batch in iterate_batches(key, config, teacher, N_test, chunk_size)
+        (batch.X, batch.lengths, *_jitted_teacher_states(config, teacher, batch))
+        for batch in iterate_batches(key, config, teacher, N_test, chunk_size, coordinates_first)
     )
     return _score(predict, chunks, pairs=pairs)
 
@@ -304,13 +319,25 @@ def held_out_error(
 
 
 def fresh_sample_scorer(
-    key: jax.Array, config: SLRConfig, teacher: Teacher, N_test: int, chunk_size: int = 10_000
+    key: jax.Array,
+    config: SLRConfig,
+    teacher: Teacher,
+    N_test: int,
+    chunk_size: int = 10_000,
+    coordinates_first: bool = False,
 ) -> Scorer:
     """``score(predict)``: :func:`excess_test_error` on ``N_test`` fresh sequences of ``teacher``
-    from ``key``.
+    from ``key`` (``coordinates_first``: drawn coordinate by coordinate,
+    :func:`~bayes_slr.models.simulate.simulate`).
     """
     return functools.partial(
-        excess_test_error, key, config, teacher, N_test=N_test, chunk_size=chunk_size
+        excess_test_error,
+        key,
+        config,
+        teacher,
+        N_test=N_test,
+        chunk_size=chunk_size,
+        coordinates_first=coordinates_first,
     )
 
 

@@ -45,10 +45,12 @@ from bayes_slr.attention.optimizers import get_optimizer
 from bayes_slr.attention.span import span_reduction
 from bayes_slr.attention.training import (
     ERMFit,
+    SeedSamples,
     default_learning_rate,
     fit_erm,
     initial_params,
     padded_to_bucket,
+    seed_samples,
     train_problems,
 )
 from bayes_slr.errors import ConfigError
@@ -187,7 +189,9 @@ class _Trainer(NamedTuple):
             default_learning_rate(config, settings.activation),
         )
 
-    def __call__(self, starts, batches: SLRBatch, lams, active: np.ndarray | None = None):
+    def __call__(
+        self, starts, batches: SLRBatch | SeedSamples, lams, active: np.ndarray | None = None
+    ):
         """Every (``active``) start (leaves ``(seeds, G, S, ...)``) trained on ``batches`` (leaves
         ``(seeds, ...)``) at ``lams`` ``(seeds, G)``: ``(params, values, grad_norms, iterations)``
         (:func:`~bayes_slr.attention.training.train_problems`)."""
@@ -248,6 +252,9 @@ def _validation_path(
     left out (``nan`` in the scores).
     """
     seeds, count = jax.tree_util.tree_leaves(candidates)[0].shape[:2]
+    sets = (  # every value trains on the same sets: each seed's samples split out once
+        fit_part if get_optimizer(trainer.optimizer).vectorised else seed_samples(fit_part)
+    )
     scores = np.full((seeds, len(lam_grid)), np.nan)
     coinciding = np.zeros((seeds, len(lam_grid)), bool)
     current = _broadcast(candidates, (1,))
@@ -255,7 +262,7 @@ def _validation_path(
     active = np.ones((seeds, 1, count), bool)
     for position in np.argsort(lam_grid)[::-1]:
         params, values, _, _ = trainer(
-            current, fit_part, np.full((seeds, 1), lam_grid[position]), active
+            current, sets, np.full((seeds, 1), lam_grid[position]), active
         )
         values = np.asarray(values)
         distinct = _distinct(params, values)
@@ -344,6 +351,12 @@ def seed_keys(seed: int, index: int | jax.Array) -> jax.Array:
     return jax.random.split(jax.random.fold_in(jax.random.PRNGKey(seed), index), 4)
 
 
+def _every_seed_keys(seed: int | jax.Array, seeds: int) -> jax.Array:
+    """:func:`seed_keys` of seeds ``0 .. seeds - 1``, ``(seeds, 4)`` keys (traced inside the
+    programs that draw from them)."""
+    return jax.vmap(lambda s: seed_keys(seed, s))(jnp.arange(seeds))
+
+
 def seed_mean(errors: np.ndarray, stderrs: np.ndarray) -> tuple[float, float]:
     """Mean of per-seed estimates and its standard error
     (:func:`~bayes_slr.numerics.paired.teacher_mean`).
@@ -422,9 +435,8 @@ def erm_study(
     _check_given_data(data, test_set, settings)
     _check_training(config, settings, N)
     trainer = _Trainer.of(config, settings)
-    keys = jax.vmap(lambda s: seed_keys(seed, s))(jnp.arange(settings.seeds))
-    teachers, batches = _training_sets(config, settings, keys, N, data)
-    starts = _starts(config, settings, keys, teachers)  # (random ones, informed one)
+    teachers, batches = _training_sets(config, settings, seed, N, data)
+    keys, starts = _starts(config, settings, seed, teachers)  # (random ones, informed one)
     candidates = starts[0] if settings.init == "random" else _broadcast(starts[1], (1,))
     lams, validation, coinciding = _ridges(trainer, settings, candidates, batches, N)
     trained = _train_every_start(trainer, settings, starts, batches, lams, coinciding)
@@ -515,34 +527,66 @@ def _check_training(config: SLRConfig, settings: ERMSettings, N: int) -> None:
 
 
 def _training_sets(
-    config: SLRConfig, settings: ERMSettings, keys: jax.Array, N: int, data: GivenData | None
+    config: SLRConfig, settings: ERMSettings, seed: int, N: int, data: GivenData | None
 ) -> tuple[Teacher | None, SLRBatch]:
     """The teachers and training sets of every seed (leaves with leading axis ``seeds``): drawn
-    from each seed's keys, or the given ones (``teachers`` is ``None`` for data without one);
-    the sets padded to their length bucket (:func:`padded_to_bucket`: one compiled trainer
-    serves several ``L``)."""
+    from each seed's keys (:func:`seed_keys` of the root ``seed``), or the given ones
+    (``teachers`` is ``None`` for data without one); the sets padded to their length bucket
+    (:func:`padded_to_bucket`: one compiled trainer serves several ``L``)."""
     if data is None:
-        teachers = jax.vmap(lambda k: draw_task_teacher(k, config, exact=settings.exact_teacher))(
-            keys[:, 0]
+        return _drawn_sets(
+            seed, config=config, seeds=settings.seeds, N=N, exact=settings.exact_teacher
         )
-        batches = jax.vmap(lambda k, t: simulate(k, config, t, N))(keys[:, 1], teachers)
-    else:
-        teachers, batches = (
-            jax.tree_util.tree_map(lambda leaf: jnp.asarray(leaf)[None], part) for part in data
-        )
+    teachers, batches = (
+        jax.tree_util.tree_map(lambda leaf: jnp.asarray(leaf)[None], part) for part in data
+    )
+    return teachers, padded_to_bucket(batches)
+
+
+@functools.partial(jax.jit, static_argnames=("config", "seeds", "N", "exact"))
+def _drawn_sets(seed: int, *, config: SLRConfig, seeds: int, N: int, exact: bool):
+    """The teachers and padded training sets drawn from every seed's keys (:func:`_training_sets`):
+    one program for what were a few each."""
+    keys = _every_seed_keys(seed, seeds)
+    teachers = jax.vmap(lambda k: draw_task_teacher(k, config, exact=exact))(keys[:, 0])
+    batches = jax.vmap(lambda k, t: simulate(k, config, t, N))(keys[:, 1], teachers)
     return teachers, padded_to_bucket(batches)
 
 
 def _starts(
-    config: SLRConfig, settings: ERMSettings, keys: jax.Array, teachers: Teacher | None
-) -> tuple[AttentionParams, AttentionParams | None]:
-    """The random starts (leaves ``(seeds, starts, ...)``) and the informed start of every seed
-    (``(seeds, ...)``; ``None`` without a teacher, or with heads: :func:`with_heads`, whose
-    starts are :func:`~bayes_slr.attention.estimators.random_heads`)."""
-    start_keys = jax.vmap(lambda k: jax.random.split(k, settings.starts))(keys[:, 2])
-    if with_heads(config, settings):
-        start = functools.partial(random_heads, D=config.D, student_heads=settings.student_heads)
-        return jax.vmap(jax.vmap(start))(start_keys), None
+    config: SLRConfig, settings: ERMSettings, seed: int, teachers: Teacher | None
+) -> tuple[np.ndarray, tuple[AttentionParams, AttentionParams | None]]:
+    """Every seed's keys (:func:`seed_keys` of the root ``seed``, ``(seeds, 4)``), and the random
+    starts (leaves ``(seeds, starts, ...)``) and the informed start of every seed (``(seeds,
+    ...)``; ``None`` without a teacher, or with heads: :func:`with_heads`, whose starts are
+    :func:`~bayes_slr.attention.estimators.random_heads`); one program, on the host after it."""
+    heads = settings.student_heads if with_heads(config, settings) else None
+    keys, random_starts, informed = jax.tree_util.tree_map(
+        np.asarray,
+        _start_params(
+            seed, teachers, config=config, seeds=settings.seeds, starts=settings.starts, heads=heads
+        ),
+    )
+    return keys, (random_starts, informed)
+
+
+@functools.partial(jax.jit, static_argnames=("config", "seeds", "starts", "heads"))
+def _start_params(
+    seed: int,
+    teachers: Teacher | None,
+    *,
+    config: SLRConfig,
+    seeds: int,
+    starts: int,
+    heads: int | None,
+):
+    """:func:`_starts`: the keys, ``starts`` random starts of every seed (of ``heads`` student
+    heads, or one head for ``None``) and the informed one (one head, with a teacher)."""
+    keys = _every_seed_keys(seed, seeds)
+    start_keys = jax.vmap(lambda k: jax.random.split(k, starts))(keys[:, 2])
+    if heads is not None:
+        start = functools.partial(random_heads, D=config.D, student_heads=heads)
+        return keys, jax.vmap(jax.vmap(start))(start_keys), None
     random_starts = jax.vmap(jax.vmap(lambda k: initial_params(k, config, "random", None)))(
         start_keys
     )
@@ -551,7 +595,7 @@ def _starts(
         if teachers is None
         else jax.vmap(lambda t: initial_params(None, config, "informed", t))(teachers)
     )
-    return random_starts, informed
+    return keys, random_starts, informed
 
 
 def with_heads(config: SLRConfig, settings: ERMSettings) -> bool:
@@ -633,7 +677,9 @@ class _Trained(NamedTuple):
     """Every start of every seed trained at its seed's ridge: ``params`` leaves ``(seeds, starts
     [+ 1], ...)`` (the random starts, then the informed one when there is a teacher), training
     objective ``values``, ``grad_norms`` and ``iterations`` ``(seeds, starts [+ 1])``, the
-    ``selected`` start of each seed and the ``lams``; numpy arrays (the per-seed bookkeeping runs
+    ``selected`` start of each seed, the ``lams``, and ``fit_of`` ``(seeds, starts [+ 1])``: the
+    start whose fit each start reports (itself, or the first where the starts coincided and
+    share its refit, :func:`_train_every_start`); numpy arrays (the per-seed bookkeeping runs
     on the host, without an array program per leaf and seed)."""
 
     params: AttentionParams
@@ -642,6 +688,7 @@ class _Trained(NamedTuple):
     iterations: np.ndarray
     selected: np.ndarray
     lams: np.ndarray
+    fit_of: np.ndarray
 
 
 def _train_every_start(
@@ -691,7 +738,8 @@ def _train_every_start(
     selected = (
         _lowest(values[:, :count]) if settings.init == "random" else np.full(settings.seeds, count)
     )
-    return _Trained(params, values, grad_norms, counts, selected, lams)
+    fit_of = np.where(shared, 0, np.arange(shared.shape[1]))
+    return _Trained(params, values, grad_norms, counts, selected, lams, fit_of)
 
 
 def _test_errors(
@@ -702,13 +750,44 @@ def _test_errors(
     teacher: Teacher | None,
     test: tuple[jax.Array, SLRBatch | None],
     chosen: int,
+    fit_of: np.ndarray,
 ):
-    """Every start's test error on the seed's test set (:func:`_start_test_errors`, the
-    ``chosen`` start paired with the zero predictor and the oracle): the given
+    """Every start's test error (:func:`_distinct_test_errors`), each start whose fit is another's
+    (``fit_of``: the start whose fit each one reports, :class:`_Trained`) given that one's
+    figures: the distinct fits alone are scored, and a start sharing a fit has its numbers, as
+    scoring the same parameters twice on the same sequences gives (where the test sequences are
+    drawn in the span of the fits, it is the span of the distinct ones)."""
+    distinct, position = np.unique(fit_of, return_inverse=True)
+    errors, stderrs, zero, oracle, paired = _distinct_test_errors(
+        config,
+        settings,
+        jax.tree_util.tree_map(lambda leaf: leaf[distinct], fits),
+        activation,
+        teacher,
+        test,
+        int(position[chosen]),
+    )
+    return errors[position], stderrs[position], zero, oracle, paired
+
+
+def _distinct_test_errors(
+    config: SLRConfig,
+    settings: ERMSettings,
+    fits: AttentionParams,
+    activation: str,
+    teacher: Teacher | None,
+    test: tuple[jax.Array, SLRBatch | None],
+    chosen: int,
+):
+    """Every fit's test error on the seed's test set (:func:`_start_test_errors`, the
+    ``chosen`` fit paired with the zero predictor and the oracle): the given
     held-out sequences, or ``N_test`` fresh sequences of its teacher from the key of ``test``
     ``(key, test_set)``, drawn in the span of the teacher and the fits
     (:func:`~bayes_slr.attention.span.span_reduction`: the same law of every prediction and
-    label, ``2 + 2 S`` numbers a token instead of ``D``)."""
+    label, ``2 + 2 S`` numbers a token instead of ``D``), coordinate by coordinate, the teacher's
+    first: the zero predictor and the oracle read those alone, so they score the same on the
+    sequences of every point of the same key (every activation of a ``gap`` teacher), whatever
+    its count of distinct fits."""
     key, test_set = test
     if test_set is not None:
         task = None if teacher is None else (config, teacher)
@@ -717,7 +796,9 @@ def _test_errors(
         score = fresh_sample_scorer(key, config, teacher, settings.N_test)
         return _start_test_errors(score, fits, activation, (config, teacher), chosen)
     small_config, small_teacher, small_fits = span_reduction(config, teacher, fits)
-    score = fresh_sample_scorer(key, small_config, small_teacher, settings.N_test)
+    score = fresh_sample_scorer(
+        key, small_config, small_teacher, settings.N_test, coordinates_first=True
+    )
     return _start_test_errors(score, small_fits, activation, (small_config, small_teacher), chosen)
 
 
@@ -738,7 +819,7 @@ def _seed_record(
     fits = jax.tree_util.tree_map(lambda leaf: leaf[s], trained.params)
     chosen = int(trained.selected[s])
     errors, stderrs, zero, oracle, paired = _test_errors(
-        config, settings, fits, trainer.activation, teacher, test, chosen
+        config, settings, fits, trainer.activation, teacher, test, chosen, trained.fit_of[s]
     )
     fitted = jax.tree_util.tree_map(lambda leaf: leaf[chosen], fits)
     heads = with_heads(config, settings)
@@ -797,15 +878,11 @@ def _start_test_errors(
     (:class:`~bayes_slr.numerics.paired.PairedDifference` keyed ``"zero"``, ``"oracle"``).
     """
     starts = jax.tree_util.tree_leaves(fits)[0].shape[0]
-    oracle = None if task is None else known_directions_predictor(*task)
-    references = ("zero",) if oracle is None else ("zero", "oracle")
+    config, teacher = (None, None) if task is None else task
+    references = ("zero",) if task is None else ("zero", "oracle")
 
     def every_start(X, lengths):
-        predictions = jax.vmap(lambda p: predict(p, X, lengths, activation))(fits)  # (starts, n)
-        out = {str(i): predictions[i] for i in range(starts)} | {"zero": zero_predictor(X, lengths)}
-        if oracle is not None:
-            out["oracle"] = oracle(X, lengths)
-        return out
+        return _every_prediction(fits, X, lengths, teacher, activation=activation, config=config)
 
     errors = score(every_start, pairs=[(str(chosen), name) for name in references])
     per_start = [errors[str(i)] for i in range(starts)]
@@ -820,6 +897,27 @@ def _start_test_errors(
         errors.get("oracle"),
         paired,
     )
+
+
+@functools.partial(jax.jit, static_argnames=("activation", "config"))
+def _every_prediction(
+    fits: AttentionParams,
+    X: jax.Array,
+    lengths: jax.Array,
+    teacher: Teacher | None,
+    *,
+    activation: str,
+    config: SLRConfig | None,
+) -> dict[str, jax.Array]:
+    """The predictions of every fit (leading axis of ``fits``; keyed by its index), the zero
+    predictor's and, with a ``config`` and ``teacher``, the oracle's on the tokens ``X``: one
+    program a chunk of test sequences."""
+    predictions = jax.vmap(lambda p: predict(p, X, lengths, activation))(fits)
+    out = {str(i): predictions[i] for i in range(predictions.shape[0])}
+    out["zero"] = zero_predictor(X, lengths)
+    if config is not None:
+        out["oracle"] = known_directions_predictor(config, teacher)(X, lengths)
+    return out
 
 
 def _summary(

@@ -94,3 +94,41 @@ def test_span_drawn_errors_are_the_full_dimensional_ones(config, activation) -> 
         paired = full[4][name]
         assert paired.value == pytest.approx(errors[0] - part.value, abs=1e-12)
         assert paired.stderr <= math.hypot(stderrs[0], part.stderr)
+
+
+def test_a_start_sharing_another_fit_gets_its_figures_and_the_span_of_the_distinct_fits() -> None:
+    """Starts whose fit is another's (``fit_of``, the shared refit) are not scored again: their
+    figures are that start's, and every figure is the one of the distinct fits scored alone, on
+    the sequences drawn in their span (``2 + 2 x 2`` numbers a token, not ``2 + 2 x 3``). The
+    zero predictor and the oracle score the same in either span (paired across activations)."""
+    config = SLRConfig("spiked", 40, LengthLaw.fixed(3), 2.0)
+    settings = erm.ERMSettings(activation="softmax", alpha=4.0, N_test=4000)
+    keys = jax.random.split(jax.random.PRNGKey(5), 3)
+    teacher = draw_teacher(keys[0], config.D)
+    fits = off_manifold_fits(keys[1], teacher, config.D)  # start 1 reports start 0's fit
+    fits = jax.tree_util.tree_map(lambda leaf: leaf.at[1].set(leaf[0]), fits)
+    shared = erm._test_errors(
+        config, settings, fits, "softmax", teacher, (keys[2], None), 1, np.array([0, 0, 2])
+    )
+    alone = erm._test_errors(
+        config,
+        settings,
+        jax.tree_util.tree_map(lambda leaf: leaf[np.array([0, 2])], fits),
+        "softmax",
+        teacher,
+        (keys[2], None),
+        0,
+        np.arange(2),
+    )
+    np.testing.assert_array_equal(shared[0], alone[0][np.array([0, 0, 1])])
+    np.testing.assert_array_equal(shared[1], alone[1][np.array([0, 0, 1])])
+    assert shared[2:4] == alone[2:4] and shared[4] == alone[4]
+    every = erm._test_errors(
+        config, settings, fits, "softmax", teacher, (keys[2], None), 1, np.arange(3)
+    )
+    # other sequences (the span of three fits), drawn coordinate by coordinate: the teacher's
+    # coordinates, all that the zero predictor and the oracle read, are the same numbers
+    assert every[0][0] != shared[0][0]
+    for a, b in zip(every[2:4], shared[2:4], strict=True):
+        assert a.value == pytest.approx(b.value, abs=1e-12)
+        assert a.stderr == pytest.approx(b.stderr, abs=1e-12)
