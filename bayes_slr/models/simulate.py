@@ -62,6 +62,21 @@ def draw_task_teacher(key: jax.Array, config: SLRConfig, *, exact: bool = False)
     return draw_teacher(key, config.D, exact=exact)
 
 
+def _token_entries(
+    key: jax.Array, shape: tuple[int, int, int], dtype: str, coordinates_first: bool
+) -> jax.Array:
+    """The i.i.d. ``N(0, 1)`` token entries of :func:`simulate`, shape ``(N, Lbar, D)``, drawn in
+    ``dtype`` and returned in float64: one draw, or (``coordinates_first``) coordinate ``j`` from
+    the key ``fold_in(key, j)``."""
+    if not coordinates_first:
+        return jax.random.normal(key, shape, dtype=dtype).astype(jnp.float64)
+    columns = [
+        jax.random.normal(jax.random.fold_in(key, j), shape[:2], dtype=dtype)
+        for j in range(shape[2])
+    ]
+    return jnp.stack(columns, axis=-1).astype(jnp.float64)
+
+
 @functools.partial(
     jax.jit, static_argnames=("config", "N", "sharding", "token_dtype", "coordinates_first")
 )
@@ -117,17 +132,7 @@ def simulate(
     k_len, k_tok, k_loc, k_noise = jax.random.split(key, 4)
     lengths = jax.random.choice(k_len, Lbar, (N,), p=jnp.asarray(config.length.probs)) + 1
     mask = token_mask(lengths, Lbar)
-    X = (
-        jnp.stack(
-            [
-                jax.random.normal(jax.random.fold_in(k_tok, j), (N, Lbar), dtype=token_dtype)
-                for j in range(D)
-            ],
-            axis=-1,
-        )
-        if coordinates_first
-        else jax.random.normal(k_tok, (N, Lbar, D), dtype=token_dtype)
-    ).astype(jnp.float64)
+    X = _token_entries(k_tok, (N, Lbar, D), token_dtype, coordinates_first)
     if config.multihead:
         X, eps, present = config.law.draw_heads(
             k_loc, X, mask, teacher.k_star, config.nu, config.presence
