@@ -752,54 +752,49 @@ def _test_errors(
     chosen: int,
     fit_of: np.ndarray,
 ):
-    """Every start's test error (:func:`_distinct_test_errors`), each start whose fit is another's
-    (``fit_of``: the start whose fit each one reports, :class:`_Trained`) given that one's
-    figures: the distinct fits alone are scored, and a start sharing a fit has its numbers, as
-    scoring the same parameters twice on the same sequences gives (where the test sequences are
-    drawn in the span of the fits, it is the span of the distinct ones)."""
+    """Every start's test error on the seed's test set (:func:`_test_sequences`;
+    :func:`_start_test_errors`, the ``chosen`` start paired with the zero predictor and the
+    oracle), each start whose fit is another's (``fit_of``: the start whose fit each one reports,
+    :class:`_Trained`) given that one's figures: the distinct fits alone are scored, and a start
+    sharing a fit has its numbers, as scoring the same parameters twice on the same sequences
+    gives (where the test sequences are drawn in the span of the fits, it is the span of the
+    distinct ones)."""
     distinct, position = np.unique(fit_of, return_inverse=True)
-    errors, stderrs, zero, oracle, paired = _distinct_test_errors(
-        config,
-        settings,
-        jax.tree_util.tree_map(lambda leaf: leaf[distinct], fits),
-        activation,
-        teacher,
-        test,
-        int(position[chosen]),
+    score, scored_fits, task = _test_sequences(
+        config, settings, jax.tree_util.tree_map(lambda leaf: leaf[distinct], fits), teacher, test
+    )
+    errors, stderrs, zero, oracle, paired = _start_test_errors(
+        score, scored_fits, activation, task, int(position[chosen])
     )
     return errors[position], stderrs[position], zero, oracle, paired
 
 
-def _distinct_test_errors(
+def _test_sequences(
     config: SLRConfig,
     settings: ERMSettings,
     fits: AttentionParams,
-    activation: str,
     teacher: Teacher | None,
     test: tuple[jax.Array, SLRBatch | None],
-    chosen: int,
-):
-    """Every fit's test error on the seed's test set (:func:`_start_test_errors`, the
-    ``chosen`` fit paired with the zero predictor and the oracle): the given
-    held-out sequences, or ``N_test`` fresh sequences of its teacher from the key of ``test``
-    ``(key, test_set)``, drawn in the span of the teacher and the fits
-    (:func:`~bayes_slr.attention.span.span_reduction`: the same law of every prediction and
-    label, ``2 + 2 S`` numbers a token instead of ``D``), coordinate by coordinate, the teacher's
-    first: the zero predictor and the oracle read those alone, so they score the same on the
-    sequences of every point of the same key (every activation of a ``gap`` teacher), whatever
-    its count of distinct fits."""
+) -> tuple[Scorer, AttentionParams, tuple[SLRConfig, Teacher] | None]:
+    """The scorer of the seed's test set, the ``fits`` as it reads them and the task of its
+    oracle (``None`` without a teacher): the given held-out sequences, or ``N_test`` fresh
+    sequences of its teacher from the key of ``test`` ``(key, test_set)``, drawn in the span of
+    the teacher and the fits (:func:`~bayes_slr.attention.span.span_reduction`: the same law of
+    every prediction and label, ``2 + 2 S`` numbers a token instead of ``D``), coordinate by
+    coordinate, the teacher's first: the zero predictor and the oracle read those alone, so they
+    score the same on the sequences of every point of the same key (every activation of a
+    ``gap`` teacher), whatever its count of distinct fits."""
     key, test_set = test
     if test_set is not None:
         task = None if teacher is None else (config, teacher)
-        return _start_test_errors(held_out_scorer(config, test_set), fits, activation, task, chosen)
+        return held_out_scorer(config, test_set), fits, task
     if with_heads(config, settings):  # the span of one-head fits only
-        score = fresh_sample_scorer(key, config, teacher, settings.N_test)
-        return _start_test_errors(score, fits, activation, (config, teacher), chosen)
+        return fresh_sample_scorer(key, config, teacher, settings.N_test), fits, (config, teacher)
     small_config, small_teacher, small_fits = span_reduction(config, teacher, fits)
     score = fresh_sample_scorer(
         key, small_config, small_teacher, settings.N_test, coordinates_first=True
     )
-    return _start_test_errors(score, small_fits, activation, (small_config, small_teacher), chosen)
+    return score, small_fits, (small_config, small_teacher)
 
 
 def _seed_record(
