@@ -40,9 +40,10 @@ from bayes_slr.models.spec import SLRConfig
 DRAWS_PER_BLOCK = 64  # posterior draws evaluated together by the predictor
 
 
-def _flat(draws: jax.Array | np.ndarray) -> jax.Array:
-    """``(chains, draws, D)`` or ``(S, D)`` -> ``(S, D)``."""
-    draws = jnp.asarray(draws)
+def _flat(draws: jax.Array | np.ndarray) -> np.ndarray:
+    """``(chains, draws, D)`` or ``(S, D)`` -> ``(S, D)``, on the host (bookkeeping on the host
+    compiles no program)."""
+    draws = np.asarray(draws)
     return draws.reshape(-1, draws.shape[-1])
 
 
@@ -112,22 +113,28 @@ def posterior_mean_predictor(
     k, v = _flat(k_draws), _flat(v_draws)
     S, D = k.shape
     padded = -(-S // DRAWS_PER_BLOCK) * DRAWS_PER_BLOCK
-    weights = jnp.where(jnp.arange(padded) < S, 1.0 / S, 0.0).reshape(-1, DRAWS_PER_BLOCK)
+    weights = np.where(np.arange(padded) < S, 1.0 / S, 0.0).reshape(-1, DRAWS_PER_BLOCK)
+    k_blocks, v_blocks = (
+        _padded(draws, padded).reshape(-1, DRAWS_PER_BLOCK, D) for draws in (k, v)
+    )
+    return _predict(config, k_blocks, v_blocks, weights, jnp.asarray(X), jnp.asarray(lengths))
 
-    def blocks(draws: jax.Array) -> jax.Array:
-        return jnp.zeros((padded, D), draws.dtype).at[:S].set(draws).reshape(-1, DRAWS_PER_BLOCK, D)
 
-    return _predict(config, blocks(k), blocks(v), weights, jnp.asarray(X), jnp.asarray(lengths))
+def _padded(draws: np.ndarray, length: int) -> np.ndarray:
+    """``draws`` along their leading axis padded with zeros to ``length``, on the host."""
+    out = np.zeros((length, *draws.shape[1:]), draws.dtype)
+    out[: draws.shape[0]] = draws
+    return out
 
 
-def draw_vectors(config: SLRConfig, draws: jax.Array | np.ndarray) -> jax.Array:
+def draw_vectors(config: SLRConfig, draws: jax.Array | np.ndarray) -> np.ndarray:
     """The draws with each draw one vector: a multi-head task's ``(..., H, D)`` flattened to
-    ``(..., H D)``; one-head draws as they are."""
-    draws = jnp.asarray(draws)
+    ``(..., H D)``; one-head draws as they are (on the host)."""
+    draws = np.asarray(draws)
     return draws.reshape(*draws.shape[:-2], -1) if config.multihead else draws
 
 
-def thin_draws(draws: jax.Array | np.ndarray, max_draws: int) -> jax.Array:
+def thin_draws(draws: jax.Array | np.ndarray, max_draws: int) -> np.ndarray:
     """At most ``max_draws`` (``>= 1``) of the draws, evenly spaced, as ``(S, D)``."""
     flat = _flat(draws)
     step = -(-flat.shape[0] // max_draws)
@@ -268,14 +275,10 @@ class PosteriorPredictor:
         blocks = -(-per_group // block)
         padded = blocks * block
 
-        def arrange(draws: jax.Array) -> jax.Array:
-            grouped = draws[: groups * per_group].reshape(groups, per_group, D)
-            return (
-                jnp.zeros((groups, padded, D), draws.dtype)
-                .at[:, :per_group]
-                .set(grouped)
-                .reshape(groups, blocks, block, D)
-            )
+        def arrange(draws: np.ndarray) -> jax.Array:
+            arranged = np.zeros((groups, padded, D), draws.dtype)
+            arranged[:, :per_group] = draws[: groups * per_group].reshape(groups, per_group, D)
+            return jnp.asarray(arranged.reshape(groups, blocks, block, D))
 
         self.config, self.weighted, self.groups, self.draws = (
             config,
@@ -284,8 +287,10 @@ class PosteriorPredictor:
             groups * per_group,
         )
         self._k, self._v = arrange(k), arrange(v)
-        self._valid = jnp.broadcast_to(jnp.arange(padded) < per_group, (groups, padded)).reshape(
-            groups, blocks, block
+        self._valid = jnp.asarray(
+            np.broadcast_to(np.arange(padded) < per_group, (groups, padded)).reshape(
+                groups, blocks, block
+            )
         )
         self.importance_ess: list[np.ndarray] = []
 
@@ -501,8 +506,8 @@ def sequence_location_posterior(
             f"got {tuple(tokens.shape)}"
         )
     L = tokens.shape[0]
-    X = jnp.zeros((1, config.Lbar, config.D)).at[0, :L].set(tokens)
-    lengths = jnp.array([L])
+    X = _padded(np.asarray(tokens, dtype=np.float64), config.Lbar)[None]
+    lengths = np.array([L])
     k = _flat(k_draws)
     if y is None:
         per_draw = jax.vmap(lambda k_i: location_probabilities(config, X, lengths, k_i))(k)

@@ -18,6 +18,7 @@ the full joint; padded tokens contribute nothing.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import jax
@@ -141,21 +142,24 @@ def slr_model_enumerated(
         numpyro.sample("y", dist.Normal(z_at_eps, math.sqrt(config.Delta)), obs=y)
 
 
+@functools.partial(jax.jit, static_argnames=("config",))
 def marginal_log_density(
     params: dict[str, jax.Array], config: SLRConfig, X: jax.Array, lengths: jax.Array, y: jax.Array
 ) -> jax.Array:
     """Joint log-density ``log p(k, v, X, y)`` from the summed-out model
-    (:func:`multihead_model_marginal` for a multi-head task)."""
+    (:func:`multihead_model_marginal` for a multi-head task). Jitted (``config`` static): one
+    program, where the model's operations run one by one would each be one."""
     model = multihead_model_marginal if config.multihead else slr_model_marginal
     value, _ = log_density(model, (config, X, lengths, y), {}, params)
     return value
 
 
+@functools.partial(jax.jit, static_argnames=("config",))
 def enumerated_log_density(
     params: dict[str, jax.Array], config: SLRConfig, X: jax.Array, lengths: jax.Array, y: jax.Array
 ) -> jax.Array:
     """Joint log-density ``log p(k, v, X, y)`` from the enumerated model, location
-    summed by funsor.
+    summed by funsor (jitted, ``config`` static).
     """
     model = enum(config_enumerate(slr_model_enumerated), first_available_dim=ENUM_DIM)
     value, _ = funsor_log_density(model, (config, lengths), {"X": X, "y": y}, params)

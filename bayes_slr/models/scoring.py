@@ -306,12 +306,13 @@ def held_out_error(
     paired differences on the held-out sequences, as in :func:`excess_test_error`.
     """
     n = check_int("held-out sequences", held_out.y.shape[0], 2)
-    chunks = (
+    X, lengths, y = (np.asarray(a) for a in (held_out.X, held_out.lengths, held_out.y))
+    chunks = (  # sliced on the host: no program per chunk shape
         (
-            held_out.X[i : i + chunk_size],
-            held_out.lengths[i : i + chunk_size],
-            jnp.ones((min(chunk_size, n - i), 1)),
-            jnp.asarray(held_out.y[i : i + chunk_size])[:, None],
+            jnp.asarray(X[i : i + chunk_size]),
+            jnp.asarray(lengths[i : i + chunk_size]),
+            np.ones((min(chunk_size, n - i), 1)),
+            y[i : i + chunk_size, None],
         )
         for i in range(0, n, chunk_size)
     )

@@ -18,6 +18,7 @@ import numpy as np
 from bayes_slr.errors import ConfigError
 from bayes_slr.models.batch import MultiHeadBatch, SLRBatch, Teacher, token_mask
 from bayes_slr.models.spec import SLRConfig
+from bayes_slr.models.variants import TokenLaw
 from bayes_slr.numerics.devices import leading_axis_sharding
 
 
@@ -77,9 +78,29 @@ def _token_entries(
     return jnp.stack(columns, axis=-1).astype(jnp.float64)
 
 
-@functools.partial(
-    jax.jit, static_argnames=("config", "N", "sharding", "token_dtype", "coordinates_first")
-)
+class _Shape(NamedTuple):
+    """What of a task fixes a shape or a branch of :func:`simulate`'s program (static; the
+    presence too: its scale of ``y`` folds into XLA's constants as it did when the whole task
+    was static)."""
+
+    law: TokenLaw
+    D: int
+    Lbar: int
+    heads: int
+    presence: float
+    multihead: bool
+    infinite_nu: bool
+
+
+class _Strengths(NamedTuple):
+    """The task's numbers that fix neither (traced): one program serves every value. The noise's
+    scale ``sqrt(Delta)`` is taken on the host, as the static task took it."""
+
+    nu: float
+    noise_scale: float
+    probs: np.ndarray
+
+
 def simulate(
     key: jax.Array,
     config: SLRConfig,
@@ -95,7 +116,11 @@ def simulate(
     ----------
     key : PRNG key.
     config : SLRConfig
-        The task (static under ``jit``).
+        The task. What fixes a shape or a branch (the variant, ``D``, ``Lbar``, the heads and
+        their presence, whether ``nu`` is infinite) selects the compiled program; a finite
+        ``nu``, ``Delta`` and the length probabilities are traced: one program serves every value
+        of them, and draws what a program of its own would (to the last bit, but for the
+        ``y`` of a single multi-head sequence, within one unit in the last place).
     teacher : Teacher
         ``(k*, v*)``, each of shape ``(D,)``; ``(H, D)`` for a multi-head task
         (:func:`draw_task_teacher`).
@@ -128,30 +153,57 @@ def simulate(
     SLRBatch, or MultiHeadBatch for a multi-head task (``config.multihead``; docs/multihead.md:
     ``y = (rho H)^(-1/2) sum_h b_h z*_{h, eps_h} + sqrt(Delta) xi``).
     """
-    D, Lbar = config.D, config.Lbar
+    shape = _Shape(
+        config.law,
+        config.D,
+        config.Lbar,
+        config.heads,
+        config.presence,
+        config.multihead,
+        math.isinf(config.nu),
+    )
+    nu = 0.0 if shape.infinite_nu else config.nu
+    strengths = _Strengths(nu, math.sqrt(config.Delta), np.asarray(config.length.probs))
+    return _simulate(key, shape, strengths, teacher, N, sharding, token_dtype, coordinates_first)
+
+
+@functools.partial(
+    jax.jit, static_argnames=("shape", "N", "sharding", "token_dtype", "coordinates_first")
+)
+def _simulate(
+    key: jax.Array,
+    shape: _Shape,
+    strengths: _Strengths,
+    teacher: Teacher,
+    N: int,
+    sharding: jax.sharding.Sharding | None,
+    token_dtype: str,
+    coordinates_first: bool,
+) -> SLRBatch | MultiHeadBatch:
+    """:func:`simulate` of the task ``shape`` and ``strengths``."""
+    D, Lbar = shape.D, shape.Lbar
+    nu = math.inf if shape.infinite_nu else strengths.nu
     k_len, k_tok, k_loc, k_noise = jax.random.split(key, 4)
-    lengths = jax.random.choice(k_len, Lbar, (N,), p=jnp.asarray(config.length.probs)) + 1
+    lengths = jax.random.choice(k_len, Lbar, (N,), p=strengths.probs) + 1
     mask = token_mask(lengths, Lbar)
     X = _token_entries(k_tok, (N, Lbar, D), token_dtype, coordinates_first)
-    if config.multihead:
-        X, eps, present = config.law.draw_heads(
-            k_loc, X, mask, teacher.k_star, config.nu, config.presence
-        )
+    if shape.multihead:
+        X, eps, present = shape.law.draw_heads(k_loc, X, mask, teacher.k_star, nu, shape.presence)
         X = X * mask[..., None]
         chi_star = jnp.einsum("nld,hd->nhl", X, teacher.k_star) / math.sqrt(D)
         z_star = jnp.einsum("nld,hd->nhl", X, teacher.v_star) / math.sqrt(D)
         z_at_eps = jnp.take_along_axis(z_star, eps[..., None], axis=-1)[..., 0]
         signal = jnp.sum(jnp.where(present, z_at_eps, 0.0), axis=1)
-        y = signal / math.sqrt(config.presence * config.heads)
-        y = y + math.sqrt(config.Delta) * jax.random.normal(k_noise, (N,))
+        y = signal / math.sqrt(shape.presence * shape.heads)
+        y = y + strengths.noise_scale * jax.random.normal(k_noise, (N,))
         batch = MultiHeadBatch(X, lengths.astype(jnp.int32), y, eps, present, chi_star, z_star)
         return batch if sharding is None else jax.lax.with_sharding_constraint(batch, sharding)
-    X, eps = config.law.draw_tokens_and_location(k_loc, X, mask, teacher.k_star, config.nu)
+    X, eps = shape.law.draw_tokens_and_location(k_loc, X, mask, teacher.k_star, nu)
     X = X * mask[..., None]
     chi_star = X @ teacher.k_star / math.sqrt(D)
     z_star = X @ teacher.v_star / math.sqrt(D)
     z_at_eps = jnp.take_along_axis(z_star, eps[:, None], axis=1)[:, 0]
-    y = z_at_eps + math.sqrt(config.Delta) * jax.random.normal(k_noise, (N,))
+    y = z_at_eps + strengths.noise_scale * jax.random.normal(k_noise, (N,))
     batch = SLRBatch(X, lengths.astype(jnp.int32), y, eps, chi_star, z_star)
     return batch if sharding is None else jax.lax.with_sharding_constraint(batch, sharding)
 

@@ -125,6 +125,15 @@ def _mask_and_lengths(mask: jax.Array) -> jax.Array:
     return jnp.sum(mask, axis=-1, keepdims=True)
 
 
+def _quotient(a: float | jax.Array, b: float) -> float | jax.Array:
+    """``a / b`` correctly rounded also where ``a`` is traced: XLA turns a division by a constant
+    into a product with its rounded reciprocal (one unit in the last place apart), and a traced
+    ``nu`` must draw the tokens a Python ``nu`` draws (``b = 1``: the quotient is ``a``)."""
+    if isinstance(a, (int, float)) or b == 1.0:
+        return a / b
+    return a / jax.lax.optimization_barrier(jnp.asarray(b))
+
+
 def probability_accepted(name: str, value: object) -> float:
     """``value`` as a float in ``(0, 1]``, or ``ConfigError`` naming ``name`` and the range."""
     try:
@@ -470,7 +479,7 @@ class PlantedLaw(TokenLaw):
     def draw_tokens_and_location(self, key, X, mask, k_star, nu):
         lengths = _mask_and_lengths(mask)[..., 0]
         eps = jnp.floor(jax.random.uniform(key, lengths.shape) * lengths).astype(jnp.int32)
-        spike = self.amplitude(nu) / math.sqrt(X.shape[-1]) * k_star
+        spike = _quotient(self.amplitude(nu), math.sqrt(X.shape[-1])) * k_star
         return X + jax.nn.one_hot(eps, X.shape[-2])[..., None] * spike, eps
 
     def channel_location(self, nu, chi, mask, u):
