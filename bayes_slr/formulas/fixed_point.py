@@ -1,6 +1,6 @@
-"""Fixed-point iterations run entirely inside ``jax.lax.while_loop``: damped, and the chord method
-(Newton's method with a Jacobian computed once); and the standard error of a fixed point from
-its independent replicates."""
+"""Fixed-point iterations run entirely inside ``jax.lax.while_loop``: damped, the chord method
+(Newton's method with a Jacobian computed once) and the two in turn; and the standard error of a
+fixed point from its independent replicates."""
 
 from __future__ import annotations
 
@@ -83,6 +83,81 @@ def chord_fixed_point(
     tol, max_iter : as in :func:`damped_fixed_point`.
     """
     return _iterate(update, x0, lambda x, fx: x + inverse @ (fx - x), tol, max_iter)
+
+
+def difference_inverse(
+    update: Callable[[jax.Array], jax.Array], x: jax.Array, *, step: float
+) -> jax.Array:
+    """``(I - J)^{-1}``, ``J`` the Jacobian of ``update`` at the ``(k,)`` array ``x`` by central
+    differences of relative step ``step`` (one perturbation at a time: the memory of one
+    evaluation; ``2 k`` evaluations)."""
+    steps = step * jnp.maximum(1.0, jnp.abs(x))
+    shifts = jnp.concatenate([jnp.diag(steps), -jnp.diag(steps)])
+    values = jax.lax.map(lambda shift: update(x + shift), shifts)
+    jacobian = ((values[: x.size] - values[x.size :]) / (2 * steps[:, None])).T
+    return jnp.linalg.inv(jnp.eye(x.size) - jacobian)
+
+
+def damped_then_chord(
+    update: Callable[[jax.Array], jax.Array],
+    x0: jax.Array,
+    *,
+    damping: float,
+    tol: float,
+    max_iter: int,
+    switch: float,
+    radius: float,
+    step: float,
+) -> FixedPointResult:
+    """The damped iteration until the relative residual is below ``switch``, then the chord
+    iteration from there with the Jacobian there (:func:`difference_inverse`, relative step
+    ``step``) until it is below ``tol``; where the chord iteration fails or moves farther than
+    ``radius`` (max norm) from where it started, the damped iteration goes on from there instead.
+
+    The damped iteration converges linearly at the rate of the map's Jacobian; the chord
+    iteration from a point within ``switch`` of the fixed point at the rate of the Jacobian's
+    change over that distance (a few steps from ``switch = 1e-3`` to ``tol = 1e-9``). A point
+    that the damped iteration reaches with residual ``r`` lies about ``r / (1 - rho)`` from its
+    fixed point (``rho`` the contraction of the undamped map), so ``radius`` bounds the
+    ``1 / (1 - rho)`` that the chord step is trusted with: near a fold, where another (unstable)
+    fixed point is close, the chord step is longer than ``radius`` and the damped iteration
+    alone decides, as without the chord.
+
+    Parameters
+    ----------
+    update : F, a pure JAX function from a ``(k,)`` array to one of the same shape.
+    x0 : starting point, ``(k,)``.
+    damping, tol, max_iter : as in :func:`damped_fixed_point` (``max_iter`` for each stage).
+    switch : residual at which the chord iteration takes over, ``>= tol``.
+    radius : longest distance the chord iteration may move the iterate.
+    step : relative step of the central differences.
+
+    Returns
+    -------
+    FixedPointResult
+        ``iterations`` counts both stages' applications of F (not the Jacobian's ``2 k``).
+    """
+    first = damped_fixed_point(
+        update, x0, damping=damping, tol=jnp.maximum(switch, tol), max_iter=max_iter
+    )
+
+    def damped_on() -> FixedPointResult:
+        return damped_fixed_point(update, first.x, damping=damping, tol=tol, max_iter=max_iter)
+
+    def chord_or_damped() -> FixedPointResult:
+        inverse = difference_inverse(update, first.x, step=step)
+        chord = chord_fixed_point(update, first.x, inverse=inverse, tol=tol, max_iter=max_iter)
+        trusted = (
+            chord.converged
+            & jnp.all(jnp.isfinite(inverse))
+            & (jnp.max(jnp.abs(chord.x - first.x)) <= radius)
+        )
+        return jax.lax.cond(trusted, lambda: chord, damped_on)
+
+    # a damped iteration that did not reach ``switch`` (``max_iter``, or non-finite) is the result
+    unmoved = first._replace(iterations=jnp.zeros_like(first.iterations))
+    second = jax.lax.cond(first.converged, chord_or_damped, lambda: unmoved)
+    return second._replace(iterations=first.iterations + second.iterations)
 
 
 def _iterate(
