@@ -39,12 +39,14 @@ from bayes_slr.models.spec import SLRConfig
 from bayes_slr.numerics.rounding import ROUNDING
 
 INNER_SAMPLES = 64
-CHORD_SWITCH = 1e-3
+CHORD_SWITCH = 1e-2
 """Residual of the damped iteration below which the chord iteration takes over
-(:func:`~bayes_slr.formulas.fixed_point.damped_then_chord`): the damped iteration contracts by
-0.7 to 0.9 a step here (max-SLR, ``alpha = 1`` to 4), 20 to 130 steps from 1e-3 to 1e-9 that
-the chord iteration takes in a few."""
-CHORD_RADIUS = 1e-2
+(:func:`~bayes_slr.formulas.fixed_point.damped_then_chord`; the quadrature state evolution's
+Newton steps start there too, :data:`~bayes_slr.formulas.state_evolution.NEWTON_SWITCH`): the
+damped iteration contracts by 0.7 to 0.87 a step on the max-SLR points measured, and a point's
+iterations fall from 34-149 to 14-26 (max ``nu = 2``, ``alpha`` 1 to 64; ``nu = inf``,
+``alpha = 2``), its fixed point the same within 2e-9."""
+CHORD_RADIUS = 1e-1
 """Longest move of the chord iteration trusted: ten times the switch, so a fixed point whose
 undamped map contracts by less than about 0.9 (near a fold) is left to the damped iteration."""
 JACOBIAN_STEP = 1e-5
