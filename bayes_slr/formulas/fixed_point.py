@@ -1,6 +1,6 @@
-"""Fixed-point iterations run entirely inside ``jax.lax.while_loop``: damped, and the chord method
-(Newton's method with a Jacobian computed once); and the standard error of a fixed point from
-its independent replicates."""
+"""Fixed-point iterations run entirely inside ``jax.lax.while_loop``: damped, the chord method
+(Newton's method with a Jacobian computed once) and the two in turn; and the standard error of a
+fixed point from its independent replicates."""
 
 from __future__ import annotations
 
@@ -83,6 +83,106 @@ def chord_fixed_point(
     tol, max_iter : as in :func:`damped_fixed_point`.
     """
     return _iterate(update, x0, lambda x, fx: x + inverse @ (fx - x), tol, max_iter)
+
+
+def difference_jacobian(
+    update: Callable[[jax.Array], jax.Array], x: jax.Array, *, step: float
+) -> jax.Array:
+    """The Jacobian of ``update`` at the ``(k,)`` array ``x`` by central differences of relative
+    step ``step`` (one perturbation at a time: the memory of one evaluation; ``2 k``
+    evaluations)."""
+    steps = step * jnp.maximum(1.0, jnp.abs(x))
+    shifts = jnp.concatenate([jnp.diag(steps), -jnp.diag(steps)])
+    values = jax.lax.map(lambda shift: update(x + shift), shifts)
+    return ((values[: x.size] - values[x.size :]) / (2 * steps[:, None])).T
+
+
+def difference_inverse(
+    update: Callable[[jax.Array], jax.Array], x: jax.Array, *, step: float
+) -> jax.Array:
+    """``(I - J)^{-1}``, ``J`` the Jacobian of ``update`` at ``x`` (:func:`difference_jacobian`)."""
+    return jnp.linalg.inv(jnp.eye(x.size) - difference_jacobian(update, x, step=step))
+
+
+ATTRACTING_POWER = 6
+""":func:`attracting` squares the damped map's Jacobian this many times (its 64th power)."""
+
+
+def attracting(jacobian: jax.Array, damping: float) -> jax.Array:
+    """Whether a fixed point whose map has ``jacobian`` attracts the damped iteration: the 64th
+    power of ``(1 - damping) I + damping J`` has max-norm below 1 (spectral radius below 1; a
+    radius of 0.99 passes, 1.001 fails), by repeated squaring (no eigenvalues: the same program on
+    every device)."""
+    power = (1.0 - damping) * jnp.eye(jacobian.shape[0]) + damping * jacobian
+    for _ in range(ATTRACTING_POWER):
+        power = power @ power
+    return jnp.max(jnp.sum(jnp.abs(power), axis=1)) < 1.0
+
+
+def damped_then_chord(
+    update: Callable[[jax.Array], jax.Array],
+    x0: jax.Array,
+    *,
+    damping: float,
+    tol: float,
+    max_iter: int,
+    switch: float,
+    radius: float,
+    step: float,
+) -> FixedPointResult:
+    """The damped iteration until the relative residual is below ``switch``, then the chord
+    iteration from there with the Jacobian there (:func:`difference_inverse`, relative step
+    ``step``) until it is below ``tol``; where the chord iteration fails, moves farther than
+    ``radius`` (max norm) from where it started, or ends on a fixed point that does not attract
+    the damped iteration (:func:`attracting`, the Jacobian there by central differences), the
+    damped iteration goes on from where the chord iteration started instead.
+
+    The damped iteration converges linearly at the rate of the map's Jacobian; the chord
+    iteration from a point within ``switch`` of the fixed point at the rate of the Jacobian's
+    change over that distance (a few steps from ``switch = 1e-2`` to ``tol = 1e-9``). A point
+    that the damped iteration reaches with residual ``r`` lies about ``r / (1 - rho)`` from its
+    fixed point (``rho`` the contraction of the undamped map), so ``radius`` bounds the
+    ``1 / (1 - rho)`` that the chord step is trusted with. Where the damped iteration slows
+    down near a fold (a fixed point that has vanished, or a pair of them, one unstable), the
+    chord iteration can converge on the unstable one, which the damped iteration never reaches:
+    the attraction check leaves such a point to the damped iteration, as without the chord.
+
+    Parameters
+    ----------
+    update : F, a pure JAX function from a ``(k,)`` array to one of the same shape.
+    x0 : starting point, ``(k,)``.
+    damping, tol, max_iter : as in :func:`damped_fixed_point` (``max_iter`` for each stage).
+    switch : residual at which the chord iteration takes over, ``>= tol``.
+    radius : longest distance the chord iteration may move the iterate.
+    step : relative step of the central differences.
+
+    Returns
+    -------
+    FixedPointResult
+        ``iterations`` counts both stages' applications of F (not the two Jacobians' ``4 k``).
+    """
+    first = damped_fixed_point(
+        update, x0, damping=damping, tol=jnp.maximum(switch, tol), max_iter=max_iter
+    )
+
+    def damped_on() -> FixedPointResult:
+        return damped_fixed_point(update, first.x, damping=damping, tol=tol, max_iter=max_iter)
+
+    def chord_or_damped() -> FixedPointResult:
+        inverse = difference_inverse(update, first.x, step=step)
+        chord = chord_fixed_point(update, first.x, inverse=inverse, tol=tol, max_iter=max_iter)
+        near = (
+            chord.converged
+            & jnp.all(jnp.isfinite(inverse))
+            & (jnp.max(jnp.abs(chord.x - first.x)) <= radius)
+        )
+        trusted = near & attracting(difference_jacobian(update, chord.x, step=step), damping)
+        return jax.lax.cond(trusted, lambda: chord, damped_on)
+
+    # a damped iteration that did not reach ``switch`` (``max_iter``, or non-finite) is the result
+    unmoved = first._replace(iterations=jnp.zeros_like(first.iterations))
+    second = jax.lax.cond(first.converged, chord_or_damped, lambda: unmoved)
+    return second._replace(iterations=first.iterations + second.iterations)
 
 
 def _iterate(

@@ -39,6 +39,7 @@ for ``H_s < H`` the optimum here bounds the optimum over all overlaps from above
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -223,8 +224,17 @@ def _search_linear(config: SLRConfig) -> np.ndarray:
     )
 
 
+OPTIMA_REMEMBERED = 256
+"""How many optima :func:`optimal_population_error` keeps (the most recently used)."""
+
+
+@functools.lru_cache(maxsize=OPTIMA_REMEMBERED)
 def optimal_population_error(activation: str, config: SLRConfig) -> PopulationOptimum:
     """Best population error ``1 - sup A^2/B`` of ``activation`` on ``config`` and its overlaps.
+
+    Remembered per ``(activation, config)`` (the last :data:`OPTIMA_REMEMBERED`; the records are
+    frozen): a search takes up to seconds, and the experiments, studies and claims of one
+    session ask for the same optimum again.
 
     Parameters
     ----------

@@ -28,6 +28,7 @@ from bayes_slr.formulas.fixed_point import (
     FixedPointResult,
     chord_fixed_point,
     damped_fixed_point,
+    difference_inverse,
     replicate_stderr,
 )
 from bayes_slr.formulas.population import population_error
@@ -293,11 +294,9 @@ def _damped(draws, start, activation, alpha, lam, damping, tol, max_iter) -> Fix
 def _chord_inverse(draws, x, activation, alpha, lam) -> jax.Array:
     """``(I - J)^{-1}``, ``J`` the Jacobian of the replica map on ``draws`` at the flat ``x``, by
     central differences (one perturbation at a time: the memory of one evaluation)."""
-    steps = JACOBIAN_STEP * jnp.maximum(1.0, jnp.abs(x))
-    shifts = jnp.concatenate([jnp.diag(steps), -jnp.diag(steps)])
-    values = jax.lax.map(lambda shift: _map(x + shift, draws, activation, alpha, lam), shifts)
-    jacobian = ((values[: x.size] - values[x.size :]) / (2 * steps[:, None])).T
-    return jnp.linalg.inv(jnp.eye(x.size) - jacobian)
+    return difference_inverse(
+        lambda y: _map(y, draws, activation, alpha, lam), x, step=JACOBIAN_STEP
+    )
 
 
 @functools.partial(jax.jit, static_argnames=("activation", "max_iter"))

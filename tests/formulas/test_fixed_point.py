@@ -1,5 +1,7 @@
 """The chord iteration (:func:`~bayes_slr.formulas.fixed_point.chord_fixed_point`) reaches the
-damped iteration's fixed point, and in few steps when its Jacobian is taken near it."""
+damped iteration's fixed point, and in few steps when its Jacobian is taken near it; the damped
+iteration finished by the chord one (:func:`~bayes_slr.formulas.fixed_point.damped_then_chord`)
+reaches it too, and leaves a slow contraction to the damped iteration."""
 
 from __future__ import annotations
 
@@ -7,7 +9,13 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from bayes_slr.formulas.fixed_point import chord_fixed_point, damped_fixed_point
+from bayes_slr.formulas.fixed_point import (
+    attracting,
+    chord_fixed_point,
+    damped_fixed_point,
+    damped_then_chord,
+    difference_inverse,
+)
 
 SHIFT = jnp.array([0.3, -0.2, 0.5])
 COUPLING = jnp.array([[0.4, 0.3, 0.0], [-0.2, 0.5, 0.2], [0.1, 0.0, 0.6]])
@@ -41,3 +49,81 @@ def test_chord_stops_unconverged_on_a_non_finite_iterate(scale):
     )
     assert not bool(result.converged)
     assert int(result.iterations) == 1
+
+
+CHORD = {"switch": 1e-2, "radius": 1e-1, "step": 1e-5}
+
+
+def test_difference_inverse_is_the_jacobians():
+    """Central differences of step 1e-5 on a smooth map: ``(I - J)^{-1}`` within 1e-8 of the
+    one from the exact Jacobian (the differences' error is ``step^2`` times the third
+    derivative)."""
+    x = jnp.array([0.2, -0.4, 0.9])
+    exact = jnp.linalg.inv(jnp.eye(3) - jax.jacfwd(contraction)(x))
+    assert jnp.max(jnp.abs(difference_inverse(contraction, x, step=1e-5) - exact)) < 1e-8
+
+
+def test_damped_then_chord_reaches_the_damped_fixed_point_in_fewer_steps():
+    """Both stop within ``20 tol`` of the fixed point (as above); the chord iteration takes over
+    at residual 1e-2 and needs a few steps where the damped one needs dozens."""
+    tol = 1e-10
+    damped = damped_fixed_point(contraction, jnp.zeros(3), damping=0.5, tol=tol, max_iter=2000)
+    both = damped_then_chord(
+        contraction, jnp.zeros(3), damping=0.5, tol=tol, max_iter=2000, **CHORD
+    )
+    assert bool(damped.converged) and bool(both.converged)
+    assert jnp.max(jnp.abs(both.x - damped.x)) < 20 * tol
+    assert int(both.iterations) < int(damped.iterations) / 2
+
+
+def test_damped_then_chord_leaves_a_slow_contraction_to_the_damped_iteration():
+    """``x -> 0.995 x + 0.005`` (fixed point 1): from 0 the residual (0.005) is below the switch
+    at once, the iterate about 1 from the fixed point, beyond the radius 0.1, so the chord step
+    (exact on a linear map) is refused and the result is the damped iteration's own, iterate for
+    iterate."""
+
+    def slow(x: jax.Array) -> jax.Array:
+        return 0.995 * x + 0.005
+
+    options = {"damping": 1.0, "tol": 1e-9, "max_iter": 20000}
+    damped = damped_fixed_point(slow, jnp.zeros(1), **options)
+    both = damped_then_chord(slow, jnp.zeros(1), **options, **CHORD)
+    assert bool(both.converged)
+    assert float(both.x[0]) == float(damped.x[0])
+    assert int(both.iterations) == int(damped.iterations)
+
+
+@pytest.mark.parametrize(
+    "eigenvalue, attracts", [(0.99, True), (1.001, False), (-2.5, True), (-3.5, False)]
+)
+def test_attracting_is_the_damped_maps_spectral_radius_below_one(eigenvalue, attracts):
+    """Damping 0.5: the damped map's eigenvalue is ``0.5 + 0.5 lambda`` (0.995, 1.0005, -0.75,
+    -1.25), in a non-diagonal basis."""
+    basis = jnp.array([[1.0, 0.3], [-0.2, 1.0]])
+    jacobian = basis @ jnp.diag(jnp.array([eigenvalue, 0.2])) @ jnp.linalg.inv(basis)
+    assert bool(attracting(jacobian, 0.5)) is attracts
+
+
+def test_damped_then_chord_refuses_an_unstable_fixed_point():
+    """``x -> x - (x - 0.3)(x - 0.6)(x - 0.9)``: 0.6 is a fixed point with slope 1.09 (unstable),
+    0.3 and 0.9 attract. From 0.62 the residual (0.0018) is below the switch and the chord step
+    lands on 0.6, within the radius; the damped iteration leaves it for 0.9, and so does the
+    combination."""
+
+    def cubic(x: jax.Array) -> jax.Array:
+        return x - (x - 0.3) * (x - 0.6) * (x - 0.9)
+
+    options = {"damping": 1.0, "tol": 1e-10, "max_iter": 20000}
+    damped = damped_fixed_point(cubic, jnp.full(1, 0.62), **options)
+    both = damped_then_chord(cubic, jnp.full(1, 0.62), **options, **CHORD)
+    assert abs(float(damped.x[0]) - 0.9) < 1e-8
+    assert bool(both.converged) and float(both.x[0]) == float(damped.x[0])
+
+
+def test_damped_then_chord_unconverged_where_the_damped_stage_is():
+    """A damped stage that ends at ``max_iter`` above the switch is the result, not converged."""
+    result = damped_then_chord(
+        contraction, jnp.zeros(3), damping=0.01, tol=1e-10, max_iter=5, **CHORD
+    )
+    assert not bool(result.converged)
+    assert int(result.iterations) == 5
