@@ -185,9 +185,10 @@ def run_chains(
     keys = jax.random.split(key, chains)
     n_devices = min(device_count(), chains)
     padding = -chains % n_devices
-    keys, k0, v0 = (
-        jnp.concatenate([x, jnp.repeat(x[-1:], padding, axis=0)]) for x in (keys, k0, v0)
-    )
+    if padding:  # (not padding by nothing: each eager operation is a program per shape)
+        keys, k0, v0 = (
+            jnp.concatenate([x, jnp.repeat(x[-1:], padding, axis=0)]) for x in (keys, k0, v0)
+        )
     with _step_progress(warmup, samples, progress, f"{label} ({chains})") as report_every:
         (k, v), infos = scan_chains(
             kernel,
