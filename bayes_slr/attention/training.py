@@ -17,7 +17,6 @@ another). :func:`padded_to_bucket` pads a batch's sequences to one of a few leng
 from __future__ import annotations
 
 import functools
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 import jax
@@ -32,7 +31,6 @@ from bayes_slr.attention.optimizers import Problem, Profile, StoppingRule, get_o
 from bayes_slr.errors import ConfigError
 from bayes_slr.models.simulate import SLRBatch, Teacher
 from bayes_slr.models.spec import SLRConfig
-from bayes_slr.numerics.devices import concurrent_programs
 
 SGD_LEARNING_RATE = 0.5
 RANDOM_INIT_SCALE = 0.1
@@ -288,50 +286,34 @@ def seed_samples(batches: SLRBatch | SeedSamples) -> SeedSamples:
 
 
 def _one_by_one(starts, batches: SeedSamples, lams, active: np.ndarray, **training: Any):
-    """Every ``active`` problem of :func:`train_problems` by the compiled single-problem trainer
-    (:data:`train_jit`), each until its own stopping rule: a vectorised ``while_loop`` runs every
-    member as long as its slowest one, and L-BFGS's batched line search and memory cost about ten
-    times one problem's iteration per member (``benchmarks/erm_speed.py``). One program serves
-    every start, ridge value and seed; the first problem runs alone (it compiles or loads the
-    program), the others on :func:`~bayes_slr.numerics.devices.concurrent_programs` host
-    threads: a problem's solve runs on one CPU core, and each is the same computation whichever
-    thread runs it. The problems of a seed share its samples and their float32 copy for the
-    draft (:class:`SeedSamples`), and the results are gathered on the host (numpy leaves): no
+    """Every ``active`` problem of :func:`train_problems`, one after another, by the compiled
+    single-problem trainer (:data:`train_jit`), each until its own stopping rule: a vectorised
+    ``while_loop`` runs every member as long as its slowest one, and L-BFGS's batched line search
+    and memory cost about ten times one problem's iteration per member
+    (``benchmarks/erm_speed.py``). One program serves every start, ridge value and seed. The
+    problems of a seed share its samples and their float32 copy for the draft
+    (:class:`SeedSamples`), and the results are gathered on the host (numpy leaves): no
     per-problem array programs besides the trainer."""
     leaves, treedef = jax.tree_util.tree_flatten(starts)
     leaves = [np.asarray(leaf) for leaf in leaves]
     lams = np.asarray(lams)
     seeds, grid, count = leaves[0].shape[:3]
-
-    def solve(problem: tuple[int, int, int]):
-        s, g, k = problem
-        params = jax.tree_util.tree_unflatten(treedef, [leaf[s, g, k] for leaf in leaves])
-        if not active[s, g, k]:
-            return _untrained(params)
-        fit = train_jit(
-            params, *batches.samples[s], lam=float(lams[s, g]), low=batches.low[s], **training
-        )
-        return jax.tree_util.tree_map(np.asarray, fit)
-
-    problems = list(np.ndindex(seeds, grid, count))
-    results = _solved_in_threads(solve, problems, np.flatnonzero(active.ravel()))
+    results = []
+    for s in range(seeds):
+        samples, low = batches.samples[s], batches.low[s]
+        for g, k in np.ndindex(grid, count):
+            params = jax.tree_util.tree_unflatten(treedef, [leaf[s, g, k] for leaf in leaves])
+            results.append(
+                train_jit(params, *samples, lam=float(lams[s, g]), low=low, **training)
+                if active[s, g, k]
+                else _untrained(params)
+            )
     return jax.tree_util.tree_map(
-        lambda *members: np.stack(members).reshape((seeds, grid, count) + np.shape(members[0])),
+        lambda *members: np.stack([np.asarray(m) for m in members]).reshape(
+            (seeds, grid, count) + np.shape(members[0])
+        ),
         *results,
     )
-
-
-def _solved_in_threads(solve: Any, problems: list, first_active: np.ndarray) -> list:
-    """``[solve(p) for p in problems]``, the first active problem alone and the others on
-    :func:`~bayes_slr.numerics.devices.concurrent_programs` threads, in order."""
-    if first_active.size == 0 or concurrent_programs() == 1 or len(problems) == 1:
-        return [solve(problem) for problem in problems]
-    first = int(first_active[0])
-    done = {first: solve(problems[first])}
-    rest = [i for i in range(len(problems)) if i != first]
-    with ThreadPoolExecutor(concurrent_programs()) as pool:
-        done.update(zip(rest, pool.map(lambda i: solve(problems[i]), rest)))
-    return [done[i] for i in range(len(problems))]
 
 
 def _untrained(params: AttentionParams) -> tuple[AttentionParams, Any, Any, Any]:

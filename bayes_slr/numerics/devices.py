@@ -8,8 +8,6 @@ They honour ``jax.default_device``.
 
 from __future__ import annotations
 
-import os
-
 import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
@@ -56,20 +54,3 @@ def leading_axis_sharding(size: int) -> NamedSharding | None:
     if n_devices == 1 or size % n_devices:
         return None
     return NamedSharding(device_mesh(n_devices), PartitionSpec(AXIS))
-
-
-def concurrent_programs() -> int:
-    """How many independent compiled programs are worth running at once from host threads: the
-    CPU cores this process may use (``os.sched_getaffinity``, so ``taskset`` is honoured) when
-    work runs on the CPU, else 1 (an accelerator runs one program at a time anyway).
-
-    A CPU program whose operations are too small for XLA's own thread pool (an L-BFGS solve of
-    an ERM problem: matrix-vector products of a few thousand rows) runs on one core; JAX runs
-    programs dispatched from different threads at the same time, one dispatched after another
-    from one thread in turn (``docs/performance.md``)."""
-    if work_devices()[0].platform != "cpu":
-        return 1
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
