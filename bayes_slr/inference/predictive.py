@@ -120,11 +120,11 @@ def posterior_mean_predictor(
     return _predict(config, k_blocks, v_blocks, weights, jnp.asarray(X), jnp.asarray(lengths))
 
 
-def _padded(draws: np.ndarray, length: int) -> np.ndarray:
-    """``draws`` along their leading axis padded with zeros to ``length``, on the host."""
-    out = np.zeros((length, *draws.shape[1:]), draws.dtype)
-    out[: draws.shape[0]] = draws
-    return out
+def _padded(array: np.ndarray, length: int, axis: int = 0) -> np.ndarray:
+    """``array`` padded with zeros along ``axis`` to ``length``, on the host."""
+    widths = [(0, 0)] * array.ndim
+    widths[axis] = (0, length - array.shape[axis])
+    return np.pad(array, widths)
 
 
 def draw_vectors(config: SLRConfig, draws: jax.Array | np.ndarray) -> np.ndarray:
@@ -276,9 +276,8 @@ class PosteriorPredictor:
         padded = blocks * block
 
         def arrange(draws: np.ndarray) -> jax.Array:
-            arranged = np.zeros((groups, padded, D), draws.dtype)
-            arranged[:, :per_group] = draws[: groups * per_group].reshape(groups, per_group, D)
-            return jnp.asarray(arranged.reshape(groups, blocks, block, D))
+            grouped = draws[: groups * per_group].reshape(groups, per_group, D)
+            return jnp.asarray(_padded(grouped, padded, axis=1).reshape(groups, blocks, block, D))
 
         self.config, self.weighted, self.groups, self.draws = (
             config,
