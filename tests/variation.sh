@@ -35,7 +35,7 @@ for condition in "${conditions[@]}"; do
   XLA_FLAGS=$flags BAYES_SLR_CACHE=$cache "${prefix[@]}" "$python" -m pytest -p no:cacheprovider \
     "$@" >"$logs/$condition.log" 2>&1
   code=$?
-  rm -rf "$cache"
+  rm -rf "$cache" "$cache-other-rounding"  # the latter: tests/experiments/test_golden_variation.py
   summary=$(grep -E '^(=+ )?[0-9]+ (passed|failed)|^=+ .*(passed|failed|error)' "$logs/$condition.log" | tail -1)
   echo "$condition: exit $code in $(($(date +%s) - start)) s: ${summary:-no summary} (log $logs/$condition.log)"
   [ $code -eq 0 ] || failed=1
