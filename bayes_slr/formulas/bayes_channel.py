@@ -67,6 +67,13 @@ def _draw_terms(draws: ChannelDraws, q: jax.Array, config: SLRConfig) -> jax.Arr
 
 
 @functools.partial(jax.jit, static_argnames=("config",))
+def _draw_means(draws: ChannelDraws, q: jax.Array, config: SLRConfig) -> jax.Array:
+    """The mean of :func:`_draw_terms` over the draws, in one program (the solvers' path: a
+    mean taken outside ``jit`` is a dispatch of its own at each of their thousands of calls)."""
+    return jnp.mean(_draw_terms(draws, q, config), axis=0)
+
+
+@functools.partial(jax.jit, static_argnames=("config",))
 def _located_draw_scores(draws: ChannelDraws, q_k: jax.Array, config: SLRConfig) -> jax.Array:
     """Per-draw ``sum_l (d log W_eps / d omega_{l,k})^2`` with the location known (``Delta = 0``,
     ``q_v = 1``: ``y`` equals the located token's ``z*``, which identifies it)."""
@@ -159,11 +166,11 @@ class BayesChannel:
             if len(self._memo) >= MEMO_SIZE:
                 self._memo.clear()
             self.evaluations += 1
-            q = jnp.asarray(key)
+            q = np.asarray(key)  # a jitted function takes it as it is (no conversion dispatched)
             self._memo[key] = np.asarray(
                 self._quadrature(q)
                 if self._quadrature is not None
-                else jnp.mean(_draw_terms(self._draws, q, self.config), axis=0)
+                else _draw_means(self._draws, q, self.config)
             )
         return self._memo[key]
 

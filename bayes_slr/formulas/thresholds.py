@@ -149,20 +149,30 @@ def _extrema(curve: FixedPointCurve, scan: list[CurvePoint], tol: float) -> list
 
 
 class Maxwell:
-    """The two branches at ``alpha`` inside the S, solved from interpolated points of the curve,
-    and their free-entropy difference."""
+    """The two branches at ``alpha`` inside the S, each solved from a point of its segment of the
+    curve, and their free-entropy difference."""
 
     def __init__(self, channel: BayesChannel, lower: list[CurvePoint], upper: list[CurvePoint]):
         self.channel, self.lower, self.upper = channel, lower, upper
         self.solves = 0
 
     def _solve(self, alpha: float, segment: list[CurvePoint], start: str) -> StateEvolutionPoint:
-        order = np.argsort([p.alpha for p in segment])
-        alphas = np.array([segment[i].alpha for i in order])
-        guess = [np.interp(alpha, alphas, [segment[i][j] for i in order]) for j in (1, 2)]
+        """The branch's fixed point at ``alpha``, from the segment's fixed point at the nearest
+        ``alpha`` on the start's side (below for the uninformative start, above for the informed
+        one; none there: the start itself). The fixed points increase with ``alpha``, so that
+        point lies below the least (above the greatest) fixed point, where Newton's steps
+        converge; a point interpolated between the segment's can lie past it near a fold, where
+        the steps are refused and the plain iteration crawls (959 evaluations against 20)."""
+        alphas = np.array([p.alpha for p in segment])
+        below = start == "uninformative"
+        side = alphas <= alpha if below else alphas >= alpha
+        warm_start = None
+        if np.any(side):
+            nearest = np.flatnonzero(side)[np.argmin(np.abs(alphas[side] - alpha))]
+            warm_start = (segment[nearest].q_k, segment[nearest].q_v)
         self.solves += 1
         return state_evolution(
-            self.channel.config, alpha, start, channel=self.channel, warm_start=tuple(guess)
+            self.channel.config, alpha, start, channel=self.channel, warm_start=warm_start
         )
 
     def gap(self, alpha: float) -> float:
