@@ -70,8 +70,10 @@ def test_theory_rs_unstable_and_not_converged(capsys, tmp_path):
 
 def test_theory_command_of_the_issue_exits_0_with_its_warnings(capsys, tmp_path):
     """The RS-unstable command that ended in a traceback (default 4096 draws): it exits 0 and
-    says why its number is not to be read. Here the iteration breaks down (NaN: not converged,
-    stability unknown); where it converges instead, the replicon is far above 1.
+    says why its number is not to be read. Here it converges (290 iterations) on an RS-unstable
+    point (replicon 5.2); where the iteration breaks down instead (NaN, as it once did), it is
+    not converged and its stability unknown. The time is the one solve (the pooled draws' damped
+    iteration, 290 steps, after the chord from the 512-point pilot's fixed point is refused).
     """
     argv = ["theory", *SPIKED, "--Delta", "0.1", "--activation", "linear", "--alpha", "4"]
     argv += ["--lam", "0.01", "--channel-draws", "4096"]  # the issue's draws, a default then
