@@ -271,7 +271,7 @@ class PosteriorPredictor:
         S, D = k.shape
         groups = min(groups, S)
         per_group = S // groups  # a remainder of fewer than `groups` draws is dropped
-        block = max(DRAWS_PER_BLOCK // groups, 1)
+        block = min(max(DRAWS_PER_BLOCK // groups, 1), per_group)  # no block of padding alone
         blocks = -(-per_group // block)
         padded = blocks * block
 

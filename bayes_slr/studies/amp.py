@@ -146,8 +146,13 @@ def amp_point(
     del data  # the tokens are not needed for scoring
     iterations = int(result.state.iteration)
     score = fresh_sample_scorer(key_test, config, teacher, settings.N_test, chunk_sequences(config))
-    error = score(amp.amp_predictor(config, result.state))
-    plain = score(amp.amp_predictor(config, result.state, own_tilt=False))
+    bayes, posterior_mean_f = (
+        amp.amp_predictor(config, result.state, own_tilt=own_tilt) for own_tilt in (True, False)
+    )
+    scores = score(
+        lambda X, lengths: {"bayes": bayes(X, lengths), "plain": posterior_mean_f(X, lengths)}
+    )
+    error, plain = scores["bayes"], scores["plain"]  # one pass over the test set
     final = np.asarray(result.history[iterations])
     theory = (
         state_evolution_beside(config, settings, iterations) if settings.state_evolution else None
