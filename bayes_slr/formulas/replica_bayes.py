@@ -296,25 +296,28 @@ def _batch_spread(config: SLRConfig, point: dict, solves: list) -> dict[str, flo
 def _batch_agreement(
     config: SLRConfig, point: dict, batch_q_k: list[float]
 ) -> Callable[[float], float | None]:
-    """:func:`bayes_agreement` at the batches' ``q_k``: exact at the pooled point's ``q_k`` (known)
-    and at the batches' least and greatest (the middle of those two where the point is one of
-    them), quadratic through those three nodes in between.
+    """:func:`bayes_agreement` at the batches' ``q_k`` from at most two quadratures besides the
+    pooled point's, instead of one a batch.
 
-    At most two quadratures for any number of batches instead of one a batch; with two batches
-    (or every batch at a node) each value is the quadrature itself. Between the nodes the
-    interpolation is off by at most ``max |A'''| w^3 / 6`` for a spread ``w`` of the batches'
+    More than two batches: exact at the point's ``q_k`` and at the batches' least and greatest
+    (the middle of those two where the point is one of them), quadratic through those three
+    nodes in between, off by at most ``max |A'''| w^3 / 6`` for a spread ``w`` of the batches'
     ``q_k``: third order in the fixed point's movement with the draws, whose first order is the
-    standard error itself. Each batch's own quadrature where the point has none or a batch's
-    ``q_k`` is not finite.
+    standard error itself. Two batches: exact at the point and at the batch farther from it,
+    linear to the other (the pooled point lies about halfway between them), off by about ``|A''|
+    d^2`` at a distance ``d`` from the point: second order, ``|A'' d / A'|`` of the standard error
+    (a spread of one degree of freedom, itself uncertain by more than half). Each batch's own
+    quadrature where the point has none or a batch's ``q_k`` is not finite.
     """
     if point["agreement"] is None or not all(map(math.isfinite, batch_q_k)):
         return functools.partial(bayes_agreement, config)
     low, high = min(batch_q_k), max(batch_q_k)
     nodes = {point["q_k"]: point["agreement"]}
-    for q_k in (low, high):
+    ends = (low, high) if len(batch_q_k) > 2 else (max(low, high, key=_distance(point["q_k"])),)
+    for q_k in ends:
         if q_k not in nodes:
             nodes[q_k] = bayes_agreement(config, q_k)
-    if len(nodes) == 2 and low < high:  # the point at an end: the middle is the third node
+    if len(ends) == 2 and len(nodes) == 2 and low < high:  # the point at an end: the middle too
         nodes[0.5 * (low + high)] = bayes_agreement(config, 0.5 * (low + high))
 
     def agreement(q_k: float) -> float | None:
@@ -326,6 +329,11 @@ def _batch_agreement(
         )
 
     return agreement
+
+
+def _distance(center: float) -> Callable[[float], float]:
+    """The distance from ``center``, as a key."""
+    return lambda x: abs(x - center)
 
 
 def _batch_stderr(values: list[float]) -> float:
