@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -129,22 +130,34 @@ def draw_errors(
 def quadrature_bayes_error(config: SLRConfig, q_k: float, q_v: float) -> float | None:
     """The Bayes error at overlaps ``(q_k, q_v)`` by quadrature, free of Monte Carlo error.
 
-    By Nishimori the error is ``1 - q_v E[P_eps*]`` with ``P`` the Bayes location weights. Where
-    they are a softmax attention (:meth:`~bayes_slr.models.variants.TokenLaw.
+    By Nishimori the error is ``1 - q_v E[P_eps*]`` with ``P`` the Bayes location weights
+    (:func:`bayes_agreement`). ``None`` where ``E[P_eps*]`` has no quadrature, or for non-finite
+    overlaps (the Monte Carlo value stays).
+    """
+    if not math.isfinite(q_v):
+        return None
+    agreement = bayes_agreement(config, q_k)
+    return None if agreement is None else 1.0 - q_v * agreement
+
+
+def bayes_agreement(config: SLRConfig, q_k: float) -> float | None:
+    """``E[P_eps*]``, the Bayes location weights' mean on the true location, at ``q_k``, by
+    quadrature (the Bayes error is ``1 - q_v`` times it).
+
+    Where the weights are a softmax attention (:meth:`~bayes_slr.models.variants.TokenLaw.
     bayes_attention_key_overlaps`: spiked ``softmax(c omega_k)``, key overlaps ``(c q_k, c^2
     q_k)``; max with finite ``nu``, ``E[softmax(nu h')]`` over a posterior sample ``h' = q_k chi*
-    + sqrt(1 - q_k^2) u``, key overlaps ``(nu q_k, nu^2)``) ``E[P_eps*]`` is ``A_softmax``
-    (docs/model.md section 4); max with ``nu = inf`` and lengths up to 2 has a closed form
-    (:meth:`~bayes_slr.models.variants.TokenLaw.argmax_agreement`). ``None`` otherwise, or for
-    non-finite overlaps (the Monte Carlo value stays).
+    + sqrt(1 - q_k^2) u``, key overlaps ``(nu q_k, nu^2)``) it is ``A_softmax`` (docs/model.md
+    section 4); max with ``nu = inf`` and lengths up to 2 has a closed form
+    (:meth:`~bayes_slr.models.variants.TokenLaw.argmax_agreement`). ``None`` otherwise, or for a
+    non-finite ``q_k``.
     """
-    if not (math.isfinite(q_k) and math.isfinite(q_v)):
+    if not math.isfinite(q_k):
         return None
     overlaps = config.law.bayes_attention_key_overlaps(config.nu, q_k)
     if overlaps is not None:
-        return 1.0 - q_v * population_terms("softmax", config, *overlaps)[0]
-    agreement = config.law.argmax_agreement(config.nu, q_k, *length_support(config))
-    return None if agreement is None else 1.0 - q_v * agreement
+        return population_terms("softmax", config, *overlaps)[0]
+    return config.law.argmax_agreement(config.nu, q_k, *length_support(config))
 
 
 @functools.partial(jax.jit, static_argnames=("config", "max_iter"))
@@ -243,9 +256,9 @@ def bayes_replica_point(
     start = jnp.full(2, 1.0 - 1e-3 if init == "informed" else 1e-3)
     iteration = (config, alpha, damping, tol, max_iter, key_inner)
     result, errors = _solve(draws, start, *iteration)
-    point = _numbers(config, result.x, errors)
+    point = _numbers(result.x, errors, functools.partial(bayes_agreement, config))
     solves = [_solve(batch, result.x, *iteration) for batch in _batches(draws, replicates)]
-    spread = _batch_spread(config, solves)
+    spread = _batch_spread(config, point, solves)
     finite = all(math.isfinite(point[name]) for name in ("q_k", "q_v", "bayes"))
     converged = bool(result.converged) and all(bool(s[0].converged) for s in solves)
     return TheoryPoint(
@@ -272,11 +285,55 @@ def bayes_replica_point(
     )
 
 
-def _batch_spread(config: SLRConfig, solves: list) -> dict[str, float]:
+def _batch_spread(config: SLRConfig, point: dict, solves: list) -> dict[str, float]:
     """The standard errors of the error and the overlaps from the batches' ``solves`` (each
-    ``(result, errors)`` of :func:`_solve`)."""
-    numbers = [_numbers(config, result.x, errors) for result, errors in solves]
+    ``(result, errors)`` of :func:`_solve`) around the pooled ``point`` (:func:`_numbers`)."""
+    agreement = _batch_agreement(config, point, [float(result.x[0]) for result, _ in solves])
+    numbers = [_numbers(result.x, errors, agreement) for result, errors in solves]
     return {name: _batch_stderr([n[name] for n in numbers]) for name in ("bayes", "q_k", "q_v")}
+
+
+def _batch_agreement(
+    config: SLRConfig, point: dict, batch_q_k: list[float]
+) -> Callable[[float], float | None]:
+    """:func:`bayes_agreement` at the batches' ``q_k`` from at most two quadratures besides the
+    pooled point's, instead of one a batch.
+
+    More than two batches: exact at the point's ``q_k`` and at the batches' least and greatest
+    (the middle of those two where the point is one of them), quadratic through those three
+    nodes in between, off by at most ``max |A'''| w^3 / 6`` for a spread ``w`` of the batches'
+    ``q_k``: third order in the fixed point's movement with the draws, whose first order is the
+    standard error itself. Two batches: exact at the point and at the batch farther from it,
+    linear to the other (the pooled point lies about halfway between them), off by about ``|A''|
+    d^2`` at a distance ``d`` from the point: second order, ``|A'' d / A'|`` of the standard error
+    (a spread of one degree of freedom, itself uncertain by more than half). Each batch's own
+    quadrature where the point has none or a batch's ``q_k`` is not finite.
+    """
+    if point["agreement"] is None or not all(map(math.isfinite, batch_q_k)):
+        return functools.partial(bayes_agreement, config)
+    low, high = min(batch_q_k), max(batch_q_k)
+    nodes = {point["q_k"]: point["agreement"]}
+    ends = (low, high) if len(batch_q_k) > 2 else (max(low, high, key=_distance(point["q_k"])),)
+    for q_k in ends:
+        if q_k not in nodes:
+            nodes[q_k] = bayes_agreement(config, q_k)
+    if len(ends) == 2 and len(nodes) == 2 and low < high:  # the point at an end: the middle too
+        nodes[0.5 * (low + high)] = bayes_agreement(config, 0.5 * (low + high))
+
+    def agreement(q_k: float) -> float | None:
+        if q_k in nodes:
+            return nodes[q_k]
+        return sum(
+            value * math.prod((q_k - other) / (node - other) for other in nodes if other != node)
+            for node, value in nodes.items()
+        )
+
+    return agreement
+
+
+def _distance(center: float) -> Callable[[float], float]:
+    """The distance from ``center``, as a key."""
+    return lambda x: abs(x - center)
 
 
 def _batch_stderr(values: list[float]) -> float:
@@ -296,16 +353,19 @@ def _batches(draws: ChannelDraws, count: int) -> list[ChannelDraws]:
     ]
 
 
-def _numbers(config: SLRConfig, q: jax.Array, errors: dict[str, jax.Array]) -> dict[str, float]:
-    """The overlaps ``q`` and the errors there: ``bayes`` by quadrature where it applies (the
-    Monte Carlo value kept as ``monte_carlo``), else the Monte Carlo value."""
+def _numbers(
+    q: jax.Array, errors: dict[str, jax.Array], agreement: Callable[[float], float | None]
+) -> dict:
+    """The overlaps ``q`` and the errors there: ``bayes`` by quadrature where it applies (``1 -
+    q_v`` times ``agreement`` at ``q_k``, kept as ``agreement``; the Monte Carlo value kept as
+    ``monte_carlo``), else the Monte Carlo value (``agreement`` None)."""
     numbers = {name: float(value) for name, value in errors.items()}
     numbers["q_k"], numbers["q_v"] = (float(x) for x in q)
     numbers["monte_carlo"], numbers["monte_carlo_stderr"] = (
         numbers["bayes"],
         numbers["bayes_stderr"],
     )
-    quadrature = quadrature_bayes_error(config, numbers["q_k"], numbers["q_v"])
-    if quadrature is not None:
-        numbers["bayes"] = quadrature
+    numbers["agreement"] = agreement(numbers["q_k"]) if math.isfinite(numbers["q_v"]) else None
+    if numbers["agreement"] is not None:
+        numbers["bayes"] = 1.0 - numbers["q_v"] * numbers["agreement"]
     return numbers

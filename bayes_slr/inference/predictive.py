@@ -37,7 +37,12 @@ from bayes_slr.models.scoring import (
 from bayes_slr.models.simulate import MultiHeadBatch, SLRBatch, Teacher, token_mask
 from bayes_slr.models.spec import SLRConfig
 
-DRAWS_PER_BLOCK = 64  # posterior draws evaluated together by the predictor
+DRAWS_PER_BLOCK = 32
+"""Posterior draws evaluated together by the predictor (split over its groups). A block's
+arrays, ``DRAWS_PER_BLOCK * n * Lbar`` numbers, stay in a CPU's cache for the usual chunks of
+``n = 10_000`` sequences: against 64, 0.27 against 0.34 s CPU for 400 draws on 10000 sequences
+at ``D = 50``, ``L = 3`` (one group; four groups 0.35 against 0.40 s), 0.78 against 1.05 s at
+``D = 100``, ``L = 10``, 0.55 against 0.66 s at ``D = 500``, the same at ``D = 200``."""
 
 
 def _flat(draws: jax.Array | np.ndarray) -> np.ndarray:

@@ -111,24 +111,28 @@ def hmc_transition(
     """
     key_p, key_jitter, key_accept = jax.random.split(key, 3)
     step_size = step_size * jax.random.uniform(key_jitter, minval=0.8, maxval=1.2)
-    grad = jax.grad(log_density)
+    value_and_grad = jax.value_and_grad(log_density)
     p = cholesky @ jax.random.normal(key_p, x.shape)  # p ~ N(0, M)
 
     def velocity(p):
         return jax.scipy.linalg.cho_solve((cholesky, True), p)
 
-    def energy(x, p):
-        return -log_density(x) + 0.5 * p @ velocity(p)
+    def energy(log_p, p):
+        return -log_p + 0.5 * p @ velocity(p)
 
     def leapfrog(carry, _):
-        x, p = carry
-        p = p + 0.5 * step_size * grad(x)
+        # the gradient at the new point serves this step's second half-kick and the next step's
+        # first: one evaluation of the density and its gradient per step
+        x, p, _, grad = carry
+        p = p + 0.5 * step_size * grad
         x = x + step_size * velocity(p)
-        p = p + 0.5 * step_size * grad(x)
-        return (x, p), None
+        log_p, grad = value_and_grad(x)
+        p = p + 0.5 * step_size * grad
+        return (x, p, log_p, grad), None
 
-    (x_new, p_new), _ = jax.lax.scan(leapfrog, (x, p), None, length=N_LEAPFROG)
-    log_ratio = energy(x, p) - energy(x_new, p_new)
+    start = (x, p, *value_and_grad(x))
+    (x_new, p_new, log_p_new, _), _ = jax.lax.scan(leapfrog, start, None, length=N_LEAPFROG)
+    log_ratio = energy(start[2], p) - energy(log_p_new, p_new)
     accept_prob = jnp.where(jnp.isfinite(log_ratio), jnp.minimum(1.0, jnp.exp(log_ratio)), 0.0)
     return jnp.where(jax.random.uniform(key_accept) < accept_prob, x_new, x), accept_prob
 
