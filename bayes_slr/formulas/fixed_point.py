@@ -85,23 +85,65 @@ def chord_fixed_point(
     return _iterate(update, x0, lambda x, fx: x + inverse @ (fx - x), tol, max_iter)
 
 
+def damped_or_chord_fixed_point(
+    update: Callable[[jax.Array], jax.Array],
+    x0: jax.Array,
+    *,
+    chord: jax.Array,
+    inverse: jax.Array,
+    damping: float,
+    tol: float,
+    max_iter: int,
+) -> FixedPointResult:
+    """:func:`chord_fixed_point` with ``inverse`` where ``chord`` is true, else
+    :func:`damped_fixed_point` with ``damping``, on a ``(k,)`` array: the two iterations in one
+    program (``chord`` and ``max_iter`` may be traced). Each step is the chosen iteration's, number
+    for number (the other one's step is computed and dropped)."""
+
+    def advance(x: jax.Array, fx: jax.Array) -> jax.Array:
+        return jnp.where(chord, x + inverse @ (fx - x), (1.0 - damping) * x + damping * fx)
+
+    return _iterate(update, x0, advance, tol, max_iter)
+
+
+Mapper = Callable[[Callable[[jax.Array], jax.Array], jax.Array], jax.Array]
+"""How :func:`difference_jacobian` evaluates ``update`` at its perturbed points: ``mapper(f, xs)``
+is ``f`` applied to each row of ``xs``, stacked (``jax.lax.map``, or :func:`host_map`)."""
+
+
+def host_map(f: Callable[[jax.Array], jax.Array], xs: jax.Array) -> jax.Array:
+    """``jax.lax.map(f, xs)`` as a loop on the host, one call of ``f`` per row: for an ``f`` that
+    is a compiled program of its own (which ``jax.lax.map`` outside ``jit`` would trace into a
+    new program)."""
+    return jnp.stack([f(x) for x in xs])
+
+
 def difference_jacobian(
-    update: Callable[[jax.Array], jax.Array], x: jax.Array, *, step: float
+    update: Callable[[jax.Array], jax.Array],
+    x: jax.Array,
+    *,
+    step: float,
+    mapper: Mapper = jax.lax.map,
 ) -> jax.Array:
     """The Jacobian of ``update`` at the ``(k,)`` array ``x`` by central differences of relative
     step ``step`` (one perturbation at a time: the memory of one evaluation; ``2 k``
-    evaluations)."""
+    evaluations, by ``mapper``)."""
     steps = step * jnp.maximum(1.0, jnp.abs(x))
     shifts = jnp.concatenate([jnp.diag(steps), -jnp.diag(steps)])
-    values = jax.lax.map(lambda shift: update(x + shift), shifts)
+    values = mapper(lambda shift: update(x + shift), shifts)
     return ((values[: x.size] - values[x.size :]) / (2 * steps[:, None])).T
 
 
 def difference_inverse(
-    update: Callable[[jax.Array], jax.Array], x: jax.Array, *, step: float
+    update: Callable[[jax.Array], jax.Array],
+    x: jax.Array,
+    *,
+    step: float,
+    mapper: Mapper = jax.lax.map,
 ) -> jax.Array:
     """``(I - J)^{-1}``, ``J`` the Jacobian of ``update`` at ``x`` (:func:`difference_jacobian`)."""
-    return jnp.linalg.inv(jnp.eye(x.size) - difference_jacobian(update, x, step=step))
+    jacobian = difference_jacobian(update, x, step=step, mapper=mapper)
+    return jnp.linalg.inv(jnp.eye(x.size) - jacobian)
 
 
 ATTRACTING_POWER = 6

@@ -11,20 +11,26 @@ from bayes_slr.cli.main import main
 
 
 def test_cli_json_and_resume(tmp_path, capsys):
-    """--json prints config and rows; a second run with --out reads the finished points back."""
+    """--json prints config and rows; a second run with --out reads the finished points back.
+    The points on 512 draws in 4 scramblings, the task of the golden ``theory_small``: the linear
+    replica tests' and that command's programs."""
     argv = [
         "theory",
         "--nu",
         "2",
         "--L",
         "3",
+        "--Delta",
+        "0.1",
         "--activation",
         "linear",
         "--alpha",
         "4",
         "--bayes",
         "--mc-samples",
-        "256",
+        "512",
+        "--replicates",
+        "4",
         "--json",
         "--out",
         str(tmp_path / "run"),

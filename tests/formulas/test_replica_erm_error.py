@@ -40,7 +40,7 @@ def test_erm_point_does_not_depend_on_the_channel_chunk(monkeypatch, activation)
         """The programs of the module's jitted functions dropped (only theirs: the other tests'
         stay in memory, unlike ``jax.clear_caches``), so that they are traced again with the
         chunk of the moment."""
-        jitted = type(replica_erm._chord)
+        jitted = type(replica_erm._run)
         for function in vars(replica_erm).values():
             if isinstance(function, jitted):
                 function.clear_cache()
@@ -98,8 +98,8 @@ def test_erm_target_stderr_adds_points_of_the_same_scramblings_until_met(monkeyp
     falls like ``n^(-1/2)`` or faster, so by 2 or more: 1.33 times the fall the target asks, the
     margin of a third of the error and 16 times the points); at the most points it may take it
     stops above the target, and ``theory``'s rows warn of it. The sizes are those of the other
-    tests' points (1024 and 4096 points in 8 scramblings, 512 and 1024 in 4): no programs of
-    their own to compile."""
+    tests' points (1024 and 4096 points in 8 scramblings, the row too: it grows from 1024 to its
+    cap of 4096): no programs of their own to compile."""
     config, common = SPIKED.replace(Delta=0.1), dict(alpha=4.0, lam=1.0, replicates=8, seed=3)
     plain = erm_replica_point(config, "softmax", mc_samples=1024, **common)
     target = plain.stderr / 1.5
@@ -108,10 +108,10 @@ def test_erm_target_stderr_adds_points_of_the_same_scramblings_until_met(monkeyp
     )
     assert met.converged and met.stderr <= target, (met.stderr, target)
     assert met.diagnostics.mc_samples == 4096 and met.diagnostics.target_stderr == target
-    monkeypatch.setattr("bayes_slr.formulas.result.REPLICA_MAX_DRAWS", 1024)
+    monkeypatch.setattr("bayes_slr.formulas.result.REPLICA_MAX_DRAWS", 4096)
     settings = TheorySettings(
-        1.0, 512, None, 2, 4, target_stderr=target / 100, alpha=4.0, estimator="softmax"
+        1.0, 1024, None, 2, 8, target_stderr=target / 100, alpha=4.0, estimator="softmax"
     )
     capped = theory_row(config, settings, seed=3)
-    assert capped.diagnostics.mc_samples == 1024 and capped.stderr > target / 100
+    assert capped.diagnostics.mc_samples == 4096 and capped.stderr > target / 100
     assert any("above its target" in line for line in curve_warnings([capped]))

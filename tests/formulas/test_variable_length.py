@@ -109,7 +109,9 @@ def test_erm_softmax_tends_to_population_optimum(full_size):
     For spiked SLR the softmax optimum with one ``(k, v)`` serving every length is the Bayes
     error (``optimal_population_error`` and ``bayes_error_exact`` compute it independently).
     ERM cannot beat the Bayes-optimal estimator at the same alpha, so its excess lies above
-    the Bayes excess; it is O(1/alpha): at 4096 Monte Carlo draws alpha * excess = 1.48, 1.46,
+    the Bayes excess (0.0003 at alpha = 256, on 1024 draws as the noiseless test's points: their
+    programs; its Monte Carlo error, a few percent of it, is far below the margin to the ERM
+    excess, 0.006); it is O(1/alpha): at 4096 Monte Carlo draws alpha * excess = 1.48, 1.46,
     1.50 at alpha = 64, 128, 256 (1.8 at 256 with 1024 draws), and the bound is 5 / alpha. The
     Sobol channel in scramblings of 1024 points: the pooled point is on all ``mc`` of them
     whatever their number, and each replicate's first-order step from it stays in the physical
@@ -126,7 +128,7 @@ def test_erm_softmax_tends_to_population_optimum(full_size):
         point = erm_replica_point(
             NOISELESS, "softmax", alpha=alpha, lam=0.01, mc_samples=mc, replicates=mc // 1024
         )
-        bayes = bayes_replica_point(NOISELESS, alpha=alpha, mc_samples=SAMPLES)
+        bayes = bayes_replica_point(NOISELESS, alpha=alpha, mc_samples=1024)
         assert point.converged and point.diagnostics.rs_stable
         excess[alpha] = point.test_error - optimum
         assert bayes.test_error - optimum < excess[alpha] < 5 / alpha
