@@ -1,7 +1,9 @@
 """The chord iteration (:func:`~bayes_slr.formulas.fixed_point.chord_fixed_point`) reaches the
 damped iteration's fixed point, and in few steps when its Jacobian is taken near it; the damped
 iteration finished by the chord one (:func:`~bayes_slr.formulas.fixed_point.damped_then_chord`)
-reaches it too, and leaves a slow contraction to the damped iteration."""
+reaches it too, and leaves a slow contraction to the damped iteration; the two in one program
+(:func:`~bayes_slr.formulas.fixed_point.damped_or_chord_fixed_point`) steps as the
+chosen one does."""
 
 from __future__ import annotations
 
@@ -13,8 +15,10 @@ from bayes_slr.formulas.fixed_point import (
     attracting,
     chord_fixed_point,
     damped_fixed_point,
+    damped_or_chord_fixed_point,
     damped_then_chord,
     difference_inverse,
+    host_map,
 )
 
 SHIFT = jnp.array([0.3, -0.2, 0.5])
@@ -61,6 +65,35 @@ def test_difference_inverse_is_the_jacobians():
     x = jnp.array([0.2, -0.4, 0.9])
     exact = jnp.linalg.inv(jnp.eye(3) - jax.jacfwd(contraction)(x))
     assert jnp.max(jnp.abs(difference_inverse(contraction, x, step=1e-5) - exact)) < 1e-8
+
+
+@pytest.mark.parametrize("chord", [True, False])
+def test_damped_or_chord_takes_the_chosen_iterations_steps(chord):
+    """The two iterations in one program: with ``chord`` true the chord iteration's iterates,
+    iteration count and verdict, else the damped one's, number for number (the same arithmetic
+    of each step, the other step computed and dropped)."""
+    x0, inverse = jnp.array([0.1, 0.2, -0.3]), jnp.linalg.inv(jnp.eye(3) - 0.5 * COUPLING)
+    settings = {"tol": 1e-12, "max_iter": 400}
+    both = damped_or_chord_fixed_point(
+        contraction, x0, chord=jnp.asarray(chord), inverse=inverse, damping=0.5, **settings
+    )
+    alone = (
+        chord_fixed_point(contraction, x0, inverse=inverse, **settings)
+        if chord
+        else damped_fixed_point(contraction, x0, damping=0.5, **settings)
+    )
+    assert int(both.iterations) == int(alone.iterations)
+    assert bool(both.converged) == bool(alone.converged)
+    assert jnp.array_equal(both.x, alone.x)
+
+
+def test_difference_inverse_by_host_map_is_by_lax_map():
+    """Evaluating the perturbed points one call at a time on the host gives the Jacobian that
+    ``jax.lax.map`` gives: the same evaluations (within the rounding of one program against
+    another, 1e-12 of the entries here, far below the differences' own step error)."""
+    x = jnp.array([0.2, -0.4, 0.9])
+    on_host = difference_inverse(jax.jit(contraction), x, step=1e-5, mapper=host_map)
+    assert jnp.max(jnp.abs(on_host - difference_inverse(contraction, x, step=1e-5))) < 1e-12
 
 
 def test_damped_then_chord_reaches_the_damped_fixed_point_in_fewer_steps():
