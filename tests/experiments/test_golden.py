@@ -9,7 +9,10 @@ and the XLA build; ``make test-variation`` runs these tests under such changes).
 * Quadrature: within the two runs' quadrature error bounds.
 * Monte Carlo with a recorded standard error: within five combined standard errors.
 * Fixed-point solves (``theory`` rows): within the distance at which the iteration stops
-  from its fixed point, measured by re-solving far more tightly (:func:`solve_propagation`).
+  from its fixed point, measured by re-solving far more tightly (:func:`solve_propagation`);
+  their standard errors (the spread of the replicates, each a chord step with a Jacobian by
+  central differences at the solve's stopping point) within how far they move when the solve
+  stops elsewhere, measured by re-solving somewhat more tightly.
 * Solver diagnostics (residuals, stationarity, iteration counts): against their thresholds.
 
 Posterior runs are Markov chains: every overlap within five combined Monte Carlo standard
@@ -27,7 +30,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -217,21 +220,39 @@ def solved_numbers(point) -> dict[str, float]:
     return numbers
 
 
+class Propagation(NamedTuple):
+    """How far a theory row's results move per unit of the solve's stopping residual."""
+
+    numbers: float
+    """Its numbers, from the fixed point (the factor ``K`` of :func:`solve_propagation`)."""
+    errors: float
+    """Its standard errors (``0`` for a row without replicates)."""
+
+
 @functools.cache
-def golden_solve_propagation(name: str) -> tuple[float, ...]:
+def golden_solve_propagation(name: str) -> tuple[Propagation, ...]:
     """:func:`solve_propagation` of golden command ``name`` (solved once per test process)."""
     golden = json.loads((GOLDEN / f"{name}.json").read_text())
     return tuple(solve_propagation(golden["output"], seed_of(golden["arguments"])))
 
 
-def solve_propagation(output: dict, seed: int) -> list[float]:
-    """Per theory row: how far its numbers sit from the fixed point, per unit of stopping residual.
+def solve_propagation(output: dict, seed: int) -> list[Propagation]:
+    """Per theory row: how far its numbers sit from the fixed point, and how far its standard
+    errors move, per unit of stopping residual.
 
     The row is solved as the command solves it and again with a tolerance 1e-4 times smaller;
     the largest relative difference ``|x - x_tight| / max(1, |x_tight|)`` over the row's numbers,
     divided by the first solve's residual, is the factor ``K``: a solve stopped at residual
     ``r <= tol`` is within ``K r`` of the fixed point (``d / (1 - rho)`` for damping ``d``
-    and contraction ``rho``; measured 1 to 2 here).
+    and contraction ``rho``; measured below 0.1 to 2 here).
+
+    The standard errors of a replica row are the spread of its replicates, each the fixed point
+    of its own draws to first order about the solve's stopping point, with a Jacobian by central
+    differences there: they have no limit to measure against (at 1e-4 times the tolerance the
+    replicates' solves do not stop), and the differences amplify where the solve stopped. Their
+    factor is the largest movement of any of them when the row is solved again to 10 and to 100
+    times smaller tolerances, per unit of the first solve's residual (measured 2 to 11 for
+    ``theory_small``, against below 0.1 for its numbers).
     """
     settings = output["config"]
     length = (LengthLaw.uniform if settings["variable_length"] else LengthLaw.fixed)(settings["L"])
@@ -239,14 +260,14 @@ def solve_propagation(output: dict, seed: int) -> list[float]:
     factors = []
     for row in output["rows"]:
         if row["source"] == "population":  # no solve: quadrature or a search (theory_rule)
-            factors.append(0.0)
+            factors.append(Propagation(0.0, 0.0))
             continue
         if row["estimator"] in BAYES_ESTIMATORS:
             a, residual = branch_numbers(config, row["alpha"], row["estimator"])
             tight = 1e-4 * solver_tolerance(row["estimator"])
             b, _ = branch_numbers(config, row["alpha"], row["estimator"], tol=tight)
             moved = max(abs(a[name] - b[name]) / max(1.0, abs(b[name])) for name in a)
-            factors.append(moved / max(residual, ROUNDING))
+            factors.append(Propagation(moved / max(residual, ROUNDING), 0.0))
             continue
         estimator, options = (
             row["estimator"],
@@ -265,16 +286,31 @@ def solve_propagation(output: dict, seed: int) -> list[float]:
                 config, estimator, lam=lam, replicates=replicates, **options, **tol
             )
         stopped = solve()
-        tight = solve(tol=1e-4 * solver_tolerance(estimator))
-        a, b = solved_numbers(stopped), solved_numbers(tight)
-        moved = max(abs(a[name] - b[name]) / max(1.0, abs(b[name])) for name in a)
-        factors.append(moved / max(stopped.diagnostics.residual, ROUNDING))
+        residual = max(stopped.diagnostics.residual, ROUNDING)
+        a = solved_numbers(stopped)
+        b = solved_numbers(solve(tol=1e-4 * solver_tolerance(estimator)))
+        numbers = [name for name in a if not is_standard_error(name)]
+        moved = max(abs(a[name] - b[name]) / max(1.0, abs(b[name])) for name in numbers)
+        errors = [name for name in a if is_standard_error(name) and math.isfinite(a[name])]
+        spread = 0.0
+        for shrink in (10.0, 100.0):
+            c = solved_numbers(solve(tol=solver_tolerance(estimator) / shrink))
+            spread = max(
+                [spread, *(abs(a[name] - c[name]) / max(1.0, abs(c[name])) for name in errors)]
+            )
+        factors.append(Propagation(moved / residual, spread / residual))
     return factors
 
 
-def theory_rule(factors: tuple[float, ...]) -> Rule:
+def is_standard_error(name: str) -> bool:
+    """Whether a theory row's number ``name`` (a path below the row) is a standard error."""
+    return "stderr" in name
+
+
+def theory_rule(factors: tuple[Propagation, ...]) -> Rule:
     """``theory``: a row's numbers within ``2 SOLVE_SAFETY K tol`` (relative), both runs having
-    stopped within ``K tol`` of the same fixed point; diagnostics against their thresholds."""
+    stopped within ``K tol`` of the same fixed point, its standard errors likewise with their own
+    factor; diagnostics against their thresholds."""
 
     def rule(path: str, recorded: float, current: float, parents) -> Problem:
         row = re.match(r"/rows\[(\d+)\]", path)
@@ -304,7 +340,8 @@ def theory_rule(factors: tuple[float, ...]) -> Rule:
             # the solver promises |F(q) - q| < tol: numbers within K tol of the fixed point, K >= 1
             if name != "residual":
                 scale = max(1.0, abs(recorded))
-                tolerance = 2 * SOLVE_SAFETY * max(factors[index], 1.0) * tol * scale + ROUNDING
+                factor = max(factors[index].numbers, 1.0)
+                tolerance = 2 * SOLVE_SAFETY * factor * tol * scale + ROUNDING
                 return within(path, recorded, current, tolerance, f"fixed point to {tol:g}")
         if name == "residual":
             return None if current <= tol else f"{path}: {current!r} above its tolerance {tol}"
@@ -315,7 +352,8 @@ def theory_rule(factors: tuple[float, ...]) -> Rule:
             ok = abs(current - recorded) <= ITERATION_SLACK
             return None if ok else f"{path}: {current} iterations, recorded {recorded}"
         scale = max(1.0, abs(recorded))
-        tolerance = 2 * SOLVE_SAFETY * factors[index] * tol * scale + ROUNDING
+        factor = factors[index].errors if is_standard_error(path) else factors[index].numbers
+        tolerance = 2 * SOLVE_SAFETY * factor * tol * scale + ROUNDING
         return within(path, recorded, current, tolerance, f"solve stopped at residual {tol:g}")
 
     return rule
