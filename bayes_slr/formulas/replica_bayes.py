@@ -22,6 +22,7 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
+from scipy.interpolate import BarycentricInterpolator
 
 from bayes_slr.formulas.channel import (
     ChannelDraws,
@@ -313,27 +314,15 @@ def _batch_agreement(
         return functools.partial(bayes_agreement, config)
     low, high = min(batch_q_k), max(batch_q_k)
     nodes = {point["q_k"]: point["agreement"]}
-    ends = (low, high) if len(batch_q_k) > 2 else (max(low, high, key=_distance(point["q_k"])),)
+    farther = max(low, high, key=lambda q_k: abs(q_k - point["q_k"]))
+    ends = (low, high) if len(batch_q_k) > 2 else (farther,)
     for q_k in ends:
         if q_k not in nodes:
             nodes[q_k] = bayes_agreement(config, q_k)
     if len(ends) == 2 and len(nodes) == 2 and low < high:  # the point at an end: the middle too
         nodes[0.5 * (low + high)] = bayes_agreement(config, 0.5 * (low + high))
-
-    def agreement(q_k: float) -> float | None:
-        if q_k in nodes:
-            return nodes[q_k]
-        return sum(
-            value * math.prod((q_k - other) / (node - other) for other in nodes if other != node)
-            for node, value in nodes.items()
-        )
-
-    return agreement
-
-
-def _distance(center: float) -> Callable[[float], float]:
-    """The distance from ``center``, as a key."""
-    return lambda x: abs(x - center)
+    interpolant = BarycentricInterpolator(list(nodes), list(nodes.values()))
+    return lambda q_k: float(interpolant(q_k))  # a node's own value at a node
 
 
 def _batch_stderr(values: list[float]) -> float:
