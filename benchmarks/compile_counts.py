@@ -8,7 +8,9 @@ process writes ``folder/tests-<worker>-<pid>.json``, ``{test id: {measure: value
 ``wall_s``, and JAX's monitoring events, ``compile_requests_use_cache`` (programs asked for),
 ``cache_hits``, ``cache_misses`` (compiled and written to the cache), ``*_duration_s`` (seconds
 of tracing, lowering, compiling or loading) and ``compile_time_saved_sec_s`` (the compile time
-the cache's hits saved: what a cold cache would have added). ``COMPILE_COUNTS_MIN_SECONDS``
+the cache's hits saved: what a cold cache would have added), and ``backend_compile_s[NAME]``
+per program family (the jitted function's name: XLA's compilation with a cold cache, the
+loading from the cache with a warm one). ``COMPILE_COUNTS_MIN_SECONDS``
 overrides the cache's threshold (``jax_persistent_cache_min_compile_time_secs``) for a
 comparison. docs/testing.md gives the measured numbers.
 """
@@ -27,10 +29,12 @@ STATS: dict[str, collections.Counter] = collections.defaultdict(collections.Coun
 CURRENT = ["<collect>"]
 
 
-def _duration(event: str, seconds: float, **_: object) -> None:
+def _duration(event: str, seconds: float, fun_name: str | None = None, **_: object) -> None:
     name = event.rsplit("/", 1)[-1]
     STATS[CURRENT[0]][name + "_n"] += 1
     STATS[CURRENT[0]][name + "_s"] += seconds
+    if name == "backend_compile_duration" and fun_name is not None:
+        STATS[CURRENT[0]][f"backend_compile_s[{fun_name}]"] += seconds
 
 
 def _event(event: str, **_: object) -> None:
