@@ -301,7 +301,7 @@ def _run(draws, x0, inverse, chord, activation, alpha, lam, damping, tol, max_it
     evaluation of the map (the Jacobian's central differences: one damped step with damping 1)
     are this one program, its arguments traced: one compilation per shape of the draws and
     activation instead of three, each some seconds of XLA's time for the proximal solves inside
-    (:func:`_iterate` chooses the arguments). The damped iteration of the pilot stays
+    (:func:`_iterate_on_draws` chooses the arguments). The damped iteration of the pilot stays
     :func:`_damped`: the same steps, but in this program XLA sums the draws in another order,
     which moved the pilot's fixed point by 1e-10 and, through the central differences, the
     replicates' standard errors by up to 1e-5 relative (the golden ``theory_small``: 6.6e-6)."""
@@ -316,7 +316,7 @@ def _run(draws, x0, inverse, chord, activation, alpha, lam, damping, tol, max_it
     )
 
 
-def _iterate(
+def _iterate_on_draws(
     draws: ChannelDraws,
     x: jax.Array,
     equations: tuple[str, float, float],
@@ -340,7 +340,7 @@ def _chord_inverse(draws: ChannelDraws, x: jax.Array, equations: tuple[str, floa
     """``(I - J)^{-1}``, ``J`` the Jacobian of the replica map on ``draws`` at the flat ``x``, by
     central differences (``2 k`` evaluations of the map, each a call of :func:`_run`)."""
     return difference_inverse(
-        lambda y: _iterate(draws, y, equations).x, x, step=JACOBIAN_STEP, mapper=host_map
+        lambda y: _iterate_on_draws(draws, y, equations).x, x, step=JACOBIAN_STEP, mapper=host_map
     )
 
 
@@ -538,7 +538,7 @@ def _replicate(
     """A replicate's fixed point on ``draws``: one chord step from the flat point ``x``, or, where
     that step leaves the physical region (``q < m^2`` or ``V <= 0``: a replicate far from the
     point, few points at small ridge), the damped iteration on its draws from ``x``."""
-    first_order = _unflat(_iterate(draws, x, equations, inverse=inverse).x)
+    first_order = _unflat(_iterate_on_draws(draws, x, equations, inverse=inverse).x)
     if bool(jnp.all(first_order.q >= first_order.m**2) & jnp.all(first_order.V > 0)):
         return _Solve.of(config, draws, first_order, equations)
     result = _damped(draws, _unflat(x), *equations, *iteration)
@@ -561,7 +561,7 @@ def _pooled_fixed_point(
     x = _flat(first.x, get_activation(equations[0]).has_offset)
     inverse = _chord_inverse(pilot, x, equations)
     if bool(first.converged) and bool(jnp.all(jnp.isfinite(inverse))):
-        chord = _iterate(pooled, x, equations, inverse=inverse, tol=tol, max_iter=max_iter)
+        chord = _iterate_on_draws(pooled, x, equations, inverse=inverse, tol=tol, max_iter=max_iter)
         if bool(chord.converged):
             iterations = first.iterations + chord.iterations
             return chord._replace(x=_unflat(chord.x), iterations=iterations)
